@@ -1,0 +1,82 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { newId } from './lib/ids.ts';
+import { requireApiKey } from './http/auth.ts';
+import { installErrorHandling } from './http/error-handler.ts';
+import { HttpMetrics } from './http/metrics.ts';
+import { agentRoutes } from './http/routes/agent.routes.ts';
+import { callRoutes } from './http/routes/call.routes.ts';
+import { healthRoutes } from './http/routes/health.routes.ts';
+import type { Runtime } from './runtime.ts';
+
+export interface AppOptions {
+  /** pino options, or false for no logging (tests). */
+  logger?: boolean | { level: string };
+  /** Collect process metrics (CPU, memory) on /metrics. */
+  processMetrics?: boolean;
+}
+
+/** Request bodies above this are refused with 413. */
+export const BODY_LIMIT_BYTES = 1_048_576;
+
+/** Builds the HTTP app without listening, so tests can `inject()` requests. */
+export async function buildApp(runtime: Runtime, options: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger === undefined || options.logger === false
+      ? false
+      : {
+          level: typeof options.logger === 'object' ? options.logger.level : 'info',
+          // Never log credentials: the API key and the call access token.
+          redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+          serializers: {
+            req: (req) => ({ method: req.method, url: req.url.replace(/([?&]token=)[^&]+/, '$1[redacted]'), remoteAddress: req.ip }),
+          },
+        },
+    bodyLimit: BODY_LIMIT_BYTES,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : newId('request');
+    },
+    requestIdHeader: false,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
+    routerOptions: { maxParamLength: 512 },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  installErrorHandling(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Switchboard API',
+        version: '1.0.0',
+        description: 'Web calls on configured voice agents, their agents and response engines, and account webhooks.',
+      },
+      components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: `sb_...`.' } } },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  const metrics = new HttpMetrics({ collectDefaults: options.processMetrics ?? false });
+  metrics.addGauge('switchboard_calls', 'Calls in the store by status.', ['status'], async () =>
+    (await runtime.services.calls.countByStatus()).map((row) => ({ labels: { status: row.call_status }, value: row.count })),
+  );
+  metrics.install(app);
+  healthRoutes(app, runtime.store);
+
+  await app.register(async (authed) => {
+    requireApiKey(authed, runtime.services.accounts);
+    await authed.register(agentRoutes(runtime.services.agents));
+    await authed.register(callRoutes(runtime.services.calls));
+  });
+
+  return app as unknown as FastifyInstance;
+}
+
+export type { FastifyBaseLogger };

@@ -1,0 +1,139 @@
+import path from 'node:path';
+
+/** The service's whole configuration, parsed once at start-up from the environment. */
+export interface Config {
+  /** TCP port of the HTTP server (PORT, default 8080; 0 picks a free one). */
+  readonly port: number;
+  /** Address the HTTP server binds (HOST, default 127.0.0.1). */
+  readonly host: string;
+  /** Directory for the SQLite file, recordings and the generated server keys (DATA_DIR, default ./data). */
+  readonly dataDir: string;
+  /** A postgres:// URL switches the store to PostgreSQL (DATABASE_URL). */
+  readonly databaseUrl: string | null;
+  /** Connections in the PostgreSQL pool (DATABASE_POOL_SIZE, default 10). */
+  readonly databasePoolSize: number;
+  /** pino level (LOG_LEVEL, default info). */
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** How long a web call's access token may go unused (ACCESS_TOKEN_TTL_MS, default 30000). */
+  readonly accessTokenTtlMs: number;
+  /** How often calls whose token expired unused are marked as errors (TOKEN_SWEEP_INTERVAL_MS, default 1000). */
+  readonly tokenSweepIntervalMs: number;
+  /** Default create-web-call requests per minute for new accounts (DEFAULT_RATE_LIMIT_PER_MINUTE, default 600). */
+  readonly defaultRateLimitPerMinute: number;
+  /** How long graceful shutdown waits for in-flight work (SHUTDOWN_TIMEOUT_MS, default 10000). */
+  readonly shutdownTimeoutMs: number;
+  /** The address clients use to reach this server, for URLs the API hands out (PUBLIC_BASE_URL, default http://HOST:PORT). */
+  readonly publicBaseUrl: string;
+}
+
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`Invalid configuration: ${problems.join('; ')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** Parses and validates the environment; throws one ConfigError naming every bad variable. */
+export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config {
+  const problems: string[] = [];
+  const reader = new EnvReader(env, problems);
+
+  const port = reader.integer('PORT', 8080, 0, 65535);
+  const host = reader.string('HOST', '127.0.0.1');
+  const dataDir = path.resolve(cwd, reader.string('DATA_DIR', './data'));
+  const databaseUrl = reader.optional('DATABASE_URL');
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    problems.push('DATABASE_URL must be a postgres:// or postgresql:// URL');
+  }
+  const logLevel = reader.oneOf('LOG_LEVEL', 'info', LOG_LEVELS);
+  const config: Config = {
+    port,
+    host,
+    dataDir,
+    databaseUrl,
+    databasePoolSize: reader.integer('DATABASE_POOL_SIZE', 10, 1, 1000),
+    logLevel,
+    accessTokenTtlMs: reader.integer('ACCESS_TOKEN_TTL_MS', 30_000, 1_000, 86_400_000),
+    tokenSweepIntervalMs: reader.integer('TOKEN_SWEEP_INTERVAL_MS', 1_000, 10, 3_600_000),
+    defaultRateLimitPerMinute: reader.integer('DEFAULT_RATE_LIMIT_PER_MINUTE', 600, 1, 10_000_000),
+    shutdownTimeoutMs: reader.integer('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    publicBaseUrl: reader.url('PUBLIC_BASE_URL', `http://${host.includes(':') ? `[${host}]` : host}:${port}`),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(config);
+}
+
+/** Reads typed values from the environment, collecting every problem instead of stopping at the first. */
+export class EnvReader {
+  readonly #env: Env;
+  readonly #problems: string[];
+  constructor(env: Env, problems: string[]) {
+    this.#env = env;
+    this.#problems = problems;
+  }
+
+  optional(name: string): string | null {
+    const value = this.#env[name];
+    return value === undefined || value === '' ? null : value;
+  }
+
+  string(name: string, fallback: string): string {
+    return this.optional(name) ?? fallback;
+  }
+
+  integer(name: string, fallback: number, min: number, max: number): number {
+    const raw = this.optional(name);
+    if (raw === null) return fallback;
+    const value = Number(raw);
+    if (!/^-?\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < min || value > max) {
+      this.#problems.push(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
+      return fallback;
+    }
+    return value;
+  }
+
+  boolean(name: string, fallback: boolean): boolean {
+    const raw = this.optional(name);
+    if (raw === null) return fallback;
+    if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
+    if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
+    this.#problems.push(`${name} must be true or false (got "${raw}")`);
+    return fallback;
+  }
+
+  oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
+    const raw = this.optional(name);
+    if (raw === null) return fallback;
+    if ((allowed as readonly string[]).includes(raw)) return raw as T;
+    this.#problems.push(`${name} must be one of ${allowed.join(', ')} (got "${raw}")`);
+    return fallback;
+  }
+
+  url(name: string, fallback: string): string {
+    const raw = this.optional(name);
+    if (raw === null) return fallback;
+    try {
+      const url = new URL(raw);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('scheme');
+      return raw.replace(/\/+$/, '');
+    } catch {
+      this.#problems.push(`${name} must be an absolute http(s) URL (got "${raw}")`);
+      return fallback;
+    }
+  }
+
+  list(name: string): string[] {
+    const raw = this.optional(name);
+    if (raw === null) return [];
+    return raw
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item.length > 0);
+  }
+}

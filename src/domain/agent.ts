@@ -1,0 +1,83 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { type ConversationFlowDefinition, ConversationFlowOverride } from './conversation-flow.ts';
+import { type ServiceLlmDefinition, ServiceLlmOverride } from './service-llm.ts';
+import { Name, Nullable, Strict } from './schema-kit.ts';
+import { STORAGE_POLICIES, type StoragePolicy } from './storage-policy.ts';
+
+const EngineId = Type.String({ minLength: 1, maxLength: 128 });
+
+export const ResponseEngine = Type.Union([
+  Strict({ type: Type.Literal('conversation_flow'), conversation_flow_id: EngineId }),
+  Strict({ type: Type.Literal('service_llm'), llm_id: EngineId }),
+]);
+export type ResponseEngine = Static<typeof ResponseEngine>;
+
+export const StoragePolicySchema = Type.Union(STORAGE_POLICIES.map((p) => Type.Literal(p)));
+export const WebhookUrl = Type.String({ minLength: 1, maxLength: 2048, pattern: '^https?://[^\\s]+$' });
+
+/** Agent fields besides the response engine: what `agent_override.agent` may change for one call. */
+export const AgentSettings = {
+  agent_name: Type.Optional(Nullable(Name())),
+  voice_id: Type.Optional(Name(128)),
+  language: Type.Optional(Type.String({ minLength: 2, maxLength: 35, pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$' })),
+  webhook_url: Type.Optional(Nullable(WebhookUrl)),
+  data_storage_setting: Type.Optional(StoragePolicySchema),
+  /** Hard cap on a call's length; at the cap the call ends with `max_call_duration_ms`. 60 s to 2 h. */
+  max_call_duration_ms: Type.Optional(Type.Integer({ minimum: 60_000, maximum: 7_200_000 })),
+  /** The call ends (`inactivity`) after this long without user speech. 10 s to 1 h. */
+  end_call_after_silence_ms: Type.Optional(Type.Integer({ minimum: 10_000, maximum: 3_600_000 })),
+  /** 0 = the user can never interrupt the agent, 1 = the slightest speech interrupts. */
+  interruption_sensitivity: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+};
+
+export const AgentCreate = Strict({ response_engine: ResponseEngine, ...AgentSettings });
+export type AgentCreate = Static<typeof AgentCreate>;
+export const AgentUpdate = Strict({ response_engine: Type.Optional(ResponseEngine), ...AgentSettings });
+export type AgentUpdate = Static<typeof AgentUpdate>;
+export const AgentSettingsOverride = Strict(AgentSettings);
+
+export const AgentOverride = Strict({
+  agent: Type.Optional(AgentSettingsOverride),
+  service_llm: Type.Optional(ServiceLlmOverride),
+  conversation_flow: Type.Optional(ConversationFlowOverride),
+});
+export type AgentOverride = Static<typeof AgentOverride>;
+
+/** An agent version's fields with every default filled in. */
+export interface AgentConfig {
+  agent_name: string | null;
+  response_engine: ResponseEngine;
+  voice_id: string;
+  language: string;
+  webhook_url: string | null;
+  data_storage_setting: StoragePolicy;
+  max_call_duration_ms: number;
+  end_call_after_silence_ms: number;
+  interruption_sensitivity: number;
+}
+
+export const AGENT_DEFAULTS = {
+  agent_name: null,
+  voice_id: 'flite-kal16',
+  language: 'en-US',
+  webhook_url: null,
+  data_storage_setting: 'everything',
+  max_call_duration_ms: 3_600_000,
+  end_call_after_silence_ms: 600_000,
+  interruption_sensitivity: 1,
+} as const satisfies Omit<AgentConfig, 'response_engine'>;
+
+/** The response engine's definition as pinned by an agent version. */
+export type EngineSnapshot =
+  | { type: 'conversation_flow'; conversation_flow_id: string; definition: ConversationFlowDefinition }
+  | { type: 'service_llm'; llm_id: string; definition: ServiceLlmDefinition };
+
+/** Merges fields given (undefined = keep) over a base config. */
+export function mergeAgentConfig(base: AgentConfig, changes: Partial<Record<keyof AgentConfig, unknown>>): AgentConfig {
+  const merged: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(changes)) {
+    if (value !== undefined && key in AGENT_DEFAULTS) merged[key] = value;
+    if (key === 'response_engine' && value !== undefined) merged[key] = value;
+  }
+  return merged as unknown as AgentConfig;
+}

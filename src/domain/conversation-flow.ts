@@ -1,0 +1,123 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Name, Strict, StringMap, Text } from './schema-kit.ts';
+
+/** Ids of nodes and edges: short, printable. */
+const GraphId = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.:-]+$' });
+const Template = Type.String({ maxLength: 4096 });
+
+export const PromptCondition = Strict({ type: Type.Literal('prompt'), prompt: Text(4096) });
+export const KeywordCondition = Strict({
+  type: Type.Literal('keyword'),
+  keywords: Type.Array(Name(128), { minItems: 1, maxItems: 100 }),
+});
+export const EQUATION_OPERATORS = ['==', '!=', '>', '>=', '<', '<=', 'contains', 'not_contains', 'exists', 'not_exists'] as const;
+export const Equation = Strict({
+  left: Template,
+  operator: Type.Union(EQUATION_OPERATORS.map((op) => Type.Literal(op))),
+  right: Type.Optional(Template),
+});
+export const EquationCondition = Strict({
+  type: Type.Literal('equation'),
+  equations: Type.Array(Equation, { minItems: 1, maxItems: 50 }),
+  operator: Type.Union([Type.Literal('&&'), Type.Literal('||')]),
+});
+/** The else edge: taken when no other edge of the node matched. */
+export const AlwaysCondition = Strict({ type: Type.Literal('always') });
+export const TransitionCondition = Type.Union([PromptCondition, KeywordCondition, EquationCondition, AlwaysCondition]);
+
+export const FlowEdge = Strict({
+  id: GraphId,
+  destination_node_id: GraphId,
+  transition_condition: TransitionCondition,
+});
+
+export const Instruction = Strict({
+  type: Type.Union([Type.Literal('static_text'), Type.Literal('prompt')]),
+  text: Text(16_384),
+});
+
+export const VARIABLE_TYPES = ['text', 'digits', 'number', 'email', 'name', 'yes_no'] as const;
+export const ExtractVariable = Strict({
+  name: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }),
+  type: Type.Union(VARIABLE_TYPES.map((t) => Type.Literal(t))),
+  description: Type.Optional(Text(1024)),
+});
+
+export const NODE_TYPES = ['conversation', 'end', 'create_lead', 'create_ticket'] as const;
+export const FlowNode = Strict({
+  id: GraphId,
+  name: Type.Optional(Name()),
+  type: Type.Union(NODE_TYPES.map((t) => Type.Literal(t))),
+  instruction: Type.Optional(Instruction),
+  edges: Type.Optional(Type.Array(FlowEdge, { maxItems: 100 })),
+  /** Variables to capture from the user's words while in this node. */
+  extract_variables: Type.Optional(Type.Array(ExtractVariable, { maxItems: 50 })),
+  /** create_lead: templates for the lead's fields (default name "{{name}}", phone "{{phone}}"). */
+  lead: Type.Optional(
+    Strict({
+      name: Type.Optional(Template),
+      phone: Type.Optional(Template),
+      email: Type.Optional(Template),
+      notes: Type.Optional(Template),
+    }),
+  ),
+  /** create_ticket: templates for the ticket's fields. */
+  ticket: Type.Optional(
+    Strict({
+      subject: Type.Optional(Template),
+      description: Type.Optional(Template),
+      priority: Type.Optional(Template),
+    }),
+  ),
+});
+
+export const StartSpeaker = Type.Union([Type.Literal('agent'), Type.Literal('user')]);
+export const ModelTemperature = Type.Number({ minimum: 0, maximum: 2 });
+export const SilenceMs = Type.Integer({ minimum: 0, maximum: 60_000 });
+
+/** The tunables of a flow: what `agent_override.conversation_flow` may change for one call. */
+export const ConversationFlowSettings = {
+  global_prompt: Type.Optional(Text()),
+  default_dynamic_variables: Type.Optional(StringMap),
+  start_speaker: Type.Optional(StartSpeaker),
+  model: Type.Optional(Name(128)),
+  model_temperature: Type.Optional(ModelTemperature),
+  begin_after_user_silence_ms: Type.Optional(SilenceMs),
+};
+
+export const ConversationFlowDefinition = Strict({
+  start_node_id: GraphId,
+  nodes: Type.Array(FlowNode, { minItems: 1, maxItems: 500 }),
+  ...ConversationFlowSettings,
+});
+export type ConversationFlowDefinition = Static<typeof ConversationFlowDefinition>;
+export type FlowNode = Static<typeof FlowNode>;
+export type FlowEdge = Static<typeof FlowEdge>;
+
+export const ConversationFlowOverride = Strict(ConversationFlowSettings);
+export type ConversationFlowOverride = Static<typeof ConversationFlowOverride>;
+
+/**
+ * Checks the graph: unique node ids, unique edge ids, the start node exists, every edge points at
+ * a node, end nodes have no edges. Returns a message naming the first offender, or null.
+ */
+export function checkFlowGraph(flow: ConversationFlowDefinition): string | null {
+  const nodeIds = new Set<string>();
+  for (const node of flow.nodes) {
+    if (nodeIds.has(node.id)) return `duplicate node id "${node.id}"`;
+    nodeIds.add(node.id);
+  }
+  if (!nodeIds.has(flow.start_node_id)) return `start_node_id "${flow.start_node_id}" is not a node of the flow`;
+  const edgeIds = new Set<string>();
+  for (const node of flow.nodes) {
+    if (node.type === 'end' && (node.edges?.length ?? 0) > 0) return `end node "${node.id}" cannot have edges`;
+    for (const edge of node.edges ?? []) {
+      if (edgeIds.has(edge.id)) return `duplicate edge id "${edge.id}"`;
+      edgeIds.add(edge.id);
+      if (!nodeIds.has(edge.destination_node_id)) {
+        return `edge "${edge.id}" of node "${node.id}" points at unknown node "${edge.destination_node_id}"`;
+      }
+    }
+  }
+  return null;
+}

@@ -1,0 +1,93 @@
+/**
+ * The one error type of the service. Services throw `errors.x(...)`; only the HTTP edge turns the
+ * error's category into a status code (src/http/error-handler.ts).
+ */
+export type ErrorCategory =
+  | 'invalid' // the request is wrong; retrying it unchanged cannot help
+  | 'unauthenticated'
+  | 'payment_required'
+  | 'not_found'
+  | 'conflict'
+  | 'too_large'
+  | 'rate_limited'
+  | 'unavailable' // a dependency is down; retrying later may help
+  | 'internal';
+
+export interface AppErrorOptions {
+  details?: Record<string, unknown>;
+  retryAfterMs?: number;
+  cause?: unknown;
+}
+
+export class AppError extends Error {
+  readonly code: string;
+  readonly category: ErrorCategory;
+  readonly details: Record<string, unknown> | undefined;
+  readonly retryAfterMs: number | undefined;
+
+  constructor(code: string, category: ErrorCategory, message: string, options: AppErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.category = category;
+    this.details = options.details;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+
+  /** Whether the same request may succeed if sent again later. */
+  get retryable(): boolean {
+    return this.category === 'rate_limited' || this.category === 'unavailable' || this.category === 'internal';
+  }
+}
+
+export function isAppError(value: unknown): value is AppError {
+  return value instanceof AppError;
+}
+
+/** The registry: every error the service reports, with its stable code. */
+export const errors = {
+  invalidRequest: (message: string, details?: Record<string, unknown>) =>
+    new AppError('invalid_request', 'invalid', message, { details }),
+  unauthenticated: () => new AppError('unauthenticated', 'unauthenticated', 'API key is missing or invalid.'),
+  trialEnded: () => new AppError('trial_ended', 'payment_required', 'Trial has ended, please add payment method.'),
+  rateLimited: (retryAfterMs: number) =>
+    new AppError('rate_limited', 'rate_limited', 'Account rate limited, please throttle your requests.', {
+      retryAfterMs,
+    }),
+  payloadTooLarge: (message: string) => new AppError('payload_too_large', 'too_large', message),
+
+  callNotFound: (id: string) => notFound('call_not_found', 'call', id),
+  agentNotFound: (id: string) => notFound('agent_not_found', 'agent', id),
+  agentVersionNotFound: (id: string, version: number) =>
+    new AppError('agent_version_not_found', 'not_found', `Agent ${id} has no version ${version} under this API key.`),
+  conversationFlowNotFound: (id: string) => notFound('conversation_flow_not_found', 'conversation flow', id),
+  serviceLlmNotFound: (id: string) => notFound('service_llm_not_found', 'service LLM', id),
+  apiKeyNotFound: (id: string) => notFound('api_key_not_found', 'API key', id),
+  accountNotFound: (id: string) => notFound('account_not_found', 'account', id),
+
+  inUse: (what: string, id: string, by: string) =>
+    new AppError('in_use', 'conflict', `The ${what} ${id} is used by ${by}; change or delete that first.`),
+  idempotencyKeyReused: () =>
+    new AppError(
+      'idempotency_key_reused',
+      'conflict',
+      'This Idempotency-Key was used with a different request body in the last 24 hours.',
+    ),
+  idempotencyKeyInFlight: () =>
+    new AppError('idempotency_key_in_flight', 'conflict', 'A request with this Idempotency-Key is still in progress.'),
+
+  storageUnavailable: (cause: unknown) =>
+    new AppError('storage_unavailable', 'unavailable', 'The store is not reachable.', { cause }),
+  internal: (cause?: unknown) =>
+    new AppError('internal_error', 'internal', 'An unexpected server error occurred.', { cause }),
+};
+
+function notFound(code: string, what: string, id: string): AppError {
+  return new AppError(code, 'not_found', `Cannot find ${what} ${truncateForMessage(id)} under this API key.`);
+}
+
+/** Keeps user-supplied ids in messages short and printable. */
+export function truncateForMessage(value: string, max = 80): string {
+  const printable = value.replace(/[^\x20-\x7e]/g, '?');
+  return printable.length > max ? `${printable.slice(0, max)}...` : printable;
+}

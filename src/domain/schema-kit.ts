@@ -1,0 +1,21 @@
+import { Type, type TSchema, type TObject, type TProperties } from '@sinclair/typebox';
+
+/** Strings that name things: non-empty, bounded. */
+export const Name = (maxLength = 256) => Type.String({ minLength: 1, maxLength });
+/** Free text (prompts, spoken text): bounded so one field cannot take the whole body. */
+export const Text = (maxLength = 32_768) => Type.String({ maxLength });
+/** A map of variable names to string values. */
+export const StringMap = Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.String({ maxLength: 8192 }), {
+  maxProperties: 200,
+});
+/** Any JSON object (free-form). */
+export const FreeObject = Type.Object({}, { additionalProperties: true });
+
+/** A closed object: unknown fields are refused (400), as Retell's `additionalProperties: false`. */
+export function Strict<T extends TProperties>(properties: T, options: Record<string, unknown> = {}): TObject<T> {
+  return Type.Object(properties, { additionalProperties: false, ...options });
+}
+
+export function Nullable<T extends TSchema>(schema: T) {
+  return Type.Union([schema, Type.Null()]);
+}

@@ -1,0 +1,54 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { ModelTemperature, SilenceMs, StartSpeaker } from './conversation-flow.ts';
+import { Name, Strict, StringMap, Text } from './schema-kit.ts';
+
+/** State names become tool names (`transition_to_<state>`), so they keep to tool-name characters. */
+const StateName = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' });
+
+export const LlmStateEdge = Strict({ destination_state_name: StateName, description: Type.Optional(Text(4096)) });
+export const LlmState = Strict({
+  name: StateName,
+  state_prompt: Type.Optional(Text()),
+  edges: Type.Optional(Type.Array(LlmStateEdge, { maxItems: 50 })),
+});
+
+/** The tunables of a service LLM: what `agent_override.service_llm` may change for one call. */
+export const ServiceLlmSettings = {
+  general_prompt: Type.Optional(Text()),
+  begin_message: Type.Optional(Text(4096)),
+  model: Type.Optional(Name(128)),
+  model_temperature: Type.Optional(ModelTemperature),
+  start_speaker: Type.Optional(StartSpeaker),
+  begin_after_user_silence_ms: Type.Optional(SilenceMs),
+};
+
+export const ServiceLlmDefinition = Strict({
+  ...ServiceLlmSettings,
+  states: Type.Optional(Type.Array(LlmState, { maxItems: 100 })),
+  starting_state: Type.Optional(StateName),
+  default_dynamic_variables: Type.Optional(StringMap),
+});
+export type ServiceLlmDefinition = Static<typeof ServiceLlmDefinition>;
+
+export const ServiceLlmOverride = Strict(ServiceLlmSettings);
+export type ServiceLlmOverride = Static<typeof ServiceLlmOverride>;
+
+/** Unique state names, edges to existing states, a starting state that exists. */
+export function checkLlmStates(llm: ServiceLlmDefinition): string | null {
+  const names = new Set<string>();
+  for (const state of llm.states ?? []) {
+    if (names.has(state.name)) return `duplicate state name "${state.name}"`;
+    names.add(state.name);
+  }
+  for (const state of llm.states ?? []) {
+    for (const edge of state.edges ?? []) {
+      if (!names.has(edge.destination_state_name)) {
+        return `state "${state.name}" has an edge to unknown state "${edge.destination_state_name}"`;
+      }
+    }
+  }
+  if (llm.starting_state !== undefined && !names.has(llm.starting_state)) {
+    return `starting_state "${llm.starting_state}" is not a state of the LLM`;
+  }
+  return null;
+}

@@ -1,0 +1,62 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { errors } from '../../domain/errors.ts';
+import type { CallService } from '../../services/call.service.ts';
+import { CallResponse, CreateWebCallBody, ListCallsBody, UpdateCallBody } from '../schemas/call.schemas.ts';
+import { ErrorResponse, PathId, authErrors } from '../schemas/common.schemas.ts';
+
+const CallIdParam = Type.Object({ call_id: PathId });
+const security = [{ apiKey: [] }];
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** The call operations of the spec, under /v2/. */
+export function callRoutes(calls: CallService): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post('/v2/create-web-call', {
+      schema: {
+        tags: ['calls'],
+        summary: 'Create a web call',
+        description:
+          'Answers 201 with the call and its single-use `access_token`. An `Idempotency-Key` header makes retries with the same body within 24 h return the same call.',
+        security,
+        headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String()) }),
+        body: CreateWebCallBody,
+        response: { 201: CallResponse, ...authErrors, 402: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse },
+      },
+    }, async (request, reply) => {
+      const key = request.headers['idempotency-key'];
+      if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
+        throw errors.invalidRequest('Idempotency-Key must be 1 to 255 printable ASCII characters');
+      }
+      const { call, replayed } = await calls.createWebCall(request.principal, request.body, key);
+      if (replayed) reply.header('Idempotent-Replayed', 'true');
+      return reply.code(201).send(call);
+    });
+
+    app.patch('/v2/update-call/:call_id', {
+      schema: { tags: ['calls'], summary: 'Update a call', security, params: CallIdParam, body: UpdateCallBody, response: { 200: CallResponse, ...authErrors } },
+    }, async (request) => calls.updateCall(request.principal.accountId, request.params.call_id, request.body));
+
+    app.get('/v2/get-call/:call_id', {
+      schema: { tags: ['calls'], summary: 'Get a call', security, params: CallIdParam, response: { 200: CallResponse, ...authErrors } },
+    }, async (request) => calls.getCall(request.principal.accountId, request.params.call_id));
+
+    app.post('/v2/list-calls', {
+      schema: {
+        tags: ['calls'],
+        summary: 'List calls',
+        description: 'Newest first by default. `pagination_key` is the `call_id` of the last call of the previous page.',
+        security,
+        body: ListCallsBody,
+        response: { 200: Type.Array(CallResponse), ...authErrors },
+      },
+    }, async (request) => calls.listCalls(request.principal.accountId, request.body ?? {}));
+
+    app.delete('/v2/delete-call/:call_id', {
+      schema: { tags: ['calls'], summary: 'Delete a call and its recording', security, params: CallIdParam, response: { 204: Type.Null(), ...authErrors, 409: ErrorResponse } },
+    }, async (request, reply) => {
+      await calls.deleteCall(request.principal.accountId, request.params.call_id);
+      return reply.code(204).send(null);
+    });
+  };
+}

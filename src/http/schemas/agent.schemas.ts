@@ -1,0 +1,73 @@
+import { Type } from '@sinclair/typebox';
+import { AgentCreate, AgentUpdate, ResponseEngine, StoragePolicySchema } from '../../domain/agent.ts';
+import { ConversationFlowDefinition } from '../../domain/conversation-flow.ts';
+import { ServiceLlmDefinition } from '../../domain/service-llm.ts';
+import { AnyJson } from './common.schemas.ts';
+
+const Timestamps = {
+  created_at: Type.Integer({ description: 'Epoch milliseconds.' }),
+  last_modification_timestamp: Type.Integer({ description: 'Epoch milliseconds.' }),
+};
+
+export const ConversationFlowCreateBody = ConversationFlowDefinition;
+export const ConversationFlowUpdateBody = Type.Partial(ConversationFlowDefinition, { additionalProperties: false });
+/** Responses echo the stored definition; nested parts are serialised as stored. */
+export const ConversationFlowResponse = Type.Object(
+  {
+    conversation_flow_id: Type.String(),
+    start_node_id: Type.String(),
+    nodes: Type.Array(AnyJson),
+    global_prompt: Type.Optional(Type.String()),
+    default_dynamic_variables: Type.Optional(AnyJson),
+    start_speaker: Type.Optional(Type.String()),
+    model: Type.Optional(Type.String()),
+    model_temperature: Type.Optional(Type.Number()),
+    begin_after_user_silence_ms: Type.Optional(Type.Integer()),
+    ...Timestamps,
+  },
+  { title: 'ConversationFlow' },
+);
+
+export const ServiceLlmCreateBody = ServiceLlmDefinition;
+export const ServiceLlmUpdateBody = Type.Partial(ServiceLlmDefinition, { additionalProperties: false });
+export const ServiceLlmResponse = Type.Object(
+  {
+    llm_id: Type.String(),
+    general_prompt: Type.Optional(Type.String()),
+    begin_message: Type.Optional(Type.String()),
+    model: Type.Optional(Type.String()),
+    model_temperature: Type.Optional(Type.Number()),
+    start_speaker: Type.Optional(Type.String()),
+    begin_after_user_silence_ms: Type.Optional(Type.Integer()),
+    states: Type.Optional(Type.Array(AnyJson)),
+    starting_state: Type.Optional(Type.String()),
+    default_dynamic_variables: Type.Optional(AnyJson),
+    ...Timestamps,
+  },
+  { title: 'ServiceLlm' },
+);
+
+export const AgentCreateBody = AgentCreate;
+export const AgentUpdateBody = AgentUpdate;
+export const AgentResponse = Type.Object(
+  {
+    agent_id: Type.String(),
+    version: Type.Integer({ minimum: 1 }),
+    agent_name: Type.Union([Type.String(), Type.Null()]),
+    response_engine: ResponseEngine,
+    voice_id: Type.String(),
+    language: Type.String(),
+    webhook_url: Type.Union([Type.String(), Type.Null()]),
+    data_storage_setting: StoragePolicySchema,
+    max_call_duration_ms: Type.Integer(),
+    end_call_after_silence_ms: Type.Integer(),
+    interruption_sensitivity: Type.Number(),
+    ...Timestamps,
+  },
+  { title: 'Agent' },
+);
+
+export const VersionQuery = Type.Object(
+  { version: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,8}$', description: 'An agent version number.' })) },
+  { additionalProperties: false },
+);

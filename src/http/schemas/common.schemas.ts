@@ -1,0 +1,24 @@
+import { Type } from '@sinclair/typebox';
+
+export const ErrorResponse = Type.Object(
+  {
+    status: Type.Literal('error'),
+    code: Type.String(),
+    message: Type.String(),
+    details: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  },
+  { title: 'Error', description: 'Every error: a stable snake_case code and a readable message.' },
+);
+
+/** Path ids: bounded so an absurd id is a 400 before it reaches the store. */
+export const PathId = Type.String({ minLength: 1, maxLength: 128 });
+
+/** The error responses common to authenticated routes, for the OpenAPI document. */
+export const authErrors = {
+  400: ErrorResponse,
+  401: ErrorResponse,
+  422: ErrorResponse,
+};
+
+/** A free-form JSON value in a response (serialised as is). */
+export const AnyJson = Type.Any();

@@ -1,0 +1,56 @@
+import { ConfigError, loadConfig } from './config/config.ts';
+import { buildApp } from './app.ts';
+import { createRuntime } from './runtime.ts';
+import { PeriodicTask } from './lib/periodic.ts';
+
+/** Starts the service: config -> store -> services -> HTTP and background work; stops on SIGTERM/SIGINT. */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`switchboard: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+
+  const runtime = await createRuntime(config);
+  const app = await buildApp(runtime, { logger: { level: config.logLevel }, processMetrics: true });
+  const sweeper = new PeriodicTask(
+    () => runtime.services.calls.sweepUnjoined(),
+    config.tokenSweepIntervalMs,
+    (error) => app.log.error({ err: error }, 'token sweep failed'),
+  );
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down');
+    const forced = setTimeout(() => {
+      app.log.error('shutdown timed out; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutMs + 1000);
+    forced.unref();
+    try {
+      await app.close(); // stops accepting, lets in-flight requests finish
+      await sweeper.close();
+      await runtime.close();
+      app.log.info('stopped');
+    } finally {
+      clearTimeout(forced);
+    }
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+
+  await app.listen({ port: config.port, host: config.host });
+  app.log.info({ store: runtime.store.dialect, dataDir: config.dataDir }, 'switchboard ready');
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`switchboard: failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,17 @@
+/** Frame-level voice activity: 16 kHz mono PCM frames of 10, 20 or 30 ms. */
+export interface VoiceActivityDetector {
+  /** True when the frame holds speech. Synchronous and cheap (called 50 times a second per call). */
+  isSpeech(frame: Int16Array): boolean;
+  /** Idempotent. */
+  close(): void;
+}
+
+export interface VadOptions {
+  /** WebRTC VAD aggressiveness 0..3 (3 rejects the most non-speech); default 2. */
+  aggressiveness?: 0 | 1 | 2 | 3;
+}
+
+export interface VadProvider {
+  readonly id: string;
+  create(options?: VadOptions): Promise<VoiceActivityDetector>;
+}

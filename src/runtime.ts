@@ -1,0 +1,73 @@
+import type { Config } from './config/config.ts';
+import { type Clock, systemClock } from './lib/clock.ts';
+import { TokenBuckets } from './lib/token-bucket.ts';
+import { AccountRepository } from './storage/account.repository.ts';
+import { AgentRepository } from './storage/agent.repository.ts';
+import { CallRepository } from './storage/call.repository.ts';
+import { type Store, openStore } from './storage/store.ts';
+import { AccessTokenSigner } from './services/access-token.ts';
+import { AccountService } from './services/account.service.ts';
+import { AgentService } from './services/agent.service.ts';
+import { FileCallRetention } from './services/call-retention.ts';
+import { CallService } from './services/call.service.ts';
+import type { EventOutbox } from './services/events.ts';
+
+export interface Services {
+  accounts: AccountService;
+  agents: AgentService;
+  calls: CallService;
+}
+
+/** Everything a process runs on: config, clock, store and the services over it. */
+export interface Runtime {
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly store: Store;
+  readonly services: Services;
+  /** Closes the store; idempotent. */
+  close(): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  clock?: Clock;
+  /** An already open store (tests share one per suite). */
+  store?: Store;
+}
+
+/** The composition root: builds the store and services from config, once per process. */
+export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
+  const clock = options.clock ?? systemClock;
+  const store =
+    options.store ??
+    (await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize }));
+  const accountRepo = new AccountRepository(store.db);
+  const tokenSecret = await accountRepo.getOrCreateSecret('access_token_key', AccessTokenSigner.generateSecret, clock.now());
+
+  const accounts = new AccountService({ store, accounts: accountRepo, clock, defaultRateLimitPerMinute: config.defaultRateLimitPerMinute });
+  const agents = new AgentService({ store, agents: new AgentRepository(store.db), clock });
+  const outbox: EventOutbox = { record: async () => {} };
+  const calls = new CallService({
+    store,
+    calls: new CallRepository(store.db, store.dialect),
+    agents,
+    signer: new AccessTokenSigner(tokenSecret),
+    outbox,
+    retention: new FileCallRetention({ dataDir: config.dataDir }),
+    rateLimiter: new TokenBuckets(clock),
+    clock,
+    accessTokenTtlMs: config.accessTokenTtlMs,
+    publicBaseUrl: config.publicBaseUrl,
+  });
+
+  let closing: Promise<void> | null = null;
+  return {
+    config,
+    clock,
+    store,
+    services: { accounts, agents, calls },
+    close() {
+      closing ??= store.close();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,126 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Clock } from '../lib/clock.ts';
+import { newId } from '../lib/ids.ts';
+import { errors } from '../domain/errors.ts';
+import type { AccountRepository, AccountRow, ApiKeyRow } from '../storage/account.repository.ts';
+import type { Store } from '../storage/store.ts';
+
+/** What a request is allowed to act as, once its API key checks out. */
+export interface Principal {
+  accountId: string;
+  keyId: string;
+  trialEndsAt: number | null;
+  rateLimitPerMinute: number;
+}
+
+export interface ApiKeyView {
+  id: string;
+  account_id: string;
+  name: string | null;
+  key_prefix: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+const KEY_PREFIX = 'sb_';
+/** `sb_` + 43 base64url characters (32 random bytes). */
+const KEY_PATTERN = /^sb_[A-Za-z0-9_-]{43}$/;
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** Accounts and API keys: creation, listing, revocation and authentication. */
+export class AccountService {
+  readonly #store: Store;
+  readonly #accounts: AccountRepository;
+  readonly #clock: Clock;
+  readonly #defaultRateLimit: number;
+
+  constructor(deps: { store: Store; accounts: AccountRepository; clock: Clock; defaultRateLimitPerMinute: number }) {
+    this.#store = deps.store;
+    this.#accounts = deps.accounts;
+    this.#clock = deps.clock;
+    this.#defaultRateLimit = deps.defaultRateLimitPerMinute;
+  }
+
+  /** Creates an account with its first key. The key is returned here and never again. */
+  async createAccount(options: { name?: string | null; trialEndsAt?: number | null; rateLimitPerMinute?: number }) {
+    const now = this.#clock.now();
+    const account: AccountRow = {
+      id: newId('account'),
+      name: options.name ?? null,
+      trial_ends_at: options.trialEndsAt ?? null,
+      rate_limit_per_minute: options.rateLimitPerMinute ?? this.#defaultRateLimit,
+      created_at: now,
+    };
+    const { key, row } = this.#makeKey(account.id, options.name ?? null, now);
+    await this.#store.db.transaction().execute(async (trx) => {
+      await this.#accounts.insertAccount(account, trx);
+      await this.#accounts.insertKey(row, trx);
+    });
+    return { account_id: account.id, key_id: row.id, api_key: key };
+  }
+
+  /** Adds a key to an existing account. */
+  async createKey(accountId: string, name: string | null = null) {
+    const account = await this.#accounts.findAccount(accountId);
+    if (!account) throw errors.accountNotFound(accountId);
+    const { key, row } = this.#makeKey(accountId, name, this.#clock.now());
+    await this.#accounts.insertKey(row);
+    return { account_id: accountId, key_id: row.id, api_key: key };
+  }
+
+  async listKeys(accountId: string): Promise<ApiKeyView[]> {
+    const account = await this.#accounts.findAccount(accountId);
+    if (!account) throw errors.accountNotFound(accountId);
+    const keys = await this.#accounts.listKeys(accountId);
+    return keys.map(toKeyView);
+  }
+
+  async revokeKey(keyId: string): Promise<void> {
+    if (!(await this.#accounts.revokeKey(keyId, this.#clock.now()))) throw errors.apiKeyNotFound(keyId);
+  }
+
+  /** The principal behind an `Authorization` header value; throws `unauthenticated` otherwise. */
+  async authenticate(authorization: string | undefined): Promise<Principal> {
+    const match = authorization?.match(/^Bearer ([^\s]+)$/);
+    const key = match?.[1];
+    if (!key || !KEY_PATTERN.test(key)) throw errors.unauthenticated();
+    const found = await this.#accounts.findActiveKeyByHash(hashApiKey(key));
+    if (!found) throw errors.unauthenticated();
+    return {
+      accountId: found.account.id,
+      keyId: found.key.id,
+      trialEndsAt: found.account.trial_ends_at,
+      rateLimitPerMinute: found.account.rate_limit_per_minute,
+    };
+  }
+
+  #makeKey(accountId: string, name: string | null, now: number): { key: string; row: ApiKeyRow } {
+    const key = KEY_PREFIX + randomBytes(32).toString('base64url');
+    return {
+      key,
+      row: {
+        id: newId('apiKey'),
+        account_id: accountId,
+        name,
+        key_hash: hashApiKey(key),
+        key_prefix: key.slice(0, 7),
+        created_at: now,
+        revoked_at: null,
+      },
+    };
+  }
+}
+
+function toKeyView(row: ApiKeyRow): ApiKeyView {
+  return {
+    id: row.id,
+    account_id: row.account_id,
+    name: row.name,
+    key_prefix: row.key_prefix,
+    created_at: new Date(row.created_at).toISOString(),
+    revoked_at: row.revoked_at === null ? null : new Date(row.revoked_at).toISOString(),
+  };
+}

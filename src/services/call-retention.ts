@@ -1,0 +1,61 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { StoragePolicy } from '../domain/storage-policy.ts';
+import type { CallChanges, CallRow } from '../storage/call.repository.ts';
+import type { CallRetention } from './call.service.ts';
+
+/**
+ * Removes PII from a finished call's transcript and recording. Returns the column changes (e.g. a
+ * redacted transcript, and a recording path whose file has the PII spans silenced).
+ */
+export interface PiiRedactor {
+  redact(row: CallRow): Promise<CallChanges>;
+}
+
+/**
+ * Enforces storage policies on finished calls, recordings included:
+ * - `everything`: keeps all.
+ * - `everything_except_pii`: transcript and recording go through the redactor; without one, the
+ *   transcript and recording are dropped rather than kept with PII.
+ * - `basic_attributes_only`: keeps status, timestamps, duration, latency and reason; the transcript,
+ *   recording (file deleted), analysis and dynamic variables are removed.
+ */
+export class FileCallRetention implements CallRetention {
+  readonly #dataDir: string;
+  readonly #redactor: PiiRedactor | null;
+
+  constructor(options: { dataDir: string; redactor?: PiiRedactor | null }) {
+    this.#dataDir = options.dataDir;
+    this.#redactor = options.redactor ?? null;
+  }
+
+  async apply(row: CallRow, policy: StoragePolicy): Promise<CallChanges> {
+    if (policy === 'everything') return {};
+    if (policy === 'everything_except_pii') {
+      if (this.#redactor) return this.#redactor.redact(row);
+      await this.#deleteRecording(row.recording_path);
+      return { transcript: null, transcript_object: null, recording_path: null };
+    }
+    await this.#deleteRecording(row.recording_path);
+    return {
+      transcript: null,
+      transcript_object: null,
+      recording_path: null,
+      call_analysis: null,
+      service_llm_dynamic_variables: null,
+      override_dynamic_variables: null,
+    };
+  }
+
+  async deleteArtifacts(row: CallRow): Promise<void> {
+    await this.#deleteRecording(row.recording_path);
+  }
+
+  async #deleteRecording(recordingPath: string | null): Promise<void> {
+    if (!recordingPath) return;
+    const file = path.resolve(this.#dataDir, recordingPath);
+    // Only files inside the data directory are ever deleted.
+    if (!file.startsWith(path.resolve(this.#dataDir) + path.sep)) return;
+    await fs.rm(file, { force: true });
+  }
+}

@@ -1,0 +1,409 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Clock } from '../lib/clock.ts';
+import { newId } from '../lib/ids.ts';
+import { jsonByteLength, parseJson, toJson } from '../lib/json.ts';
+import type { TokenBuckets } from '../lib/token-bucket.ts';
+import { AppError, errors } from '../domain/errors.ts';
+import type { AgentOverride } from '../domain/agent.ts';
+import { type CallStatus, type DisconnectionReason, isFinal, statusForReason } from '../domain/call-status.ts';
+import { type StoragePolicy, isLessRestrictive } from '../domain/storage-policy.ts';
+import type { CallChanges, CallRepository, CallRow } from '../storage/call.repository.ts';
+import type { Database } from '../storage/schema.ts';
+import type { Store } from '../storage/store.ts';
+import type { AccessTokenSigner } from './access-token.ts';
+import type { AgentService, ResolvedAgentVersion } from './agent.service.ts';
+import type { Principal } from './account.service.ts';
+import type { EventOutbox } from './events.ts';
+import { type CallView, toCallView } from './call.view.ts';
+
+/** Largest `metadata` accepted: 50 KB read as 50 × 1024 bytes of its UTF-8 JSON text. */
+export const METADATA_MAX_BYTES = 51_200;
+/** How long an Idempotency-Key is remembered. */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+export interface CreateWebCallInput {
+  agent_id: string;
+  agent_version?: number;
+  agent_override?: AgentOverride;
+  metadata?: Record<string, unknown>;
+  service_llm_dynamic_variables?: Record<string, string>;
+  current_node_id?: string;
+  current_state?: string;
+}
+
+export interface UpdateCallInput {
+  metadata?: Record<string, unknown>;
+  data_storage_setting?: StoragePolicy;
+  override_dynamic_variables?: Record<string, string> | null;
+  custom_attributes?: Record<string, string | number | boolean>;
+}
+
+export interface ListCallsInput {
+  filter_criteria?: {
+    agent_id?: string[];
+    call_status?: CallStatus[];
+    start_timestamp?: { lower_threshold?: number; upper_threshold?: number };
+  };
+  sort_order?: 'ascending' | 'descending';
+  limit?: number;
+  pagination_key?: string;
+}
+
+/** What the outcome of a call contributes to its record when it ends. */
+export interface CallOutcome {
+  reason: DisconnectionReason;
+  transcript?: string | null;
+  transcriptObject?: unknown;
+  recordingPath?: string | null;
+  callAnalysis?: unknown;
+  latency?: unknown;
+}
+
+/** Removes what a storage policy forbids from a finished call's record (and its files). */
+export interface CallRetention {
+  /** Column changes that bring `row` within `policy`; may delete files it no longer allows. */
+  apply(row: CallRow, policy: StoragePolicy): Promise<CallChanges>;
+  /** Deletes the call's files (recording) when the call itself is deleted. */
+  deleteArtifacts(row: CallRow): Promise<void>;
+}
+
+/** Checks, at create-web-call, that this server can run the agent's engine (e.g. an LLM is configured). */
+export type EngineCapabilityCheck = (agent: ResolvedAgentVersion, override: AgentOverride | undefined) => string | null;
+
+export interface CallServiceDeps {
+  store: Store;
+  calls: CallRepository;
+  agents: AgentService;
+  signer: AccessTokenSigner;
+  outbox: EventOutbox;
+  retention: CallRetention;
+  rateLimiter: TokenBuckets;
+  clock: Clock;
+  accessTokenTtlMs: number;
+  /** Base of the absolute URLs in call objects. */
+  publicBaseUrl: string;
+  checkEngine?: EngineCapabilityCheck;
+}
+
+/** Web calls: creation, retrieval, update, listing, deletion, joining and finishing. */
+export class CallService {
+  readonly #d: CallServiceDeps;
+
+  constructor(deps: CallServiceDeps) {
+    this.#d = deps;
+  }
+
+  /**
+   * Creates a web call. With an idempotency key, a retry with the same body within 24 h returns
+   * the call made the first time (`replayed: true`); a different body is refused.
+   */
+  async createWebCall(principal: Principal, input: CreateWebCallInput, idempotencyKey?: string) {
+    const now = this.#d.clock.now();
+    if (principal.trialEndsAt !== null && now >= principal.trialEndsAt) throw errors.trialEnded();
+    const taken = this.#d.rateLimiter.take(principal.accountId, principal.rateLimitPerMinute);
+    if (!taken.ok) throw errors.rateLimited(taken.retryAfterMs);
+
+    const requestHash = idempotencyKey === undefined ? '' : hashRequest(input);
+    if (idempotencyKey !== undefined) {
+      const replay = await this.#replay(principal.accountId, idempotencyKey, requestHash, now);
+      if (replay) return { call: replay, replayed: true };
+    }
+
+    const agent = await this.#d.agents.resolveVersion(principal.accountId, input.agent_id, input.agent_version);
+    checkCallInput(agent, input);
+    const capability = this.#d.checkEngine?.(agent, input.agent_override);
+    if (capability) throw errors.invalidRequest(capability);
+
+    const settings = { ...agent.config, ...withoutUndefined(input.agent_override?.agent ?? {}) };
+    const row: CallRow = {
+      call_id: newId('call'),
+      account_id: principal.accountId,
+      call_type: 'web_call',
+      agent_id: agent.agentId,
+      agent_version: agent.version,
+      agent_name: settings.agent_name ?? null,
+      call_status: 'registered',
+      data_storage_setting: settings.data_storage_setting,
+      created_at: now,
+      start_timestamp: null,
+      end_timestamp: null,
+      duration_ms: null,
+      disconnection_reason: null,
+      metadata: toJson(input.metadata ?? {}),
+      agent_override: toJson(input.agent_override),
+      service_llm_dynamic_variables: toJson(input.service_llm_dynamic_variables ?? {}),
+      override_dynamic_variables: null,
+      custom_attributes: null,
+      current_node_id: input.current_node_id ?? null,
+      current_state: input.current_state ?? null,
+      transcript: null,
+      transcript_object: null,
+      recording_path: null,
+      call_analysis: null,
+      latency: null,
+      token_id: randomBytes(9).toString('base64url'),
+      token_expires_at: now + this.#d.accessTokenTtlMs,
+      token_used_at: null,
+      updated_at: now,
+    };
+
+    if (idempotencyKey === undefined) {
+      await this.#d.calls.insert(row);
+      return { call: this.#viewWithToken(row), replayed: false };
+    }
+    try {
+      await this.#d.store.db.transaction().execute(async (trx) => {
+        const existing = await this.#d.calls.findIdempotencyKey(principal.accountId, idempotencyKey, trx);
+        if (existing && now - existing.created_at < IDEMPOTENCY_WINDOW_MS) throw RACE_LOST;
+        await this.#d.calls.insert(row, trx);
+        await this.#d.calls.putIdempotencyKey(
+          { account_id: principal.accountId, idempotency_key: idempotencyKey, request_hash: requestHash, call_id: row.call_id, created_at: now },
+          trx,
+        );
+      });
+    } catch (error) {
+      // Another request with the same key committed first: answer as its replay.
+      const replay = await this.#replay(principal.accountId, idempotencyKey, requestHash, now);
+      if (replay) return { call: replay, replayed: true };
+      throw error === RACE_LOST ? errors.idempotencyKeyInFlight() : error;
+    }
+    return { call: this.#viewWithToken(row), replayed: false };
+  }
+
+  async getCall(accountId: string, callId: string): Promise<CallView> {
+    return this.#view(await this.#find(accountId, callId));
+  }
+
+  /** Applies every field or none; answers the complete call. */
+  async updateCall(accountId: string, callId: string, input: UpdateCallInput): Promise<CallView> {
+    if (input.metadata !== undefined && jsonByteLength(input.metadata) > METADATA_MAX_BYTES) {
+      throw errors.invalidRequest(`metadata is larger than 50 KB (${METADATA_MAX_BYTES} bytes of UTF-8 JSON)`);
+    }
+    const updated = await this.#d.store.db.transaction().execute(async (trx) => {
+      const row = await this.#d.calls.findForUpdate(accountId, callId, trx);
+      if (!row) throw errors.callNotFound(callId);
+      const current = row.data_storage_setting as StoragePolicy;
+      const next = input.data_storage_setting;
+      if (next !== undefined && isLessRestrictive(next, current)) {
+        throw errors.invalidRequest(
+          `data_storage_setting cannot be loosened from ${current} to ${next}; it can only stay or become stricter ` +
+            '(everything < everything_except_pii < basic_attributes_only)',
+          { current, requested: next },
+        );
+      }
+      const changes: CallChanges = { updated_at: Math.max(this.#d.clock.now(), row.updated_at) };
+      if (input.metadata !== undefined) changes.metadata = toJson(input.metadata);
+      if (input.custom_attributes !== undefined) {
+        changes.custom_attributes = toJson({ ...(parseJson<object>(row.custom_attributes) ?? {}), ...input.custom_attributes });
+      }
+      if (input.override_dynamic_variables === null) changes.override_dynamic_variables = null;
+      else if (input.override_dynamic_variables !== undefined) {
+        changes.override_dynamic_variables = toJson({
+          ...(parseJson<object>(row.override_dynamic_variables) ?? {}),
+          ...input.override_dynamic_variables,
+        });
+      }
+      if (next !== undefined && next !== current) {
+        changes.data_storage_setting = next;
+        // A finished call's record is trimmed to the new policy now; an ongoing one when it ends.
+        if (isFinal(row.call_status as CallStatus)) Object.assign(changes, await this.#d.retention.apply(row, next));
+      }
+      await this.#d.calls.update(callId, changes, trx);
+      return { ...row, ...changes } as CallRow;
+    });
+    return this.#view(updated);
+  }
+
+  async listCalls(accountId: string, input: ListCallsInput): Promise<CallView[]> {
+    let after: { createdAt: number; callId: string } | undefined;
+    if (input.pagination_key !== undefined) {
+      const anchor = await this.#d.calls.find(accountId, input.pagination_key);
+      if (!anchor) throw errors.invalidRequest('pagination_key is not a call of this account');
+      after = { createdAt: anchor.created_at, callId: anchor.call_id };
+    }
+    const rows = await this.#d.calls.list({
+      accountId,
+      agentIds: input.filter_criteria?.agent_id,
+      statuses: input.filter_criteria?.call_status,
+      startFrom: input.filter_criteria?.start_timestamp?.lower_threshold,
+      startTo: input.filter_criteria?.start_timestamp?.upper_threshold,
+      descending: input.sort_order !== 'ascending',
+      limit: input.limit ?? 50,
+      after,
+    });
+    return rows.map((row) => this.#view(row));
+  }
+
+  async deleteCall(accountId: string, callId: string): Promise<void> {
+    const row = await this.#find(accountId, callId);
+    if (row.call_status === 'ongoing') {
+      throw new AppError('call_ongoing', 'conflict', `Call ${callId} is ongoing; end it before deleting it.`);
+    }
+    if (!(await this.#d.calls.delete(accountId, callId))) throw errors.callNotFound(callId);
+    await this.#d.retention.deleteArtifacts(row);
+  }
+
+  // --- the call's life, driven by the media runtime and the sweeper ---------------------------
+
+  /**
+   * Redeems an access token: the call moves registered -> ongoing. Refuses a forged, expired or
+   * used token with a reason the client can show.
+   */
+  async joinCall(token: string): Promise<{ call: CallRow; agent: ResolvedAgentVersion }> {
+    const claims = this.#d.signer.verify(token);
+    if (!claims) throw new AppError('token_invalid', 'unauthenticated', 'The access token is not valid.');
+    const now = this.#d.clock.now();
+    if (now > claims.expiresAt) throw new AppError('token_expired', 'unauthenticated', 'The access token has expired.');
+    const claimed = await this.#d.store.db.transaction().execute(async (trx) => {
+      if (!(await this.#d.calls.claimToken(claims.callId, claims.tokenId, now, trx))) return null;
+      await this.#d.calls.update(claims.callId, { call_status: 'ongoing', start_timestamp: now, updated_at: now }, trx);
+      return this.#d.calls.findById(claims.callId, trx);
+    });
+    if (!claimed) {
+      const row = await this.#d.calls.findById(claims.callId);
+      if (!row) throw new AppError('token_invalid', 'unauthenticated', 'The call of this access token no longer exists.');
+      if (row.token_used_at !== null) throw new AppError('token_used', 'unauthenticated', 'The access token was already used.');
+      throw new AppError('token_expired', 'unauthenticated', 'The access token has expired.');
+    }
+    const agent = await this.#d.agents.resolveVersion(claimed.account_id, claimed.agent_id, claimed.agent_version);
+    return { call: claimed, agent };
+  }
+
+  /** Current row of a call, for the media runtime (e.g. to read overrides before each turn). */
+  async readCall(callId: string): Promise<CallRow | undefined> {
+    return this.#d.calls.findById(callId);
+  }
+
+  /**
+   * Ends a registered or ongoing call once: status, timestamps, outcome trimmed to its storage
+   * policy, and `call.finished` in the same transaction. Returns false if it had already ended.
+   */
+  async finishCall(callId: string, outcome: CallOutcome): Promise<boolean> {
+    return this.#d.store.db.transaction().execute(async (trx) => {
+      const row = await this.#d.calls.findById(callId, trx);
+      if (!row || isFinal(row.call_status as CallStatus)) return false;
+      const now = Math.max(this.#d.clock.now(), row.start_timestamp ?? row.created_at);
+      const changes: CallChanges = {
+        call_status: statusForReason(outcome.reason),
+        disconnection_reason: outcome.reason,
+        end_timestamp: now,
+        duration_ms: row.start_timestamp === null ? 0 : now - row.start_timestamp,
+        transcript: outcome.transcript ?? null,
+        transcript_object: toJson(outcome.transcriptObject),
+        recording_path: outcome.recordingPath ?? null,
+        call_analysis: toJson(outcome.callAnalysis),
+        latency: toJson(outcome.latency),
+        updated_at: now,
+      };
+      const finished = { ...row, ...changes } as CallRow;
+      Object.assign(changes, await this.#d.retention.apply(finished, row.data_storage_setting as StoragePolicy));
+      if (!(await this.#d.calls.transition(callId, ['registered', 'ongoing'], changes, trx))) return false;
+      await this.#recordFinished(trx, { ...row, ...changes } as CallRow);
+      return true;
+    });
+  }
+
+  /** Ends every registered call whose token expired unused (`error_user_not_joined`); returns how many. */
+  async sweepUnjoined(batchSize = 100): Promise<number> {
+    let ended = 0;
+    for (const row of await this.#d.calls.findExpiredUnjoined(this.#d.clock.now(), batchSize)) {
+      if (await this.finishCall(row.call_id, { reason: 'error_user_not_joined' })) ended += 1;
+    }
+    return ended;
+  }
+
+  async countByStatus() {
+    return this.#d.calls.countByStatus();
+  }
+
+  // --- internals ----------------------------------------------------------------------------
+
+  async #recordFinished(trx: Kysely<Database>, row: CallRow): Promise<void> {
+    const agent = await this.#d.agents.resolveVersion(row.account_id, row.agent_id, row.agent_version).catch(() => null);
+    const override = parseJson<AgentOverride>(row.agent_override)?.agent;
+    const webhookUrl = override?.webhook_url !== undefined ? override.webhook_url : (agent?.config.webhook_url ?? null);
+    await this.#d.outbox.record(trx, {
+      accountId: row.account_id,
+      kind: 'call.finished',
+      data: this.#view(row) as unknown as Record<string, unknown>,
+      agentWebhookUrl: webhookUrl,
+    });
+  }
+
+  async #find(accountId: string, callId: string): Promise<CallRow> {
+    const row = await this.#d.calls.find(accountId, callId);
+    if (!row) throw errors.callNotFound(callId);
+    return row;
+  }
+
+  async #replay(accountId: string, key: string, requestHash: string, now: number): Promise<CallView | null> {
+    const existing = await this.#d.calls.findIdempotencyKey(accountId, key, this.#d.store.db);
+    if (!existing || now - existing.created_at >= IDEMPOTENCY_WINDOW_MS) return null;
+    if (existing.request_hash !== requestHash) throw errors.idempotencyKeyReused();
+    const row = await this.#d.calls.find(accountId, existing.call_id);
+    if (!row) return null;
+    return this.#viewWithToken(row);
+  }
+
+  #viewWithToken(row: CallRow): CallView {
+    const token = this.#d.signer.sign({ callId: row.call_id, tokenId: row.token_id, expiresAt: row.token_expires_at });
+    return toCallView(row, { accessToken: token, publicBaseUrl: this.#d.publicBaseUrl });
+  }
+
+  #view(row: CallRow): CallView {
+    return toCallView(row, { publicBaseUrl: this.#d.publicBaseUrl });
+  }
+}
+
+const RACE_LOST = new Error('idempotency key taken by a concurrent request');
+
+/** Rules of the spec that need the agent: node and state names, engine-specific fields. */
+function checkCallInput(agent: ResolvedAgentVersion, input: CreateWebCallInput): void {
+  const engine = agent.engine;
+  if (input.current_node_id !== undefined) {
+    if (engine.type !== 'conversation_flow') {
+      throw errors.invalidRequest('current_node_id applies only to agents whose response engine is a conversation flow');
+    }
+    if (!engine.definition.nodes.some((node) => node.id === input.current_node_id)) {
+      throw errors.invalidRequest(`current_node_id "${input.current_node_id}" is not a node of the agent's conversation flow`);
+    }
+  }
+  if (input.current_state !== undefined) {
+    if (engine.type !== 'service_llm') {
+      throw errors.invalidRequest('current_state applies only to agents whose response engine is a service LLM');
+    }
+    if (!(engine.definition.states ?? []).some((state) => state.name === input.current_state)) {
+      throw errors.invalidRequest(`current_state "${input.current_state}" is not a state of the agent's service LLM`);
+    }
+  }
+  if (input.agent_override?.conversation_flow !== undefined && engine.type !== 'conversation_flow') {
+    throw errors.invalidRequest('agent_override.conversation_flow applies only to conversation-flow agents');
+  }
+  if (input.agent_override?.service_llm !== undefined && engine.type !== 'service_llm') {
+    throw errors.invalidRequest('agent_override.service_llm applies only to service-LLM agents');
+  }
+  if (input.metadata !== undefined && jsonByteLength(input.metadata) > METADATA_MAX_BYTES) {
+    throw errors.invalidRequest(`metadata is larger than 50 KB (${METADATA_MAX_BYTES} bytes of UTF-8 JSON)`);
+  }
+}
+
+function hashRequest(input: CreateWebCallInput): string {
+  return createHash('sha256').update(canonicalJson(input)).digest('hex');
+}
+
+/** JSON with object keys sorted, so key order does not change an idempotency hash. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+function withoutUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

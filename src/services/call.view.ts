@@ -1,0 +1,83 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { parseJson } from '../lib/json.ts';
+import { StoragePolicySchema } from '../domain/agent.ts';
+import { CALL_STATUSES } from '../domain/call-status.ts';
+import type { StoragePolicy } from '../domain/storage-policy.ts';
+import type { CallStatus } from '../domain/call-status.ts';
+import type { CallRow } from '../storage/call.repository.ts';
+
+const AnyJson = Type.Any();
+const NullableInt = Type.Union([Type.Integer(), Type.Null()]);
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+
+/** The call object of the API: every field of the spec is always present (null until known). */
+export const CallResponse = Type.Object(
+  {
+    call_id: Type.String(),
+    call_type: Type.Literal('web_call'),
+    access_token: Type.Optional(Type.String({ description: 'Only in the creation response.' })),
+    agent_id: Type.String(),
+    agent_version: Type.Integer(),
+    agent_name: NullableString,
+    call_status: Type.Union(CALL_STATUSES.map((s) => Type.Literal(s))),
+    start_timestamp: NullableInt,
+    end_timestamp: NullableInt,
+    duration_ms: NullableInt,
+    transcript: NullableString,
+    transcript_object: AnyJson,
+    recording_url: NullableString,
+    disconnection_reason: NullableString,
+    call_analysis: AnyJson,
+    metadata: AnyJson,
+    latency: AnyJson,
+    data_storage_setting: StoragePolicySchema,
+    service_llm_dynamic_variables: AnyJson,
+    override_dynamic_variables: AnyJson,
+    custom_attributes: AnyJson,
+    current_node_id: NullableString,
+    current_state: NullableString,
+    created_at: Type.Integer({ description: 'Epoch milliseconds.' }),
+  },
+  { title: 'Call' },
+);
+export type CallView = Static<typeof CallResponse>;
+
+export interface CallViewOptions {
+  /** Only the creation response carries the access token. */
+  accessToken?: string;
+  /** Base of absolute URLs (recording_url), e.g. http://127.0.0.1:8080. */
+  publicBaseUrl?: string;
+}
+
+export function recordingPathOf(callId: string): string {
+  return `/v2/get-call-recording/${encodeURIComponent(callId)}`;
+}
+
+export function toCallView(row: CallRow, options: CallViewOptions = {}): CallView {
+  const view: CallView = {
+    call_id: row.call_id,
+    call_type: 'web_call',
+    agent_id: row.agent_id,
+    agent_version: row.agent_version,
+    agent_name: row.agent_name,
+    call_status: row.call_status as CallStatus,
+    start_timestamp: row.start_timestamp,
+    end_timestamp: row.end_timestamp,
+    duration_ms: row.duration_ms,
+    transcript: row.transcript,
+    transcript_object: parseJson(row.transcript_object),
+    recording_url: row.recording_path ? `${options.publicBaseUrl ?? ''}${recordingPathOf(row.call_id)}` : null,
+    disconnection_reason: row.disconnection_reason,
+    call_analysis: parseJson(row.call_analysis),
+    metadata: parseJson(row.metadata),
+    latency: parseJson(row.latency),
+    data_storage_setting: row.data_storage_setting as StoragePolicy,
+    service_llm_dynamic_variables: parseJson(row.service_llm_dynamic_variables),
+    override_dynamic_variables: parseJson(row.override_dynamic_variables),
+    custom_attributes: parseJson(row.custom_attributes),
+    current_node_id: row.current_node_id,
+    current_state: row.current_state,
+    created_at: row.created_at,
+  };
+  return options.accessToken === undefined ? view : { ...view, access_token: options.accessToken };
+}

@@ -1,0 +1,141 @@
+import type { Kysely, Updateable } from 'kysely';
+import type { Database } from './schema.ts';
+import type { Dialect } from './store.ts';
+import type { CallTable, IdempotencyKeyTable } from './tables/call.tables.ts';
+
+export type CallRow = CallTable;
+export type CallChanges = Updateable<CallTable>;
+
+export interface CallListQuery {
+  accountId: string;
+  agentIds?: string[];
+  statuses?: string[];
+  startFrom?: number;
+  startTo?: number;
+  descending: boolean;
+  limit: number;
+  /** Continue after this call (exclusive), in the same order. */
+  after?: { createdAt: number; callId: string };
+}
+
+export class CallRepository {
+  readonly #db: Kysely<Database>;
+  readonly #dialect: Dialect;
+  constructor(db: Kysely<Database>, dialect: Dialect) {
+    this.#db = db;
+    this.#dialect = dialect;
+  }
+
+  async insert(row: CallRow, db: Kysely<Database> = this.#db): Promise<void> {
+    await db.insertInto('calls').values(row).execute();
+  }
+
+  async find(accountId: string, callId: string, db: Kysely<Database> = this.#db): Promise<CallRow | undefined> {
+    return db.selectFrom('calls').selectAll().where('call_id', '=', callId).where('account_id', '=', accountId).executeTakeFirst();
+  }
+
+  /** Reads a call for a read-modify-write inside `db`'s transaction (row-locked on PostgreSQL). */
+  async findForUpdate(accountId: string, callId: string, db: Kysely<Database>): Promise<CallRow | undefined> {
+    let query = db.selectFrom('calls').selectAll().where('call_id', '=', callId).where('account_id', '=', accountId);
+    if (this.#dialect === 'postgres') query = query.forUpdate();
+    return query.executeTakeFirst();
+  }
+
+  async findById(callId: string, db: Kysely<Database> = this.#db): Promise<CallRow | undefined> {
+    return db.selectFrom('calls').selectAll().where('call_id', '=', callId).executeTakeFirst();
+  }
+
+  async update(callId: string, changes: CallChanges, db: Kysely<Database> = this.#db): Promise<void> {
+    await db.updateTable('calls').set(changes).where('call_id', '=', callId).execute();
+  }
+
+  /** Moves a call between statuses only if it is still in `from`; returns whether it did. */
+  async transition(callId: string, from: string[], changes: CallChanges, db: Kysely<Database> = this.#db): Promise<boolean> {
+    const result = await db
+      .updateTable('calls')
+      .set(changes)
+      .where('call_id', '=', callId)
+      .where('call_status', 'in', from)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** Marks the call's token used, if it is unused, unexpired and the call still registered. */
+  async claimToken(callId: string, tokenId: string, nowMs: number, db: Kysely<Database> = this.#db): Promise<boolean> {
+    const result = await db
+      .updateTable('calls')
+      .set({ token_used_at: nowMs, updated_at: nowMs })
+      .where('call_id', '=', callId)
+      .where('token_id', '=', tokenId)
+      .where('token_used_at', 'is', null)
+      .where('token_expires_at', '>=', nowMs)
+      .where('call_status', '=', 'registered')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** Registered calls whose token expired unused. */
+  async findExpiredUnjoined(nowMs: number, limit: number): Promise<CallRow[]> {
+    return this.#db
+      .selectFrom('calls')
+      .selectAll()
+      .where('call_status', '=', 'registered')
+      .where('token_used_at', 'is', null)
+      .where('token_expires_at', '<', nowMs)
+      .orderBy('token_expires_at')
+      .limit(limit)
+      .execute();
+  }
+
+  async list(query: CallListQuery): Promise<CallRow[]> {
+    const direction = query.descending ? 'desc' : 'asc';
+    let q = this.#db.selectFrom('calls').selectAll().where('account_id', '=', query.accountId);
+    if (query.agentIds?.length) q = q.where('agent_id', 'in', query.agentIds);
+    if (query.statuses?.length) q = q.where('call_status', 'in', query.statuses);
+    if (query.startFrom !== undefined) q = q.where('start_timestamp', '>=', query.startFrom);
+    if (query.startTo !== undefined) q = q.where('start_timestamp', '<=', query.startTo);
+    const after = query.after;
+    if (after) {
+      const op = query.descending ? '<' : '>';
+      q = q.where((eb) =>
+        eb.or([
+          eb('created_at', op, after.createdAt),
+          eb.and([eb('created_at', '=', after.createdAt), eb('call_id', op, after.callId)]),
+        ]),
+      );
+    }
+    return q.orderBy('created_at', direction).orderBy('call_id', direction).limit(query.limit).execute();
+  }
+
+  async delete(accountId: string, callId: string, db: Kysely<Database> = this.#db): Promise<boolean> {
+    const result = await db.deleteFrom('calls').where('call_id', '=', callId).where('account_id', '=', accountId).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+
+  async countByStatus(): Promise<Array<{ call_status: string; count: number }>> {
+    const rows = await this.#db
+      .selectFrom('calls')
+      .select(['call_status', (eb) => eb.fn.countAll<number>().as('count')])
+      .groupBy('call_status')
+      .execute();
+    return rows.map((row) => ({ call_status: row.call_status, count: Number(row.count) }));
+  }
+
+  async findIdempotencyKey(accountId: string, key: string, db: Kysely<Database>): Promise<IdempotencyKeyTable | undefined> {
+    return db
+      .selectFrom('idempotency_keys')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('idempotency_key', '=', key)
+      .executeTakeFirst();
+  }
+
+  async putIdempotencyKey(row: IdempotencyKeyTable, db: Kysely<Database>): Promise<void> {
+    await db.deleteFrom('idempotency_keys').where('account_id', '=', row.account_id).where('idempotency_key', '=', row.idempotency_key).execute();
+    await db.insertInto('idempotency_keys').values(row).execute();
+  }
+
+  async deleteIdempotencyKeysBefore(cutoffMs: number): Promise<void> {
+    await this.#db.deleteFrom('idempotency_keys').where('created_at', '<', cutoffMs).execute();
+  }
+}

@@ -1,0 +1,27 @@
+import type { Kysely } from 'kysely';
+import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
+import type { Dialect } from '../store.ts';
+import { foundation } from './0001_foundation.ts';
+import { agents } from './0002_agents.ts';
+import { calls } from './0003_calls.ts';
+
+/** Every migration, in order; each is a factory so it can differ by dialect where SQL must. */
+const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
+  '0001_foundation': foundation,
+  '0002_agents': agents,
+  '0003_calls': calls,
+};
+
+export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<void> {
+  const provider: MigrationProvider = {
+    async getMigrations() {
+      return Object.fromEntries(Object.entries(MIGRATIONS).map(([name, make]) => [name, make(dialect)]));
+    },
+  };
+  const migrator = new Migrator({ db, provider, migrationTableName: 'schema_migrations', migrationLockTableName: 'schema_migrations_lock' });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? 'unknown';
+    throw new Error(`Migration ${failed} failed`, { cause: error });
+  }
+}

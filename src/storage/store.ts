@@ -1,0 +1,88 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import { NodeSqliteDatabase } from './node-sqlite-driver.ts';
+import type { Database } from './schema.ts';
+import { migrateToLatest } from './migrations/index.ts';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+/** The open database: one Kysely instance over SQLite or PostgreSQL. */
+export interface Store {
+  readonly db: Kysely<Database>;
+  readonly dialect: Dialect;
+  /** Resolves when the database answers a trivial query. */
+  ping(): Promise<void>;
+  /** Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  /** A postgres:// URL, or null for the embedded SQLite file under `dataDir`. */
+  databaseUrl: string | null;
+  dataDir: string;
+  poolSize?: number;
+  /** SQLite file name inside dataDir (default switchboard.sqlite); ':memory:' for a throwaway store. */
+  sqliteFile?: string;
+}
+
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+
+/** Opens the store and applies every pending migration. */
+export async function openStore(options: StoreOptions): Promise<Store> {
+  const store = options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : openSqlite(options);
+  try {
+    await migrateToLatest(store.db, store.dialect);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  return store;
+}
+
+function openSqlite(options: StoreOptions): Store {
+  const file = options.sqliteFile ?? 'switchboard.sqlite';
+  let filename = file;
+  if (file !== ':memory:') {
+    fs.mkdirSync(options.dataDir, { recursive: true });
+    filename = path.join(options.dataDir, file);
+  }
+  const database = new NodeSqliteDatabase(filename);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  return makeStore(db, 'sqlite');
+}
+
+function openPostgres(url: string, poolSize: number): Store {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    // Timestamps are epoch milliseconds in BIGINT columns: read them back as numbers, not strings.
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === INT8_OID || oid === NUMERIC_OID
+          ? (value: string) => Number(value)
+          : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle client that loses its server must not crash the process; the next query reports it.
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return makeStore(db, 'postgres');
+}
+
+function makeStore(db: Kysely<Database>, dialect: Dialect): Store {
+  let closing: Promise<void> | null = null;
+  return {
+    db,
+    dialect,
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    close() {
+      closing ??= db.destroy();
+      return closing;
+    },
+  };
+}
