@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Switchboard's full test suite and embedded engines use, if missing:
+#   postgresql            the scale-out store (tests start a throwaway cluster on loopback)
+#   pocketsphinx(-en-us)  embedded speech recognition (model inside the package)
+#   flite, sox            offline speech for test audio, and audio conversion
+#   chromium              the real browser for the browser SDK and dashboard tests
+# Runs apt-get only when something is missing; needs root (or sudo).
+set -euo pipefail
+need=()
+[ -x /usr/lib/postgresql/*/bin/initdb ] 2>/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
+command -v pocketsphinx_continuous >/dev/null 2>&1 || need+=(pocketsphinx)
+[ -d /usr/share/pocketsphinx/model/en-us ] || need+=(pocketsphinx-en-us)
+command -v flite >/dev/null 2>&1 || need+=(flite)
+command -v sox >/dev/null 2>&1 || need+=(sox)
+[ -x /usr/bin/chromium ] || need+=(chromium)
+if [ ${#need[@]} -eq 0 ]; then
+  echo "setup: all Debian packages present"
+  exit 0
+fi
+echo "setup: installing ${need[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+echo "setup: done"

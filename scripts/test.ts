@@ -1,0 +1,89 @@
+/**
+ * `npm test`: type-checks, finds what this machine allows (PostgreSQL, pocketsphinx, chromium),
+ * runs the whole suite with node's test runner, and says plainly what it skipped and why.
+ * With SWITCHBOARD_TEST_STRICT=1 (set by .ci/run) a missing capability or any skipped test fails.
+ *
+ * Extra arguments are test files or globs: `npm test -- test/api/calls.test.ts`.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { findPostgresBin, startCluster, type Cluster } from './postgres.ts';
+
+const strict = process.env.SWITCHBOARD_TEST_STRICT === '1';
+const env: Record<string, string | undefined> = { ...process.env };
+const skipped: string[] = [];
+
+function say(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+// 1. Types.
+say('# typecheck');
+const tsc = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '--noEmit', '-p', 'tsconfig.json'], { stdio: 'inherit' });
+if (tsc.status !== 0) {
+  say('typecheck failed');
+  process.exit(1);
+}
+
+// 2. Capabilities.
+let cluster: Cluster | null = null;
+if (!env.TEST_DATABASE_URL) {
+  const bin = findPostgresBin();
+  if (bin) {
+    try {
+      cluster = await startCluster(bin);
+      env.TEST_DATABASE_URL = cluster.url;
+      say(`# PostgreSQL: throwaway cluster at ${cluster.url}`);
+    } catch (error) {
+      env.SWITCHBOARD_SKIP_POSTGRES = `could not start a throwaway cluster (${(error as Error).message.split('\n')[0]})`;
+    }
+  } else {
+    env.SWITCHBOARD_SKIP_POSTGRES = 'PostgreSQL server binaries not found (apt-get install postgresql, or set TEST_DATABASE_URL)';
+  }
+} else {
+  say('# PostgreSQL: TEST_DATABASE_URL');
+}
+if (env.SWITCHBOARD_SKIP_POSTGRES) skipped.push(`PostgreSQL: ${env.SWITCHBOARD_SKIP_POSTGRES}`);
+
+const onPath = (command: string) => spawnSync('sh', ['-c', `command -v ${command}`]).status === 0;
+if (!onPath('pocketsphinx_continuous') || !fs.existsSync('/usr/share/pocketsphinx/model/en-us')) {
+  skipped.push('pocketsphinx: not installed (apt-get install pocketsphinx pocketsphinx-en-us); embedded-recognition tests skip');
+}
+if (!fs.existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium')) {
+  skipped.push('chromium: not installed (apt-get install chromium); browser tests skip');
+}
+for (const line of skipped) say(`# SKIPPING ${line}`);
+if (strict && skipped.length > 0) {
+  say('strict mode: every capability must be present; see scripts/setup.sh');
+  cluster?.stop();
+  process.exit(1);
+}
+
+// 3. The suite.
+const files = process.argv.slice(2);
+const args = [
+  '--test',
+  '--test-reporter=spec',
+  `--test-concurrency=${process.env.TEST_CONCURRENCY ?? '2'}`,
+  '--test-timeout=180000',
+  ...(files.length > 0 ? files : ['test/**/*.test.ts']),
+];
+const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
+let tail = '';
+child.stdout.on('data', (chunk: Buffer) => {
+  process.stdout.write(chunk);
+  tail = (tail + chunk.toString('utf8')).slice(-4000);
+});
+const code: number = await new Promise((resolve) => child.on('close', (status) => resolve(status ?? 1)));
+cluster?.stop();
+
+const skippedTests = Number(/skipped (\d+)/.exec(tail)?.[1] ?? '0');
+if (skipped.length > 0) {
+  say('\nSkipped capabilities on this machine:');
+  for (const line of skipped) say(`  - ${line}`);
+}
+if (strict && skippedTests > 0) {
+  say(`strict mode: ${skippedTests} test(s) were skipped`);
+  process.exit(1);
+}
+process.exit(code);
