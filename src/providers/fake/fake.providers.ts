@@ -1,0 +1,138 @@
+import type { SttProvider, SttStream, SttResult } from '../stt.ts';
+import type { TtsOptions, TtsProvider } from '../tts.ts';
+import type { ChatDelta, ChatRequest, LlmProvider, ChatToolCall } from '../llm.ts';
+import type { VadProvider, VoiceActivityDetector } from '../vad.ts';
+import { ProviderError } from '../errors.ts';
+
+/**
+ * Scripted, instant providers for tests and the benchmark. They do no real speech work but keep
+ * the real contracts (16 kHz PCM, utterance-by-utterance recognition, streamed chat deltas).
+ */
+
+/** Returns the scripted texts in order, one per finalized utterance ('' once the script runs out). */
+export class FakeStt implements SttProvider {
+  readonly id = 'fake';
+  readonly #script: string[];
+  /** Utterances finalized so far, with the number of samples each carried. */
+  readonly utterances: Array<{ samples: number; text: string }> = [];
+  readonly #fail: boolean;
+
+  constructor(script: readonly string[] = [], options: { failOpen?: boolean } = {}) {
+    this.#script = [...script];
+    this.#fail = options.failOpen ?? false;
+  }
+
+  /** Appends texts to the script (e.g. from a test while a call runs). */
+  push(...texts: string[]): void {
+    this.#script.push(...texts);
+  }
+
+  async openStream(): Promise<SttStream> {
+    if (this.#fail) throw new ProviderError('asr', 'fake', 'engine unavailable');
+    let samples = 0;
+    let closed = false;
+    return {
+      write: (pcm: Int16Array) => {
+        if (!closed) samples += pcm.length;
+      },
+      finalize: async (): Promise<SttResult> => {
+        const text = this.#script.shift() ?? '';
+        this.utterances.push({ samples, text });
+        samples = 0;
+        return { text };
+      },
+      close: async () => {
+        closed = true;
+      },
+    };
+  }
+}
+
+/**
+ * Instant synthesis: a quiet 440 Hz tone of `msPerChar` per character (default 60 ms, about
+ * real speaking rate), in 200 ms chunks. `firstChunkDelayMs` simulates engine latency.
+ */
+export class FakeTts implements TtsProvider {
+  readonly id = 'fake';
+  readonly #msPerChar: number;
+  readonly #amplitude: number;
+  readonly texts: string[] = [];
+
+  constructor(options: { msPerChar?: number; amplitude?: number } = {}) {
+    this.#msPerChar = options.msPerChar ?? 60;
+    this.#amplitude = options.amplitude ?? 3000;
+  }
+
+  async *synthesize(text: string, options: TtsOptions = {}): AsyncIterable<Int16Array> {
+    this.texts.push(text);
+    const total = Math.round((text.length * this.#msPerChar * 16000) / 1000);
+    for (let i = 0; i < total; i += 3200) {
+      options.signal?.throwIfAborted();
+      const n = Math.min(3200, total - i);
+      const chunk = new Int16Array(n);
+      for (let j = 0; j < n; j++) chunk[j] = Math.round(this.#amplitude * Math.sin((2 * Math.PI * 440 * (i + j)) / 16000));
+      yield chunk;
+    }
+  }
+}
+
+/** One scripted LLM answer: text (streamed word by word), tool calls, or a function of the request. */
+export type ScriptedAnswer =
+  | string
+  | { text?: string; toolCalls?: Array<{ name: string; arguments?: Record<string, unknown> }> }
+  | ((request: ChatRequest) => string | { text?: string; toolCalls?: Array<{ name: string; arguments?: Record<string, unknown> }> });
+
+/** Answers chat requests from a script, in order; records every request. Throws once exhausted. */
+export class FakeLlm implements LlmProvider {
+  readonly id = 'fake';
+  readonly requests: ChatRequest[] = [];
+  readonly #script: ScriptedAnswer[];
+  #calls = 0;
+
+  constructor(script: readonly ScriptedAnswer[] = []) {
+    this.#script = [...script];
+  }
+
+  push(...answers: ScriptedAnswer[]): void {
+    this.#script.push(...answers);
+  }
+
+  async *chat(request: ChatRequest): AsyncIterable<ChatDelta> {
+    this.requests.push(request);
+    const next = this.#script.shift();
+    if (next === undefined) throw new ProviderError('llm', 'fake', 'script exhausted');
+    const answer = typeof next === 'function' ? next(request) : next;
+    const a = typeof answer === 'string' ? { text: answer } : answer;
+    if (a.text) {
+      for (const piece of a.text.match(/\S+\s*/g) ?? []) {
+        request.signal?.throwIfAborted();
+        yield { type: 'text', text: piece };
+      }
+    }
+    for (const tc of a.toolCalls ?? []) {
+      const call: ChatToolCall = { id: `call_${++this.#calls}`, name: tc.name, arguments: JSON.stringify(tc.arguments ?? {}) };
+      yield { type: 'tool_call', call };
+    }
+    yield { type: 'done', finishReason: a.toolCalls?.length ? 'tool_calls' : 'stop' };
+  }
+}
+
+/** Energy VAD for tests: speech when the frame's RMS exceeds `threshold` (default 500). */
+export class EnergyVad implements VadProvider {
+  readonly id = 'energy';
+  readonly #threshold: number;
+  constructor(threshold = 500) {
+    this.#threshold = threshold;
+  }
+  async create(): Promise<VoiceActivityDetector> {
+    const threshold = this.#threshold;
+    return {
+      isSpeech(frame: Int16Array): boolean {
+        let sum = 0;
+        for (const s of frame) sum += s * s;
+        return Math.sqrt(sum / Math.max(1, frame.length)) > threshold;
+      },
+      close() {},
+    };
+  }
+}

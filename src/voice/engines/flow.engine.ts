@@ -1,0 +1,315 @@
+import type { ChatMessage, LlmProvider } from '../../providers/llm.ts';
+import { chatText } from '../../providers/llm.ts';
+import { extractVariable, words } from './extract.ts';
+import { renderTemplate, resolveVariables } from './variables.ts';
+import {
+  EngineError,
+  type CallVariables,
+  type ConversationFlow,
+  type EngineOutcome,
+  type EngineOutput,
+  type Equation,
+  type FlowEdge,
+  type FlowNode,
+  type FlowTools,
+  type ResponseEngine,
+} from './types.ts';
+
+/** Node hops allowed within one agent turn (tool nodes chain without waiting); guards loops. */
+const MAX_HOPS_PER_TURN = 16;
+const SPOKEN_STYLE =
+  'You are speaking on a phone call. Reply with one to three short spoken sentences: no lists, no markdown, no emojis.';
+
+/**
+ * Names the first node or edge that needs an LLM (a prompt instruction or a prompt transition),
+ * or null when the flow runs on the embedded engine alone. create-web-call uses it to refuse a
+ * flow the server cannot run.
+ */
+export function flowNeedsLlm(flow: ConversationFlow): string | null {
+  for (const node of flow.nodes) {
+    if (node.instruction?.type === 'prompt') return `node ${node.id} (prompt instruction)`;
+    for (const edge of node.edges ?? []) {
+      if (edge.transition_condition.type === 'prompt') return `edge ${edge.id} of node ${node.id} (prompt transition)`;
+    }
+  }
+  return null;
+}
+
+export interface FlowEngineOptions {
+  flow: ConversationFlow;
+  /** Needed only for prompt instructions and prompt transitions (see flowNeedsLlm). */
+  llm?: LlmProvider;
+  /** Lead / ticket creation for create_lead and create_ticket nodes. */
+  tools?: FlowTools;
+  /** Call-level variables, read on every turn (so update-call overrides apply from the next turn). */
+  variables?: () => CallVariables;
+  /** current_node_id of create-web-call; default flow.start_node_id. */
+  startNodeId?: string;
+  /** Reports tool failures (the flow continues); optional. */
+  onToolError?: (nodeId: string, error: unknown) => void;
+}
+
+/**
+ * Conversation-flow engine. Entering a node speaks its instruction (static text, or LLM output for
+ * prompt instructions); tool nodes run their tool and move on at once; conversation nodes wait
+ * for the user, extract variables, then take the first matching edge in order (keyword,
+ * equation, prompt), with `always` as the else edge; with no match the node re-speaks (static)
+ * or lets the LLM answer (prompt). End nodes speak, then hang up.
+ */
+export class FlowEngine implements ResponseEngine {
+  readonly #flow: ConversationFlow;
+  readonly #nodes: Map<string, FlowNode>;
+  readonly #llm: LlmProvider | undefined;
+  readonly #tools: FlowTools | undefined;
+  readonly #callVariables: () => CallVariables;
+  readonly #onToolError: ((nodeId: string, error: unknown) => void) | undefined;
+  #current: FlowNode;
+  #extracted: Record<string, string> = {};
+  #names = new Set<string>();
+  #history: ChatMessage[] = [];
+  #reachedEnd = false;
+
+  constructor(options: FlowEngineOptions) {
+    this.#flow = options.flow;
+    this.#nodes = new Map(options.flow.nodes.map((n) => [n.id, n]));
+    this.#llm = options.llm;
+    this.#tools = options.tools;
+    this.#callVariables = options.variables ?? (() => ({}));
+    this.#onToolError = options.onToolError;
+    const startId = options.startNodeId ?? options.flow.start_node_id;
+    const start = this.#nodes.get(startId);
+    if (!start) throw new EngineError('error_config', `flow has no node ${startId}`);
+    this.#current = start;
+  }
+
+  /** Id of the node the conversation is at. */
+  get currentNodeId(): string {
+    return this.#current.id;
+  }
+
+  /** All variables as the next turn will see them. */
+  variables(): Record<string, string> {
+    return resolveVariables(this.#flow.default_dynamic_variables, this.#callVariables(), this.#extracted);
+  }
+
+  outcome(): EngineOutcome {
+    return { reachedEnd: this.#reachedEnd, variables: { ...this.#extracted }, names: [...this.#names], position: this.#current.id };
+  }
+
+  async *begin(signal: AbortSignal): AsyncIterable<EngineOutput> {
+    yield* this.#enter(this.#current, signal, 0);
+  }
+
+  async *respond(userText: string, signal: AbortSignal): AsyncIterable<EngineOutput> {
+    this.#history.push({ role: 'user', content: userText });
+    const node = this.#current;
+    if (node.type === 'end' || this.#reachedEnd) return;
+    for (const v of node.extract_variables ?? []) {
+      const value = extractVariable(v.type, userText);
+      if (value === undefined) continue;
+      this.#extracted[v.name] = value;
+      if (v.type === 'name') this.#names.add(value);
+    }
+    const next = await this.#chooseEdge(node, userText, signal);
+    if (next) {
+      yield* this.#enter(next, signal, 0);
+      return;
+    }
+    // No transition: a prompt node lets the LLM answer within the node; a static node re-speaks.
+    yield* this.#speakInstruction(node, signal);
+  }
+
+  agentSpoke(text: string, cutOff: boolean): void {
+    if (!text) return;
+    this.#history.push({ role: 'assistant', content: cutOff ? `${text} [interrupted]` : text });
+  }
+
+  async *#enter(node: FlowNode, signal: AbortSignal, hops: number): AsyncIterable<EngineOutput> {
+    if (hops > MAX_HOPS_PER_TURN) throw new EngineError('error_config', 'flow loops between nodes without waiting for the user');
+    this.#current = node;
+    yield* this.#speakInstruction(node, signal);
+    if (node.type === 'end') {
+      this.#reachedEnd = true;
+      yield { type: 'hangup', reason: 'agent_hangup' };
+      return;
+    }
+    if (node.type === 'create_lead' || node.type === 'create_ticket') {
+      await this.#runTool(node);
+      signal.throwIfAborted();
+      const next = await this.#chooseEdge(node, '', signal);
+      if (next) yield* this.#enter(next, signal, hops + 1);
+    }
+  }
+
+  async *#speakInstruction(node: FlowNode, signal: AbortSignal): AsyncIterable<EngineOutput> {
+    const ins = node.instruction;
+    if (!ins || !ins.text.trim()) return;
+    const vars = this.variables();
+    if (ins.type === 'static_text') {
+      const text = renderTemplate(ins.text, vars).trim();
+      if (text) yield { type: 'text', text };
+      return;
+    }
+    const llm = this.#requireLlm(`node ${node.id} has a prompt instruction`);
+    const system = [renderTemplate(this.#flow.global_prompt ?? '', vars), `Current step: ${renderTemplate(ins.text, vars)}`, SPOKEN_STYLE]
+      .filter(Boolean)
+      .join('\n\n');
+    try {
+      for await (const d of llm.chat({
+        messages: [{ role: 'system', content: system }, ...this.#history],
+        ...(this.#flow.model ? { model: this.#flow.model } : {}),
+        ...(this.#flow.model_temperature !== undefined ? { temperature: this.#flow.model_temperature } : {}),
+        signal,
+      })) {
+        if (d.type === 'text' && d.text) yield { type: 'text', text: d.text };
+      }
+    } catch (e) {
+      if (signal.aborted) throw e;
+      throw new EngineError('error_llm', 'LLM failed while speaking a prompt node', e);
+    }
+  }
+
+  async #runTool(node: FlowNode): Promise<void> {
+    const vars = this.variables();
+    try {
+      if (node.type === 'create_lead') {
+        const t = node.lead ?? {};
+        const fields = {
+          name: renderTemplate(t.name ?? '{{name}}', vars),
+          phone: renderTemplate(t.phone ?? '{{phone}}', vars),
+          ...(t.email !== undefined || vars['email'] ? { email: renderTemplate(t.email ?? '{{email}}', vars) } : {}),
+          ...(t.notes !== undefined ? { notes: renderTemplate(t.notes, vars) } : {}),
+        };
+        await this.#tools?.createLead(fields);
+      } else {
+        const t = node.ticket ?? {};
+        const fields = {
+          subject: renderTemplate(t.subject ?? node.name ?? 'Support request', vars),
+          description: renderTemplate(t.description ?? this.#lastUserText(), vars),
+          ...(t.priority !== undefined ? { priority: renderTemplate(t.priority, vars) } : {}),
+        };
+        await this.#tools?.createTicket(fields);
+      }
+    } catch (e) {
+      // A failed lead must not end the conversation; the flow continues and the failure is reported.
+      this.#onToolError?.(node.id, e);
+    }
+  }
+
+  #lastUserText(): string {
+    for (let i = this.#history.length - 1; i >= 0; i--) {
+      const m = this.#history[i];
+      if (m?.role === 'user') return m.content;
+    }
+    return '';
+  }
+
+  async #chooseEdge(node: FlowNode, userText: string, signal: AbortSignal): Promise<FlowNode | undefined> {
+    const edges = node.edges ?? [];
+    const vars = this.variables();
+    let promptVerdict: FlowEdge | null | undefined; // undefined = not asked yet
+    for (const edge of edges) {
+      const c = edge.transition_condition;
+      let hit = false;
+      if (c.type === 'keyword') hit = keywordMatch(c.keywords, userText);
+      else if (c.type === 'equation') hit = equationsHold(c.equations, c.operator, vars);
+      else if (c.type === 'prompt') {
+        if (promptVerdict === undefined) promptVerdict = await this.#askPromptEdges(node, edges, signal);
+        hit = promptVerdict === edge;
+      }
+      if (hit) return this.#destination(edge);
+    }
+    const always = edges.find((e) => e.transition_condition.type === 'always');
+    return always ? this.#destination(always) : undefined;
+  }
+
+  #destination(edge: FlowEdge): FlowNode {
+    const n = this.#nodes.get(edge.destination_node_id);
+    if (!n) throw new EngineError('error_config', `edge ${edge.id} points to missing node ${edge.destination_node_id}`);
+    return n;
+  }
+
+  /** One LLM call judges every prompt edge of the node; returns the first that holds, or null. */
+  async #askPromptEdges(node: FlowNode, edges: readonly FlowEdge[], signal: AbortSignal): Promise<FlowEdge | null> {
+    const promptEdges = edges.filter((e) => e.transition_condition.type === 'prompt');
+    const llm = this.#requireLlm(`node ${node.id} has prompt transitions`);
+    const vars = this.variables();
+    const list = promptEdges
+      .map((e, i) => `${i + 1}. ${renderTemplate(e.transition_condition.type === 'prompt' ? e.transition_condition.prompt : '', vars)}`)
+      .join('\n');
+    const transcript = this.#history.slice(-12).map((m) => `${m.role}: ${m.role === 'assistant' || m.role === 'user' ? m.content : ''}`).join('\n');
+    let answer: string;
+    try {
+      answer = await chatText(llm, {
+        messages: [
+          { role: 'system', content: 'You route a phone conversation. Given the conversation so far, answer with only the number of the first condition that is true, or 0 if none is.' },
+          { role: 'user', content: `Conversation:\n${transcript}\n\nConditions:\n${list}\n\nAnswer with one number.` },
+        ],
+        ...(this.#flow.model ? { model: this.#flow.model } : {}),
+        temperature: 0,
+        signal,
+      });
+    } catch (e) {
+      if (signal.aborted) throw e;
+      throw new EngineError('error_llm', 'LLM failed while judging a prompt transition', e);
+    }
+    const n = Number(/\d+/.exec(answer)?.[0] ?? '0');
+    return promptEdges[n - 1] ?? null;
+  }
+
+  #requireLlm(why: string): LlmProvider {
+    if (!this.#llm) throw new EngineError('error_llm', `no LLM is configured but ${why}`);
+    return this.#llm;
+  }
+}
+
+/** Whole-word (or whole-phrase), case-insensitive keyword match. */
+export function keywordMatch(keywords: readonly string[], text: string): boolean {
+  const hay = ` ${words(text).join(' ')} `;
+  return keywords.some((k) => {
+    const needle = words(k).join(' ');
+    return needle.length > 0 && hay.includes(` ${needle} `);
+  });
+}
+
+/** Evaluates equations joined by && or ||; `left`/`right` may hold {{var}} or a bare variable name. */
+export function equationsHold(equations: readonly Equation[], op: '&&' | '||', vars: Readonly<Record<string, string>>): boolean {
+  if (equations.length === 0) return false;
+  const results = equations.map((e) => equationHolds(e, vars));
+  return op === '&&' ? results.every(Boolean) : results.some(Boolean);
+}
+
+function operand(raw: string | undefined, vars: Readonly<Record<string, string>>): string {
+  if (raw === undefined) return '';
+  if (raw.includes('{{')) return renderTemplate(raw, vars).trim();
+  const bare = raw.trim();
+  return /^[A-Za-z_][A-Za-z0-9_.-]*$/.test(bare) && vars[bare] !== undefined ? (vars[bare] ?? '') : bare;
+}
+
+function equationHolds(e: Equation, vars: Readonly<Record<string, string>>): boolean {
+  const left = operand(e.left, vars);
+  if (e.operator === 'exists') return left !== '';
+  if (e.operator === 'not_exists') return left === '';
+  const right = operand(e.right, vars);
+  const ln = Number(left);
+  const rn = Number(right);
+  const numeric = left !== '' && right !== '' && Number.isFinite(ln) && Number.isFinite(rn);
+  switch (e.operator) {
+    case '==':
+      return numeric ? ln === rn : left.toLowerCase() === right.toLowerCase();
+    case '!=':
+      return numeric ? ln !== rn : left.toLowerCase() !== right.toLowerCase();
+    case '>':
+      return numeric && ln > rn;
+    case '>=':
+      return numeric && ln >= rn;
+    case '<':
+      return numeric && ln < rn;
+    case '<=':
+      return numeric && ln <= rn;
+    case 'contains':
+      return left.toLowerCase().includes(right.toLowerCase());
+    case 'not_contains':
+      return !left.toLowerCase().includes(right.toLowerCase());
+  }
+}
