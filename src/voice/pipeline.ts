@@ -1,0 +1,494 @@
+import type { SttProvider, SttStream } from '../providers/stt.ts';
+import type { TtsProvider } from '../providers/tts.ts';
+import type { VadProvider, VoiceActivityDetector } from '../providers/vad.ts';
+import { ProviderError, isAbortError } from '../providers/errors.ts';
+import { Channel } from './channel.ts';
+import { FRAME_MS, Framer, bytesToSamples, type AudioFrame } from './frames.ts';
+import { EngineError, type ResponseEngine } from './engines/types.ts';
+import type { Utterance } from './transcript.ts';
+import type { TurnLatency } from './latency.ts';
+import { vadStage } from './stages/vad.stage.ts';
+import { turnStage } from './stages/turn.stage.ts';
+import { sttStage, type SettledTranscript } from './stages/stt.stage.ts';
+import { sentenceStage } from './stages/engine.stage.ts';
+import { ttsStage } from './stages/tts.stage.ts';
+
+export type FailureReason = 'error_asr' | 'error_llm' | 'error_tts';
+export type HangupReason = 'agent_hangup' | FailureReason;
+
+/** Events of a VoicePipeline; listeners are called synchronously, in order of registration. */
+export interface PipelineEvents {
+  /** One 20 ms frame (320 samples, 16 kHz mono) of agent speech, paced at real time plus `outputLeadMs`. */
+  agent_audio: (pcm: Int16Array) => void;
+  agent_start_talking: () => void;
+  /** `interrupted`: the user barged in; a transport should drop any agent audio it still buffers. */
+  agent_stop_talking: (info: { interrupted: boolean }) => void;
+  user_start_talking: () => void;
+  /** The whole transcript so far (a new array each time). */
+  transcript_update: (transcript: readonly Utterance[]) => void;
+  /** The call should end now; emitted once. Errors are preceded by an `error` event. */
+  hangup: (info: { reason: HangupReason }) => void;
+  error: (info: { reason: FailureReason; message: string }) => void;
+  /** One record per agent reply that produced audio. */
+  latency: (record: TurnLatency) => void;
+}
+
+export interface VoicePipelineOptions {
+  stt: SttProvider;
+  tts: TtsProvider;
+  vad: VadProvider;
+  engine: ResponseEngine;
+  /** TTS voice; default the provider's default (flite-kal16). */
+  voiceId?: string;
+  /**
+   * 0..1, default 1. How readily the user's speech interrupts the agent: 1 needs 60 ms of speech,
+   * 0.5 about 280 ms, 0 never interrupts.
+   */
+  interruptionSensitivity?: number;
+  /** Who speaks first; default 'agent'. */
+  startSpeaker?: 'agent' | 'user';
+  /** With startSpeaker 'user': the agent begins after this much user silence, ms; default: never. */
+  beginAfterUserSilenceMs?: number;
+  /** Silence that ends the user's turn, ms; default 500. */
+  endpointingMs?: number;
+  /** WebRTC VAD aggressiveness 0..3; default 2. */
+  vadAggressiveness?: 0 | 1 | 2 | 3;
+  /** Monotonic milliseconds; default performance.now. Tests inject a manual clock. */
+  now?: () => number;
+  /**
+   * Run a 10 ms timer that paces agent audio; default true. With false, output is paced only
+   * when pushAudio() is called (lock-step: tests and transports that feed audio continuously).
+   */
+  timers?: boolean;
+  /** How far agent audio may run ahead of real time, ms; default 80. Bounds barge-in latency. */
+  outputLeadMs?: number;
+  /** Input frames queued before the oldest are dropped; default 50 (1 s). */
+  inputQueueFrames?: number;
+  /** Agent frames synthesized ahead of playback before synthesis waits; default 1500 (30 s). */
+  outputQueueFrames?: number;
+}
+
+type Job =
+  | { kind: 'begin' }
+  | { kind: 'turn'; startMs: number; endMs: number; speechEndAt: number; transcript: Promise<SettledTranscript>; backchannel: boolean };
+
+interface OutFrame {
+  pcm: Int16Array;
+  sentence: number;
+}
+
+interface Reply {
+  ctrl: AbortController;
+  sentences: string[];
+  /** Frames queued per sentence / sent per sentence. */
+  queued: number[];
+  sent: number[];
+  synthesisDone: boolean;
+  cutOff: boolean;
+  startedAt: number | undefined;
+  startMs: number;
+  drained: () => void;
+  firstFrameSent: boolean;
+}
+
+/** Speech needed to interrupt the agent, ms, for a sensitivity in 0..1 (Infinity at 0). */
+export function bargeInThresholdMs(sensitivity: number): number {
+  const s = Math.min(1, Math.max(0, sensitivity));
+  if (s === 0) return Number.POSITIVE_INFINITY;
+  return Math.round((60 + (1 - s) * 440) / FRAME_MS) * FRAME_MS;
+}
+
+/**
+ * The voice pipeline of one call, with no I/O of its own: feed it the user's audio (16 kHz,
+ * 16-bit LE mono, any chunk size) with pushAudio(); it emits the agent's audio and the call's
+ * events. Stages: VAD -> turn detection -> recognition -> response engine -> synthesis ->
+ * paced output. Construct, register listeners, `await start()`, and `close()` when the call ends.
+ */
+export class VoicePipeline {
+  readonly #o: Required<Pick<VoicePipelineOptions, 'interruptionSensitivity' | 'startSpeaker' | 'endpointingMs' | 'timers' | 'outputLeadMs'>> & VoicePipelineOptions;
+  readonly #now: () => number;
+  readonly #listeners: { [K in keyof PipelineEvents]?: Array<PipelineEvents[K]> } = {};
+  readonly #ctrl = new AbortController();
+  readonly #input: Channel<AudioFrame>;
+  readonly #output: Channel<OutFrame>;
+  readonly #jobs = new Channel<Job>({ capacity: 16, overflow: 'drop_oldest' });
+  readonly #framer = new Framer();
+  readonly #transcript: Utterance[] = [];
+  readonly #latencies: TurnLatency[] = [];
+  readonly #bargeInMs: number;
+  #t0 = 0;
+  #inputFrames = 0;
+  #stt: SttStream | undefined;
+  #vad: VoiceActivityDetector | undefined;
+  #tasks: Promise<void>[] = [];
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #started = false;
+  #ended = false;
+  #closed = false;
+  #begun = false;
+  #userHasSpoken = false;
+  #reply: Reply | undefined;
+  #speaking = false;
+  #talkStart = 0;
+  #sentMs = 0;
+  /** Clock time of the last voiced user frame processed. */
+  #lastVoicedAt = 0;
+  /** The open user segment started while the agent was busy and has not (yet) interrupted it. */
+  #segmentOverAgent = false;
+  #segmentInterrupted = false;
+
+  constructor(options: VoicePipelineOptions) {
+    this.#o = {
+      interruptionSensitivity: 1,
+      startSpeaker: 'agent',
+      endpointingMs: 500,
+      timers: true,
+      outputLeadMs: 80,
+      ...options,
+    };
+    this.#now = options.now ?? (() => performance.now());
+    this.#input = new Channel({ capacity: options.inputQueueFrames ?? 50, overflow: 'drop_oldest' });
+    this.#output = new Channel({ capacity: options.outputQueueFrames ?? 1500, overflow: 'block' });
+    this.#bargeInMs = bargeInThresholdMs(this.#o.interruptionSensitivity);
+  }
+
+  on<K extends keyof PipelineEvents>(event: K, listener: PipelineEvents[K]): this {
+    const list = (this.#listeners[event] ??= []) as Array<PipelineEvents[K]>;
+    list.push(listener);
+    return this;
+  }
+
+  #emit<K extends keyof PipelineEvents>(event: K, ...args: Parameters<PipelineEvents[K]>): void {
+    for (const l of (this.#listeners[event] ?? []) as Array<(...a: Parameters<PipelineEvents[K]>) => void>) l(...args);
+  }
+
+  /** Utterances so far (a copy). */
+  transcript(): Utterance[] {
+    return this.#transcript.map((u) => ({ ...u }));
+  }
+
+  /** Latency records so far (a copy). */
+  latencies(): TurnLatency[] {
+    return [...this.#latencies];
+  }
+
+  /** True once `hangup` has been emitted. */
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  /** ms since start() on the pipeline clock. */
+  elapsedMs(): number {
+    return this.#now() - this.#t0;
+  }
+
+  /**
+   * Opens the recogniser and VAD and, with startSpeaker 'agent', starts the opening message.
+   * Never throws: a missing engine ends the call with `error` + `hangup` events instead.
+   */
+  async start(): Promise<void> {
+    if (this.#started) return;
+    this.#started = true;
+    this.#t0 = this.#now();
+    try {
+      this.#vad = await this.#o.vad.create({ aggressiveness: this.#o.vadAggressiveness ?? 2 });
+      this.#stt = await this.#o.stt.openStream({ signal: this.#ctrl.signal });
+    } catch (e) {
+      this.#fail('error_asr', e);
+      return;
+    }
+    if (this.#closed) return;
+    this.#tasks.push(this.#listenLoop(this.#stt, this.#vad), this.#respondLoop());
+    if (this.#o.timers) this.#timer = setInterval(() => this.#pace(), 10);
+    if (this.#o.startSpeaker === 'agent') this.#beginOnce();
+  }
+
+  /** Feeds user audio: 16 kHz 16-bit LE mono, any length. Drops the oldest audio when 1 s behind. */
+  pushAudio(chunk: Int16Array | Uint8Array): void {
+    if (this.#ended || this.#closed) return;
+    const pcm = chunk instanceof Int16Array ? chunk : bytesToSamples(chunk);
+    for (const f of this.#framer.push(pcm)) {
+      void this.#input.push({ pcm: f, offsetMs: this.#inputFrames++ * FRAME_MS });
+    }
+    this.#pace();
+  }
+
+  /** Idempotent: stops every task and releases the call's recogniser stream and VAD. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#ctrl.abort();
+    this.#reply?.ctrl.abort();
+    this.#input.close();
+    this.#jobs.close();
+    this.#output.close();
+    this.#output.clear();
+    this.#reply?.drained();
+    await Promise.allSettled(this.#tasks);
+    await this.#stt?.close();
+    this.#vad?.close();
+  }
+
+  #beginOnce(): void {
+    if (this.#begun) return;
+    this.#begun = true;
+    void this.#jobs.push({ kind: 'begin' });
+  }
+
+  async #listenLoop(stt: SttStream, vad: VoiceActivityDetector): Promise<void> {
+    const signal = this.#ctrl.signal;
+    try {
+      const events = sttStage(turnStage(vadStage(this.#input, vad, signal), { endpointingMs: this.#o.endpointingMs }, signal), stt, signal, this.#now);
+      for await (const ev of events) {
+        if (this.#ended) return;
+        switch (ev.type) {
+          case 'silence':
+            this.#maybeBeginAfterSilence(ev.frame.offsetMs + FRAME_MS);
+            break;
+          case 'speech_start':
+            this.#userHasSpoken = true;
+            this.#segmentOverAgent = this.#reply !== undefined;
+            this.#segmentInterrupted = false;
+            this.#emit('user_start_talking');
+            break;
+          case 'speech':
+            if (ev.frame.speech) this.#lastVoicedAt = this.#now();
+            if (this.#reply && ev.voicedMs >= this.#bargeInMs) {
+              this.#interrupt();
+              this.#segmentInterrupted = true;
+            }
+            break;
+          case 'user_turn': {
+            const backchannel = this.#segmentOverAgent && !this.#segmentInterrupted;
+            void this.#jobs.push({ kind: 'turn', startMs: ev.startMs, endMs: ev.endMs, speechEndAt: this.#lastVoicedAt, transcript: ev.transcript, backchannel });
+            break;
+          }
+        }
+      }
+    } catch (e) {
+      if (!signal.aborted) this.#fail('error_asr', e);
+    }
+  }
+
+  #maybeBeginAfterSilence(audioMs: number): void {
+    const after = this.#o.beginAfterUserSilenceMs;
+    if (this.#begun || this.#userHasSpoken || after === undefined || this.#o.startSpeaker !== 'user') return;
+    if (audioMs >= after) this.#beginOnce();
+  }
+
+  async #respondLoop(): Promise<void> {
+    for await (const job of this.#jobs) {
+      if (this.#ended || this.#closed) return;
+      if (job.kind === 'begin') {
+        await this.#runReply(undefined, undefined);
+        continue;
+      }
+      const settled = await job.transcript;
+      if (this.#closed) return;
+      if (!settled.ok) {
+        if (isAbortError(settled.error)) return;
+        this.#fail('error_asr', settled.error);
+        return;
+      }
+      const text = settled.result.text.trim();
+      if (!text) continue;
+      this.#begun = true;
+      this.#addUtterance({ role: 'user', text, startMs: job.startMs, endMs: job.endMs });
+      // Speech over the agent that did not interrupt it (too short for the sensitivity) is kept in
+      // the transcript but not answered.
+      if (job.backchannel) continue;
+      await this.#runReply(text, { speechEndAt: job.speechEndAt, transcriptAt: settled.atMs });
+    }
+  }
+
+  async #runReply(userText: string | undefined, turn: { speechEndAt: number; transcriptAt: number } | undefined): Promise<void> {
+    const ctrl = new AbortController();
+    const signal = AbortSignal.any([ctrl.signal, this.#ctrl.signal]);
+    let drained!: () => void;
+    const drainedP = new Promise<void>((r) => (drained = r));
+    const reply: Reply = {
+      ctrl, sentences: [], queued: [], sent: [], synthesisDone: false, cutOff: false,
+      startedAt: undefined, startMs: 0, drained, firstFrameSent: false,
+    };
+    this.#reply = reply;
+    const engineStart = this.#now();
+    const marks: { firstText?: number; synthStart?: number; firstAudio?: number } = {};
+    const lat: TurnLatency | undefined = turn
+      ? { e2eMs: 0, asrMs: Math.max(0, turn.transcriptAt - turn.speechEndAt), llmMs: 0, ttsMs: 0 }
+      : undefined;
+    let hangup = false;
+    const framer = new Framer();
+    try {
+      const outputs = userText === undefined ? this.#o.engine.begin(signal) : this.#o.engine.respond(userText, signal);
+      const pieces = sentenceStage(outputs, () => (marks.firstText = this.#now()));
+      const audio = ttsStage(pieces, this.#o.tts, {
+        ...(this.#o.voiceId ? { voiceId: this.#o.voiceId } : {}),
+        signal,
+        onSynthesisStart: () => (marks.synthStart = this.#now()),
+        onFirstAudio: () => (marks.firstAudio = this.#now()),
+      });
+      for await (const ev of audio) {
+        if (signal.aborted) break;
+        if (ev.type === 'hangup') hangup = true;
+        else if (ev.type === 'sentence_start') {
+          reply.sentences[ev.index] = ev.text;
+          reply.queued[ev.index] = 0;
+          reply.sent[ev.index] = 0;
+        } else {
+          for (const pcm of framer.push(ev.pcm)) {
+            reply.queued[ev.index] = (reply.queued[ev.index] ?? 0) + 1;
+            await this.#output.push({ pcm, sentence: ev.index });
+            this.#pace();
+          }
+        }
+      }
+      for (const pcm of framer.flush()) {
+        const last = reply.sentences.length - 1;
+        reply.queued[last] = (reply.queued[last] ?? 0) + 1;
+        await this.#output.push({ pcm, sentence: last });
+      }
+    } catch (e) {
+      if (!signal.aborted && !isAbortError(e)) {
+        this.#fail(failureReason(e), e);
+        return;
+      }
+    }
+    reply.synthesisDone = true;
+    this.#pace();
+    if (!reply.cutOff && !this.#closed) {
+      if (reply.queued.some((n) => n > 0)) await drainedP;
+      else drained();
+    }
+    if (this.#reply === reply) this.#reply = undefined;
+    if (this.#closed) return;
+    const heard = heardText(reply);
+    if (heard) {
+      this.#o.engine.agentSpoke(heard, reply.cutOff);
+      this.#addUtterance({
+        role: 'agent',
+        text: heard,
+        startMs: reply.startMs,
+        endMs: this.elapsedMs(),
+        ...(reply.cutOff ? { cutOff: true } : {}),
+      });
+    }
+    if (lat && reply.startedAt !== undefined && turn) {
+      lat.e2eMs = Math.max(0, reply.startedAt - turn.speechEndAt);
+      lat.llmMs = marks.firstText !== undefined ? Math.max(0, marks.firstText - engineStart) : 0;
+      lat.ttsMs = marks.firstAudio !== undefined && marks.synthStart !== undefined ? Math.max(0, marks.firstAudio - marks.synthStart) : 0;
+      this.#latencies.push(lat);
+      this.#emit('latency', { ...lat });
+    }
+    if (hangup) this.#end('agent_hangup');
+  }
+
+  /** Sends agent frames up to real time + lead; called by the timer and on every pushAudio. */
+  #pace(): void {
+    const reply = this.#reply;
+    if (!reply || this.#closed) return;
+    const now = this.#now();
+    if (!this.#speaking) {
+      if (this.#output.size === 0) {
+        if (reply.synthesisDone) reply.drained();
+        return;
+      }
+      this.#speaking = true;
+      this.#talkStart = now;
+      this.#sentMs = 0;
+      reply.startedAt = now;
+      reply.startMs = now - this.#t0;
+      this.#emit('agent_start_talking');
+    }
+    while (this.#sentMs < now - this.#talkStart + this.#o.outputLeadMs) {
+      const f = this.#output.tryShift();
+      if (!f) break;
+      reply.sent[f.sentence] = (reply.sent[f.sentence] ?? 0) + 1;
+      this.#sentMs += FRAME_MS;
+      this.#emit('agent_audio', f.pcm);
+      if (this.#reply !== reply) return; // a listener closed or interrupted the call
+    }
+    if (this.#output.size === 0) {
+      if (reply.synthesisDone) {
+        // Wait for the last frame to be played out (by real time) before saying we stopped.
+        if (now - this.#talkStart >= this.#sentMs - this.#o.outputLeadMs) {
+          this.#speaking = false;
+          this.#emit('agent_stop_talking', { interrupted: false });
+          reply.drained();
+        }
+      } else {
+        // Underrun (synthesis slower than playback): do not build up a debt to burst out later.
+        this.#talkStart = Math.max(this.#talkStart, now - this.#sentMs);
+      }
+    }
+  }
+
+  #interrupt(): void {
+    const reply = this.#reply;
+    if (!reply || reply.cutOff) return;
+    reply.cutOff = true;
+    reply.ctrl.abort();
+    this.#output.clear();
+    if (this.#speaking) {
+      this.#speaking = false;
+      this.#emit('agent_stop_talking', { interrupted: true });
+    }
+    reply.drained();
+  }
+
+  #addUtterance(u: Utterance): void {
+    // Keep start order: a user utterance can be recognised while an earlier agent reply still plays.
+    let i = this.#transcript.length;
+    while (i > 0 && (this.#transcript[i - 1]?.startMs ?? 0) > u.startMs) i--;
+    this.#transcript.splice(i, 0, u);
+    this.#emit('transcript_update', this.transcript());
+  }
+
+  #fail(reason: FailureReason, e: unknown): void {
+    if (this.#ended) return;
+    const message = e instanceof Error ? e.message : String(e);
+    this.#emit('error', { reason, message });
+    this.#end(reason);
+  }
+
+  #end(reason: HangupReason): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    if (this.#speaking) {
+      this.#speaking = false;
+      this.#emit('agent_stop_talking', { interrupted: false });
+    }
+    this.#emit('hangup', { reason });
+    // Stop work but leave close() (and the release of resources) to the owner of the call.
+    this.#reply?.ctrl.abort();
+    this.#input.close();
+    this.#jobs.close();
+  }
+}
+
+function failureReason(e: unknown): FailureReason {
+  if (e instanceof EngineError) return 'error_llm';
+  if (e instanceof ProviderError) return e.kind === 'asr' ? 'error_asr' : e.kind === 'llm' ? 'error_llm' : 'error_tts';
+  return 'error_tts';
+}
+
+/** What the user heard: whole sentences played, plus the played share of the sentence cut. */
+function heardText(r: Reply): string {
+  if (!r.cutOff) return r.sentences.filter(Boolean).join(' ').trim();
+  const parts: string[] = [];
+  for (let i = 0; i < r.sentences.length; i++) {
+    const text = r.sentences[i] ?? '';
+    const queued = r.queued[i] ?? 0;
+    const sent = r.sent[i] ?? 0;
+    if (sent === 0) break;
+    if (sent >= queued && i < r.sentences.length - 1) {
+      parts.push(text);
+      continue;
+    }
+    const ws = text.split(/\s+/).filter(Boolean);
+    const n = Math.max(1, Math.floor((ws.length * sent) / Math.max(queued, 1)));
+    parts.push(ws.slice(0, n).join(' '));
+    break;
+  }
+  return parts.join(' ').trim();
+}

@@ -1,0 +1,64 @@
+import type { EngineOutput } from '../engines/types.ts';
+
+export type SpeechPiece = { type: 'sentence'; text: string } | { type: 'hangup'; reason: 'agent_hangup' };
+
+/** Soft and hard limits for cutting streamed text into pieces worth synthesizing. */
+const FIRST_CLAUSE_CHARS = 24;
+const CLAUSE_CHARS = 80;
+const HARD_CHARS = 220;
+
+/**
+ * Groups the engine's streamed text into sentences (clauses early on, to get audio out sooner),
+ * and calls `onFirstText` when the first text arrives (LLM time to first token).
+ */
+export async function* sentenceStage(outputs: AsyncIterable<EngineOutput>, onFirstText?: () => void): AsyncIterable<SpeechPiece> {
+  let buf = '';
+  let first = true;
+  let emitted = 0;
+  const take = function* (final: boolean): Generator<SpeechPiece> {
+    for (;;) {
+      const cut = findCut(buf, emitted === 0, final);
+      if (cut <= 0) return;
+      const text = buf.slice(0, cut).trim();
+      buf = buf.slice(cut);
+      if (text) {
+        emitted++;
+        yield { type: 'sentence', text };
+      }
+    }
+  };
+  for await (const o of outputs) {
+    if (o.type === 'text') {
+      if (first && o.text) {
+        first = false;
+        onFirstText?.();
+      }
+      // Separate consecutive whole messages (static texts) that do not end in whitespace.
+      buf += buf && !/\s$/.test(buf) && o.text && !/^\s/.test(o.text) && /[.!?]$/.test(buf) ? ` ${o.text}` : o.text;
+      yield* take(false);
+    } else {
+      yield* take(true);
+      yield o;
+    }
+  }
+  yield* take(true);
+}
+
+function findCut(buf: string, firstPiece: boolean, final: boolean): number {
+  const sentence = /[.!?]+["')\]]?(\s+)/g;
+  const m = sentence.exec(buf);
+  if (m) return m.index + m[0].length;
+  if (final) return buf.trim() ? buf.length : buf.length > 0 ? buf.length : 0;
+  const clauseLimit = firstPiece ? FIRST_CLAUSE_CHARS : CLAUSE_CHARS;
+  if (buf.length >= clauseLimit) {
+    const clause = /[,;:]\s+/g;
+    let last = -1;
+    for (let c = clause.exec(buf); c; c = clause.exec(buf)) last = c.index + c[0].length;
+    if (last > 0) return last;
+  }
+  if (buf.length >= HARD_CHARS) {
+    const sp = buf.lastIndexOf(' ', HARD_CHARS);
+    return sp > 0 ? sp + 1 : HARD_CHARS;
+  }
+  return 0;
+}

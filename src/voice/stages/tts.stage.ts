@@ -1,0 +1,38 @@
+import type { TtsProvider } from '../../providers/tts.ts';
+import type { SpeechPiece } from './engine.stage.ts';
+
+export type TtsEvent =
+  | { type: 'sentence_start'; index: number; text: string }
+  | { type: 'audio'; index: number; pcm: Int16Array }
+  | { type: 'hangup'; reason: 'agent_hangup' };
+
+/**
+ * Synthesizes sentence by sentence, pulled by the consumer: how far synthesis runs ahead of
+ * playback is bounded by the consumer's (blocking) output queue. `onSynthesisStart` fires when
+ * the first sentence goes to the engine, `onFirstAudio` when its first audio comes back.
+ */
+export async function* ttsStage(
+  pieces: AsyncIterable<SpeechPiece>,
+  tts: TtsProvider,
+  options: { voiceId?: string; signal: AbortSignal; onSynthesisStart?: () => void; onFirstAudio?: () => void },
+): AsyncIterable<TtsEvent> {
+  let index = 0;
+  let firstAudio = true;
+  for await (const p of pieces) {
+    if (options.signal.aborted) return;
+    if (p.type === 'hangup') {
+      yield p;
+      continue;
+    }
+    const i = index++;
+    yield { type: 'sentence_start', index: i, text: p.text };
+    if (i === 0) options.onSynthesisStart?.();
+    for await (const pcm of tts.synthesize(p.text, { ...(options.voiceId ? { voiceId: options.voiceId } : {}), signal: options.signal })) {
+      if (firstAudio) {
+        firstAudio = false;
+        options.onFirstAudio?.();
+      }
+      yield { type: 'audio', index: i, pcm };
+    }
+  }
+}

@@ -1,0 +1,86 @@
+// Shared helpers for voice tests: a lock-step clock, audio builders, and a pipeline driver.
+import { VoicePipeline, type VoicePipelineOptions } from '../../src/voice/pipeline.ts';
+import { FRAME_SAMPLES } from '../../src/voice/frames.ts';
+import type { Utterance } from '../../src/voice/transcript.ts';
+
+/** A clock moved by hand, in ms. */
+export class TestClock {
+  t = 1_000;
+  now = (): number => this.t;
+  advance(ms: number): void {
+    this.t += ms;
+  }
+}
+
+/** `ms` of silence (or faint noise, to keep VADs honest). */
+export function silence(ms: number, noise = 0): Int16Array {
+  const n = Math.round((ms * 16000) / 1000);
+  const out = new Int16Array(n);
+  if (noise) for (let i = 0; i < n; i++) out[i] = Math.round((Math.random() * 2 - 1) * noise);
+  return out;
+}
+
+/** A loud 300 Hz tone: "speech" for the energy VAD. */
+export function tone(ms: number, amplitude = 8000): Int16Array {
+  const n = Math.round((ms * 16000) / 1000);
+  const out = new Int16Array(n);
+  for (let i = 0; i < n; i++) out[i] = Math.round(amplitude * Math.sin((2 * Math.PI * 300 * i) / 16000));
+  return out;
+}
+
+export function concat(...parts: Int16Array[]): Int16Array {
+  const out = new Int16Array(parts.reduce((a, p) => a + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+/** Collects a pipeline's events. */
+export class Recorder {
+  agentFrames: Array<{ atMs: number }> = [];
+  events: Array<{ type: string; atMs: number; data?: unknown }> = [];
+  transcript: readonly Utterance[] = [];
+  hangup: { reason: string } | undefined;
+  errors: Array<{ reason: string; message: string }> = [];
+
+  constructor(p: VoicePipeline, clock: { now(): number }) {
+    p.on('agent_audio', () => this.agentFrames.push({ atMs: clock.now() }));
+    p.on('agent_start_talking', () => this.events.push({ type: 'agent_start_talking', atMs: clock.now() }));
+    p.on('agent_stop_talking', (d) => this.events.push({ type: 'agent_stop_talking', atMs: clock.now(), data: d }));
+    p.on('user_start_talking', () => this.events.push({ type: 'user_start_talking', atMs: clock.now() }));
+    p.on('transcript_update', (t) => (this.transcript = t));
+    p.on('hangup', (h) => {
+      this.hangup = h;
+      this.events.push({ type: 'hangup', atMs: clock.now(), data: h });
+    });
+    p.on('error', (e) => this.errors.push(e));
+  }
+}
+
+/** Lets queued promise callbacks (and worker/child-process I/O, with `ms` > 0) run. */
+export function flush(ms = 0): Promise<void> {
+  return new Promise((r) => (ms ? setTimeout(r, ms) : setImmediate(r)));
+}
+
+/**
+ * Feeds audio in real-time lock-step: each 20 ms frame advances the clock by 20 ms, then lets
+ * async work run. `realMsPerFrame` > 0 also waits that long in real time per frame (for engines
+ * doing real work in other threads/processes); 0 only drains the microtask/immediate queues.
+ */
+export async function feed(p: VoicePipeline, clock: TestClock, pcm: Int16Array, realMsPerFrame = 0, onFrame?: (i: number) => void): Promise<void> {
+  let i = 0;
+  for (let o = 0; o < pcm.length; o += FRAME_SAMPLES, i++) {
+    clock.advance(20);
+    p.pushAudio(pcm.subarray(o, o + FRAME_SAMPLES));
+    onFrame?.(i);
+    await flush(realMsPerFrame);
+    if (realMsPerFrame === 0) await flush();
+  }
+}
+
+export function makePipeline(options: Omit<VoicePipelineOptions, 'now' | 'timers'>, clock: TestClock): VoicePipeline {
+  return new VoicePipeline({ ...options, now: clock.now, timers: false });
+}
