@@ -1,0 +1,97 @@
+import type { TtsOptions, TtsProvider } from '../tts.ts';
+import { ProviderError } from '../errors.ts';
+import { createResampler } from '../audio/resample.ts';
+import { post, type OpenAiEndpoint } from './http.ts';
+
+export interface OpenAiSpeechOptions extends OpenAiEndpoint {
+  /** e.g. 'tts-1', 'gpt-4o-mini-tts'. */
+  model: string;
+  /** Voice used when the agent's voice_id is not an OpenAI voice; default 'alloy'. */
+  defaultVoice?: string;
+  /** 'pcm' (raw 16-bit LE mono, default) or 'wav'. */
+  responseFormat?: 'pcm' | 'wav';
+  /** Sample rate of 'pcm' answers; default 24 000 (OpenAI's). */
+  pcmSampleRate?: number;
+}
+
+/**
+ * OpenAI-compatible speech (POST /audio/speech). The answer is read as it streams and resampled
+ * to 16 kHz chunk by chunk, so the first audio is available before the whole answer arrives.
+ */
+export class OpenAiSpeechTts implements TtsProvider {
+  readonly id = 'openai-speech';
+  readonly #o: OpenAiSpeechOptions;
+
+  constructor(options: OpenAiSpeechOptions) {
+    this.#o = options;
+  }
+
+  async *synthesize(text: string, options: TtsOptions = {}): AsyncIterable<Int16Array> {
+    if (!text.trim()) return;
+    const voice = options.voiceId && !options.voiceId.startsWith('flite-') ? options.voiceId : (this.#o.defaultVoice ?? 'alloy');
+    const format = this.#o.responseFormat ?? 'pcm';
+    const res = await post(
+      'tts', this.id, this.#o, '/audio/speech',
+      JSON.stringify({ model: this.#o.model, input: text, voice, response_format: format }),
+      { 'content-type': 'application/json' },
+      options.signal,
+    );
+    if (!res.body) throw new ProviderError('tts', this.id, 'empty response');
+    let rate = format === 'pcm' ? (this.#o.pcmSampleRate ?? 24_000) : 0;
+    let header = format === 'wav' ? Buffer.alloc(0) : undefined;
+    let carry: Buffer = Buffer.alloc(0);
+    let resampler: Awaited<ReturnType<typeof createResampler>> | undefined;
+    const reader = res.body.getReader();
+    try {
+      for (;;) {
+        const { value: chunk, done } = await reader.read();
+        if (done) break;
+        options.signal?.throwIfAborted();
+        let bytes = Buffer.from(chunk);
+        if (header !== undefined) {
+          header = Buffer.concat([header, bytes]);
+          const parsed = parseWavHeader(header);
+          if (!parsed) continue;
+          rate = parsed.sampleRate;
+          bytes = header.subarray(parsed.dataOffset);
+          header = undefined;
+        }
+        resampler ??= await createResampler(rate, 16000);
+        const all = carry.length ? Buffer.concat([carry, bytes]) : bytes;
+        const even = all.length & ~1;
+        carry = Buffer.from(all.subarray(even));
+        const samples = new Int16Array(even / 2);
+        for (let i = 0; i < samples.length; i++) samples[i] = all.readInt16LE(i * 2);
+        const out = resampler.process(samples);
+        if (out.length) yield out;
+      }
+    } catch (e) {
+      if (options.signal?.aborted) throw options.signal.reason;
+      throw e instanceof ProviderError ? e : new ProviderError('tts', this.id, 'audio stream interrupted', { retryable: true, cause: e });
+    } finally {
+      await reader.cancel().catch(() => {});
+      resampler?.close();
+    }
+  }
+}
+
+/** Finds the data chunk of a (possibly streamed) WAV header; undefined until enough bytes arrived. */
+function parseWavHeader(b: Buffer): { sampleRate: number; dataOffset: number } | undefined {
+  if (b.length < 12) return undefined;
+  if (b.toString('ascii', 0, 4) !== 'RIFF') throw new ProviderError('tts', 'openai-speech', 'answer is not WAV');
+  let pos = 12;
+  let sampleRate = 0;
+  while (pos + 8 <= b.length) {
+    const id = b.toString('ascii', pos, pos + 4);
+    const size = b.readUInt32LE(pos + 4);
+    if (id === 'fmt ') {
+      if (pos + 16 > b.length) return undefined;
+      sampleRate = b.readUInt32LE(pos + 12);
+      if (b.readUInt16LE(pos + 22) !== 16) throw new ProviderError('tts', 'openai-speech', 'WAV is not 16-bit');
+    } else if (id === 'data') {
+      return sampleRate ? { sampleRate, dataOffset: pos + 8 } : undefined;
+    }
+    pos += 8 + size + (size % 2);
+  }
+  return undefined;
+}

@@ -1,0 +1,71 @@
+import type { SttProvider, SttResult, SttStream } from '../stt.ts';
+import { ProviderError } from '../errors.ts';
+import { encodeWav } from '../audio/wav.ts';
+import { post, type OpenAiEndpoint } from './http.ts';
+
+export interface OpenAiTranscriptionOptions extends OpenAiEndpoint {
+  /** e.g. 'whisper-1', 'gpt-4o-mini-transcribe'. */
+  model: string;
+  /** ISO-639-1 hint, e.g. 'en'; optional. */
+  language?: string;
+  /** Longest utterance kept, ms; later audio of the utterance is dropped. Default 60 000. */
+  maxUtteranceMs?: number;
+}
+
+/**
+ * OpenAI-compatible batch transcription (POST /audio/transcriptions, multipart): each utterance's
+ * audio is buffered (bounded) and uploaded as a 16 kHz WAV when the turn ends.
+ */
+export class OpenAiTranscriptionStt implements SttProvider {
+  readonly id = 'openai-transcription';
+  readonly #o: OpenAiTranscriptionOptions;
+
+  constructor(options: OpenAiTranscriptionOptions) {
+    this.#o = options;
+  }
+
+  /** Transcribes one utterance. */
+  async transcribe(pcm: Int16Array, signal?: AbortSignal): Promise<SttResult> {
+    const form = new FormData();
+    form.append('file', new Blob([new Uint8Array(encodeWav({ sampleRate: 16000, channels: 1, samples: pcm }))], { type: 'audio/wav' }), 'utterance.wav');
+    form.append('model', this.#o.model);
+    form.append('response_format', 'json');
+    if (this.#o.language) form.append('language', this.#o.language);
+    const res = await post('asr', this.id, this.#o, '/audio/transcriptions', form, {}, signal);
+    const json = (await res.json().catch(() => undefined)) as { text?: unknown } | undefined;
+    if (!json || typeof json.text !== 'string') throw new ProviderError('asr', this.id, 'response has no text');
+    return { text: json.text.trim() };
+  }
+
+  async openStream(): Promise<SttStream> {
+    const max = ((this.#o.maxUtteranceMs ?? 60_000) * 16000) / 1000;
+    let parts: Int16Array[] = [];
+    let samples = 0;
+    let closed = false;
+    return {
+      write: (pcm) => {
+        if (closed || samples >= max) return;
+        const take = pcm.subarray(0, Math.max(0, max - samples));
+        parts.push(take.slice());
+        samples += take.length;
+      },
+      finalize: async (signal) => {
+        if (closed) throw new ProviderError('asr', this.id, 'stream closed');
+        const all = new Int16Array(samples);
+        let o = 0;
+        for (const p of parts) {
+          all.set(p, o);
+          o += p.length;
+        }
+        parts = [];
+        samples = 0;
+        if (all.length === 0) return { text: '' };
+        return this.transcribe(all, signal);
+      },
+      close: async () => {
+        closed = true;
+        parts = [];
+      },
+    };
+  }
+}

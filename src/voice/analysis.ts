@@ -1,0 +1,105 @@
+import type { LlmProvider } from '../providers/llm.ts';
+import { chatText } from '../providers/llm.ts';
+import type { Utterance } from './transcript.ts';
+import { formatTranscript } from './transcript.ts';
+
+/** The call object's `call_analysis`. */
+export interface CallAnalysis {
+  call_summary: string;
+  call_successful: boolean;
+  user_sentiment: 'Positive' | 'Negative' | 'Neutral' | 'Unknown';
+}
+
+export interface AnalysisInput {
+  transcript: readonly Utterance[];
+  /** The call's disconnection reason, e.g. 'agent_hangup', 'user_hangup', 'error_asr'. */
+  disconnectionReason?: string;
+  /** From the engine: an end node was reached or end_call was called. */
+  reachedEnd?: boolean;
+  /** When set, the analysis is asked of the LLM (falls back to the embedded method on failure). */
+  llm?: LlmProvider;
+  signal?: AbortSignal;
+}
+
+const POSITIVE = new Set(['thanks', 'thank', 'great', 'good', 'perfect', 'awesome', 'excellent', 'wonderful', 'love', 'happy', 'nice', 'appreciate', 'helpful', 'glad', 'fantastic', 'amazing', 'yes', 'sure', 'cool', 'lovely']);
+const NEGATIVE = new Set(['bad', 'terrible', 'awful', 'angry', 'upset', 'hate', 'annoyed', 'frustrated', 'frustrating', 'problem', 'wrong', 'broken', 'worst', 'useless', 'complaint', 'disappointed', 'ridiculous', 'cancel', 'stupid', 'horrible', 'never']);
+const NEGATORS = new Set(['not', "don't", 'dont', 'never', 'no', "isn't", "wasn't", 'hardly']);
+
+/** Lexicon sentiment of the user's words: counts positive/negative words, flipping after a negator. */
+export function lexiconSentiment(texts: readonly string[]): CallAnalysis['user_sentiment'] {
+  let score = 0;
+  let hits = 0;
+  for (const t of texts) {
+    const ws = t.toLowerCase().replace(/[^a-z'\s]/g, ' ').split(/\s+/).filter(Boolean);
+    ws.forEach((w, i) => {
+      const sign = POSITIVE.has(w) ? 1 : NEGATIVE.has(w) && !NEGATORS.has(w) ? -1 : 0;
+      if (!sign) return;
+      const negated = NEGATORS.has(ws[i - 1] ?? '') || NEGATORS.has(ws[i - 2] ?? '');
+      score += negated ? -sign : sign;
+      hits++;
+    });
+  }
+  if (texts.every((t) => !t.trim())) return 'Unknown';
+  if (hits === 0 || score === 0) return 'Neutral';
+  return score > 0 ? 'Positive' : 'Negative';
+}
+
+/**
+ * Embedded analysis, no LLM: an extractive summary (the agent's first line, the user's longest
+ * utterances, how the call ended), lexicon sentiment over the user's words, and success =
+ * the agent completed the conversation (end node / end_call / agent hang-up) without an error.
+ */
+export function embeddedAnalysis(input: AnalysisInput): CallAnalysis {
+  const user = input.transcript.filter((u) => u.role === 'user' && u.text.trim());
+  const agent = input.transcript.filter((u) => u.role === 'agent' && u.text.trim());
+  const reason = input.disconnectionReason ?? 'unknown';
+  const successful = !reason.startsWith('error') && (input.reachedEnd === true || reason === 'agent_hangup');
+  const parts: string[] = [];
+  if (input.transcript.length === 0) {
+    parts.push('The call ended before anything was said.');
+  } else {
+    parts.push(`Call with ${agent.length} agent and ${user.length} user utterance${user.length === 1 ? '' : 's'}.`);
+    if (agent[0]) parts.push(`The agent opened with: "${clip(agent[0].text, 120)}".`);
+    const longest = [...user].sort((a, b) => b.text.length - a.text.length).slice(0, 2).sort((a, b) => a.startMs - b.startMs);
+    if (longest.length) parts.push(`The user said: ${longest.map((u) => `"${clip(u.text, 120)}"`).join('; ')}.`);
+    const cut = agent.filter((u) => u.cutOff).length;
+    if (cut) parts.push(`The user interrupted the agent ${cut} time${cut === 1 ? '' : 's'}.`);
+  }
+  parts.push(successful ? 'The agent completed the conversation.' : `The call ended without completing the conversation (${reason}).`);
+  return { call_summary: parts.join(' '), call_successful: successful, user_sentiment: lexiconSentiment(user.map((u) => u.text)) };
+}
+
+/** Post-call analysis from the LLM when given one, else (or on failure) the embedded method. Never blank. */
+export async function analyzeCall(input: AnalysisInput): Promise<CallAnalysis> {
+  const fallback = embeddedAnalysis(input);
+  if (!input.llm || input.transcript.length === 0) return fallback;
+  try {
+    const answer = await chatText(input.llm, {
+      messages: [
+        {
+          role: 'system',
+          content:
+            'You analyse finished phone calls. Answer with a JSON object: {"call_summary": string (2-3 sentences), "call_successful": boolean (did the agent achieve the goal of the call), "user_sentiment": "Positive"|"Negative"|"Neutral"|"Unknown"}.',
+        },
+        { role: 'user', content: `Disconnection reason: ${input.disconnectionReason ?? 'unknown'}\n\nTranscript:\n${formatTranscript(input.transcript)}` },
+      ],
+      json: true,
+      temperature: 0,
+      ...(input.signal ? { signal: input.signal } : {}),
+    });
+    const m = /\{[\s\S]*\}/.exec(answer);
+    const parsed = JSON.parse(m ? m[0] : answer) as Partial<CallAnalysis>;
+    const sentiments = ['Positive', 'Negative', 'Neutral', 'Unknown'] as const;
+    return {
+      call_summary: typeof parsed.call_summary === 'string' && parsed.call_summary.trim() ? parsed.call_summary.trim() : fallback.call_summary,
+      call_successful: typeof parsed.call_successful === 'boolean' ? parsed.call_successful : fallback.call_successful,
+      user_sentiment: sentiments.find((s) => s === parsed.user_sentiment) ?? fallback.user_sentiment,
+    };
+  } catch {
+    return fallback;
+  }
+}
+
+function clip(s: string, n: number): string {
+  return s.length <= n ? s : `${s.slice(0, n - 1).trimEnd()}…`;
+}
