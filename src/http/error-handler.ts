@@ -83,7 +83,7 @@ export function installErrorHandling(app: FastifyInstance): void {
 
 /** One readable sentence from Ajv's first error, e.g. "body/agent_id must be string". */
 function describeValidation(error: FastifyError): string {
-  const first = error.validation?.[0];
+  const first = mostSpecific(error.validation ?? []);
   if (!first) return 'Invalid request format.';
   const where = `${error.validationContext ?? 'body'}${first.instancePath ?? ''}`;
   const params = first.params as Record<string, unknown>;
@@ -94,4 +94,22 @@ function describeValidation(error: FastifyError): string {
     return `${where} must have the field ${params.missingProperty}`;
   }
   return `${where} ${first.message ?? 'is invalid'}`;
+}
+
+type ValidationIssue = NonNullable<FastifyError['validation']>[number];
+const GENERIC_KEYWORDS = new Set(['const', 'enum', 'anyOf', 'oneOf', 'if']);
+
+/**
+ * For unions Ajv reports every branch's failure; the most useful one went deepest into the value
+ * (the branch whose `type` matched), and a specific keyword beats a `const` mismatch.
+ */
+function mostSpecific(issues: ValidationIssue[]): ValidationIssue | undefined {
+  let best: ValidationIssue | undefined;
+  const depth = (issue: ValidationIssue) => (issue.instancePath ?? '').split('/').length;
+  for (const issue of issues) {
+    if (!best) best = issue;
+    else if (depth(issue) > depth(best)) best = issue;
+    else if (depth(issue) === depth(best) && GENERIC_KEYWORDS.has(best.keyword) && !GENERIC_KEYWORDS.has(issue.keyword)) best = issue;
+  }
+  return best;
 }

@@ -1,5 +1,4 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
 import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import { jsonByteLength, parseJson, toJson } from '../lib/json.ts';
@@ -9,7 +8,6 @@ import type { AgentOverride } from '../domain/agent.ts';
 import { type CallStatus, type DisconnectionReason, isFinal, statusForReason } from '../domain/call-status.ts';
 import { type StoragePolicy, isLessRestrictive } from '../domain/storage-policy.ts';
 import type { CallChanges, CallRepository, CallRow } from '../storage/call.repository.ts';
-import type { Database } from '../storage/schema.ts';
 import type { Store } from '../storage/store.ts';
 import type { AccessTokenSigner } from './access-token.ts';
 import type { AgentService, ResolvedAgentVersion } from './agent.service.ts';
@@ -280,6 +278,10 @@ export class CallService {
    * policy, and `call.finished` in the same transaction. Returns false if it had already ended.
    */
   async finishCall(callId: string, outcome: CallOutcome): Promise<boolean> {
+    const before = await this.#d.calls.findById(callId);
+    if (!before || isFinal(before.call_status as CallStatus)) return false;
+    // Read outside the transaction: on SQLite the transaction holds the only connection.
+    const webhookUrl = await this.#agentWebhookUrl(before);
     return this.#d.store.db.transaction().execute(async (trx) => {
       const row = await this.#d.calls.findById(callId, trx);
       if (!row || isFinal(row.call_status as CallStatus)) return false;
@@ -299,7 +301,12 @@ export class CallService {
       const finished = { ...row, ...changes } as CallRow;
       Object.assign(changes, await this.#d.retention.apply(finished, row.data_storage_setting as StoragePolicy));
       if (!(await this.#d.calls.transition(callId, ['registered', 'ongoing'], changes, trx))) return false;
-      await this.#recordFinished(trx, { ...row, ...changes } as CallRow);
+      await this.#d.outbox.record(trx, {
+        accountId: row.account_id,
+        kind: 'call.finished',
+        data: this.#view({ ...row, ...changes } as CallRow) as unknown as Record<string, unknown>,
+        agentWebhookUrl: webhookUrl,
+      });
       return true;
     });
   }
@@ -319,16 +326,12 @@ export class CallService {
 
   // --- internals ----------------------------------------------------------------------------
 
-  async #recordFinished(trx: Kysely<Database>, row: CallRow): Promise<void> {
-    const agent = await this.#d.agents.resolveVersion(row.account_id, row.agent_id, row.agent_version).catch(() => null);
+  /** The agent's `webhook_url` for this call: the call's override, else its agent version's. */
+  async #agentWebhookUrl(row: CallRow): Promise<string | null> {
     const override = parseJson<AgentOverride>(row.agent_override)?.agent;
-    const webhookUrl = override?.webhook_url !== undefined ? override.webhook_url : (agent?.config.webhook_url ?? null);
-    await this.#d.outbox.record(trx, {
-      accountId: row.account_id,
-      kind: 'call.finished',
-      data: this.#view(row) as unknown as Record<string, unknown>,
-      agentWebhookUrl: webhookUrl,
-    });
+    if (override?.webhook_url !== undefined) return override.webhook_url;
+    const agent = await this.#d.agents.resolveVersion(row.account_id, row.agent_id, row.agent_version).catch(() => null);
+    return agent?.config.webhook_url ?? null;
   }
 
   async #find(accountId: string, callId: string): Promise<CallRow> {
