@@ -9,6 +9,8 @@ export interface VoiceActivityDetector {
 export interface VadOptions {
   /** WebRTC VAD aggressiveness 0..3 (3 rejects the most non-speech); default 2. */
   aggressiveness?: 0 | 1 | 2 | 3;
+  /** Leading frames judged non-speech while the detector adapts to the line; default 10 (200 ms at 20 ms). */
+  warmupFrames?: number;
 }
 
 export interface VadProvider {

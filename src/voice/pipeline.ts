@@ -53,6 +53,8 @@ export interface VoicePipelineOptions {
   endpointingMs?: number;
   /** WebRTC VAD aggressiveness 0..3; default 2. */
   vadAggressiveness?: 0 | 1 | 2 | 3;
+  /** Frames below this RMS (0..32768) are never speech; default 150 (about -47 dBFS). */
+  minSpeechRms?: number;
   /** Monotonic milliseconds; default performance.now. Tests inject a manual clock. */
   now?: () => number;
   /**
@@ -199,7 +201,10 @@ export class VoicePipeline {
     }
     if (this.#closed) return;
     this.#tasks.push(this.#listenLoop(this.#stt, this.#vad), this.#respondLoop());
-    if (this.#o.timers) this.#timer = setInterval(() => this.#pace(), 10);
+    if (this.#o.timers) {
+      this.#timer = setInterval(() => this.#pace(), 10);
+      this.#timer.unref();
+    }
     if (this.#o.startSpeaker === 'agent') this.#beginOnce();
   }
 
@@ -239,7 +244,7 @@ export class VoicePipeline {
   async #listenLoop(stt: SttStream, vad: VoiceActivityDetector): Promise<void> {
     const signal = this.#ctrl.signal;
     try {
-      const events = sttStage(turnStage(vadStage(this.#input, vad, signal), { endpointingMs: this.#o.endpointingMs }, signal), stt, signal, this.#now);
+      const events = sttStage(turnStage(vadStage(this.#input, vad, signal, this.#o.minSpeechRms), { endpointingMs: this.#o.endpointingMs }, signal), stt, signal, this.#now);
       for await (const ev of events) {
         if (this.#ended) return;
         switch (ev.type) {

@@ -31,9 +31,18 @@ export class FvadProvider implements VadProvider {
     const maxSamples = 480; // 30 ms at 16 kHz
     const buf = m._malloc(maxSamples * 2);
     let closed = false;
+    // libfvad's noise model starts untrained and flags the first frames of plain room noise as
+    // speech (seen here: a false onset 60 ms into every call); its verdicts count after warm-up.
+    let warmup = options.warmupFrames ?? 10;
     return {
       isSpeech(frame: Int16Array): boolean {
         if (closed) return false;
+        if (warmup > 0) {
+          warmup--;
+          m.HEAP16.set(frame.subarray(0, 160), buf >> 1);
+          m._fvad_process(inst, buf, 160);
+          return false;
+        }
         // libfvad accepts 10, 20 or 30 ms frames only; anything else is judged in 10 ms pieces.
         if (frame.length === 160 || frame.length === 320 || frame.length === 480) {
           m.HEAP16.set(frame, buf >> 1);

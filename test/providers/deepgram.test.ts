@@ -1,0 +1,64 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { WebSocketServer } from 'ws';
+import type { AddressInfo } from 'node:net';
+import { DeepgramStt } from '../../src/providers/deepgram/deepgram.stt.ts';
+
+/** A local server speaking Deepgram's live protocol: binary audio up, JSON Results down. */
+async function fakeDeepgram(words: string[]) {
+  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+  await new Promise<void>((r) => wss.once('listening', () => r()));
+  const seen = { auth: '', query: '', bytes: 0, finalizes: 0, closeStream: 0 };
+  wss.on('connection', (ws, req) => {
+    seen.auth = String(req.headers.authorization);
+    seen.query = String(req.url);
+    let pending = 0;
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) {
+        seen.bytes += (data as Buffer).length;
+        pending += (data as Buffer).length;
+        // Every 0.2 s of audio: an interim, then a final segment with the next word.
+        if (pending >= 6400) {
+          pending = 0;
+          const w = words.shift() ?? '';
+          ws.send(JSON.stringify({ type: 'Results', is_final: false, speech_final: false, channel: { alternatives: [{ transcript: w + '…' }] } }));
+          ws.send(JSON.stringify({ type: 'Results', is_final: true, speech_final: false, channel: { alternatives: [{ transcript: w }] } }));
+        }
+        return;
+      }
+      const m = JSON.parse(String(data)) as { type: string };
+      if (m.type === 'Finalize') {
+        seen.finalizes++;
+        ws.send(JSON.stringify({ type: 'Results', is_final: true, speech_final: true, from_finalize: true, channel: { alternatives: [{ transcript: '' }] } }));
+      }
+      if (m.type === 'CloseStream') seen.closeStream++;
+    });
+  });
+  const port = (wss.address() as AddressInfo).port;
+  return { url: `ws://127.0.0.1:${port}/v1/listen`, seen, close: () => new Promise<void>((r) => wss.close(() => r())) };
+}
+
+test('deepgram: streams audio, collects is_final segments, Finalize ends the utterance', async () => {
+  const srv = await fakeDeepgram(['hello', 'there', 'second']);
+  const stt = new DeepgramStt({ url: srv.url, apiKey: 'dg-key', model: 'nova-2' });
+  const s = await stt.openStream();
+  for (let i = 0; i < 20; i++) s.write(new Int16Array(320));
+  const first = await s.finalize();
+  assert.equal(first.text, 'hello there');
+  for (let i = 0; i < 10; i++) s.write(new Int16Array(320));
+  assert.equal((await s.finalize()).text, 'second');
+  assert.equal(srv.seen.auth, 'Token dg-key');
+  assert.match(srv.seen.query, /encoding=linear16/);
+  assert.match(srv.seen.query, /sample_rate=16000/);
+  assert.match(srv.seen.query, /model=nova-2/);
+  assert.equal(srv.seen.bytes, 30 * 640);
+  assert.equal(srv.seen.finalizes, 2);
+  await s.close();
+  await s.close();
+  await srv.close();
+});
+
+test('deepgram: an unreachable server fails openStream with a retryable asr error', async () => {
+  const stt = new DeepgramStt({ url: 'ws://127.0.0.1:9/v1/listen', connectTimeoutMs: 2000 });
+  await assert.rejects(stt.openStream(), (e: Error & { kind?: string; retryable?: boolean }) => e.kind === 'asr' && e.retryable === true);
+});
