@@ -1,10 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { type ConversationFlowDefinition, ConversationFlowOverride } from './conversation-flow.ts';
 import { type ServiceLlmDefinition, ServiceLlmOverride } from './service-llm.ts';
-import { Name, Nullable, Strict } from './schema-kit.ts';
+import { Name, Nullable, ResourceId, Strict } from './schema-kit.ts';
 import { STORAGE_POLICIES, type StoragePolicy } from './storage-policy.ts';
 
-const EngineId = Type.String({ minLength: 1, maxLength: 128 });
+const EngineId = ResourceId;
 
 export const ResponseEngine = Type.Union([
   Strict({ type: Type.Literal('conversation_flow'), conversation_flow_id: EngineId }),

@@ -64,6 +64,17 @@ export const errors = {
   serviceLlmNotFound: (id: string) => notFound('service_llm_not_found', 'service LLM', id),
   apiKeyNotFound: (id: string) => notFound('api_key_not_found', 'API key', id),
   accountNotFound: (id: string) => notFound('account_not_found', 'account', id),
+  webhookNotFound: (id: string) => notFound('webhook_not_found', 'webhook', id),
+  deliveryNotFound: (id: string) => notFound('delivery_not_found', 'webhook delivery', id),
+  leadNotFound: (id: string | number) => notFound('lead_not_found', 'lead', String(id)),
+  webhookUrlTaken: () => new AppError('webhook_url_taken', 'conflict', 'Another webhook of this account has that url.'),
+  webhookLimitReached: (max: number) =>
+    new AppError('webhook_limit_reached', 'conflict', `An account can have at most ${max} webhooks; delete one first.`),
+  webhookGone: (state: 'deleted' | 'disabled') =>
+    new AppError(`webhook_${state}`, 'conflict', state === 'deleted'
+      ? 'The webhook of this delivery was deleted.'
+      : 'The webhook of this delivery is disabled; re-enable it with set.php first.'),
+  deliveryInFlight: () => new AppError('delivery_in_flight', 'conflict', 'This delivery is being sent right now.'),
 
   inUse: (what: string, id: string, by: string) =>
     new AppError('in_use', 'conflict', `The ${what} ${id} is used by ${by}; change or delete that first.`),

@@ -1,7 +1,9 @@
 import { Type, type TSchema, type TObject, type TProperties } from '@sinclair/typebox';
 
-/** Strings that name things: non-empty, bounded. */
-export const Name = (maxLength = 256) => Type.String({ minLength: 1, maxLength });
+/** Strings that name things: non-empty, bounded, no NUL (PostgreSQL text cannot hold it). */
+export const Name = (maxLength = 256) => Type.String({ minLength: 1, maxLength, pattern: '^[^\\u0000]+$' });
+/** Ids of resources in bodies and paths: the characters ids are made of; anything else is a 400. */
+export const ResourceId = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.:-]+$' });
 /** Free text (prompts, spoken text): bounded so one field cannot take the whole body. */
 export const Text = (maxLength = 32_768) => Type.String({ maxLength });
 /** A map of variable names to string values. */

@@ -1,15 +1,15 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { AgentOverride, StoragePolicySchema } from '../../domain/agent.ts';
 import { CALL_STATUSES } from '../../domain/call-status.ts';
-import { FreeObject, StringMap, Strict } from '../../domain/schema-kit.ts';
+import { FreeObject, ResourceId, StringMap, Strict } from '../../domain/schema-kit.ts';
 
 export const CreateWebCallBody = Strict({
-  agent_id: Type.String({ minLength: 1, maxLength: 128 }),
+  agent_id: ResourceId,
   agent_version: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000 })),
   agent_override: Type.Optional(AgentOverride),
   metadata: Type.Optional(FreeObject),
   service_llm_dynamic_variables: Type.Optional(StringMap),
-  current_node_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+  current_node_id: Type.Optional(ResourceId),
   current_state: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
 });
 export type CreateWebCallBody = Static<typeof CreateWebCallBody>;
@@ -33,7 +33,7 @@ const CallStatusSchema = Type.Union(CALL_STATUSES.map((s) => Type.Literal(s)));
 export const ListCallsBody = Strict({
   filter_criteria: Type.Optional(
     Strict({
-      agent_id: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: 100 })),
+      agent_id: Type.Optional(Type.Array(ResourceId, { maxItems: 100 })),
       call_status: Type.Optional(Type.Array(CallStatusSchema, { maxItems: 4 })),
       start_timestamp: Type.Optional(
         Strict({
@@ -45,7 +45,7 @@ export const ListCallsBody = Strict({
   ),
   sort_order: Type.Optional(Type.Union([Type.Literal('ascending'), Type.Literal('descending')])),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
-  pagination_key: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+  pagination_key: Type.Optional(ResourceId),
 });
 export type ListCallsBody = Static<typeof ListCallsBody>;
 

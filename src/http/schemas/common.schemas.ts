@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { ResourceId } from '../../domain/schema-kit.ts';
 
 export const ErrorResponse = Type.Object(
   {
@@ -11,7 +12,7 @@ export const ErrorResponse = Type.Object(
 );
 
 /** Path ids: bounded so an absurd id is a 400 before it reaches the store. */
-export const PathId = Type.String({ minLength: 1, maxLength: 128 });
+export const PathId = ResourceId;
 
 /** The error responses common to authenticated routes, for the OpenAPI document. */
 export const authErrors = {
