@@ -31,10 +31,17 @@ export function lexiconSentiment(texts: readonly string[]): CallAnalysis['user_s
   let hits = 0;
   for (const t of texts) {
     const ws = t.toLowerCase().replace(/[^a-z'\s]/g, ' ').split(/\s+/).filter(Boolean);
+    // A negator flips the next sentiment word within two words ("not very good"), once.
+    let negateUntil = -1;
     ws.forEach((w, i) => {
-      const sign = POSITIVE.has(w) ? 1 : NEGATIVE.has(w) && !NEGATORS.has(w) ? -1 : 0;
+      if (NEGATORS.has(w)) {
+        negateUntil = i + 2;
+        return;
+      }
+      const sign = POSITIVE.has(w) ? 1 : NEGATIVE.has(w) ? -1 : 0;
       if (!sign) return;
-      const negated = NEGATORS.has(ws[i - 1] ?? '') || NEGATORS.has(ws[i - 2] ?? '');
+      const negated = i <= negateUntil;
+      negateUntil = -1;
       score += negated ? -sign : sign;
       hits++;
     });

@@ -78,7 +78,7 @@ test('chat: 4xx is permanent, 5xx is retried then reported', async () => {
 test('transcription: uploads the utterance as multipart WAV and returns the text', async () => {
   let fields: FormData | undefined;
   const srv = await server(async (req, body, res) => {
-    fields = await new Response(body, { headers: { 'content-type': String(req.headers['content-type']) } }).formData();
+    fields = await new Response(new Uint8Array(body), { headers: { 'content-type': String(req.headers['content-type']) } }).formData();
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ text: ' hello world ' }));
   });

@@ -97,7 +97,8 @@ export function extractEmail(text: string): string | undefined {
     .replace(/ dash | hyphen /g, '-');
   const spoken = /([a-z0-9._-]+(?: [a-z0-9._-]+)*)@([a-z0-9-]+(?:\.[a-z0-9-]+)+)/.exec(t);
   if (!spoken) return undefined;
-  const local = (spoken[1] ?? '').split(' ').slice(-3).join('');
+  // Only the word right before "at" is taken: "it is john at ..." must not become "itisjohn@".
+  const local = (spoken[1] ?? '').split(' ').at(-1) ?? '';
   return `${local}@${spoken[2]}`;
 }
 

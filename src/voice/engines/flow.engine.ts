@@ -287,9 +287,13 @@ function operand(raw: string | undefined, vars: Readonly<Record<string, string>>
 }
 
 function equationHolds(e: Equation, vars: Readonly<Record<string, string>>): boolean {
+  if (e.operator === 'exists' || e.operator === 'not_exists') {
+    // Existence is about a variable: a bare name is looked up, never taken as a literal.
+    const raw = e.left.trim();
+    const value = raw.includes('{{') ? renderTemplate(raw, vars).trim() : (vars[raw] ?? '').trim();
+    return e.operator === 'exists' ? value !== '' : value === '';
+  }
   const left = operand(e.left, vars);
-  if (e.operator === 'exists') return left !== '';
-  if (e.operator === 'not_exists') return left === '';
   const right = operand(e.right, vars);
   const ln = Number(left);
   const rn = Number(right);
