@@ -25,6 +25,8 @@ if (tsc.status !== 0) {
   process.exit(1);
 }
 
+if (spawnSync(process.execPath, ['scripts/build-web.ts', '--typecheck'], { stdio: 'inherit' }).status !== 0) process.exit(1); // browser bundles (test/browser)
+
 // 2. Capabilities.
 let cluster: Cluster | null = null;
 if (!env.TEST_DATABASE_URL) {

@@ -1,0 +1,17 @@
+/**
+ * Switchboard browser SDK: join web calls from a page.
+ * Speaks the web-call media protocol v1 (docs/media-protocol.md); see docs/browser-sdk.md.
+ */
+export {
+  WebCallClient,
+  type CallEndedEvent,
+  type CallStartedEvent,
+  type CallState,
+  type StartCallOptions,
+  type UpdateEvent,
+  type WebCallClientOptions,
+  type WebCallEvents,
+  type WebCallStats,
+} from './client.ts';
+export { WebCallError, type WebCallErrorCode } from './errors.ts';
+export { PROTOCOL_VERSION, WIRE_SAMPLE_RATE, type TranscriptEntry } from './protocol.ts';

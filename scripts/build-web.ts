@@ -1,0 +1,124 @@
+/**
+ * Builds the browser bundles into dist/web/ with esbuild (about half a second):
+ *   web-sdk.js      the browser SDK (ESM), its AudioWorklets inlined as strings
+ *   demo.js         the /demo page
+ *   dashboard.js    the /dashboard single-page app (Preact)
+ *   app.css         the pages' stylesheet
+ *
+ * `node scripts/build-web.ts [--typecheck] [--out DIR]`. `--typecheck` first type-checks
+ * packages/web-sdk and web/ (their own tsconfig.json: DOM and AudioWorklet types). Run by
+ * `npm start` (prestart) and by `npm test` before the suite.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+export const DEFAULT_WEB_OUT_DIR = path.join(ROOT, 'dist/web');
+
+export interface BuildWebOptions {
+  /** Output directory (default dist/web). */
+  outDir?: string;
+  /** Minify the bundles (default true). */
+  minify?: boolean;
+}
+
+export interface BuildWebResult {
+  outDir: string;
+  files: string[];
+  durationMs: number;
+}
+
+/** Bundles the SDK, the demo page and the dashboard. */
+export async function buildWeb(options: BuildWebOptions = {}): Promise<BuildWebResult> {
+  const started = performance.now();
+  const outDir = options.outDir ?? DEFAULT_WEB_OUT_DIR;
+  const minify = options.minify ?? true;
+  fs.mkdirSync(outDir, { recursive: true });
+
+  // 1. The AudioWorklets, as self-contained scripts to inline in the SDK (loaded from Blob URLs,
+  //    so a page needs no extra file and no extra route).
+  const worklets = await esbuild.build({
+    absWorkingDir: ROOT,
+    entryPoints: {
+      capture: 'packages/web-sdk/src/worklets/capture.worklet.ts',
+      playback: 'packages/web-sdk/src/worklets/playback.worklet.ts',
+    },
+    bundle: true,
+    write: false,
+    format: 'iife',
+    target: 'es2022',
+    minify,
+    outdir: 'worklets',
+    logLevel: 'silent',
+  });
+  const source = (name: string) => {
+    const file = worklets.outputFiles.find((f) => path.basename(f.path) === `${name}.js`);
+    if (!file) throw new Error(`worklet ${name} was not built`);
+    return JSON.stringify(file.text);
+  };
+
+  // 2. The SDK and the pages.
+  const result = await esbuild.build({
+    absWorkingDir: ROOT,
+    entryPoints: {
+      'web-sdk': 'packages/web-sdk/src/index.ts',
+      demo: 'web/demo/main.tsx',
+      dashboard: 'web/dashboard/main.tsx',
+    },
+    bundle: true,
+    splitting: false,
+    format: 'esm',
+    target: 'es2022',
+    platform: 'browser',
+    jsx: 'automatic',
+    jsxImportSource: 'preact',
+    minify,
+    sourcemap: 'linked',
+    outdir: outDir,
+    metafile: true,
+    logLevel: 'silent',
+    legalComments: 'none',
+    define: {
+      __SWITCHBOARD_CAPTURE_WORKLET__: source('capture'),
+      __SWITCHBOARD_PLAYBACK_WORKLET__: source('playback'),
+    },
+  });
+  fs.copyFileSync(path.join(ROOT, 'web/shared/app.css'), path.join(outDir, 'app.css'));
+  const files = [...Object.keys(result.metafile.outputs).map((f) => path.basename(f)), 'app.css'].sort();
+  fs.writeFileSync(path.join(outDir, 'manifest.json'), `${JSON.stringify({ built_at: new Date().toISOString(), files }, null, 2)}\n`);
+  return { outDir, files, durationMs: Math.round(performance.now() - started) };
+}
+
+/** Type-checks the browser sources (each has its own tsconfig.json); returns false on errors. */
+export function typecheckWeb(): boolean {
+  const tsc = path.join(ROOT, 'node_modules/typescript/bin/tsc');
+  let ok = true;
+  for (const project of ['packages/web-sdk', 'web']) {
+    const run = spawnSync(process.execPath, [tsc, '--noEmit', '-p', project], { cwd: ROOT, stdio: 'inherit' });
+    if (run.status !== 0) ok = false;
+  }
+  return ok;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const args = process.argv.slice(2);
+  const outIndex = args.indexOf('--out');
+  const outDir = outIndex >= 0 && args[outIndex + 1] ? path.resolve(args[outIndex + 1]!) : undefined;
+  if (args.includes('--typecheck')) {
+    process.stdout.write('# typecheck browser sources (packages/web-sdk, web)\n');
+    if (!typecheckWeb()) {
+      process.stderr.write('build-web: type errors in the browser sources\n');
+      process.exit(1);
+    }
+  }
+  try {
+    const built = await buildWeb({ outDir });
+    process.stdout.write(`# web bundles: ${built.files.join(', ')} -> ${path.relative(ROOT, built.outDir) || '.'} in ${built.durationMs} ms\n`);
+  } catch (error) {
+    process.stderr.write(`build-web: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  }
+}

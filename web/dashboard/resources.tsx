@@ -1,0 +1,189 @@
+/** Agents, conversation flows and service LLMs: lists, versions, and JSON editing. */
+import { useEffect, useState } from 'preact/hooks';
+import { formatTime } from '../shared/call-views.tsx';
+import type { Api } from './api.ts';
+import { Card, ErrorBox, Json, Loading, go, messageOf, useAsync } from './ui.tsx';
+
+/** How each kind of resource is reached through the API. */
+interface Kind {
+  /** Hash-route segment. */
+  route: string;
+  title: string;
+  idField: string;
+  list: string;
+  get: (id: string) => string;
+  update: (id: string) => string;
+  create: string;
+  /** Fields the server sets, left out of the editable JSON. */
+  readOnly: string[];
+  template: Record<string, unknown>;
+  summary: (item: Record<string, any>) => string;
+}
+
+export const KINDS: Record<'agents' | 'flows' | 'llms', Kind> = {
+  agents: {
+    route: 'agents',
+    title: 'Agents',
+    idField: 'agent_id',
+    list: '/list-agents',
+    get: (id) => `/get-agent/${encodeURIComponent(id)}`,
+    update: (id) => `/update-agent/${encodeURIComponent(id)}`,
+    create: '/create-agent',
+    readOnly: ['agent_id', 'version', 'created_at', 'last_modification_timestamp'],
+    template: { agent_name: 'New agent', response_engine: { type: 'conversation_flow', conversation_flow_id: 'conversation_flow_...' } },
+    summary: (a) => `${a.agent_name ?? '(unnamed)'} · v${a.version} · ${a.response_engine?.type ?? ''}`,
+  },
+  flows: {
+    route: 'flows',
+    title: 'Conversation flows',
+    idField: 'conversation_flow_id',
+    list: '/list-conversation-flows',
+    get: (id) => `/get-conversation-flow/${encodeURIComponent(id)}`,
+    update: (id) => `/update-conversation-flow/${encodeURIComponent(id)}`,
+    create: '/create-conversation-flow',
+    readOnly: ['conversation_flow_id', 'created_at', 'last_modification_timestamp'],
+    template: {
+      start_node_id: 'greet',
+      nodes: [{ id: 'greet', type: 'end', instruction: { type: 'static_text', text: 'Hello and goodbye.' } }],
+    },
+    summary: (f) => `${(f.nodes as unknown[] | undefined)?.length ?? 0} nodes · starts at ${f.start_node_id}`,
+  },
+  llms: {
+    route: 'llms',
+    title: 'Service LLMs',
+    idField: 'llm_id',
+    list: '/list-service-llms',
+    get: (id) => `/get-service-llm/${encodeURIComponent(id)}`,
+    update: (id) => `/update-service-llm/${encodeURIComponent(id)}`,
+    create: '/create-service-llm',
+    readOnly: ['llm_id', 'created_at', 'last_modification_timestamp'],
+    template: { general_prompt: 'You are a helpful assistant.' },
+    summary: (l) => `${l.model ?? 'default model'} · ${(l.general_prompt ?? '').slice(0, 60)}`,
+  },
+};
+
+export function ResourceList({ api, kind }: { api: Api; kind: Kind }) {
+  const list = useAsync(() => api.get<Record<string, any>[]>(kind.list), [kind.route]);
+  return (
+    <main>
+      <div class="row">
+        <h1>{kind.title}</h1>
+        <span class="spacer" />
+        <button class="secondary" id="new-resource" onClick={() => go(`/${kind.route}/new`)}>New</button>
+      </div>
+      <Loading state={list} />
+      {list.data && list.data.length === 0 && <p class="muted">None yet.</p>}
+      {list.data && list.data.length > 0 && (
+        <table id="resources">
+          <thead><tr><th>Id</th><th>Summary</th><th>Modified</th></tr></thead>
+          <tbody>
+            {list.data.map((item) => {
+              const id = String(item[kind.idField]);
+              return (
+                <tr key={id} class="clickable" data-id={id} onClick={() => go(`/${kind.route}/${id}`)}>
+                  <td><a href={`#/${kind.route}/${id}`}>{id}</a></td>
+                  <td>{kind.summary(item)}</td>
+                  <td>{formatTime(item.last_modification_timestamp)}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+    </main>
+  );
+}
+
+function editable(kind: Kind, item: Record<string, unknown>): string {
+  const copy = Object.fromEntries(Object.entries(item).filter(([k]) => !kind.readOnly.includes(k)));
+  return JSON.stringify(copy, null, 2);
+}
+
+/** One resource: its JSON, editable; the API's validation errors appear under the editor. */
+export function ResourcePage({ api, kind, id }: { api: Api; kind: Kind; id: string }) {
+  const isNew = id === 'new';
+  const item = useAsync(() => (isNew ? Promise.resolve(null) : api.get<Record<string, unknown>>(kind.get(id))), [kind.route, id]);
+  const versions = useAsync(
+    () => (kind.route === 'agents' && !isNew ? api.get<Record<string, any>[]>(`/get-agent-versions/${encodeURIComponent(id)}`) : Promise.resolve([])),
+    [kind.route, id],
+  );
+  const [text, setText] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [saved, setSaved] = useState<string | null>(null);
+  const [viewing, setViewing] = useState<Record<string, unknown> | null>(null);
+
+  useEffect(() => {
+    if (isNew) setText(JSON.stringify(kind.template, null, 2));
+    else if (item.data) setText(editable(kind, item.data));
+  }, [item.data, isNew, kind.route]);
+
+  const save = async () => {
+    setError(null);
+    setSaved(null);
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch (e) {
+      setError(`Not valid JSON: ${(e as Error).message}`);
+      return;
+    }
+    try {
+      if (isNew) {
+        const created = await api.post<Record<string, unknown>>(kind.create, body);
+        go(`/${kind.route}/${String(created[kind.idField])}`);
+        return;
+      }
+      const updated = await api.patch<Record<string, unknown>>(kind.update(id), body);
+      setText(editable(kind, updated));
+      setSaved(kind.route === 'agents' ? `Saved as version ${String(updated.version)}.` : 'Saved.');
+      versions.reload();
+    } catch (e) {
+      setError(messageOf(e));
+    }
+  };
+
+  return (
+    <main>
+      <p><a href={`#/${kind.route}`}>← {kind.title}</a></p>
+      <h1>{isNew ? `New (${kind.title.toLowerCase()})` : <code>{id}</code>}</h1>
+      {!isNew && <Loading state={item} />}
+      <div class="grid2">
+        <Card title={isNew ? 'Definition' : kind.route === 'agents' ? 'Latest version (saving makes a new version)' : 'Definition'}>
+          <textarea class="json" id="json-editor" spellcheck={false} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+          <div class="row">
+            <button id="save" onClick={save}>{isNew ? 'Create' : 'Save'}</button>
+            {!isNew && item.data && <button class="secondary" onClick={() => setText(editable(kind, item.data!))}>Revert</button>}
+          </div>
+          <ErrorBox error={error} id="editor-error" />
+          {saved && <div class="notice" id="editor-saved">{saved}</div>}
+        </Card>
+        {kind.route === 'agents' && !isNew && (
+          <Card title="Versions" id="versions">
+            <Loading state={versions} />
+            <table>
+              <thead><tr><th>Version</th><th>Name</th><th>Created</th></tr></thead>
+              <tbody>
+                {[...(versions.data ?? [])].reverse().map((v) => (
+                  <tr key={v.version} class="clickable" data-version={v.version} onClick={() => setViewing(v)}>
+                    <td>v{v.version}</td><td>{v.agent_name ?? '—'}</td><td>{formatTime(v.last_modification_timestamp ?? v.created_at)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            {viewing && (
+              <>
+                <h3>Version {String(viewing.version)}</h3>
+                <Json value={viewing} />
+              </>
+            )}
+          </Card>
+        )}
+        {kind.route !== 'agents' && !isNew && (
+          <Card title="Versions">
+            <p class="muted">{kind.title} are edited in place; the agents that use them are versioned.</p>
+          </Card>
+        )}
+      </div>
+    </main>
+  );
+}
