@@ -1,0 +1,124 @@
+/**
+ * Real-browser test helpers: Debian chromium driven by playwright-core with the flags of
+ * DECISIONS.md (fake microphone fed from a WAV), console-error capture, screenshots as artefacts.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type BrowserContext, type Page, chromium } from 'playwright-core';
+import { FliteTts } from '../../src/providers/flite/flite.tts.ts';
+import { encodeWav } from '../../src/providers/audio/wav.ts';
+import { ROOT } from '../helpers/process.ts';
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const NO_CHROMIUM = fs.existsSync(CHROMIUM_PATH) ? false : 'no chromium: apt-get install chromium';
+export const ARTIFACTS_DIR = path.join(ROOT, '.test-artifacts', 'browser');
+export const WEB_DIST_DIR = path.join(ROOT, 'dist/web');
+export const NOT_BUILT = fs.existsSync(path.join(WEB_DIST_DIR, 'manifest.json')) ? false : 'dist/web is not built: run node scripts/build-web.ts (npm test does)';
+
+export interface Browser {
+  context: BrowserContext;
+  /** A new page whose console errors and page errors are collected. */
+  newPage(): Promise<Page>;
+  /** Console errors and uncaught exceptions seen on any page so far. */
+  errors: string[];
+  close(): Promise<void>;
+}
+
+export interface LaunchOptions {
+  /** WAV file fed to the fake microphone (Chromium loops it). */
+  microphoneWav: string;
+  /** Grant the microphone without a prompt (default true); false leaves the request unanswered → denied. */
+  grantMicrophone?: boolean;
+}
+
+/** Launches chromium with a fresh profile and the fake microphone. */
+export async function launchBrowser(options: LaunchOptions): Promise<Browser> {
+  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-chromium-'));
+  const args = [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--use-fake-device-for-media-stream',
+    `--use-file-for-fake-audio-capture=${options.microphoneWav}`,
+  ];
+  if (options.grantMicrophone !== false) args.push('--use-fake-ui-for-media-stream');
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args,
+    viewport: { width: 1200, height: 900 },
+  });
+  const errors: string[] = [];
+  return {
+    context,
+    errors,
+    async newPage() {
+      const page = await context.newPage();
+      page.on('console', (message) => {
+        if (message.type() === 'error') errors.push(`console: ${message.text()} (${page.url()})`);
+      });
+      page.on('pageerror', (error) => errors.push(`page error: ${error.message} (${page.url()})`));
+      return page;
+    },
+    async close() {
+      await context.close();
+      fs.rmSync(userDataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Saves a full-page screenshot under .test-artifacts/browser/. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  fs.mkdirSync(ARTIFACTS_DIR, { recursive: true });
+  const file = path.join(ARTIFACTS_DIR, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
+
+/**
+ * A WAV for the fake microphone: `leadSilenceMs` of silence, Flite speech of `text`, then
+ * `tailSilenceMs` of silence (Chromium loops the file; the tail keeps the repeat far away).
+ */
+export async function speechWav(file: string, text: string, leadSilenceMs: number, tailSilenceMs: number): Promise<string> {
+  const tts = new FliteTts();
+  const parts: Int16Array[] = [];
+  try {
+    for await (const chunk of tts.synthesize(text, { voiceId: 'flite-kal16' })) parts.push(chunk);
+  } finally {
+    await tts.close();
+  }
+  const rate = 16_000;
+  const lead = Math.round((rate * leadSilenceMs) / 1000);
+  const tail = Math.round((rate * tailSilenceMs) / 1000);
+  const speechLength = parts.reduce((n, p) => n + p.length, 0);
+  const samples = new Int16Array(lead + speechLength + tail);
+  let offset = lead;
+  for (const part of parts) {
+    samples.set(part, offset);
+    offset += part.length;
+  }
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, encodeWav({ sampleRate: rate, channels: 1, samples }));
+  return file;
+}
+
+/** Polls `check` until it returns a truthy value (or throws after `timeoutMs`). */
+export async function eventually<T>(check: () => Promise<T> | T, timeoutMs: number, what: string): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value as NonNullable<T>;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
