@@ -9,6 +9,7 @@ import { HttpMetrics } from './http/metrics.ts';
 import { agentRoutes } from './http/routes/agent.routes.ts';
 import { callRoutes } from './http/routes/call.routes.ts';
 import { healthRoutes } from './http/routes/health.routes.ts';
+import { webRoutes } from './http/routes/web.routes.ts';
 import type { Runtime } from './runtime.ts';
 
 export interface AppOptions {
@@ -69,6 +70,8 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   );
   metrics.install(app);
   healthRoutes(app, runtime.store);
+  // The SDK bundle, /demo and /dashboard: public pages; the demo's server side uses DEMO_API_KEY.
+  await app.register(webRoutes({ demoApiKey: runtime.config.demoApiKey }));
 
   await app.register(async (authed) => {
     requireApiKey(authed, runtime.services.accounts);

@@ -24,6 +24,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** The address clients use to reach this server, for URLs the API hands out (PUBLIC_BASE_URL, default http://HOST:PORT). */
   readonly publicBaseUrl: string;
+  /** The operator API key the /demo page's server side creates calls with (DEMO_API_KEY); null disables the demo. */
+  readonly demoApiKey: string | null;
 }
 
 export class ConfigError extends Error {
@@ -52,6 +54,10 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     problems.push('DATABASE_URL must be a postgres:// or postgresql:// URL');
   }
   const logLevel = reader.oneOf('LOG_LEVEL', 'info', LOG_LEVELS);
+  const demoApiKey = reader.optional('DEMO_API_KEY');
+  if (demoApiKey !== null && !/^sb_[A-Za-z0-9_-]{43}$/.test(demoApiKey)) {
+    problems.push('DEMO_API_KEY must be an API key (sb_ followed by 43 characters; create one with `npm run -s cli -- keys create`)');
+  }
   const config: Config = {
     port,
     host,
@@ -64,6 +70,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     defaultRateLimitPerMinute: reader.integer('DEFAULT_RATE_LIMIT_PER_MINUTE', 600, 1, 10_000_000),
     shutdownTimeoutMs: reader.integer('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     publicBaseUrl: reader.url('PUBLIC_BASE_URL', `http://${host.includes(':') ? `[${host}]` : host}:${port}`),
+    demoApiKey,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);

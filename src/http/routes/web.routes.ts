@@ -1,0 +1,239 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { PathId } from '../schemas/common.schemas.ts';
+
+/** Where scripts/build-web.ts writes the bundles. */
+export const DEFAULT_WEB_DIST_DIR = path.resolve(import.meta.dirname, '../../../dist/web');
+
+/** Marks the calls the demo page created: the demo's read routes show no other call. */
+export const DEMO_CALL_SOURCE = 'switchboard-demo';
+
+export interface WebRoutesOptions {
+  /** The operator key the demo's server side uses (DEMO_API_KEY); null disables the demo API. */
+  demoApiKey: string | null;
+  /** The built bundles (default dist/web). */
+  distDir?: string;
+}
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+};
+
+/**
+ * The pages' policy: scripts and connections to this origin only (the SDK's AudioWorklets load
+ * from Blob URLs, recordings play from Blob URLs in the dashboard).
+ */
+const CSP = [
+  "default-src 'self'",
+  "script-src 'self' blob:",
+  "connect-src 'self'",
+  "media-src 'self' blob:",
+  "img-src 'self' data:",
+  "style-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const NOT_BUILT =
+  'The browser bundles are not built. Run `node scripts/build-web.ts` (npm start and npm test run it first).';
+
+/**
+ * The browser side of the service, outside the API-key hook: the SDK bundle (/sdk/web-sdk.js),
+ * the demo page (/demo) with its small server API, and the dashboard (/dashboard).
+ */
+export function webRoutes(options: WebRoutesOptions): FastifyPluginAsyncTypebox {
+  const distDir = options.distDir ?? DEFAULT_WEB_DIST_DIR;
+  return async (app) => {
+    // --- static bundles -------------------------------------------------------------------
+    const sendBundle = async (reply: FastifyReply, file: string) => {
+      if (!/^[\w-]+(\.[\w-]+)*\.(js|css|map|json)$/.test(file)) return notFound(reply);
+      let body: Buffer;
+      try {
+        body = await fs.readFile(path.join(distDir, file));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+        if (!(await exists(path.join(distDir, 'manifest.json')))) {
+          return reply.code(503).send({ status: 'error', code: 'web_not_built', message: NOT_BUILT });
+        }
+        return notFound(reply);
+      }
+      return reply
+        .header('content-type', CONTENT_TYPES[path.extname(file)] ?? 'application/octet-stream')
+        .header('cache-control', 'no-cache')
+        .header('x-content-type-options', 'nosniff')
+        .header('access-control-allow-origin', '*') // the SDK may be loaded by a customer's page
+        .send(body);
+    };
+    const FileParam = Type.Object({ file: Type.String({ maxLength: 128 }) });
+    app.get('/sdk/:file', { schema: { hide: true, params: FileParam } }, async (request, reply) => sendBundle(reply, request.params.file));
+    app.get('/web/:file', { schema: { hide: true, params: FileParam } }, async (request, reply) => sendBundle(reply, request.params.file));
+
+    // --- pages ---------------------------------------------------------------------------
+    const sendPage = async (reply: FastifyReply, html: string) => {
+      if (!(await exists(path.join(distDir, 'manifest.json')))) {
+        return reply.code(503).header('content-type', 'text/html; charset=utf-8').send(page('Not built', `<main class="narrow"><h1>Not built</h1><p>${escapeHtml(NOT_BUILT)}</p></main>`));
+      }
+      return reply
+        .header('content-type', 'text/html; charset=utf-8')
+        .header('content-security-policy', CSP)
+        .header('x-content-type-options', 'nosniff')
+        .header('referrer-policy', 'no-referrer')
+        .header('cache-control', 'no-store')
+        .send(html);
+    };
+
+    app.get('/demo', { schema: { hide: true } }, async (_request, reply) =>
+      sendPage(
+        reply,
+        options.demoApiKey === null
+          ? page(
+              'Switchboard demo',
+              `<main class="narrow" id="demo-not-configured"><h1>The demo is not configured</h1>
+<p>Set <code>DEMO_API_KEY</code> to an API key of the account whose agents the demo may call, then restart the server:</p>
+<pre>npm run -s cli -- keys create      # prints a new key: sb_...
+DEMO_API_KEY=sb_... npm start</pre>
+<p>The key stays on the server: this page asks the server to create each call and receives only the call's single-use access token.</p></main>`,
+            )
+          : page('Switchboard demo', '<div id="app"></div>', '/web/demo.js'),
+      ));
+    app.get('/dashboard', { schema: { hide: true } }, async (_request, reply) =>
+      sendPage(reply, page('Switchboard dashboard', '<div id="app"></div>', '/web/dashboard.js')));
+
+    // --- the demo's server API (acts with the operator key; hands out call tokens only) ----
+    await app.register(demoApiRoutes(options.demoApiKey, app));
+  };
+}
+
+/** A request the demo makes to the API as the operator. */
+type OperatorRequest = (method: 'GET' | 'POST', url: string, body?: unknown) => Promise<{ status: number; json: any; raw: Buffer; headers: Record<string, unknown> }>;
+
+function demoApiRoutes(demoApiKey: string | null, root: FastifyInstance): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    // The demo is a client of the API like any other: requests go through the same routes,
+    // validation and auth, injected in-process with the operator key.
+    const operator: OperatorRequest = async (method, url, body) => {
+      const response = await root.inject({
+        method,
+        url,
+        headers: { authorization: `Bearer ${demoApiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        payload: body === undefined ? undefined : JSON.stringify(body),
+      });
+      let json: unknown;
+      try {
+        json = JSON.parse(response.body);
+      } catch {
+        json = undefined;
+      }
+      return { status: response.statusCode, json, raw: response.rawPayload, headers: response.headers };
+    };
+
+    app.addHook('onRequest', async (_request, reply) => {
+      reply.header('cache-control', 'no-store');
+      if (demoApiKey === null) {
+        return reply.code(503).send({ status: 'error', code: 'demo_not_configured', message: 'Set DEMO_API_KEY on the server to enable the demo.' });
+      }
+    });
+
+    /** Forwards an API error as is (its code and message are meant for clients). */
+    const forward = (reply: FastifyReply, response: Awaited<ReturnType<OperatorRequest>>) =>
+      reply.code(response.status).send(response.json ?? { status: 'error', code: 'upstream_error', message: 'The API failed.' });
+
+    app.get('/demo/api/agents', async (_request, reply) => {
+      const response = await operator('GET', '/list-agents');
+      if (response.status !== 200) return forward(reply, response);
+      const agents = (response.json as { agent_id: string; agent_name: string | null; version: number }[]).map((a) => ({
+        agent_id: a.agent_id,
+        agent_name: a.agent_name,
+        version: a.version,
+      }));
+      return { agents };
+    });
+
+    app.post('/demo/api/calls', {
+      schema: { body: Type.Object({ agent_id: PathId }, { additionalProperties: false }) },
+    }, async (request, reply) => {
+      const response = await operator('POST', '/v2/create-web-call', { agent_id: request.body.agent_id, metadata: { source: DEMO_CALL_SOURCE } });
+      if (response.status !== 201) return forward(reply, response);
+      // Only what the browser needs to join: never the key, never the rest of the call.
+      return reply.code(201).send({ call_id: response.json.call_id, access_token: response.json.access_token });
+    });
+
+    const CallParam = Type.Object({ call_id: PathId });
+
+    /** The call, if the demo created it; otherwise null (the demo shows no other call). */
+    const demoCall = async (callId: string) => {
+      const response = await operator('GET', `/v2/get-call/${encodeURIComponent(callId)}`);
+      if (response.status !== 200 || response.json?.metadata?.source !== DEMO_CALL_SOURCE) return null;
+      return response.json as Record<string, unknown>;
+    };
+
+    app.get('/demo/api/calls/:call_id', { schema: { params: CallParam } }, async (request, reply) => {
+      const call = await demoCall(request.params.call_id);
+      if (!call) return reply.code(404).send({ status: 'error', code: 'call_not_found', message: 'No such demo call.' });
+      return {
+        call_id: call.call_id,
+        agent_name: call.agent_name,
+        call_status: call.call_status,
+        disconnection_reason: call.disconnection_reason,
+        start_timestamp: call.start_timestamp,
+        end_timestamp: call.end_timestamp,
+        duration_ms: call.duration_ms,
+        transcript_object: call.transcript_object,
+        latency: call.latency,
+        call_analysis: call.call_analysis,
+        has_recording: call.recording_url !== null && call.recording_url !== undefined,
+        recording_url: call.recording_url ? `/demo/api/calls/${encodeURIComponent(String(call.call_id))}/recording` : null,
+      };
+    });
+
+    app.get('/demo/api/calls/:call_id/recording', { schema: { params: CallParam } }, async (request, reply) => {
+      const call = await demoCall(request.params.call_id);
+      if (!call) return reply.code(404).send({ status: 'error', code: 'call_not_found', message: 'No such demo call.' });
+      const response = await operator('GET', `/v2/get-call-recording/${encodeURIComponent(request.params.call_id)}`);
+      if (response.status !== 200) return forward(reply, response);
+      return reply.header('content-type', String(response.headers['content-type'] ?? 'audio/wav')).send(response.raw);
+    });
+  };
+}
+
+function page(title: string, body: string, script?: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/web/app.css">
+${script ? `<script type="module" src="${script}"></script>` : ''}
+</head>
+<body>
+${body}
+</body>
+</html>
+`;
+}
+
+function notFound(reply: FastifyReply) {
+  return reply.code(404).send({ status: 'error', code: 'route_not_found', message: 'No such file.' });
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await fs.access(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
