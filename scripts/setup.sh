@@ -13,6 +13,8 @@ command -v pocketsphinx_continuous >/dev/null 2>&1 || need+=(pocketsphinx)
 command -v flite >/dev/null 2>&1 || need+=(flite)
 command -v sox >/dev/null 2>&1 || need+=(sox)
 [ -x /usr/bin/chromium ] || need+=(chromium)
+# wrk is only for `npm run bench`; install it with SETUP_BENCH=1
+[ "${SETUP_BENCH:-0}" = 1 ] && ! command -v wrk >/dev/null 2>&1 && need+=(wrk)
 if [ ${#need[@]} -eq 0 ]; then
   echo "setup: all Debian packages present"
   exit 0

@@ -39,11 +39,12 @@ export class HttpMetrics {
   }
 
   install(app: FastifyInstance): void {
-    app.addHook('onResponse', async (request, reply) => {
+    app.addHook('onResponse', (request, reply, done) => {
       const route = request.routeOptions.url ?? 'unmatched';
       const labels = { method: request.method, route, status: String(reply.statusCode) };
       this.#requests.inc(labels);
       this.#duration.observe(labels, reply.elapsedTime / 1000);
+      done();
     });
     app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
       reply.header('content-type', this.registry.contentType);

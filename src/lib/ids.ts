@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 
 /** The prefixes of every id the service hands out; the prefix says what an id names. */
 export const ID_PREFIXES = {
@@ -16,9 +16,12 @@ export const ID_PREFIXES = {
 
 export type IdKind = keyof typeof ID_PREFIXES;
 
-/** A new random id: `<prefix>_<32 hex chars>` (128 bits). */
+/**
+ * A new random id: `<prefix>_<32 hex chars>` (122 random bits of a v4 UUID; randomUUID draws from
+ * a pooled entropy buffer, much cheaper per id than a randomBytes call).
+ */
 export function newId(kind: IdKind): string {
-  return `${ID_PREFIXES[kind]}_${randomBytes(16).toString('hex')}`;
+  return `${ID_PREFIXES[kind]}_${randomUUID().replaceAll('-', '')}`;
 }
 
 const ID_BODY = /^[0-9a-f]{32}$/;

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { type KeyObject, createHmac, createSecretKey, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** What an access token carries: the call it joins, which token of that call, and its expiry. */
 export interface AccessTokenClaims {
@@ -13,10 +13,10 @@ export interface AccessTokenClaims {
  * call; single use is enforced by the store (the call records when its token was used).
  */
 export class AccessTokenSigner {
-  readonly #key: Buffer;
+  readonly #key: KeyObject;
 
   constructor(secret: string) {
-    this.#key = Buffer.from(secret, 'base64url');
+    this.#key = createSecretKey(Buffer.from(secret, 'base64url'));
   }
 
   static generateSecret(): string {

@@ -23,6 +23,7 @@ export interface ApiKeyView {
 }
 
 const KEY_PREFIX = 'sb_';
+const KEY_CACHE_MAX = 10_000;
 /** `sb_` + 43 base64url characters (32 random bytes). */
 const KEY_PATTERN = /^sb_[A-Za-z0-9_-]{43}$/;
 
@@ -36,12 +37,23 @@ export class AccountService {
   readonly #accounts: AccountRepository;
   readonly #clock: Clock;
   readonly #defaultRateLimit: number;
+  readonly #cacheTtlMs: number;
+  /** Recently authenticated keys by hash; bounded, short-lived, cleared on any revocation here. */
+  readonly #cache = new Map<string, { principal: Principal; expiresAt: number }>();
 
-  constructor(deps: { store: Store; accounts: AccountRepository; clock: Clock; defaultRateLimitPerMinute: number }) {
+  constructor(deps: {
+    store: Store;
+    accounts: AccountRepository;
+    clock: Clock;
+    defaultRateLimitPerMinute: number;
+    /** How long a checked key is trusted without asking the store again (0 disables). */
+    keyCacheTtlMs?: number;
+  }) {
     this.#store = deps.store;
     this.#accounts = deps.accounts;
     this.#clock = deps.clock;
     this.#defaultRateLimit = deps.defaultRateLimitPerMinute;
+    this.#cacheTtlMs = deps.keyCacheTtlMs ?? 0;
   }
 
   /** Creates an account with its first key. The key is returned here and never again. */
@@ -80,6 +92,7 @@ export class AccountService {
 
   async revokeKey(keyId: string): Promise<void> {
     if (!(await this.#accounts.revokeKey(keyId, this.#clock.now()))) throw errors.apiKeyNotFound(keyId);
+    this.#cache.clear();
   }
 
   /** The principal behind an `Authorization` header value; throws `unauthenticated` otherwise. */
@@ -87,14 +100,23 @@ export class AccountService {
     const match = authorization?.match(/^Bearer ([^\s]+)$/);
     const key = match?.[1];
     if (!key || !KEY_PATTERN.test(key)) throw errors.unauthenticated();
-    const found = await this.#accounts.findActiveKeyByHash(hashApiKey(key));
+    const keyHash = hashApiKey(key);
+    const now = this.#clock.now();
+    const cached = this.#cache.get(keyHash);
+    if (cached && cached.expiresAt > now) return cached.principal;
+    const found = await this.#accounts.findActiveKeyByHash(keyHash);
     if (!found) throw errors.unauthenticated();
-    return {
+    const principal: Principal = {
       accountId: found.account.id,
       keyId: found.key.id,
       trialEndsAt: found.account.trial_ends_at,
       rateLimitPerMinute: found.account.rate_limit_per_minute,
     };
+    if (this.#cacheTtlMs > 0) {
+      if (this.#cache.size >= KEY_CACHE_MAX) this.#cache.clear();
+      this.#cache.set(keyHash, { principal, expiresAt: now + this.#cacheTtlMs });
+    }
+    return principal;
   }
 
   #makeKey(accountId: string, name: string | null, now: number): { key: string; row: ApiKeyRow } {

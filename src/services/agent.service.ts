@@ -32,12 +32,15 @@ export interface ResolvedAgentVersion {
 }
 
 const VERSION_APPEND_ATTEMPTS = 5;
+const VERSION_CACHE_MAX = 5_000;
 
 /** Conversation flows, service LLMs and versioned agents. */
 export class AgentService {
   readonly #store: Store;
   readonly #repo: AgentRepository;
   readonly #clock: Clock;
+  /** Immutable agent versions already read, by `agentId:version`. */
+  readonly #versions = new Map<string, ResolvedAgentVersion>();
 
   constructor(deps: { store: Store; agents: AgentRepository; clock: Clock }) {
     this.#store = deps.store;
@@ -163,14 +166,26 @@ export class AgentService {
 
   /** The version a call runs on: the latest when `version` is omitted. */
   async resolveVersion(accountId: string, id: string, version?: number): Promise<ResolvedAgentVersion> {
-    const row = await this.#repo.findAgentVersion(accountId, id, version);
-    if (!row) throw version === undefined ? errors.agentNotFound(id) : errors.agentVersionNotFound(id, version);
-    return {
+    // Versions are immutable, so a version read once can be served from memory; whether the agent
+    // exists under this account (and which version is latest) is always asked of the store.
+    const agent = await this.#repo.findAgent(accountId, id);
+    if (!agent) throw errors.agentNotFound(id);
+    const wanted = version ?? agent.latest_version;
+    if (wanted > agent.latest_version) throw errors.agentVersionNotFound(id, wanted);
+    const cacheKey = `${id}:${wanted}`;
+    const cached = this.#versions.get(cacheKey);
+    if (cached) return cached;
+    const row = await this.#repo.findAgentVersion(accountId, id, wanted);
+    if (!row) throw version === undefined ? errors.agentNotFound(id) : errors.agentVersionNotFound(id, wanted);
+    const resolved: ResolvedAgentVersion = {
       agentId: row.id,
       version: row.version,
       config: JSON.parse(row.config) as AgentConfig,
       engine: JSON.parse(row.engine_snapshot) as EngineSnapshot,
     };
+    if (this.#versions.size >= VERSION_CACHE_MAX) this.#versions.clear();
+    this.#versions.set(cacheKey, resolved);
+    return resolved;
   }
 
   // --- internals ----------------------------------------------------------------------------

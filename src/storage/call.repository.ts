@@ -1,4 +1,5 @@
 import type { Kysely, Updateable } from 'kysely';
+import { Batcher } from '../lib/batcher.ts';
 import type { Database } from './schema.ts';
 import type { Dialect } from './store.ts';
 import type { CallTable, IdempotencyKeyTable } from './tables/call.tables.ts';
@@ -21,13 +22,21 @@ export interface CallListQuery {
 export class CallRepository {
   readonly #db: Kysely<Database>;
   readonly #dialect: Dialect;
+  /** New calls outside a caller's transaction are group-committed: one multi-row INSERT per turn. */
+  readonly #inserts: Batcher<CallRow>;
+
   constructor(db: Kysely<Database>, dialect: Dialect) {
     this.#db = db;
     this.#dialect = dialect;
+    this.#inserts = new Batcher(async (rows) => {
+      await this.#db.insertInto('calls').values(rows).execute();
+    }, 200);
   }
 
-  async insert(row: CallRow, db: Kysely<Database> = this.#db): Promise<void> {
-    await db.insertInto('calls').values(row).execute();
+  /** Resolves once the row is committed. */
+  async insert(row: CallRow, db?: Kysely<Database>): Promise<void> {
+    if (db) await db.insertInto('calls').values(row).execute();
+    else await this.#inserts.submit(row);
   }
 
   async find(accountId: string, callId: string, db: Kysely<Database> = this.#db): Promise<CallRow | undefined> {

@@ -19,6 +19,8 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     this.#db.exec('PRAGMA synchronous = NORMAL');
     this.#db.exec('PRAGMA foreign_keys = ON');
     this.#db.exec('PRAGMA busy_timeout = 5000');
+    // Checkpoints run on a worker thread (see SqliteCheckpointer); this is only a safety net.
+    this.#db.exec('PRAGMA wal_autocheckpoint = 20000');
   }
 
   prepare(sql: string): SqliteStatement {

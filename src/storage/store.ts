@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { NodeSqliteDatabase } from './node-sqlite-driver.ts';
+import { SqliteCheckpointer } from './sqlite-checkpointer.ts';
 import type { Database } from './schema.ts';
 import { migrateToLatest } from './migrations/index.ts';
 
@@ -51,7 +52,8 @@ function openSqlite(options: StoreOptions): Store {
   }
   const database = new NodeSqliteDatabase(filename);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
-  return makeStore(db, 'sqlite');
+  const checkpointer = file === ':memory:' ? null : new SqliteCheckpointer(filename);
+  return makeStore(db, 'sqlite', () => checkpointer?.close());
 }
 
 function openPostgres(url: string, poolSize: number): Store {
@@ -72,7 +74,7 @@ function openPostgres(url: string, poolSize: number): Store {
   return makeStore(db, 'postgres');
 }
 
-function makeStore(db: Kysely<Database>, dialect: Dialect): Store {
+function makeStore(db: Kysely<Database>, dialect: Dialect, beforeClose?: () => Promise<void> | undefined): Store {
   let closing: Promise<void> | null = null;
   return {
     db,
@@ -81,7 +83,10 @@ function makeStore(db: Kysely<Database>, dialect: Dialect): Store {
       await sql`select 1`.execute(db);
     },
     close() {
-      closing ??= db.destroy();
+      closing ??= (async () => {
+        await beforeClose?.();
+        await db.destroy();
+      })();
       return closing;
     },
   };

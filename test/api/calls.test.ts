@@ -10,7 +10,8 @@ for (const kind of STORES) {
     let key: string;
     let agentId: string;
     before(async () => {
-      h = await startHarness(kind.name);
+      // An LLM endpoint is configured (never called here) so service-LLM agents may take calls.
+      h = await startHarness(kind.name, { LLM_BASE_URL: 'http://127.0.0.1:9/v1' });
       ({ apiKey: key } = await h.account());
       ({ agentId } = await createFlowAgent(h, key));
     });

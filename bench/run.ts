@@ -1,0 +1,21 @@
+/**
+ * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice; all by default) and
+ * prints their tables, ready to paste into BENCHMARKS.md. Each part measures against a baseline
+ * run by the same script on the same machine, because these shared machines are noisy.
+ */
+import { runApiBench } from './api.ts';
+
+const parts: Record<string, () => Promise<string>> = {
+  api: () => runApiBench({ durationS: 10, connections: 50, stores: ['sqlite', 'postgres'] }),
+};
+
+const wanted = process.argv.slice(2);
+for (const name of wanted) {
+  if (!parts[name]) {
+    process.stderr.write(`unknown part ${name}; parts: ${Object.keys(parts).join(', ')}\n`);
+    process.exit(2);
+  }
+}
+for (const name of wanted.length > 0 ? wanted : Object.keys(parts)) {
+  process.stdout.write(`\n## ${name}\n\n${await parts[name]!()}\n`);
+}
