@@ -67,6 +67,12 @@ export const errors = {
   webhookNotFound: (id: string) => notFound('webhook_not_found', 'webhook', id),
   deliveryNotFound: (id: string) => notFound('delivery_not_found', 'webhook delivery', id),
   leadNotFound: (id: string | number) => notFound('lead_not_found', 'lead', String(id)),
+  recordingNotFound: (callId: string) =>
+    new AppError(
+      'recording_not_found',
+      'not_found',
+      `Call ${truncateForMessage(callId)} has no recording (not finished, not kept by its storage policy, or deleted).`,
+    ),
   webhookUrlTaken: () => new AppError('webhook_url_taken', 'conflict', 'Another webhook of this account has that url.'),
   webhookLimitReached: (max: number) =>
     new AppError('webhook_limit_reached', 'conflict', `An account can have at most ${max} webhooks; delete one first.`),

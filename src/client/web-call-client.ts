@@ -1,0 +1,399 @@
+/**
+ * A Node client of the web-call media protocol v1 (docs/media-protocol.md): joins a call with its
+ * access token, streams user audio in real time in 20 ms frames (silence when there is nothing
+ * to say, as the protocol asks), records the agent's audio and collects every event.
+ *
+ * Imports nothing from the server: it is what a user scripts calls with, and what the tests and
+ * the benchmark use.
+ */
+import fs from 'node:fs/promises';
+import WebSocket from 'ws';
+
+export const PROTOCOL_VERSION = 1;
+export const SAMPLE_RATE = 16_000;
+const FRAME_SAMPLES = 320; // 20 ms
+
+/** A server event as received, stamped with the client's clock (ms since the client was created). */
+export type ClientEvent = { type: string; atMs: number } & Record<string, unknown>;
+
+export interface TranscriptLine {
+  role: 'agent' | 'user';
+  content: string;
+  cut_off?: boolean;
+}
+
+export interface CallEnd {
+  call_status: string;
+  disconnection_reason: string;
+  /** WebSocket close code. */
+  close_code: number;
+}
+
+export class JoinError extends Error {
+  readonly code: string;
+  readonly closeCode: number | undefined;
+  constructor(code: string, message: string, closeCode?: number) {
+    super(`${code}: ${message}`);
+    this.name = 'JoinError';
+    this.code = code;
+    this.closeCode = closeCode;
+  }
+}
+
+export interface JoinOptions {
+  /** The server's base URL (http://host:port) or the endpoint's ws(s):// URL. */
+  url: string;
+  accessToken: string;
+  /** How long to wait for call_started, ms; default 10 000. */
+  timeoutMs?: number;
+  /** Send silence whenever no audio is queued (default true; the protocol asks clients to). */
+  sendSilence?: boolean;
+}
+
+/** The endpoint's URL from a base URL. */
+export function webCallUrl(base: string): string {
+  if (/^wss?:\/\//.test(base)) return base;
+  const u = new URL(base);
+  u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
+  u.pathname = `${u.pathname.replace(/\/+$/, '')}/v2/web-call`;
+  return u.toString();
+}
+
+interface Queued {
+  pcm: Int16Array;
+  offset: number;
+  done: () => void;
+}
+
+export class WebCallClient {
+  readonly callId: string;
+  /** Every server event in order of arrival. */
+  readonly events: ClientEvent[] = [];
+  /** Agent audio messages with their arrival time (ms on the client's clock). */
+  readonly agentAudio: Array<{ atMs: number; pcm: Int16Array }> = [];
+  /** The live transcript as the last `update` event gave it. */
+  transcript: TranscriptLine[] = [];
+  /** Resolves when the call ends (call_ended, or the socket closing without it). */
+  readonly ended: Promise<CallEnd>;
+  /** User audio frames sent so far. */
+  framesSent = 0;
+
+  readonly #ws: WebSocket;
+  readonly #t0: number;
+  readonly #queue: Queued[] = [];
+  readonly #sendSilence: boolean;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #nextDue = 0;
+  #endInfo: { call_status?: string; disconnection_reason?: string } = {};
+  #waiters: Array<{ test: (e: ClientEvent) => boolean; resolve: (e: ClientEvent) => void }> = [];
+  #closed = false;
+
+  private constructor(ws: WebSocket, t0: number, callId: string, sendSilence: boolean, firstEvents: ClientEvent[], pending: Array<{ data: Buffer; binary: boolean }>) {
+    this.#ws = ws;
+    this.#t0 = t0;
+    this.callId = callId;
+    this.#sendSilence = sendSilence;
+    this.events.push(...firstEvents);
+    this.ended = new Promise<CallEnd>((resolve) => {
+      if (ws.readyState === WebSocket.CLOSED) {
+        this.#closed = true;
+        resolve({ call_status: 'unknown', disconnection_reason: 'connection_closed', close_code: 1006 });
+        return;
+      }
+      ws.on('close', (code) => {
+        this.#closed = true;
+        this.#stopSender();
+        for (const q of this.#queue.splice(0)) q.done();
+        resolve({
+          call_status: this.#endInfo.call_status ?? 'unknown',
+          disconnection_reason: this.#endInfo.disconnection_reason ?? 'connection_closed',
+          close_code: code,
+        });
+      });
+    });
+    ws.removeAllListeners('message');
+    ws.on('message', (data, binary) => this.#onMessage(data as Buffer, binary));
+    // Messages that arrived right behind call_started, before this object existed.
+    for (const m of pending) this.#onMessage(m.data, m.binary);
+    this.#startSender();
+  }
+
+  /** Connects, joins and resolves once the server answers call_started; rejects with JoinError on a refusal. */
+  static async join(options: JoinOptions): Promise<WebCallClient> {
+    const t0 = performance.now();
+    const ws = new WebSocket(webCallUrl(options.url), { perMessageDeflate: false });
+    const first: ClientEvent[] = [];
+    const pending: Array<{ data: Buffer; binary: boolean }> = [];
+    let joined = false;
+    const callId = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        ws.terminate();
+        reject(new JoinError('client_timeout', 'no call_started from the server in time'));
+      }, options.timeoutMs ?? 10_000);
+      let refusal: { code: string; message: string } | undefined;
+      const fail = (e: JoinError) => {
+        clearTimeout(timer);
+        reject(e);
+      };
+      ws.on('error', (e) => fail(new JoinError('connection_failed', e.message)));
+      ws.on('close', (code) => fail(new JoinError(refusal?.code ?? 'connection_closed', refusal?.message ?? `closed with ${code}`, code)));
+      ws.on('open', () => {
+        ws.send(JSON.stringify({ type: 'join', access_token: options.accessToken, protocol_version: PROTOCOL_VERSION, sample_rate: SAMPLE_RATE }));
+      });
+      ws.on('message', (data, binary) => {
+        if (joined) {
+          pending.push({ data: data as Buffer, binary });
+          return;
+        }
+        if (binary) return;
+        const event = JSON.parse(data.toString()) as ClientEvent;
+        event.atMs = performance.now() - t0;
+        first.push(event);
+        if (event.type === 'error') refusal = { code: String(event['code']), message: String(event['message']) };
+        if (event.type === 'call_started') {
+          clearTimeout(timer);
+          joined = true;
+          ws.removeAllListeners('close');
+          ws.removeAllListeners('error');
+          ws.on('error', () => {});
+          resolve(String(event['call_id']));
+        }
+      });
+    });
+    return new WebCallClient(ws, t0, callId, options.sendSilence ?? true, first, pending);
+  }
+
+  /** Milliseconds since the client was created. */
+  now(): number {
+    return performance.now() - this.#t0;
+  }
+
+  /** Queues user audio (16 kHz mono); resolves once it has all been sent, in real time. */
+  play(pcm: Int16Array): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    return new Promise((resolve) => this.#queue.push({ pcm, offset: 0, done: resolve }));
+  }
+
+  /** Streams a WAV file (16-bit PCM; other rates and channel counts are converted). */
+  async playWav(file: string): Promise<void> {
+    await this.play(readWav(await fs.readFile(file)));
+  }
+
+  /** Sends `hangup` and waits for the end. */
+  async hangup(): Promise<CallEnd> {
+    if (!this.#closed && this.#ws.readyState === WebSocket.OPEN) this.#ws.send(JSON.stringify({ type: 'hangup' }));
+    return this.ended;
+  }
+
+  /** Sends a ping; resolves with the round trip, ms. */
+  async ping(): Promise<number> {
+    const id = Math.random().toString(36).slice(2);
+    const start = this.now();
+    const wait = this.waitFor((e) => e.type === 'pong' && e['id'] === id, 5_000);
+    this.#ws.send(JSON.stringify({ type: 'ping', id }));
+    await wait;
+    return this.now() - start;
+  }
+
+  /** Sends a raw text message (tests: malformed messages). */
+  sendText(text: string): void {
+    this.#ws.send(text);
+  }
+
+  /** Vanishes without a close handshake (tests: a dropped network). */
+  drop(): void {
+    this.#stopSender();
+    this.#ws.terminate();
+  }
+
+  /** Stops sending audio but keeps the socket open (tests: a client that stalls). */
+  stall(): void {
+    this.#stopSender();
+  }
+
+  /** Closes cleanly (the server treats it as the user hanging up). */
+  close(): void {
+    this.#stopSender();
+    this.#ws.close(1000);
+  }
+
+  /** Resolves with the first event (already received or future) that passes `test`. */
+  waitFor(test: string | ((e: ClientEvent) => boolean), timeoutMs = 30_000): Promise<ClientEvent> {
+    const t = typeof test === 'string' ? (e: ClientEvent) => e.type === test : test;
+    const seen = this.events.find(t);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no matching event within ${timeoutMs} ms`)), timeoutMs);
+      this.#waiters.push({ test: t, resolve: (e) => { clearTimeout(timer); resolve(e); } });
+    });
+  }
+
+  /** Resolves with the next event from now on that passes `test`. */
+  next(test: string | ((e: ClientEvent) => boolean), timeoutMs = 30_000): Promise<ClientEvent> {
+    const t = typeof test === 'string' ? (e: ClientEvent) => e.type === test : test;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no matching event within ${timeoutMs} ms`)), timeoutMs);
+      this.#waiters.push({ test: t, resolve: (e) => { clearTimeout(timer); resolve(e); } });
+    });
+  }
+
+  /** Everything the agent said, concatenated (16 kHz mono). */
+  agentPcm(): Int16Array {
+    const total = this.agentAudio.reduce((n, c) => n + c.pcm.length, 0);
+    const out = new Int16Array(total);
+    let o = 0;
+    for (const c of this.agentAudio) {
+      out.set(c.pcm, o);
+      o += c.pcm.length;
+    }
+    return out;
+  }
+
+  /** Writes what the agent said as a 16 kHz mono WAV. */
+  async saveAgentWav(file: string): Promise<void> {
+    await fs.writeFile(file, writeWav(this.agentPcm(), SAMPLE_RATE));
+  }
+
+  #onMessage(data: Buffer, binary: boolean): void {
+    const atMs = this.now();
+    if (binary) {
+      const copy = new Uint8Array(data.byteLength & ~1);
+      copy.set(data.subarray(0, copy.byteLength));
+      this.agentAudio.push({ atMs, pcm: new Int16Array(copy.buffer) });
+      return;
+    }
+    let event: ClientEvent;
+    try {
+      event = JSON.parse(data.toString('utf8')) as ClientEvent;
+    } catch {
+      return;
+    }
+    event.atMs = atMs;
+    this.events.push(event);
+    if (event.type === 'update' && Array.isArray(event['transcript'])) this.transcript = event['transcript'] as TranscriptLine[];
+    if (event.type === 'call_ended') {
+      this.#endInfo = { call_status: String(event['call_status']), disconnection_reason: String(event['disconnection_reason']) };
+    }
+    this.#waiters = this.#waiters.filter((w) => {
+      if (!w.test(event)) return true;
+      w.resolve(event);
+      return false;
+    });
+  }
+
+  // Real-time sender: one 20 ms frame per tick on an absolute schedule (no drift); after a stall
+  // of the event loop it catches up at most 200 ms at once.
+  #startSender(): void {
+    this.#nextDue = performance.now();
+    const tick = () => {
+      if (this.#closed) return;
+      const now = performance.now();
+      let burst = 0;
+      while (this.#nextDue <= now && burst < 10) {
+        this.#sendFrame();
+        this.#nextDue += 20;
+        burst++;
+      }
+      if (this.#nextDue < now - 200) this.#nextDue = now;
+      this.#timer = setTimeout(tick, Math.max(0, this.#nextDue - performance.now()));
+    };
+    tick();
+  }
+
+  #stopSender(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#closed ||= this.#ws.readyState !== WebSocket.OPEN;
+  }
+
+  #sendFrame(): void {
+    if (this.#ws.readyState !== WebSocket.OPEN) return;
+    const frame = new Int16Array(FRAME_SAMPLES);
+    let filled = 0;
+    while (filled < FRAME_SAMPLES && this.#queue.length > 0) {
+      const q = this.#queue[0]!;
+      const n = Math.min(FRAME_SAMPLES - filled, q.pcm.length - q.offset);
+      frame.set(q.pcm.subarray(q.offset, q.offset + n), filled);
+      filled += n;
+      q.offset += n;
+      if (q.offset >= q.pcm.length) {
+        this.#queue.shift();
+        q.done();
+      }
+    }
+    if (filled === 0 && !this.#sendSilence) return;
+    this.#ws.send(Buffer.from(frame.buffer), { binary: true });
+    this.framesSent++;
+  }
+}
+
+/**
+ * Reads a 16-bit PCM WAV (format 1 or extensible) as 16 kHz mono: channels are averaged, other
+ * rates are resampled by linear interpolation (good enough for speech into a recogniser; give
+ * 16 kHz audio for the best result). Other sample formats are refused.
+ */
+export function readWav(buf: Buffer): Int16Array {
+  if (buf.byteLength < 12 || buf.toString('ascii', 0, 4) !== 'RIFF' || buf.toString('ascii', 8, 12) !== 'WAVE') {
+    throw new Error('not a WAV file (RIFF/WAVE)');
+  }
+  let pos = 12;
+  let rate = 0;
+  let channels = 0;
+  while (pos + 8 <= buf.byteLength) {
+    const id = buf.toString('ascii', pos, pos + 4);
+    const size = buf.readUInt32LE(pos + 4);
+    const body = pos + 8;
+    if (id === 'fmt ') {
+      const format = buf.readUInt16LE(body);
+      channels = buf.readUInt16LE(body + 2);
+      rate = buf.readUInt32LE(body + 4);
+      const bits = buf.readUInt16LE(body + 14);
+      if ((format !== 1 && format !== 0xfffe) || bits !== 16) {
+        throw new Error(`unsupported WAV: format ${format}, ${bits} bits; give 16-bit PCM (e.g. sox in.wav -b 16 -r 16000 -c 1 out.wav)`);
+      }
+    } else if (id === 'data') {
+      if (!rate) throw new Error('WAV data before its fmt chunk');
+      const end = size === 0 || size === 0xffffffff ? buf.byteLength : Math.min(buf.byteLength, body + size);
+      const frames = Math.floor((end - body) / (2 * channels));
+      const mono = new Int16Array(frames);
+      for (let i = 0; i < frames; i++) {
+        let s = 0;
+        for (let c = 0; c < channels; c++) s += buf.readInt16LE(body + (i * channels + c) * 2);
+        mono[i] = Math.round(s / channels);
+      }
+      return rate === SAMPLE_RATE ? mono : resampleLinear(mono, rate, SAMPLE_RATE);
+    }
+    pos = body + size + (size % 2);
+  }
+  throw new Error('WAV has no data chunk');
+}
+
+function resampleLinear(pcm: Int16Array, from: number, to: number): Int16Array {
+  const n = Math.floor((pcm.length * to) / from);
+  const out = new Int16Array(n);
+  for (let i = 0; i < n; i++) {
+    const x = (i * from) / to;
+    const a = Math.floor(x);
+    const f = x - a;
+    out[i] = Math.round((pcm[a] ?? 0) * (1 - f) + (pcm[a + 1] ?? pcm[a] ?? 0) * f);
+  }
+  return out;
+}
+
+/** A mono 16-bit WAV. */
+export function writeWav(pcm: Int16Array, rate: number): Buffer {
+  const h = Buffer.alloc(44);
+  h.write('RIFF', 0, 'ascii');
+  h.writeUInt32LE(36 + pcm.byteLength, 4);
+  h.write('WAVEfmt ', 8, 'ascii');
+  h.writeUInt32LE(16, 16);
+  h.writeUInt16LE(1, 20);
+  h.writeUInt16LE(1, 22);
+  h.writeUInt32LE(rate, 24);
+  h.writeUInt32LE(rate * 2, 28);
+  h.writeUInt16LE(2, 32);
+  h.writeUInt16LE(16, 34);
+  h.write('data', 36, 'ascii');
+  h.writeUInt32LE(pcm.byteLength, 40);
+  return Buffer.concat([h, Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength)]);
+}

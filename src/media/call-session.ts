@@ -1,0 +1,369 @@
+import path from 'node:path';
+import { parseJson } from '../lib/json.ts';
+import type { AgentOverride } from '../domain/agent.ts';
+import { type DisconnectionReason, statusForReason } from '../domain/call-status.ts';
+import type { CallRow } from '../storage/call.repository.ts';
+import type { CallOutcome } from '../services/call.service.ts';
+import type { Providers } from '../providers/registry.ts';
+import { analyzeCall, formatTranscript, latencyReport, VoicePipeline, type CallVariables, type FlowTools, type Utterance } from '../voice/index.ts';
+import { CallRecorder } from './call-recorder.ts';
+import { type AgentForCall, buildEngine, effectiveEngine, effectiveSettings, engineNeedsMissingLlm } from './engine-factory.ts';
+import { CLOSE, PROTOCOL_SAMPLE_RATE, PROTOCOL_VERSION, type ClientMessage, type ServerEvent, type WireUtterance } from './protocol.ts';
+import { bytesToSamples } from '../voice/frames.ts';
+
+/** What the transport offers a session: one WebSocket of one call. */
+export interface CallConnection {
+  sendEvent(event: ServerEvent): void;
+  /** One chunk of agent audio (16 kHz mono PCM); the transport bounds what it queues. */
+  sendAudio(pcm: Int16Array): void;
+  /** Barge-in: drops agent audio the transport still queues. */
+  clearAudio(): void;
+  close(code: number, reason: string): void;
+}
+
+/** The call service's operations a session uses (services never import media: media depends on them). */
+export interface SessionCallService {
+  readCall(callId: string): Promise<CallRow | undefined>;
+  finishCall(callId: string, outcome: CallOutcome): Promise<boolean>;
+}
+
+/** Structured logger (pino-compatible); messages are static, fields carry ids, never PII. */
+export interface MediaLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** Timings of a session; defaults in DEFAULT_SESSION_TIMINGS. */
+export interface SessionTimings {
+  /** No audio from the client for this long ends the call `client_disconnected`, ms; default 5 000. */
+  audioTimeoutMs: number;
+  /** How often the call row is re-read for update-call's variables, ms; default 1 000. */
+  variableRefreshMs: number;
+  /** Longest wait for the post-call analysis (LLM), ms; default 10 000. */
+  analysisTimeoutMs: number;
+  /** Test hooks: replace the agent's end_call_after_silence_ms / max_call_duration_ms. */
+  silenceMsOverride?: number;
+  maxDurationMsOverride?: number;
+}
+
+export const DEFAULT_SESSION_TIMINGS: SessionTimings = { audioTimeoutMs: 5_000, variableRefreshMs: 1_000, analysisTimeoutMs: 10_000 };
+
+export interface SessionDeps {
+  calls: SessionCallService;
+  providers: Providers;
+  /** Lead and ticket creation for a flow's tool nodes. */
+  tools?: (call: { accountId: string; callId: string }) => FlowTools;
+  /** DATA_DIR: recordings go to DATA_DIR/recordings/<call_id>.wav. */
+  dataDir: string;
+  /** Hands the names the flow captured to the PII redactor before the call is finished. */
+  rememberNames?: (callId: string, names: readonly string[]) => void;
+  log: MediaLogger;
+  timings: SessionTimings;
+}
+
+/** The call object's `transcript_object` entries. */
+export interface TranscriptEntry {
+  role: 'agent' | 'user';
+  content: string;
+  /** Offsets on the call's timeline (ms since the media started; the recording's time). */
+  start_ms: number;
+  end_ms: number;
+  cut_off: boolean;
+}
+
+export function toTranscriptObject(utterances: readonly Utterance[]): TranscriptEntry[] {
+  return utterances
+    .filter((u) => u.text.trim())
+    .map((u) => ({ role: u.role, content: u.text, start_ms: Math.round(u.startMs), end_ms: Math.round(u.endMs), cut_off: u.cutOff === true }));
+}
+
+export function fromTranscriptObject(entries: readonly TranscriptEntry[]): Utterance[] {
+  return entries.map((e) => ({ role: e.role, text: e.content, startMs: e.start_ms, endMs: e.end_ms, ...(e.cut_off ? { cutOff: true } : {}) }));
+}
+
+/**
+ * One joined call: builds its response engine from the agent version and the call's overrides,
+ * drives a VoicePipeline with the client's audio, forwards events and agent audio to the
+ * client, records both sides, ends the call on hang-ups, timeouts and failures, and then stores
+ * the transcript, recording, latency and analysis through the call service.
+ */
+export class CallSession {
+  readonly callId: string;
+  readonly #call: CallRow;
+  readonly #agent: AgentForCall;
+  readonly #conn: CallConnection;
+  readonly #d: SessionDeps;
+  #vars: CallVariables;
+  #pipeline: VoicePipeline | undefined;
+  #recorder: CallRecorder | undefined;
+  #position: (() => string | undefined) | undefined;
+  #lastPosition: string | undefined;
+  #reachedEnd: () => { reachedEnd: boolean; names: string[] } = () => ({ reachedEnd: false, names: [] });
+  #utterance = 0;
+  #talking = false;
+  #talkStartMs: number | undefined;
+  #lastAudioAt = performance.now();
+  #timers: Array<ReturnType<typeof setTimeout>> = [];
+  #silenceTimer: ReturnType<typeof setTimeout> | undefined;
+  #silenceMs = 0;
+  #refreshing = false;
+  #ending: Promise<void> | undefined;
+  #markDone!: () => void;
+  readonly #done = new Promise<void>((resolve) => (this.#markDone = resolve));
+
+  constructor(call: CallRow, agent: AgentForCall, conn: CallConnection, deps: SessionDeps) {
+    this.callId = call.call_id;
+    this.#call = call;
+    this.#agent = agent;
+    this.#conn = conn;
+    this.#d = deps;
+    this.#vars = variablesOf(call);
+  }
+
+  /** Resolves once the call has ended and its results are stored. */
+  get done(): Promise<void> {
+    return this.#done;
+  }
+
+  get ended(): boolean {
+    return this.#ending !== undefined;
+  }
+
+  /** Starts the call's media. Never throws: a call that cannot run ends with a reason. */
+  async start(): Promise<void> {
+    const override = parseJson<AgentOverride>(this.#call.agent_override);
+    const settings = effectiveSettings(this.#agent, override);
+    const engineDef = effectiveEngine(this.#agent, override);
+    const missing = engineNeedsMissingLlm(engineDef, this.#d.providers.llm !== undefined);
+    let built;
+    try {
+      if (missing) throw new Error(missing);
+      built = buildEngine({
+        engine: engineDef,
+        llm: this.#d.providers.llm,
+        ...(this.#d.tools ? { tools: this.#d.tools({ accountId: this.#call.account_id, callId: this.callId }) } : {}),
+        variables: () => this.#vars,
+        currentNodeId: this.#call.current_node_id,
+        currentState: this.#call.current_state,
+        onToolError: (nodeId, error) =>
+          this.#d.log.warn({ callId: this.callId, nodeId, code: (error as { code?: unknown })?.code }, 'flow tool node failed'),
+      });
+    } catch (error) {
+      this.#d.log.warn({ callId: this.callId, err: error }, 'engine unavailable for call');
+      this.#conn.sendEvent({ type: 'error', code: 'engine_unavailable', message: error instanceof Error ? error.message : 'engine unavailable' });
+      await this.end('error_engine_unavailable', CLOSE.unavailable);
+      return;
+    }
+    this.#position = built.position;
+    this.#lastPosition = built.position();
+    this.#reachedEnd = () => built.engine.outcome();
+
+    const p = new VoicePipeline({
+      ...this.#d.providers,
+      engine: built.engine,
+      voiceId: settings.voice_id,
+      interruptionSensitivity: settings.interruption_sensitivity,
+      startSpeaker: built.startSpeaker,
+      ...(built.beginAfterUserSilenceMs !== undefined ? { beginAfterUserSilenceMs: built.beginAfterUserSilenceMs } : {}),
+    });
+    this.#pipeline = p;
+    this.#recorder = new CallRecorder(path.join(this.#d.dataDir, 'recordings'), this.callId);
+    this.#wire(p);
+
+    this.#silenceMs = this.#d.timings.silenceMsOverride ?? settings.end_call_after_silence_ms;
+    const maxMs = this.#d.timings.maxDurationMsOverride ?? settings.max_call_duration_ms;
+    this.#timers.push(setTimeout(() => void this.end('max_duration_reached'), maxMs));
+    this.#armSilence();
+    const watchdog = setInterval(() => {
+      if (performance.now() - this.#lastAudioAt > this.#d.timings.audioTimeoutMs) void this.end('client_disconnected');
+    }, Math.min(1_000, this.#d.timings.audioTimeoutMs));
+    const refresh = setInterval(() => void this.#refreshVariables(), this.#d.timings.variableRefreshMs);
+    this.#timers.push(watchdog, refresh);
+    for (const t of this.#timers) t.unref?.();
+
+    this.#conn.sendEvent({
+      type: 'call_started',
+      protocol_version: PROTOCOL_VERSION,
+      call_id: this.callId,
+      sample_rate: PROTOCOL_SAMPLE_RATE,
+      agent: { agent_id: this.#call.agent_id, agent_version: this.#call.agent_version, agent_name: settings.agent_name ?? this.#call.agent_name },
+    });
+    this.#lastAudioAt = performance.now();
+    await p.start();
+  }
+
+  #wire(p: VoicePipeline): void {
+    p.on('agent_audio', (pcm) => {
+      this.#recorder?.agent(pcm, this.#talkStartMs);
+      this.#talkStartMs = undefined;
+      this.#conn.sendAudio(pcm);
+    });
+    p.on('agent_start_talking', () => {
+      this.#talking = true;
+      this.#utterance += 1;
+      this.#talkStartMs = p.elapsedMs();
+      this.#checkPosition();
+      this.#conn.sendEvent({ type: 'agent_start_talking', utterance_id: this.#utteranceId() });
+    });
+    p.on('agent_stop_talking', ({ interrupted }) => {
+      this.#talking = false;
+      if (interrupted) {
+        this.#conn.clearAudio();
+        this.#conn.sendEvent({ type: 'clear', utterance_id: this.#utteranceId() });
+      }
+      this.#conn.sendEvent({ type: 'agent_stop_talking', utterance_id: this.#utteranceId(), cut_off: interrupted });
+      this.#armSilence();
+    });
+    p.on('user_start_talking', () => {
+      this.#armSilence();
+      void this.#refreshVariables();
+    });
+    p.on('transcript_update', (utterances) => {
+      const transcript: WireUtterance[] = utterances.slice(-10).map((u) => ({ role: u.role, content: u.text, ...(u.cutOff ? { cut_off: true } : {}) }));
+      this.#conn.sendEvent({ type: 'update', transcript, final: true });
+      this.#checkPosition();
+    });
+    p.on('error', ({ reason, message }) => {
+      this.#d.log.warn({ callId: this.callId, reason, detail: message.slice(0, 300) }, 'voice pipeline failed');
+      // Provider messages name the engine and what is missing, never user audio or text.
+      this.#conn.sendEvent({ type: 'error', code: reason, message: `${failureMessage(reason)} (${message.slice(0, 300)})` });
+    });
+    p.on('hangup', ({ reason }) => {
+      this.#checkPosition();
+      void this.end(reason);
+    });
+  }
+
+  /** User audio from the client: 16-bit LE mono PCM at 16 kHz. */
+  onAudio(bytes: Uint8Array): void {
+    if (this.#ending || !this.#pipeline) return;
+    this.#lastAudioAt = performance.now();
+    const pcm = bytesToSamples(bytes);
+    this.#recorder?.user(pcm);
+    this.#pipeline.pushAudio(pcm);
+  }
+
+  onMessage(message: ClientMessage): void {
+    if (message.type === 'hangup') void this.end('user_hangup');
+    else if (message.type === 'ping') this.#conn.sendEvent({ type: 'pong', id: message.id ?? null });
+  }
+
+  /** The socket closed: cleanly (the user hung up) or not (the client vanished). */
+  onClosed(clean: boolean): void {
+    void this.end(clean ? 'user_hangup' : 'client_disconnected');
+  }
+
+  /**
+   * Ends the call once: stops the media, stores the results through the call service (which
+   * applies the storage policy and emits call.finished), then tells the client and closes.
+   */
+  end(reason: DisconnectionReason, closeCode?: number): Promise<void> {
+    this.#ending ??= this.#finish(reason, closeCode)
+      .catch((error: unknown) => {
+        this.#d.log.error({ callId: this.callId, err: error }, 'call end failed');
+      })
+      .finally(() => this.#markDone());
+    return this.#ending;
+  }
+
+  async #finish(reason: DisconnectionReason, closeCode: number | undefined): Promise<void> {
+    for (const t of this.#timers) clearTimeout(t);
+    if (this.#silenceTimer) clearTimeout(this.#silenceTimer);
+    const p = this.#pipeline;
+    const elapsedMs = p?.elapsedMs() ?? 0;
+    await p?.close();
+    const utterances = p?.transcript() ?? [];
+    const outcome = this.#reachedEnd();
+    let recordingPath: string | null = null;
+    try {
+      const file = await this.#recorder?.finish(elapsedMs);
+      if (file) recordingPath = path.relative(this.#d.dataDir, file);
+    } catch (error) {
+      this.#d.log.error({ callId: this.callId, err: error }, 'recording failed');
+    }
+    const analysis = await analyzeCall({
+      transcript: utterances,
+      disconnectionReason: reason,
+      reachedEnd: outcome.reachedEnd,
+      ...(this.#d.providers.llm ? { llm: this.#d.providers.llm } : {}),
+      signal: AbortSignal.timeout(this.#d.timings.analysisTimeoutMs),
+    });
+    const transcript = formatTranscript(utterances);
+    this.#d.rememberNames?.(this.callId, outcome.names);
+    try {
+      await this.#d.calls.finishCall(this.callId, {
+        reason,
+        transcript: transcript || null,
+        transcriptObject: toTranscriptObject(utterances),
+        recordingPath,
+        callAnalysis: analysis,
+        latency: latencyReport(p?.latencies() ?? []),
+      });
+    } catch (error) {
+      this.#d.log.error({ callId: this.callId, err: error }, 'storing the finished call failed');
+    }
+    this.#d.log.info({ callId: this.callId, reason, durationMs: Math.round(elapsedMs) }, 'call ended');
+    const status = statusForReason(reason);
+    this.#conn.sendEvent({ type: 'call_ended', call_status: status === 'error' ? 'error' : 'ended', disconnection_reason: reason });
+    this.#conn.close(closeCode ?? (status === 'error' ? CLOSE.serverError : CLOSE.normal), reason);
+  }
+
+  #utteranceId(): string {
+    return `utt_${this.#utterance}`;
+  }
+
+  #checkPosition(): void {
+    const now = this.#position?.();
+    if (now !== undefined && now !== this.#lastPosition) {
+      const from = this.#lastPosition ?? '';
+      this.#lastPosition = now;
+      this.#conn.sendEvent({ type: 'node_transition', from, to: now });
+    }
+  }
+
+  /** (Re)starts the inactivity timer; while the agent talks, it waits for the agent to finish. */
+  #armSilence(): void {
+    if (this.#ending) return;
+    if (this.#silenceTimer) clearTimeout(this.#silenceTimer);
+    this.#silenceTimer = setTimeout(() => {
+      if (this.#talking) this.#armSilence();
+      else void this.end('inactivity');
+    }, this.#silenceMs);
+    this.#silenceTimer.unref?.();
+  }
+
+  /** Re-reads the call's variables, so update-call's override_dynamic_variables apply from the next turn. */
+  async #refreshVariables(): Promise<void> {
+    if (this.#refreshing || this.#ending) return;
+    this.#refreshing = true;
+    try {
+      const row = await this.#d.calls.readCall(this.callId);
+      if (row) this.#vars = variablesOf(row);
+    } catch (error) {
+      this.#d.log.warn({ callId: this.callId, err: error }, 'reading call variables failed');
+    } finally {
+      this.#refreshing = false;
+    }
+  }
+}
+
+function variablesOf(row: CallRow): CallVariables {
+  return {
+    dynamic: parseJson<Record<string, string>>(row.service_llm_dynamic_variables),
+    overrides: parseJson<Record<string, string>>(row.override_dynamic_variables),
+  };
+}
+
+function failureMessage(reason: string): string {
+  switch (reason) {
+    case 'error_asr':
+      return 'Speech recognition failed; the call ends.';
+    case 'error_llm':
+      return 'The language model failed; the call ends.';
+    case 'error_tts':
+      return 'Speech synthesis failed; the call ends.';
+    default:
+      return 'The call failed.';
+  }
+}

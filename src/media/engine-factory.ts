@@ -1,0 +1,89 @@
+import type { AgentConfig, AgentOverride, EngineSnapshot } from '../domain/agent.ts';
+import type { LlmProvider } from '../providers/llm.ts';
+import { FlowEngine, LlmEngine, flowNeedsLlm, type CallVariables, type ConversationFlow, type FlowTools, type ResponseEngine, type ServiceLlm } from '../voice/index.ts';
+
+/** The agent version a call runs, as the call service resolves it. */
+export interface AgentForCall {
+  config: AgentConfig;
+  engine: EngineSnapshot;
+}
+
+/** The engine definition of a call: the agent version's, with the call's `agent_override` applied. */
+export function effectiveEngine(agent: AgentForCall, override: AgentOverride | null | undefined): EngineSnapshot {
+  const e = agent.engine;
+  if (e.type === 'conversation_flow') {
+    return { ...e, definition: { ...e.definition, ...defined(override?.conversation_flow ?? {}) } };
+  }
+  return { ...e, definition: { ...e.definition, ...defined(override?.service_llm ?? {}) } };
+}
+
+/** The agent settings of a call: the version's, with `agent_override.agent` applied. */
+export function effectiveSettings(agent: AgentForCall, override: AgentOverride | null | undefined): AgentConfig {
+  return { ...agent.config, ...defined(override?.agent ?? {}) } as AgentConfig;
+}
+
+/**
+ * Why this server cannot run an engine, or null when it can: a flow with a prompt node or prompt
+ * transition, or any service-LLM agent, needs an LLM. create-web-call answers 400 with this text.
+ */
+export function engineNeedsMissingLlm(engine: EngineSnapshot, hasLlm: boolean): string | null {
+  if (hasLlm) return null;
+  if (engine.type === 'service_llm') {
+    return 'This server has no LLM configured (set LLM_BASE_URL), and service-LLM agents need one.';
+  }
+  const where = flowNeedsLlm(engine.definition as ConversationFlow);
+  return where ? `This server has no LLM configured (set LLM_BASE_URL), and the agent's conversation flow needs one: ${where}.` : null;
+}
+
+export interface BuildEngineOptions {
+  engine: EngineSnapshot;
+  llm: LlmProvider | undefined;
+  tools?: FlowTools;
+  variables: () => CallVariables;
+  currentNodeId?: string | null;
+  currentState?: string | null;
+  onToolError?: (nodeId: string, error: unknown) => void;
+}
+
+export interface BuiltEngine {
+  engine: ResponseEngine;
+  startSpeaker: 'agent' | 'user';
+  beginAfterUserSilenceMs: number | undefined;
+  /** Where the conversation is now (node id or state name), for node_transition events. */
+  position(): string | undefined;
+}
+
+/** Builds the response engine of a call (throws EngineError for a definition it cannot run). */
+export function buildEngine(o: BuildEngineOptions): BuiltEngine {
+  const e = o.engine;
+  if (e.type === 'conversation_flow') {
+    const flow = e.definition as ConversationFlow;
+    const engine = new FlowEngine({
+      flow,
+      ...(o.llm ? { llm: o.llm } : {}),
+      ...(o.tools ? { tools: o.tools } : {}),
+      variables: o.variables,
+      ...(o.currentNodeId ? { startNodeId: o.currentNodeId } : {}),
+      ...(o.onToolError ? { onToolError: o.onToolError } : {}),
+    });
+    return {
+      engine,
+      startSpeaker: flow.start_speaker ?? 'agent',
+      beginAfterUserSilenceMs: flow.begin_after_user_silence_ms,
+      position: () => engine.currentNodeId,
+    };
+  }
+  const config = e.definition as ServiceLlm & { begin_after_user_silence_ms?: number };
+  if (!o.llm) throw new Error('service-LLM engine without an LLM');
+  const engine = new LlmEngine({ config, llm: o.llm, variables: o.variables, ...(o.currentState ? { startState: o.currentState } : {}) });
+  return {
+    engine,
+    startSpeaker: config.start_speaker ?? 'agent',
+    beginAfterUserSilenceMs: config.begin_after_user_silence_ms,
+    position: () => engine.currentState,
+  };
+}
+
+function defined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

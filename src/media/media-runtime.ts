@@ -1,0 +1,71 @@
+import type { AgentOverride } from '../domain/agent.ts';
+import type { Providers } from '../providers/registry.ts';
+import { doctor, type EngineStatus } from '../providers/doctor.ts';
+import type { ProviderOptions } from '../providers/registry.ts';
+import type { FlowTools } from '../voice/index.ts';
+import { type AgentForCall, effectiveEngine, engineNeedsMissingLlm } from './engine-factory.ts';
+import type { MediaLogger } from './call-session.ts';
+
+/** LeadService.createLead as the flow's create_lead node uses it. */
+export interface LeadCreator {
+  createLead(accountId: string, fields: { name: string; phone: string; email?: string | null; notes?: string | null }, options?: { callId?: string | null }): Promise<unknown>;
+}
+
+/** TicketService.createTicket as the flow's create_ticket node uses it. */
+export interface TicketCreator {
+  createTicket(
+    accountId: string,
+    fields: { subject: string; description: string; priority?: 'low' | 'normal' | 'high' | 'urgent'; call_id?: string | null },
+  ): Promise<unknown>;
+}
+
+const PRIORITIES = new Set(['low', 'normal', 'high', 'urgent']);
+
+/** The tools of a call's flow: leads and tickets of the call's account, linked to the call. */
+export function flowToolsFor(leads: LeadCreator | undefined, tickets: TicketCreator | undefined) {
+  return (call: { accountId: string; callId: string }): FlowTools => ({
+    async createLead(fields) {
+      if (!leads) throw new Error('leads are not available on this server');
+      return leads.createLead(
+        call.accountId,
+        {
+          name: fields.name.trim() || 'Unknown',
+          phone: fields.phone.trim(),
+          ...(fields.email?.trim() ? { email: fields.email.trim() } : {}),
+          ...(fields.notes?.trim() ? { notes: fields.notes.trim() } : {}),
+        },
+        { callId: call.callId },
+      );
+    },
+    async createTicket(fields) {
+      if (!tickets) throw new Error('tickets are not available on this server');
+      const priority = fields.priority?.trim().toLowerCase();
+      return tickets.createTicket(call.accountId, {
+        subject: fields.subject.trim() || 'Support request',
+        description: fields.description,
+        ...(priority && PRIORITIES.has(priority) ? { priority: priority as 'low' } : {}),
+        call_id: call.callId,
+      });
+    },
+  });
+}
+
+/** CallService's create-web-call capability check: refuses agents that need an LLM this server lacks. */
+export function engineCapabilityCheck(providers: Pick<Providers, 'llm'>) {
+  return (agent: AgentForCall, override: AgentOverride | undefined): string | null =>
+    engineNeedsMissingLlm(effectiveEngine(agent, override), providers.llm !== undefined);
+}
+
+/** Logs each engine's availability at start-up; a missing engine the server is set to use is a warning. */
+export async function logEngineAvailability(log: MediaLogger, options: ProviderOptions): Promise<EngineStatus[]> {
+  const report = await doctor(options);
+  for (const e of report) {
+    const fields = { engine: e.engine, role: e.role, selected: e.selected, available: e.available, detail: e.detail };
+    if (e.selected && !e.available) log.warn(fields, 'speech engine unavailable: calls that need it will end with an error');
+    else log.info(fields, 'speech engine');
+  }
+  return report;
+}
+
+/** A logger that drops everything (until the transport hands its own). */
+export const silentLogger: MediaLogger = { info() {}, warn() {}, error() {} };

@@ -1,0 +1,75 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { parseJson, toJson } from '../lib/json.ts';
+import type { CallChanges, CallRow } from '../storage/call.repository.ts';
+import type { PiiRedactor } from '../services/call-retention.ts';
+import { formatTranscript, redactText, redactTranscript } from '../voice/index.ts';
+import { extractName } from '../voice/engines/extract.ts';
+import { silenceWavSpans } from './call-recorder.ts';
+import { fromTranscriptObject, toTranscriptObject, type TranscriptEntry } from './call-session.ts';
+
+/** Names remembered per call, at most this many calls (ended calls are finished within seconds). */
+const MAX_REMEMBERED = 10_000;
+
+/**
+ * The `everything_except_pii` policy for web calls: the transcript (and the analysis summary,
+ * which quotes the user) has e-mails, digit runs of 4+ (phone, card, account numbers) and the
+ * names the flow captured replaced by `[email]`, `[number]`, `[name]`; the recording is kept
+ * with every redacted utterance's time span silenced on both channels (the whole utterance:
+ * recognisers give no word timings).
+ *
+ * Names: the session hands over the names its flow extracted just before the call is finished.
+ * When the policy is tightened later (update-call), those are gone from memory, so names are
+ * found again in the user's words ("my name is ...", "this is ...", "call me ...").
+ */
+export class TranscriptPiiRedactor implements PiiRedactor {
+  readonly #dataDir: string;
+  readonly #names = new Map<string, readonly string[]>();
+
+  constructor(options: { dataDir: string }) {
+    this.#dataDir = options.dataDir;
+  }
+
+  /** Called by the call session before finishCall. */
+  rememberNames(callId: string, names: readonly string[]): void {
+    if (this.#names.size >= MAX_REMEMBERED) this.#names.delete(this.#names.keys().next().value as string);
+    this.#names.set(callId, names);
+  }
+
+  async redact(row: CallRow): Promise<CallChanges> {
+    const names = new Set(this.#names.get(row.call_id) ?? []);
+    this.#names.delete(row.call_id);
+    const entries = parseJson<TranscriptEntry[]>(row.transcript_object);
+    const changes: CallChanges = {};
+    if (entries && Array.isArray(entries)) {
+      const utterances = fromTranscriptObject(entries);
+      for (const u of utterances) {
+        if (u.role !== 'user') continue;
+        const introduced = /\b(my name is|my name's|this is|call me)\b/i.test(u.text) ? extractName(u.text) : undefined;
+        if (introduced) names.add(introduced);
+      }
+      const result = redactTranscript(utterances, { names: [...names] });
+      changes.transcript_object = toJson(toTranscriptObject(result.utterances));
+      changes.transcript = formatTranscript(result.utterances) || null;
+      if (row.recording_path && result.spans.length > 0) {
+        const file = path.resolve(this.#dataDir, row.recording_path);
+        if (file.startsWith(path.resolve(this.#dataDir) + path.sep)) {
+          try {
+            await silenceWavSpans(file, result.spans);
+          } catch {
+            // A recording that cannot be redacted is not kept.
+            await fs.rm(file, { force: true }).catch(() => {});
+            changes.recording_path = null;
+          }
+        }
+      }
+    } else if (row.transcript) {
+      changes.transcript = redactText(row.transcript, [...names]).text;
+    }
+    const analysis = parseJson<{ call_summary?: unknown }>(row.call_analysis);
+    if (analysis && typeof analysis.call_summary === 'string') {
+      changes.call_analysis = toJson({ ...analysis, call_summary: redactText(analysis.call_summary, [...names]).text });
+    }
+    return changes;
+  }
+}

@@ -1,0 +1,205 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import type { CallConnection, CallSession, MediaLogger } from './call-session.ts';
+import { JoinRefused, type SessionRegistry } from './session-registry.ts';
+import { CLOSE, JOIN_TIMEOUT_MS, REFUSALS, WEB_CALL_PATH, parseClientMessage, parseJoin, type ServerEvent } from './protocol.ts';
+
+export interface WebCallTransportOptions {
+  /** Largest message accepted, bytes; default 64 KiB (2 s of audio). Larger ones close the socket (1009). */
+  maxPayloadBytes?: number;
+  /** WebSocket ping interval, ms; a client that misses one pong is dropped; default 2 000. */
+  heartbeatMs?: number;
+  /** How long the first (join) message may take, ms; default 5 000 (the protocol's). */
+  joinTimeoutMs?: number;
+}
+
+/** Agent audio the socket may hold unsent before we queue instead: 16 KiB = 0.5 s. */
+const SOCKET_HIGH_WATER_BYTES = 16_384;
+/** Agent audio queued above the socket, in chunks (20 ms each): 25 = 0.5 s; the oldest is dropped beyond. */
+const AUDIO_QUEUE_CHUNKS = 25;
+/** A client that lets this much pile up unsent is not reading: it is dropped. */
+const SOCKET_HARD_LIMIT_BYTES = 1_048_576;
+/** After our close frame, how long the client has to answer before the socket is destroyed, ms. */
+const CLOSE_GRACE_MS = 2_000;
+
+/**
+ * The web-call WebSocket endpoint (docs/media-protocol.md) on the app's HTTP server: upgrade on
+ * GET /v2/web-call, join handshake, audio and events to and from the call's session. Registered
+ * by buildApp so `app.listen()` serves it; closing the app ends every call (server_shutdown).
+ */
+export function attachWebCallTransport(app: FastifyInstance, registry: SessionRegistry, options: WebCallTransportOptions = {}): void {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes ?? 65_536, perMessageDeflate: false, clientTracking: true });
+  const log = app.log as unknown as MediaLogger;
+  const heartbeatMs = options.heartbeatMs ?? 2_000;
+  const joinTimeoutMs = options.joinTimeoutMs ?? JOIN_TIMEOUT_MS;
+
+  const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    const pathname = (request.url ?? '').split('?')[0];
+    if (pathname !== WEB_CALL_PATH) {
+      // Not ours: leave it to another upgrade listener if there is one, else answer 404.
+      if (app.server.listenerCount('upgrade') <= 1) {
+        socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      }
+      return;
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      const conn = new WsConnection(ws, heartbeatMs);
+      void handleConnection(conn, registry, log, joinTimeoutMs);
+    });
+  };
+  app.server.on('upgrade', onUpgrade);
+
+  app.addHook('preClose', async () => {
+    // End calls first (their results are stored and call.finished goes out), then drop stragglers:
+    // the HTTP server cannot finish closing while upgraded sockets stay open.
+    await registry.close();
+    app.server.off('upgrade', onUpgrade);
+    for (const ws of wss.clients) ws.terminate();
+    await new Promise<void>((resolve) => wss.close(() => resolve()));
+  });
+}
+
+async function handleConnection(conn: WsConnection, registry: SessionRegistry, log: MediaLogger, joinTimeoutMs: number): Promise<void> {
+  const first = await conn.firstMessage(joinTimeoutMs);
+  if (first === 'timeout') return conn.refuse('join_timeout', `No join message within ${joinTimeoutMs / 1000} s.`);
+  if (first === 'closed') return;
+  if (first.binary) return conn.refuse('bad_message', 'The first message must be a JSON join message, not audio.');
+  const parsed = parseJoin(first.data.toString('utf8'));
+  if (!parsed.ok) return conn.refuse(parsed.code, parsed.message);
+  let session: CallSession;
+  try {
+    session = await registry.join(parsed.join.access_token, conn, log);
+  } catch (error) {
+    if (error instanceof JoinRefused) return conn.refuse(error.code, error.message);
+    log.error({ err: error }, 'join failed');
+    return conn.refuse('internal_error', 'The call could not be joined.');
+  }
+  conn.attach(session);
+}
+
+/** One client socket: bounded agent-audio queue with backpressure, heartbeat, join phase. */
+class WsConnection implements CallConnection {
+  readonly #ws: WebSocket;
+  readonly #audio: Buffer[] = [];
+  #session: CallSession | undefined;
+  #alive = true;
+  #heartbeat: ReturnType<typeof setInterval>;
+  #closed = false;
+  /** Agent audio chunks dropped because the client did not keep up. */
+  dropped = 0;
+
+  constructor(ws: WebSocket, heartbeatMs: number) {
+    this.#ws = ws;
+    ws.on('pong', () => (this.#alive = true));
+    ws.on('error', () => {}); // 'close' follows; errors (e.g. a too large message) need no more handling
+    this.#heartbeat = setInterval(() => {
+      if (!this.#alive) {
+        // Missed a pong: the client vanished (no FIN, e.g. a network drop).
+        ws.terminate();
+        return;
+      }
+      this.#alive = false;
+      if (ws.readyState === ws.OPEN) ws.ping();
+    }, heartbeatMs);
+    this.#heartbeat.unref?.();
+    ws.on('close', (code) => {
+      this.#closed = true;
+      clearInterval(this.#heartbeat);
+      this.#audio.length = 0;
+      // 1000 / 1001 / 1005: the client closed on purpose; anything else (1006...) is a loss.
+      this.#session?.onClosed(code === 1000 || code === 1001 || code === 1005);
+    });
+  }
+
+  /** Waits for the first message, the timeout, or the socket's end. */
+  firstMessage(timeoutMs: number): Promise<{ data: Buffer; binary: boolean } | 'timeout' | 'closed'> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => finish('timeout'), timeoutMs);
+      const onMessage = (data: RawData, binary: boolean) => finish({ data: toBuffer(data), binary });
+      const onClose = () => finish('closed');
+      const finish = (v: { data: Buffer; binary: boolean } | 'timeout' | 'closed') => {
+        clearTimeout(timer);
+        this.#ws.off('message', onMessage);
+        this.#ws.off('close', onClose);
+        resolve(v);
+      };
+      this.#ws.once('message', onMessage);
+      this.#ws.once('close', onClose);
+    });
+  }
+
+  /** Hands the socket to its call: audio to the pipeline, control messages to the session. */
+  attach(session: CallSession): void {
+    this.#session = session;
+    if (this.#closed) {
+      session.onClosed(false);
+      return;
+    }
+    this.#ws.on('message', (data, binary) => {
+      const buf = toBuffer(data);
+      if (binary) {
+        session.onAudio(buf);
+        return;
+      }
+      const message = parseClientMessage(buf.toString('utf8'));
+      if (message) session.onMessage(message);
+      else this.sendEvent({ type: 'error', code: 'bad_message', message: 'Malformed message; see docs/media-protocol.md.' });
+    });
+  }
+
+  refuse(code: keyof typeof REFUSALS | 'internal_error', message: string): void {
+    this.sendEvent({ type: 'error', code, message });
+    this.close(code === 'internal_error' ? CLOSE.serverError : REFUSALS[code], code);
+  }
+
+  sendEvent(event: ServerEvent): void {
+    if (this.#closed || this.#ws.readyState !== this.#ws.OPEN) return;
+    if (this.#ws.bufferedAmount > SOCKET_HARD_LIMIT_BYTES) {
+      this.#ws.terminate(); // not reading at all: treated as gone
+      return;
+    }
+    this.#ws.send(JSON.stringify(event));
+  }
+
+  sendAudio(pcm: Int16Array): void {
+    if (this.#closed || this.#ws.readyState !== this.#ws.OPEN) return;
+    // Copy: the pipeline's frame may be reused, and ws may hold the buffer until it is written.
+    this.#audio.push(Buffer.from(pcm.buffer.slice(pcm.byteOffset, pcm.byteOffset + pcm.byteLength)));
+    while (this.#audio.length > AUDIO_QUEUE_CHUNKS) {
+      this.#audio.shift(); // drop-oldest: late speech is worth less than current speech
+      this.dropped += 1;
+    }
+    this.#drain();
+  }
+
+  clearAudio(): void {
+    this.#audio.length = 0;
+  }
+
+  #drain = (): void => {
+    while (this.#audio.length > 0 && !this.#closed && this.#ws.bufferedAmount < SOCKET_HIGH_WATER_BYTES) {
+      const chunk = this.#audio.shift()!;
+      // The callback runs once the chunk reached the kernel: time to send what waited.
+      this.#ws.send(chunk, { binary: true }, this.#drainLater);
+    }
+  };
+
+  #drainLater = (): void => {
+    if (this.#audio.length > 0) setImmediate(this.#drain);
+  };
+
+  close(code: number, reason: string): void {
+    clearInterval(this.#heartbeat);
+    if (this.#ws.readyState === this.#ws.CLOSED) return;
+    this.#ws.close(code, reason.slice(0, 120));
+    setTimeout(() => this.#ws.terminate(), CLOSE_GRACE_MS).unref();
+  }
+}
+
+function toBuffer(data: RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
+}
