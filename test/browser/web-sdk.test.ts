@@ -9,6 +9,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { ARTIFACTS_DIR, type Browser, NOT_BUILT, NO_CHROMIUM, WEB_DIST_DIR, eventually, launchBrowser, screenshot, speechWav } from './browser.ts';
+import type { WebCallStats } from '../../packages/web-sdk/src/index.ts';
 import { type FakeMediaServer, startFakeMediaServer } from './fake-media-server.ts';
 
 const skip = NO_CHROMIUM || NOT_BUILT;
@@ -41,7 +42,7 @@ describe('browser SDK against the fake media server', { skip, timeout: 120_000 }
   }
 
   const events = (page: Page) => page.evaluate(() => (window as any).events as PageEvent[]);
-  const stats = (page: Page) => page.evaluate(() => (window as any).client.stats as Record<string, number>);
+  const stats = (page: Page) => page.evaluate(() => (window as any).client.stats as WebCallStats);
 
   async function start(page: Page, token: string): Promise<string> {
     await page.evaluate((t) => ((window as any).nextToken = t), token);

@@ -1,3 +1,4 @@
+/// <reference path="./build-constants.d.ts" />
 import { TypedEmitter } from './emitter.ts';
 import { SERVER_ERROR_MESSAGES, WebCallError, microphoneError } from './errors.ts';
 import {
