@@ -54,7 +54,9 @@ async function benchStore(store: 'sqlite' | 'postgres', databaseUrl: string | nu
     const agent = await json(`${server.baseUrl}/create-agent`, 'POST', key, {
       response_engine: { type: 'conversation_flow', conversation_flow_id: flow.conversation_flow_id },
     });
-    const call = await json(`${server.baseUrl}/v2/create-web-call`, 'POST', key, { agent_id: agent.agent_id });
+    // update-call spreads over 100 calls, as real traffic does (one row would measure its lock).
+    const callIds: string[] = [];
+    for (let i = 0; i < 100; i++) callIds.push((await json(`${server.baseUrl}/v2/create-web-call`, 'POST', key, { agent_id: agent.agent_id })).call_id);
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const rows: ApiBenchRow[] = [];
     const createResult = wrk({
@@ -67,7 +69,8 @@ async function benchStore(store: 'sqlite' | 'postgres', databaseUrl: string | nu
     });
     rows.push({ name: `create-web-call (${store})`, result: createResult, ratio: createResult.requestsPerSecond / baseline });
     const updateResult = wrk({
-      url: `${server.baseUrl}/v2/update-call/${call.call_id}`,
+      url: `${server.baseUrl}/v2/update-call/${callIds[0]}`,
+      paths: callIds.map((id) => `/v2/update-call/${id}`),
       method: 'PATCH',
       headers,
       body: JSON.stringify({ metadata: { stage: 'bench' }, override_dynamic_variables: { name: 'Ada' } }),

@@ -37,6 +37,8 @@ export function wrk(options: {
   method: string;
   headers: Record<string, string>;
   body?: string;
+  /** Paths to cycle through, request by request (instead of the URL's own path). */
+  paths?: string[];
   connections: number;
   durationS: number;
 }): WrkResult {
@@ -45,6 +47,10 @@ export function wrk(options: {
   const lines = [`wrk.method = ${JSON.stringify(options.method)}`];
   for (const [name, value] of Object.entries(options.headers)) lines.push(`wrk.headers[${JSON.stringify(name)}] = ${JSON.stringify(value)}`);
   if (options.body !== undefined) lines.push(`wrk.body = ${JSON.stringify(options.body)}`);
+  if (options.paths) {
+    lines.push(`paths = { ${options.paths.map((p) => JSON.stringify(p)).join(', ')} }`, 'counter = 0');
+    lines.push('request = function()', '  counter = counter + 1', '  return wrk.format(nil, paths[(counter % #paths) + 1])', 'end');
+  }
   fs.writeFileSync(script, `${lines.join('\n')}\n`);
   const output = execFileSync('wrk', ['-t1', `-c${options.connections}`, `-d${options.durationS}s`, '--latency', '-s', script, options.url], {
     encoding: 'utf8',

@@ -9,6 +9,8 @@ import { HttpMetrics } from './http/metrics.ts';
 import { agentRoutes } from './http/routes/agent.routes.ts';
 import { callRoutes } from './http/routes/call.routes.ts';
 import { healthRoutes } from './http/routes/health.routes.ts';
+import { leadRoutes } from './http/routes/lead.routes.ts';
+import { webhookRoutes } from './http/routes/webhook.routes.ts';
 import { webRoutes } from './http/routes/web.routes.ts';
 import type { Runtime } from './runtime.ts';
 
@@ -77,6 +79,8 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     requireApiKey(authed, runtime.services.accounts);
     await authed.register(agentRoutes(runtime.services.agents));
     await authed.register(callRoutes(runtime.services.calls));
+    await authed.register(webhookRoutes(runtime.services.webhooks));
+    await authed.register(leadRoutes(runtime.services.leads, runtime.services.tickets));
   });
 
   return app as unknown as FastifyInstance;

@@ -17,6 +17,7 @@ async function main(): Promise<void> {
   }
 
   const runtime = await createRuntime(config);
+  await runtime.services.webhooks.reencryptSecrets(); // after a server-key rotation
   const app = await buildApp(runtime, { logger: { level: config.logLevel }, processMetrics: true });
   const sweeper = new PeriodicTask(
     () => runtime.services.calls.sweepUnjoined(),
@@ -37,6 +38,7 @@ async function main(): Promise<void> {
     try {
       await app.close(); // stops accepting, lets in-flight requests finish
       await sweeper.close();
+      await runtime.services.webhookDispatcher.close();
       await runtime.close();
       app.log.info('stopped');
     } finally {
@@ -47,6 +49,7 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stop('SIGINT'));
 
   await app.listen({ port: config.port, host: config.host });
+  if (config.webhooks.worker) await runtime.services.webhookDispatcher.start(app.log);
   app.log.info({ store: runtime.store.dialect, dataDir: config.dataDir }, 'switchboard ready');
 }
 

@@ -11,11 +11,23 @@ import { AgentService } from './services/agent.service.ts';
 import { FileCallRetention } from './services/call-retention.ts';
 import { CallService } from './services/call.service.ts';
 import type { EventOutbox } from './services/events.ts';
+import { LeadService } from './services/lead.service.ts';
+import { TicketService } from './services/ticket.service.ts';
+import type { WebhookService } from './services/webhook.service.ts';
+import { LeadRepository } from './storage/lead.repository.ts';
+import { TicketRepository } from './storage/ticket.repository.ts';
+import type { WebhookDispatcher } from './webhooks/dispatcher.ts';
+import { createWebhookParts } from './webhooks/webhook-runtime.ts';
 
 export interface Services {
   accounts: AccountService;
   agents: AgentService;
   calls: CallService;
+  webhooks: WebhookService;
+  /** The delivery worker; main.ts starts it (tests drive it with runOnce/drain). */
+  webhookDispatcher: WebhookDispatcher;
+  leads: LeadService;
+  tickets: TicketService;
 }
 
 /** Everything a process runs on: config, clock, store and the services over it. */
@@ -45,7 +57,10 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
 
   const accounts = new AccountService({ store, accounts: accountRepo, clock, defaultRateLimitPerMinute: config.defaultRateLimitPerMinute });
   const agents = new AgentService({ store, agents: new AgentRepository(store.db), clock });
-  const outbox: EventOutbox = { record: async () => {} };
+  const webhookParts = createWebhookParts(config, store, clock);
+  const outbox: EventOutbox = webhookParts.outbox;
+  const leads = new LeadService({ store, leads: new LeadRepository(store.db, store.dialect), outbox, clock });
+  const tickets = new TicketService({ store, tickets: new TicketRepository(store.db), outbox, clock });
   const calls = new CallService({
     store,
     calls: new CallRepository(store.db, store.dialect),
@@ -64,9 +79,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     config,
     clock,
     store,
-    services: { accounts, agents, calls },
+    services: { accounts, agents, calls, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, leads, tickets },
     close() {
-      closing ??= store.close();
+      closing ??= webhookParts.close().then(() => store.close());
       return closing;
     },
   };

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { type WebhookConfig, readWebhookConfig } from '../webhooks/webhook.config.ts';
 
 /** The service's whole configuration, parsed once at start-up from the environment. */
 export interface Config {
@@ -24,6 +25,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** The address clients use to reach this server, for URLs the API hands out (PUBLIC_BASE_URL, default http://HOST:PORT). */
   readonly publicBaseUrl: string;
+  /** Webhook delivery: secret keys, SSRF allow-list, timeouts, retry schedule, worker (WEBHOOK_*). */
+  readonly webhooks: WebhookConfig;
   /** The operator API key the /demo page's server side creates calls with (DEMO_API_KEY); null disables the demo. */
   readonly demoApiKey: string | null;
 }
@@ -70,6 +73,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     defaultRateLimitPerMinute: reader.integer('DEFAULT_RATE_LIMIT_PER_MINUTE', 600, 1, 10_000_000),
     shutdownTimeoutMs: reader.integer('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     publicBaseUrl: reader.url('PUBLIC_BASE_URL', `http://${host.includes(':') ? `[${host}]` : host}:${port}`),
+    webhooks: readWebhookConfig(reader, problems),
     demoApiKey,
   };
   if (problems.length > 0) throw new ConfigError(problems);

@@ -4,12 +4,14 @@ import type { Dialect } from '../store.ts';
 import { foundation } from './0001_foundation.ts';
 import { agents } from './0002_agents.ts';
 import { calls } from './0003_calls.ts';
+import { webhooks } from './0004_webhooks.ts';
 
 /** Every migration, in order; each is a factory so it can differ by dialect where SQL must. */
 const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
   '0001_foundation': foundation,
   '0002_agents': agents,
   '0003_calls': calls,
+  '0004_webhooks': webhooks,
 };
 
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<void> {

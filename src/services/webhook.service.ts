@@ -1,0 +1,331 @@
+import type { Clock } from '../lib/clock.ts';
+import { isId, newId } from '../lib/ids.ts';
+import { AppError, errors } from '../domain/errors.ts';
+import type { Store } from '../storage/store.ts';
+import type { AttemptRow, DeliveryRow, WebhookRepository, WebhookRow } from '../storage/webhook.repository.ts';
+import type { SecretBox } from '../webhooks/secret-box.ts';
+import { generateWebhookSecret } from '../webhooks/signer.ts';
+import { EVENT_KINDS } from './events.ts';
+
+/** Webhooks one account may have. */
+export const MAX_WEBHOOKS_PER_ACCOUNT = 50;
+/** Longest webhook URL accepted. */
+export const MAX_WEBHOOK_URL_LENGTH = 2048;
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'cancelled';
+
+export interface WebhookView {
+  id: string;
+  url: string;
+  events: string[];
+  status: 'active' | 'disabled';
+  disabled_reason: string | null;
+  disabled_at: number | null;
+  failing_since: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface AttemptView {
+  attempt: number;
+  started_at: number;
+  status_code: number | null;
+  latency_ms: number;
+  outcome: string;
+  error: string | null;
+  response_excerpt: string | null;
+  next_attempt_at: number | null;
+}
+
+export interface DeliveryView {
+  id: string;
+  event_id: string;
+  event: string;
+  webhook_id: string | null;
+  url: string;
+  status: DeliveryStatus;
+  attempt_count: number;
+  next_attempt_at: number | null;
+  last_attempt_at: number | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  last_latency_ms: number | null;
+  delivered_at: number | null;
+  created_at: number;
+  attempts: AttemptView[];
+}
+
+export interface SetWebhookInput {
+  url: string;
+  events: string[];
+  id?: string;
+}
+
+export interface DeliveryFilter {
+  webhook_id?: string;
+  event?: string;
+  status?: string;
+  event_id?: string;
+  limit?: number;
+  pagination_key?: string;
+}
+
+export interface WebhookServiceDeps {
+  store: Store;
+  webhooks: WebhookRepository;
+  box: SecretBox;
+  clock: Clock;
+  /** Wakes the delivery worker (a redelivery was queued). */
+  wake?: () => void;
+}
+
+/** Webhook subscriptions, the delivery log, redelivery and the agent-webhook secret. */
+export class WebhookService {
+  readonly #d: WebhookServiceDeps;
+
+  constructor(deps: WebhookServiceDeps) {
+    this.#d = deps;
+  }
+
+  /**
+   * Creates or updates a webhook. With `id`, updates that webhook; without, updates the account's
+   * webhook with the same URL, else creates one. An update re-enables a disabled webhook.
+   * The secret is returned on creation only.
+   */
+  async setWebhook(accountId: string, input: SetWebhookInput): Promise<{ created: boolean; webhook: WebhookView & { secret?: string } }> {
+    const url = checkWebhookUrl(input.url);
+    const events = checkEvents(input.events);
+    if (input.id !== undefined && !isId('webhook', input.id)) throw errors.webhookNotFound(input.id);
+    const now = this.#d.clock.now();
+    try {
+      return await this.#d.store.db.transaction().execute(async (trx) => {
+        const existing = input.id !== undefined
+          ? await this.#d.webhooks.findWebhook(accountId, input.id, trx)
+          : await this.#d.webhooks.findWebhookByUrl(accountId, url, trx);
+        if (input.id !== undefined && !existing) throw errors.webhookNotFound(input.id);
+        if (existing) {
+          if (existing.url !== url && (await this.#d.webhooks.findWebhookByUrl(accountId, url, trx))) {
+            throw errors.webhookUrlTaken();
+          }
+          const changes = {
+            url,
+            events: JSON.stringify(events),
+            status: 'active',
+            disabled_reason: null,
+            disabled_at: null,
+            failing_since: existing.status === 'active' ? existing.failing_since : null,
+            updated_at: Math.max(now, existing.updated_at),
+          };
+          await this.#d.webhooks.updateWebhook(existing.id, changes, trx);
+          return { created: false, webhook: toWebhookView({ ...existing, ...changes }) };
+        }
+        if ((await this.#d.webhooks.countWebhooks(accountId, trx)) >= MAX_WEBHOOKS_PER_ACCOUNT) {
+          throw errors.webhookLimitReached(MAX_WEBHOOKS_PER_ACCOUNT);
+        }
+        const secret = generateWebhookSecret();
+        const row: WebhookRow = {
+          id: newId('webhook'),
+          account_id: accountId,
+          url,
+          events: JSON.stringify(events),
+          secret_encrypted: this.#d.box.encrypt(secret),
+          status: 'active',
+          disabled_reason: null,
+          disabled_at: null,
+          failing_since: null,
+          created_at: now,
+          updated_at: now,
+        };
+        await this.#d.webhooks.insertWebhook(row, trx);
+        return { created: true, webhook: { ...toWebhookView(row), secret } };
+      });
+    } catch (error) {
+      // A concurrent set.php created the same URL first: this request becomes its update.
+      if (input.id === undefined && !(error instanceof AppError) && (await this.#d.webhooks.findWebhookByUrl(accountId, url))) {
+        return this.setWebhook(accountId, input);
+      }
+      throw error;
+    }
+  }
+
+  async listWebhooks(accountId: string): Promise<WebhookView[]> {
+    return (await this.#d.webhooks.listWebhooks(accountId)).map(toWebhookView);
+  }
+
+  /** Deletes a webhook (by id or URL); its pending deliveries are cancelled with it. */
+  async deleteWebhook(accountId: string, target: { id?: string; url?: string }): Promise<{ deleted: true; id: string }> {
+    return this.#d.store.db.transaction().execute(async (trx) => {
+      const row = target.id !== undefined
+        ? isId('webhook', target.id) ? await this.#d.webhooks.findWebhook(accountId, target.id, trx) : undefined
+        : await this.#d.webhooks.findWebhookByUrl(accountId, target.url ?? '', trx);
+      if (!row) throw errors.webhookNotFound(target.id ?? target.url ?? '');
+      await this.#d.webhooks.cancelPending(row.id, this.#d.clock.now(), 'the webhook was deleted', trx);
+      await this.#d.webhooks.deleteWebhook(accountId, row.id, trx);
+      return { deleted: true as const, id: row.id };
+    });
+  }
+
+  /** The delivery log, newest first, each delivery with its attempts. */
+  async listDeliveries(accountId: string, filter: DeliveryFilter): Promise<{ deliveries: DeliveryView[]; next_pagination_key: string | null }> {
+    if (filter.event !== undefined && !(EVENT_KINDS as readonly string[]).includes(filter.event)) {
+      throw errors.invalidRequest(`event "${filter.event}" is not an event kind (${EVENT_KINDS.join(', ')})`);
+    }
+    let after: { createdAt: number; id: string } | undefined;
+    if (filter.pagination_key !== undefined) {
+      const anchor = isId('delivery', filter.pagination_key) ? await this.#d.webhooks.findDelivery(accountId, filter.pagination_key) : undefined;
+      if (!anchor) throw errors.invalidRequest('pagination_key is not a delivery of this account');
+      after = { createdAt: anchor.created_at, id: anchor.id };
+    }
+    const limit = filter.limit ?? 50;
+    const rows = await this.#d.webhooks.listDeliveries({
+      accountId,
+      webhookId: filter.webhook_id,
+      kind: filter.event,
+      status: filter.status,
+      eventId: filter.event_id,
+      limit,
+      after,
+    });
+    const attempts = await this.#d.webhooks.attemptsOf(rows.map((row) => row.id));
+    const byDelivery = new Map<string, AttemptRow[]>();
+    for (const attempt of attempts) {
+      const list = byDelivery.get(attempt.delivery_id) ?? [];
+      list.push(attempt);
+      byDelivery.set(attempt.delivery_id, list);
+    }
+    const deliveries = rows.map((row) => toDeliveryView(row, byDelivery.get(row.id) ?? []));
+    const last = rows.at(-1);
+    return { deliveries, next_pagination_key: rows.length === limit && last ? last.id : null };
+  }
+
+  /**
+   * Queues a delivery to be sent again now, with the same webhook-id. A finished delivery gets one
+   * more attempt (not retried if it fails); a pending one is moved to now.
+   */
+  async redeliver(accountId: string, deliveryId: string): Promise<DeliveryView> {
+    const now = this.#d.clock.now();
+    const row = await this.#d.store.db.transaction().execute(async (trx) => {
+      const delivery = isId('delivery', deliveryId) ? await this.#d.webhooks.findDelivery(accountId, deliveryId, trx) : undefined;
+      if (!delivery) throw errors.deliveryNotFound(deliveryId);
+      if (delivery.webhook_id !== null) {
+        const hook = await this.#d.webhooks.findWebhook(accountId, delivery.webhook_id, trx);
+        if (!hook) throw errors.webhookGone('deleted');
+        if (hook.status !== 'active') throw errors.webhookGone('disabled');
+      }
+      if (delivery.locked_until !== null && delivery.locked_until > now) throw errors.deliveryInFlight();
+      const changes = {
+        status: 'pending',
+        lane: 0,
+        manual: delivery.status === 'pending' ? delivery.manual : 1,
+        next_attempt_at: now,
+        updated_at: now,
+      };
+      await this.#d.webhooks.updateDelivery(delivery.id, changes, trx);
+      return { ...delivery, ...changes };
+    });
+    this.#d.wake?.();
+    return toDeliveryView(row, await this.#d.webhooks.attemptsOf([row.id]));
+  }
+
+  /** The account's secret for deliveries to agents' `webhook_url`, created on first request. */
+  async agentSecret(accountId: string): Promise<{ secret: string; created_at: number; updated_at: number }> {
+    const now = this.#d.clock.now();
+    await this.#d.webhooks.putAgentSecretIfMissing(accountId, this.#d.box.encrypt(generateWebhookSecret()), now);
+    const row = await this.#d.store.db
+      .selectFrom('agent_webhook_secrets')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .executeTakeFirstOrThrow();
+    return { secret: this.#d.box.decrypt(row.secret_encrypted), created_at: row.created_at, updated_at: row.updated_at };
+  }
+
+  /** Replaces the agent-webhook secret; deliveries from now on are signed with the new one. */
+  async rotateAgentSecret(accountId: string): Promise<{ secret: string; created_at: number; updated_at: number }> {
+    await this.#d.webhooks.replaceAgentSecret(accountId, this.#d.box.encrypt(generateWebhookSecret()), this.#d.clock.now());
+    return this.agentSecret(accountId);
+  }
+
+  /** Re-encrypts every stored secret not under the primary server key; returns how many. */
+  async reencryptSecrets(): Promise<number> {
+    let count = 0;
+    for (const entry of await this.#d.webhooks.allEncryptedSecrets()) {
+      if (this.#d.box.isCurrent(entry.value)) continue;
+      await this.#d.webhooks.rewriteSecret(entry.table, entry.key, entry.value, this.#d.box.encrypt(this.#d.box.decrypt(entry.value)));
+      count += 1;
+    }
+    return count;
+  }
+}
+
+/** An absolute http(s) URL without whitespace, at most 2048 characters. */
+export function checkWebhookUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw errors.invalidRequest('url must be an absolute http or https URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw errors.invalidRequest('url must be an absolute http or https URL');
+  if (raw.length > MAX_WEBHOOK_URL_LENGTH || /\s/.test(raw)) {
+    throw errors.invalidRequest(`url must be at most ${MAX_WEBHOOK_URL_LENGTH} characters without spaces`);
+  }
+  return raw;
+}
+
+/** A non-empty list of known kinds (duplicates dropped), or exactly ["*"]. */
+export function checkEvents(events: string[]): string[] {
+  if (events.length === 0) throw errors.invalidRequest('events must list at least one event kind, or be ["*"]');
+  if (events.includes('*')) {
+    if (events.length !== 1) throw errors.invalidRequest('events must be exactly ["*"] to subscribe to every kind');
+    return ['*'];
+  }
+  for (const kind of events) {
+    if (!(EVENT_KINDS as readonly string[]).includes(kind)) {
+      throw errors.invalidRequest(`unknown event kind "${kind}"; known kinds: ${EVENT_KINDS.join(', ')}, or "*"`, { event: kind });
+    }
+  }
+  return [...new Set(events)];
+}
+
+export function toWebhookView(row: WebhookRow): WebhookView {
+  return {
+    id: row.id,
+    url: row.url,
+    events: JSON.parse(row.events) as string[],
+    status: row.status as WebhookView['status'],
+    disabled_reason: row.disabled_reason,
+    disabled_at: row.disabled_at,
+    failing_since: row.failing_since,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+function toDeliveryView(row: DeliveryRow, attempts: AttemptRow[]): DeliveryView {
+  return {
+    id: row.id,
+    event_id: row.event_id,
+    event: row.kind,
+    webhook_id: row.webhook_id,
+    url: row.url,
+    status: row.status as DeliveryStatus,
+    attempt_count: row.attempts,
+    next_attempt_at: row.next_attempt_at,
+    last_attempt_at: row.last_attempt_at,
+    last_status_code: row.last_status_code,
+    last_error: row.last_error,
+    last_latency_ms: row.last_latency_ms,
+    delivered_at: row.delivered_at,
+    created_at: row.created_at,
+    attempts: attempts.map((a) => ({
+      attempt: a.attempt,
+      started_at: a.started_at,
+      status_code: a.status_code,
+      latency_ms: a.latency_ms,
+      outcome: a.outcome,
+      error: a.error,
+      response_excerpt: a.response_excerpt,
+      next_attempt_at: a.next_attempt_at,
+    })),
+  };
+}

@@ -1,0 +1,126 @@
+import type { Generated } from 'kysely';
+
+/** Tables of webhooks, their events and deliveries, and of leads and tickets (migration 0004). */
+
+type GeneratedId = Generated<number>;
+
+export interface LeadTable {
+  /** Integer id (SQLite rowid / PostgreSQL bigserial); generated on insert. */
+  id: GeneratedId;
+  account_id: string;
+  name: string;
+  phone: string;
+  email: string | null;
+  notes: string | null;
+  /** JSON object of string, number or boolean values. */
+  custom_fields: string | null;
+  /** The call whose conversation created it, if any. */
+  call_id: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface TicketTable {
+  id: GeneratedId;
+  account_id: string;
+  subject: string;
+  description: string;
+  priority: string;
+  status: string;
+  lead_id: number | null;
+  call_id: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookTable {
+  id: string;
+  account_id: string;
+  url: string;
+  /** JSON array of event kinds, or ["*"]. */
+  events: string;
+  /** The signing secret, AES-256-GCM encrypted under the server key (see webhooks/secret-box.ts). */
+  secret_encrypted: string;
+  /** active | disabled */
+  status: string;
+  /** Why it was disabled: gone (410) | failing (continuously failing for the disable window). */
+  disabled_reason: string | null;
+  disabled_at: number | null;
+  /** Start of the current run of failed attempts; null after a success. */
+  failing_since: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** The account's secret for deliveries to agents' `webhook_url`. */
+export interface AgentWebhookSecretTable {
+  account_id: string;
+  secret_encrypted: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookEventTable {
+  id: string;
+  account_id: string;
+  kind: string;
+  /** The event's `data`, as JSON text (sent byte for byte inside the body). */
+  data: string;
+  created_at: number;
+}
+
+export interface WebhookDeliveryTable {
+  id: string;
+  event_id: string;
+  account_id: string;
+  /** The subscription, or null for an agent's `webhook_url`. */
+  webhook_id: string | null;
+  /** Destination when it was queued (the subscription's current URL is used at send time). */
+  url: string;
+  /** What the per-endpoint concurrency cap counts by: the webhook id, or `url:<url>`. */
+  endpoint_key: string;
+  kind: string;
+  /** pending | delivered | failed | cancelled */
+  status: string;
+  /** 0: first attempts and manual redeliveries; 1: automatic retries. */
+  lane: number;
+  /** 1 while a manual redelivery is queued (its failure is not rescheduled). */
+  manual: number;
+  attempts: number;
+  next_attempt_at: number | null;
+  /** Lease: a worker owns the delivery until then. */
+  locked_until: number | null;
+  locked_by: string | null;
+  last_attempt_at: number | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  last_latency_ms: number | null;
+  delivered_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookAttemptTable {
+  delivery_id: string;
+  attempt: number;
+  account_id: string;
+  started_at: number;
+  status_code: number | null;
+  latency_ms: number;
+  /** delivered | failed (will retry) | exhausted | refused | gone */
+  outcome: string;
+  error: string | null;
+  /** Up to 1 KB of the response body, for the log. */
+  response_excerpt: string | null;
+  next_attempt_at: number | null;
+}
+
+export interface WebhookTables {
+  leads: LeadTable;
+  tickets: TicketTable;
+  webhooks: WebhookTable;
+  agent_webhook_secrets: AgentWebhookSecretTable;
+  webhook_events: WebhookEventTable;
+  webhook_deliveries: WebhookDeliveryTable;
+  webhook_attempts: WebhookAttemptTable;
+}

@@ -1,0 +1,58 @@
+import type { Config } from '../config/config.ts';
+import type { Clock } from '../lib/clock.ts';
+import { WebhookOutbox } from '../services/webhook-outbox.ts';
+import { WebhookService } from '../services/webhook.service.ts';
+import type { Store } from '../storage/store.ts';
+import { WebhookRepository } from '../storage/webhook.repository.ts';
+import { DestinationPolicy } from './destination-policy.ts';
+import { WebhookDispatcher } from './dispatcher.ts';
+import { WebhookHttpClient } from './http-client.ts';
+import { SecretBox } from './secret-box.ts';
+
+export interface WebhookParts {
+  outbox: WebhookOutbox;
+  webhooks: WebhookService;
+  dispatcher: WebhookDispatcher;
+  /** Stops the worker and closes kept-alive connections; idempotent. */
+  close(): Promise<void>;
+}
+
+/** Wires the webhook pieces: server key, SSRF-safe client, worker, outbox and service. */
+export function createWebhookParts(config: Config, store: Store, clock: Clock): WebhookParts {
+  const settings = config.webhooks;
+  const repository = new WebhookRepository(store.db, store.dialect);
+  const box = SecretBox.fromConfig(settings.secretKeys, config.dataDir);
+  const client = new WebhookHttpClient({
+    policy: new DestinationPolicy(settings.allowedCidrs),
+    connectTimeoutMs: settings.connectTimeoutMs,
+    timeoutMs: settings.timeoutMs,
+    maxSocketsPerHost: settings.endpointConcurrency,
+  });
+  const dispatcher = new WebhookDispatcher({
+    store,
+    webhooks: repository,
+    client,
+    box,
+    clock,
+    retryScheduleMs: settings.retryScheduleMs,
+    timeoutMs: settings.timeoutMs,
+    disableAfterMs: settings.disableAfterMs,
+    concurrency: settings.concurrency,
+    endpointConcurrency: settings.endpointConcurrency,
+    pollIntervalMs: settings.pollIntervalMs,
+    listenUrl: store.dialect === 'postgres' ? config.databaseUrl : null,
+  });
+  const wake = () => dispatcher.wake();
+  const outbox = new WebhookOutbox({ webhooks: repository, clock, dialect: store.dialect, onRecorded: wake });
+  const webhooks = new WebhookService({ store, webhooks: repository, box, clock, wake });
+  let closing: Promise<void> | null = null;
+  return {
+    outbox,
+    webhooks,
+    dispatcher,
+    close() {
+      closing ??= dispatcher.close().finally(() => client.close());
+      return closing;
+    },
+  };
+}
