@@ -33,8 +33,13 @@ export interface DispatcherLog {
   error(obj: object, msg: string): void;
 }
 
-/** A claimed delivery is ours for the attempt timeout plus this margin (then another worker may take it). */
-export const LEASE_MARGIN_MS = 10_000;
+/**
+ * How long a claimed delivery stays ours: twice the attempt timeout plus a second, so the attempt
+ * (bounded by the timeout) and its recording finish well before another worker may take it over.
+ */
+export function leaseMs(timeoutMs: number): number {
+  return 2 * timeoutMs + 1_000;
+}
 /** Retries never take more than this share of the slots, so first attempts never wait behind them. */
 const RETRY_SHARE = 0.5;
 const CLAIM_BATCH = 256;
@@ -121,6 +126,11 @@ export class WebhookDispatcher {
 
   #sentCount = 0;
 
+  /** Deliveries this worker has handled (sent, or cancelled because their webhook went away). */
+  get handled(): number {
+    return this.#sentCount;
+  }
+
   /** Stops claiming, waits for sends in flight; idempotent. */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -182,7 +192,7 @@ export class WebhookDispatcher {
       }
       const now = this.#o.clock.now();
       const excludeEndpoints = [...this.#perEndpoint].filter(([, n]) => n >= endpointConcurrency).map(([key]) => key);
-      const claimArgs = { nowMs: now, leaseMs: this.#o.timeoutMs + LEASE_MARGIN_MS, owner: this.owner, excludeEndpoints };
+      const claimArgs = { nowMs: now, leaseMs: leaseMs(this.#o.timeoutMs), owner: this.owner, excludeEndpoints };
       const firstLimit = Math.min(free, CLAIM_BATCH);
       const first = await this.#o.webhooks.claim({ ...claimArgs, lane: 0, limit: firstLimit });
       const retryLimit = Math.min(free - first.length, retryCap - this.#retriesInFlight, CLAIM_BATCH);

@@ -26,7 +26,7 @@ export interface WebhookHttpClientOptions {
   policy: DestinationPolicy;
   connectTimeoutMs: number;
   timeoutMs: number;
-  /** Sockets kept per host:port (default 16). */
+  /** Sockets per host:port (default 16); the worker caps each endpoint itself, so this is its whole concurrency. */
   maxSocketsPerHost?: number;
 }
 

@@ -26,7 +26,7 @@ export function createWebhookParts(config: Config, store: Store, clock: Clock): 
     policy: new DestinationPolicy(settings.allowedCidrs),
     connectTimeoutMs: settings.connectTimeoutMs,
     timeoutMs: settings.timeoutMs,
-    maxSocketsPerHost: settings.endpointConcurrency,
+    maxSocketsPerHost: settings.concurrency,
   });
   const dispatcher = new WebhookDispatcher({
     store,

@@ -10,7 +10,7 @@ export interface WebhookConfig {
   readonly secretKeys: readonly string[];
   /** Ranges deliveries may reach although private/loopback/etc. (WEBHOOK_ALLOWED_CIDRS, comma-separated). */
   readonly allowedCidrs: readonly string[];
-  /** TCP/TLS connect timeout (WEBHOOK_CONNECT_TIMEOUT_MS, default 5000). */
+  /** TCP/TLS connect timeout (WEBHOOK_CONNECT_TIMEOUT_MS, default 5000 or WEBHOOK_TIMEOUT_MS if shorter). */
   readonly connectTimeoutMs: number;
   /** Whole-attempt timeout, connect to last byte read (WEBHOOK_TIMEOUT_MS, default 15000). */
   readonly timeoutMs: number;
@@ -67,10 +67,11 @@ export function readWebhookConfig(reader: EnvReader, problems: string[]): Webhoo
     }
     retryScheduleMs.push(ms);
   }
-  const connectTimeoutMs = reader.integer('WEBHOOK_CONNECT_TIMEOUT_MS', 5_000, 100, 60_000);
   const timeoutMs = reader.integer('WEBHOOK_TIMEOUT_MS', 15_000, 100, 300_000);
+  // The connect timeout defaults to 5 s, or the whole timeout when that is shorter.
+  const connectTimeoutMs = reader.integer('WEBHOOK_CONNECT_TIMEOUT_MS', Math.min(5_000, timeoutMs), 100, 60_000);
   if (connectTimeoutMs > timeoutMs) problems.push('WEBHOOK_CONNECT_TIMEOUT_MS must not exceed WEBHOOK_TIMEOUT_MS');
-  return {
+  return Object.freeze({
     secretKeys,
     allowedCidrs,
     connectTimeoutMs,
@@ -81,5 +82,5 @@ export function readWebhookConfig(reader: EnvReader, problems: string[]): Webhoo
     concurrency: reader.integer('WEBHOOK_CONCURRENCY', 64, 1, 10_000),
     endpointConcurrency: reader.integer('WEBHOOK_ENDPOINT_CONCURRENCY', 8, 1, 1_000),
     pollIntervalMs: reader.integer('WEBHOOK_POLL_INTERVAL_MS', 500, 10, 60_000),
-  };
+  });
 }

@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { loadConfig } from '../../src/config/config.ts';
+import { type Runtime, createRuntime } from '../../src/runtime.ts';
+import { type Harness, startHarness } from '../helpers/harness.ts';
+import { STORES } from '../helpers/stores.ts';
+import { createLead, subscribe } from './helpers.ts';
+import { Receiver } from './receiver.ts';
+
+for (const kind of STORES) {
+  describe(`webhook worker isolation on ${kind.name}`, { skip: kind.skip }, () => {
+    let h: Harness;
+    let rx: Receiver;
+    before(async () => {
+      h = await startHarness(kind.name, {
+        WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
+        WEBHOOK_TIMEOUT_MS: '1500',
+        WEBHOOK_ENDPOINT_CONCURRENCY: '2',
+        WEBHOOK_CONCURRENCY: '8',
+        WEBHOOK_POLL_INTERVAL_MS: '50',
+      });
+      rx = await Receiver.start();
+    });
+    after(async () => {
+      await rx.close();
+      await h.close();
+    });
+
+    it('a dead endpoint holds neither other endpoints nor first attempts (per-endpoint cap, lanes)', async () => {
+      const { apiKey } = await h.account();
+      let slowInFlight = 0;
+      let slowMax = 0;
+      rx.respond = (r) => {
+        if (r.path !== '/slow') return { status: 200 };
+        slowInFlight += 1;
+        slowMax = Math.max(slowMax, slowInFlight);
+        setTimeout(() => (slowInFlight -= 1), 1500);
+        return 'hang';
+      };
+      await subscribe(h, apiKey, rx.url('/slow'), ['lead.created']);
+      await subscribe(h, apiKey, rx.url('/fast'), ['ticket.created']);
+      for (let i = 0; i < 12; i += 1) await createLead(h, apiKey);
+      await h.runtime.services.webhookDispatcher.start();
+      await rx.waitFor(2, 5_000);
+      const started = Date.now();
+      await h.request({ method: 'POST', url: '/api/v1/tickets/create.php', key: apiKey, body: { subject: 's', description: 'd' } });
+      await new Promise<void>((resolve, reject) => {
+        const timer = setInterval(() => {
+          if (rx.received.some((r) => r.path === '/fast')) {
+            clearInterval(timer);
+            resolve();
+          } else if (Date.now() - started > 1_000) {
+            clearInterval(timer);
+            reject(new Error('the fast endpoint waited behind the slow one'));
+          }
+        }, 5);
+      });
+      assert.ok(Date.now() - started < 500, `fast delivery took ${Date.now() - started} ms`);
+      assert.ok(slowMax <= 2, `slow endpoint had ${slowMax} requests at once`);
+      rx.respond = () => ({ status: 200 });
+    });
+  });
+}
+
+const pg = STORES.find((s) => s.name === 'postgres')!;
+describe('two workers on one PostgreSQL queue', { skip: pg.skip }, () => {
+  let h: Harness;
+  let rx: Receiver;
+  const runtimes: Runtime[] = [];
+  before(async () => {
+    h = await startHarness('postgres');
+    rx = await Receiver.start();
+  });
+  after(async () => {
+    for (const runtime of runtimes) await runtime.close();
+    await rx.close();
+    await h.close();
+  });
+
+  it('drain it together with no delivery sent twice', async () => {
+    const N = 400;
+    const { apiKey } = await h.account();
+    await subscribe(h, apiKey, rx.url('/a'), ['lead.created']);
+    await subscribe(h, apiKey, rx.url('/b'), ['lead.created']);
+    for (let i = 0; i < N / 2; i += 1) await createLead(h, apiKey, `lead ${i}`);
+    rx.respond = () => ({ status: 200, delayMs: 2 });
+    const config = loadConfig({
+      DATA_DIR: h.testStore.dataDir,
+      DATABASE_URL: h.testStore.databaseUrl as string,
+      WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
+      WEBHOOK_POLL_INTERVAL_MS: '20',
+      WEBHOOK_CONCURRENCY: '16',
+    });
+    for (let i = 0; i < 2; i += 1) runtimes.push(await createRuntime(config));
+    await Promise.all(runtimes.map((r) => r.services.webhookDispatcher.start()));
+    await rx.waitFor(N, 30_000);
+    await new Promise((r) => setTimeout(r, 300));
+    const keys = rx.received.map((r) => `${r.path} ${r.headers['webhook-id']}`);
+    assert.equal(keys.length, N, 'no request twice');
+    assert.equal(new Set(keys).size, N);
+    const [one, two] = runtimes.map((r) => r.services.webhookDispatcher.handled);
+    assert.equal((one ?? 0) + (two ?? 0), N);
+    assert.ok((one ?? 0) > 0 && (two ?? 0) > 0, `both workers took part (${one} / ${two})`);
+  });
+});
