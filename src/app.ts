@@ -12,6 +12,8 @@ import { healthRoutes } from './http/routes/health.routes.ts';
 import { leadRoutes } from './http/routes/lead.routes.ts';
 import { webhookRoutes } from './http/routes/webhook.routes.ts';
 import { webRoutes } from './http/routes/web.routes.ts';
+import { recordingRoutes } from './http/routes/recording.routes.ts';
+import { attachWebCallTransport } from './media/web-call.transport.ts';
 import type { Runtime } from './runtime.ts';
 
 export interface AppOptions {
@@ -47,8 +49,9 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     routerOptions: { maxParamLength: 512 },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
   installErrorHandling(app);
 
@@ -79,9 +82,13 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     requireApiKey(authed, runtime.services.accounts);
     await authed.register(agentRoutes(runtime.services.agents));
     await authed.register(callRoutes(runtime.services.calls));
+    await authed.register(recordingRoutes(runtime.services.calls, runtime.config.dataDir));
     await authed.register(webhookRoutes(runtime.services.webhooks));
     await authed.register(leadRoutes(runtime.services.leads, runtime.services.tickets));
   });
+
+  // WebSocket GET /v2/web-call (docs/media-protocol.md); closing the app ends calls in progress.
+  attachWebCallTransport(app as unknown as FastifyInstance, runtime.media.sessions);
 
   return app as unknown as FastifyInstance;
 }

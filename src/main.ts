@@ -2,6 +2,7 @@ import { ConfigError, loadConfig } from './config/config.ts';
 import { buildApp } from './app.ts';
 import { createRuntime } from './runtime.ts';
 import { PeriodicTask } from './lib/periodic.ts';
+import { logEngineAvailability } from './media/media-runtime.ts';
 
 /** Starts the service: config -> store -> services -> HTTP and background work; stops on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
@@ -36,6 +37,7 @@ async function main(): Promise<void> {
     }, config.shutdownTimeoutMs + 1000);
     forced.unref();
     try {
+      await runtime.media.sessions.close(); // ongoing calls end with server_shutdown; call.finished still goes out
       await app.close(); // stops accepting, lets in-flight requests finish
       await sweeper.close();
       await runtime.services.webhookDispatcher.close();
@@ -49,6 +51,7 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stop('SIGINT'));
 
   await app.listen({ port: config.port, host: config.host });
+  await logEngineAvailability(app.log, config.media.providers);
   if (config.webhooks.worker) await runtime.services.webhookDispatcher.start(app.log);
   app.log.info({ store: runtime.store.dialect, dataDir: config.dataDir }, 'switchboard ready');
 }

@@ -18,6 +18,11 @@ import { LeadRepository } from './storage/lead.repository.ts';
 import { TicketRepository } from './storage/ticket.repository.ts';
 import type { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import { createWebhookParts } from './webhooks/webhook-runtime.ts';
+import { type Providers, buildProviders } from './providers/registry.ts';
+import { DEFAULT_SESSION_TIMINGS, type SessionTimings } from './media/call-session.ts';
+import { engineCapabilityCheck, flowToolsFor, silentLogger } from './media/media-runtime.ts';
+import { TranscriptPiiRedactor } from './media/pii-redactor.ts';
+import { SessionRegistry } from './media/session-registry.ts';
 
 export interface Services {
   accounts: AccountService;
@@ -36,6 +41,8 @@ export interface Runtime {
   readonly clock: Clock;
   readonly store: Store;
   readonly services: Services;
+  /** Speech engines and the calls in progress (the web-call transport joins calls through `sessions`). */
+  readonly media: { readonly providers: Providers; readonly sessions: SessionRegistry };
   /** Closes the store; idempotent. */
   close(): Promise<void>;
 }
@@ -44,6 +51,10 @@ export interface RuntimeOptions {
   clock?: Clock;
   /** An already open store (tests share one per suite). */
   store?: Store;
+  /** Speech engines to use instead of those of config.media (tests inject scripted fakes). */
+  providers?: Providers;
+  /** Call-session timings (tests shorten them). */
+  sessionTimings?: Partial<SessionTimings>;
 }
 
 /** The composition root: builds the store and services from config, once per process. */
@@ -55,23 +66,35 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   const accountRepo = new AccountRepository(store.db);
   const tokenSecret = await accountRepo.getOrCreateSecret('access_token_key', AccessTokenSigner.generateSecret, clock.now());
 
-  const accounts = new AccountService({ store, accounts: accountRepo, clock, defaultRateLimitPerMinute: config.defaultRateLimitPerMinute });
+  const accounts = new AccountService({ store, accounts: accountRepo, clock, defaultRateLimitPerMinute: config.defaultRateLimitPerMinute, keyCacheTtlMs: config.apiKeyCacheTtlMs });
   const agents = new AgentService({ store, agents: new AgentRepository(store.db), clock });
   const webhookParts = createWebhookParts(config, store, clock);
   const outbox: EventOutbox = webhookParts.outbox;
   const leads = new LeadService({ store, leads: new LeadRepository(store.db, store.dialect), outbox, clock });
   const tickets = new TicketService({ store, tickets: new TicketRepository(store.db), outbox, clock });
+  const providers = options.providers ?? buildProviders(config.media.providers);
+  const redactor = new TranscriptPiiRedactor({ dataDir: config.dataDir });
   const calls = new CallService({
     store,
     calls: new CallRepository(store.db, store.dialect),
     agents,
     signer: new AccessTokenSigner(tokenSecret),
     outbox,
-    retention: new FileCallRetention({ dataDir: config.dataDir }),
+    retention: new FileCallRetention({ dataDir: config.dataDir, redactor }),
     rateLimiter: new TokenBuckets(clock),
     clock,
     accessTokenTtlMs: config.accessTokenTtlMs,
     publicBaseUrl: config.publicBaseUrl,
+    checkEngine: engineCapabilityCheck(providers),
+  });
+  const sessions = new SessionRegistry({
+    calls,
+    providers,
+    tools: flowToolsFor(leads, tickets),
+    dataDir: config.dataDir,
+    rememberNames: (callId, names) => redactor.rememberNames(callId, names),
+    log: silentLogger,
+    timings: { ...DEFAULT_SESSION_TIMINGS, ...options.sessionTimings },
   });
 
   let closing: Promise<void> | null = null;
@@ -80,8 +103,10 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     clock,
     store,
     services: { accounts, agents, calls, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, leads, tickets },
+    media: { providers, sessions },
     close() {
-      closing ??= webhookParts.close().then(() => store.close());
+      // Calls in progress end first (server_shutdown), while the store can still record them.
+      closing ??= sessions.close().then(() => providers.close()).then(() => webhookParts.close()).then(() => store.close());
       return closing;
     },
   };

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { type WebhookConfig, readWebhookConfig } from '../webhooks/webhook.config.ts';
+import { type MediaConfig, readMediaConfig } from '../media/media.config.ts';
 
 /** The service's whole configuration, parsed once at start-up from the environment. */
 export interface Config {
@@ -23,12 +24,16 @@ export interface Config {
   readonly defaultRateLimitPerMinute: number;
   /** How long graceful shutdown waits for in-flight work (SHUTDOWN_TIMEOUT_MS, default 10000). */
   readonly shutdownTimeoutMs: number;
+  /** How long a checked API key is trusted before the store is asked again (API_KEY_CACHE_TTL_MS, default 2000; 0 disables). Revocation in the same process takes effect at once. */
+  readonly apiKeyCacheTtlMs: number;
   /** The address clients use to reach this server, for URLs the API hands out (PUBLIC_BASE_URL, default http://HOST:PORT). */
   readonly publicBaseUrl: string;
-  /** Webhook delivery: secret keys, SSRF allow-list, timeouts, retry schedule, worker (WEBHOOK_*). */
-  readonly webhooks: WebhookConfig;
   /** The operator API key the /demo page's server side creates calls with (DEMO_API_KEY); null disables the demo. */
   readonly demoApiKey: string | null;
+  /** Webhook delivery: secret keys, SSRF allow-list, timeouts, retry schedule, worker (WEBHOOK_*). */
+  readonly webhooks: WebhookConfig;
+  /** Speech and language engines: LLM_*, STT_*, TTS_*, VAD_PROVIDER (see src/media/media.config.ts). */
+  readonly media: MediaConfig;
 }
 
 export class ConfigError extends Error {
@@ -72,9 +77,11 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     tokenSweepIntervalMs: reader.integer('TOKEN_SWEEP_INTERVAL_MS', 1_000, 10, 3_600_000),
     defaultRateLimitPerMinute: reader.integer('DEFAULT_RATE_LIMIT_PER_MINUTE', 600, 1, 10_000_000),
     shutdownTimeoutMs: reader.integer('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    apiKeyCacheTtlMs: reader.integer('API_KEY_CACHE_TTL_MS', 2_000, 0, 60_000),
     publicBaseUrl: reader.url('PUBLIC_BASE_URL', `http://${host.includes(':') ? `[${host}]` : host}:${port}`),
-    webhooks: readWebhookConfig(reader, problems),
     demoApiKey,
+    webhooks: readWebhookConfig(reader, problems),
+    media: readMediaConfig(reader, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);

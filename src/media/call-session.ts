@@ -286,7 +286,8 @@ export class CallSession {
       transcript: utterances,
       disconnectionReason: reason,
       reachedEnd: outcome.reachedEnd,
-      ...(this.#d.providers.llm ? { llm: this.#d.providers.llm } : {}),
+      // The LLM writes the analysis when there is one, unless it is what just failed.
+      ...(this.#d.providers.llm && reason !== 'error_llm' ? { llm: this.#d.providers.llm } : {}),
       signal: AbortSignal.timeout(this.#d.timings.analysisTimeoutMs),
     });
     const transcript = formatTranscript(utterances);

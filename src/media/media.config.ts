@@ -10,6 +10,7 @@ import type { ProviderOptions } from '../providers/registry.ts';
  * | LLM_BASE_URL | (none: no LLM) | OpenAI-compatible chat-completions base URL, e.g. https://api.openai.com/v1 |
  * | LLM_API_KEY | (none) | Bearer key of the LLM endpoint |
  * | LLM_MODEL | gpt-4o-mini | model when the agent names none |
+ * | LLM_TIMEOUT_MS | 10000 | per request, until the answer's headers and while it streams; 2 retries on timeouts and 5xx |
  * | STT_PROVIDER | pocketsphinx | pocketsphinx, openai (transcription endpoint), deepgram (streaming), fake |
  * | STT_BASE_URL | openai: required; deepgram: wss://api.deepgram.com/v1/listen | recogniser endpoint |
  * | STT_API_KEY | (none) | recogniser key |
@@ -33,7 +34,12 @@ export function readMediaConfig(reader: EnvReader, problems: string[]): MediaCon
   const providers: ProviderOptions = {};
   const llmUrl = reader.optional('LLM_BASE_URL') === null ? null : reader.url('LLM_BASE_URL', '');
   if (llmUrl) {
-    providers.llm = { baseUrl: llmUrl, model: reader.string('LLM_MODEL', 'gpt-4o-mini'), ...apiKey(reader, 'LLM_API_KEY') };
+    providers.llm = {
+      baseUrl: llmUrl,
+      model: reader.string('LLM_MODEL', 'gpt-4o-mini'),
+      timeoutMs: reader.integer('LLM_TIMEOUT_MS', 10_000, 500, 300_000),
+      ...apiKey(reader, 'LLM_API_KEY'),
+    };
   }
 
   const stt = reader.oneOf('STT_PROVIDER', 'pocketsphinx', STT);

@@ -48,6 +48,11 @@ export class OpenAiChatLlm implements LlmProvider {
     };
     const res = await post('llm', this.id, this.#o, '/chat/completions', JSON.stringify(body), { 'content-type': 'application/json', accept: 'text/event-stream' }, request.signal);
     if (!res.body) throw new ProviderError('llm', this.id, 'empty response');
+    const type = res.headers.get('content-type');
+    if (type && !/event-stream/i.test(type)) {
+      await res.body.cancel().catch(() => {});
+      throw new ProviderError('llm', this.id, `expected a text/event-stream answer, got ${type.slice(0, 60)}`);
+    }
     const calls = new Map<number, { id: string; name: string; arguments: string }>();
     let finish = 'stop';
     try {

@@ -85,6 +85,8 @@ class Decoder {
   readonly #child: ChildProcess;
   readonly done: Promise<string>;
   samples = 0;
+  /** Set by kill(): a signal exit we caused is an abandoned utterance, not a failure. */
+  #killed = false;
 
   constructor(args: readonly string[]) {
     // "$@" keeps every argument a separate word: nothing is interpreted by the shell.
@@ -102,8 +104,11 @@ class Decoder {
       this.#child.on('close', (code, signal) => {
         if (code === 0) {
           resolve(out.split('\n').map((l) => l.trim()).filter(Boolean).join(' '));
-        } else if (signal) {
+        } else if (signal && this.#killed) {
           resolve('');
+        } else if (signal) {
+          // Killed by someone else (OOM killer, an operator): the recogniser died mid-call.
+          reject(new ProviderError('asr', 'pocketsphinx', `decoder was killed (${signal})`));
         } else {
           const hint = /FATAL|Failed|not found/i.exec(err) ? ` (${firstLine(err)})` : '';
           reject(new ProviderError('asr', 'pocketsphinx', `decoder exited with ${code}${hint}`));
@@ -124,6 +129,7 @@ class Decoder {
   }
 
   kill(): void {
+    this.#killed = true;
     this.#child.stdin?.destroy();
     if (this.#child.exitCode === null) this.#child.kill('SIGKILL');
   }

@@ -1,0 +1,153 @@
+// A real listening server over a fresh store, with injectable speech engines, for media tests.
+import type { FastifyInstance } from 'fastify';
+import type { AddressInfo } from 'node:net';
+import { buildApp } from '../../src/app.ts';
+import { loadConfig } from '../../src/config/config.ts';
+import { type Runtime, createRuntime } from '../../src/runtime.ts';
+import type { SessionTimings } from '../../src/media/call-session.ts';
+import type { Providers } from '../../src/providers/registry.ts';
+import { EnergyVad, FakeStt, FakeTts, type FakeLlm } from '../../src/providers/fake/fake.providers.ts';
+import type { LlmProvider } from '../../src/providers/llm.ts';
+import { WebCallClient } from '../../src/client/web-call-client.ts';
+import { type StoreName, type TestStore, openTestStore } from '../helpers/stores.ts';
+
+export interface MediaServer {
+  baseUrl: string;
+  runtime: Runtime;
+  app: FastifyInstance;
+  testStore: TestStore;
+  apiKey: string;
+  accountId: string;
+  /** JSON request with the account's key. */
+  api(method: string, path: string, body?: unknown, key?: string): Promise<{ status: number; json: any; headers: Headers; bytes: Buffer }>;
+  /** A conversation flow and an agent on it. */
+  flowAgent(flow: unknown, agent?: Record<string, unknown>): Promise<string>;
+  /** create-web-call + join. */
+  call(agentId: string, body?: Record<string, unknown>): Promise<WebCallClient>;
+  /** Kinds of webhook events recorded in the outbox for the account, in order. */
+  eventKinds(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export interface MediaServerOptions {
+  providers?: Providers;
+  timings?: Partial<SessionTimings>;
+  env?: Record<string, string>;
+}
+
+export async function startMediaServer(storeName: StoreName, options: MediaServerOptions = {}): Promise<MediaServer> {
+  const testStore = await openTestStore(storeName);
+  const config = loadConfig({ DATA_DIR: testStore.dataDir, PORT: '0', WEBHOOK_WORKER: 'false', ...options.env });
+  const runtime = await createRuntime(config, {
+    store: testStore.store,
+    ...(options.providers ? { providers: options.providers } : {}),
+    ...(options.timings ? { sessionTimings: options.timings } : {}),
+  });
+  const app = await buildApp(runtime, { logger: false });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const created = await runtime.services.accounts.createAccount({ trialEndsAt: null, rateLimitPerMinute: 100_000 });
+  const apiKey = created.api_key;
+  const api: MediaServer['api'] = async (method, path, body, key = apiKey) => {
+    const res = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const bytes = Buffer.from(await res.arrayBuffer());
+    let json: unknown;
+    try {
+      json = JSON.parse(bytes.toString('utf8'));
+    } catch {
+      json = undefined;
+    }
+    return { status: res.status, json, headers: res.headers, bytes };
+  };
+  return {
+    baseUrl,
+    runtime,
+    app,
+    testStore,
+    apiKey,
+    accountId: created.account_id,
+    api,
+    async flowAgent(flow, agent = {}) {
+      const f = await api('POST', '/create-conversation-flow', flow);
+      if (f.status !== 201) throw new Error(`flow: ${f.status} ${JSON.stringify(f.json)}`);
+      const a = await api('POST', '/create-agent', {
+        agent_name: 'Media test',
+        response_engine: { type: 'conversation_flow', conversation_flow_id: f.json.conversation_flow_id },
+        ...agent,
+      });
+      if (a.status !== 201) throw new Error(`agent: ${a.status} ${JSON.stringify(a.json)}`);
+      return a.json.agent_id as string;
+    },
+    async call(agentId, body = {}) {
+      const c = await api('POST', '/v2/create-web-call', { agent_id: agentId, ...body });
+      if (c.status !== 201) throw new Error(`create-web-call: ${c.status} ${JSON.stringify(c.json)}`);
+      return WebCallClient.join({ url: baseUrl, accessToken: c.json.access_token });
+    },
+    async eventKinds() {
+      const rows = await runtime.store.db
+        .selectFrom('webhook_events')
+        .select(['kind', 'created_at', 'id'])
+        .where('account_id', '=', created.account_id)
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute();
+      return rows.map((r) => r.kind);
+    },
+    async close() {
+      await app.close();
+      await runtime.close();
+      await testStore.close();
+    },
+  };
+}
+
+/** Instant scripted engines: recognised texts in order, a tone per character, an energy VAD. */
+export function fakeProviders(script: string[], options: { llm?: FakeLlm | LlmProvider; msPerChar?: number } = {}) {
+  const stt = new FakeStt(script);
+  const tts = new FakeTts({ msPerChar: options.msPerChar ?? 15 });
+  const providers: Providers & { stt: FakeStt; tts: FakeTts } = {
+    llm: options.llm,
+    stt,
+    tts,
+    vad: new EnergyVad(),
+    async close() {},
+  };
+  return providers;
+}
+
+/** A loud 300 Hz tone: "speech" to the energy VAD. */
+export function tone(ms: number, amplitude = 8000): Int16Array {
+  const n = Math.round((ms * 16000) / 1000);
+  const out = new Int16Array(n);
+  for (let i = 0; i < n; i++) out[i] = Math.round(amplitude * Math.sin((2 * Math.PI * 300 * i) / 16000));
+  return out;
+}
+
+export function silence(ms: number): Int16Array {
+  return new Int16Array(Math.round((ms * 16000) / 1000));
+}
+
+export function concat(...parts: Int16Array[]): Int16Array {
+  const out = new Int16Array(parts.reduce((a, p) => a + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+/** Polls `check` until it returns a value (not undefined/false) or the time runs out. */
+export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000, stepMs = 50): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+}
