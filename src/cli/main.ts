@@ -2,6 +2,9 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config/config.ts';
 import { isAppError } from '../domain/errors.ts';
 import { createRuntime } from '../runtime.ts';
+import { doctor } from '../providers/doctor.ts';
+import { CallCommandError, runCallCommand } from '../client/call-command.ts';
+import { JoinError } from '../client/web-call-client.ts';
 
 const USAGE = `usage: npm run -s cli -- <command>
 
@@ -9,6 +12,9 @@ const USAGE = `usage: npm run -s cli -- <command>
   keys create --account ID [--name NAME]                              another key for an account
   keys list --account ID                                              the account's keys (never the key itself)
   keys revoke KEY_ID                                                  revoke a key
+  call --base-url URL --api-key KEY --agent AGENT_ID --wav FILE [--out agent.wav] [--linger-ms 5000]
+                                        create a web call, stream the WAV in real time, print the outcome
+  doctor                                each speech engine's availability for this configuration
 
 Each command prints one JSON document on stdout; errors print {"status":"error",...} on stderr and exit 1.
 The store is chosen as by the server: DATA_DIR / DATABASE_URL.`;
@@ -72,6 +78,35 @@ const keys: Record<string, Command> = {
 
 const groups: Record<string, Record<string, Command>> = { keys };
 
+/** Commands without a sub-command. */
+const commands: Record<string, Command> = {
+  async call(args) {
+    const { values } = parseArgs({
+      args,
+      options: {
+        'base-url': { type: 'string' }, 'api-key': { type: 'string' }, agent: { type: 'string' },
+        wav: { type: 'string' }, out: { type: 'string' }, 'linger-ms': { type: 'string' },
+      },
+      strict: true,
+    });
+    for (const name of ['base-url', 'api-key', 'agent', 'wav'] as const) {
+      if (!values[name]) throw new UsageError(`call needs --${name}`);
+    }
+    const linger = values['linger-ms'] === undefined ? undefined : Number(values['linger-ms']);
+    if (linger !== undefined && (!Number.isInteger(linger) || linger < 0)) throw new UsageError('--linger-ms must be a non-negative integer');
+    return runCallCommand({
+        baseUrl: values['base-url']!, apiKey: values['api-key']!, agentId: values.agent!, wavFile: values.wav!,
+        ...(values.out ? { outFile: values.out } : {}),
+        ...(linger !== undefined ? { lingerMs: linger } : {}),
+    });
+  },
+  async doctor(args) {
+    parseArgs({ args, options: {}, strict: true });
+    const engines = await doctor(loadConfig().media.providers);
+    return { ok: engines.every((e) => !e.selected || e.available), engines };
+  },
+};
+
 class UsageError extends Error {}
 
 async function run(argv: string[]): Promise<number> {
@@ -80,7 +115,8 @@ async function run(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return group ? 0 : 2;
   }
-  const handler = groups[group]?.[command ?? ''];
+  const single = commands[group];
+  const handler: Command | undefined = single ? (args) => single(command === undefined ? args : [command, ...args]) : groups[group]?.[command ?? ''];
   try {
     if (!handler) throw new UsageError(`unknown command: ${[group, command].filter(Boolean).join(' ')}`);
     const result = await handler(rest);
@@ -88,12 +124,12 @@ async function run(argv: string[]): Promise<number> {
     return 0;
   } catch (error) {
     const message =
-      error instanceof UsageError || error instanceof ConfigError || isAppError(error)
+      error instanceof UsageError || error instanceof ConfigError || isAppError(error) || error instanceof CallCommandError || error instanceof JoinError
         ? error.message
         : error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')
           ? error.message
           : `unexpected failure: ${error instanceof Error ? error.message : String(error)}`;
-    const code = isAppError(error) ? error.code : error instanceof UsageError ? 'usage' : 'failed';
+    const code = isAppError(error) || error instanceof CallCommandError || error instanceof JoinError ? error.code : error instanceof UsageError ? 'usage' : 'failed';
     process.stderr.write(`${JSON.stringify({ status: 'error', code, message })}\n`);
     if (error instanceof UsageError) process.stderr.write(`${USAGE}\n`);
     return 1;
