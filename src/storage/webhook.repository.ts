@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import { type Insertable, type Kysely, type Selectable, type Updateable, sql } from 'kysely';
 import type { Database } from './schema.ts';
 import type { Dialect } from './store.ts';
 import type {
@@ -20,6 +20,7 @@ export interface ClaimedDelivery extends DeliveryRow {
   /** The subscription's current state; null for an agent `webhook_url` (or a deleted subscription). */
   webhook_url: string | null;
   webhook_status: string | null;
+  webhook_failing_since: number | null;
   webhook_secret: string | null;
 }
 
@@ -196,7 +197,7 @@ export class WebhookRepository {
       .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
       .leftJoin('webhooks as w', 'w.id', 'd.webhook_id')
       .selectAll('d')
-      .select(['e.data as data', 'w.url as webhook_url', 'w.status as webhook_status', 'w.secret_encrypted as webhook_secret'])
+      .select(['e.data as data', 'w.url as webhook_url', 'w.status as webhook_status', 'w.secret_encrypted as webhook_secret', 'w.failing_since as webhook_failing_since'])
       .where(
         'd.id',
         'in',
@@ -227,23 +228,56 @@ export class WebhookRepository {
       .execute();
   }
 
-  /**
-   * Records one attempt and its outcome, if this worker still holds the lease; returns whether
-   * the delivery row was updated.
-   */
-  async recordAttempt(attempt: AttemptRow, changes: DeliveryChanges, owner: string, db: Kysely<Database>): Promise<boolean> {
+  /** Appends attempts to the log (an attempt already logged under that number is kept). */
+  async insertAttempts(attempts: AttemptRow[], db: Kysely<Database>): Promise<void> {
+    if (attempts.length === 0) return;
     await db
       .insertInto('webhook_attempts')
-      .values(attempt)
+      .values(attempts)
       .onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doNothing())
       .execute();
+  }
+
+  /**
+   * Records a delivery's outcome if this worker still holds its lease (releasing it); returns
+   * whether the delivery row was updated.
+   */
+  async finishAttempt(deliveryId: string, changes: DeliveryChanges, owner: string, db: Kysely<Database>): Promise<boolean> {
     const result = await db
       .updateTable('webhook_deliveries')
       .set({ ...changes, locked_until: null, locked_by: null })
-      .where('id', '=', attempt.delivery_id)
+      .where('id', '=', deliveryId)
       .where('locked_by', '=', owner)
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
+  }
+
+  /**
+   * Records many successful deliveries in one statement (the common case, so a batch of
+   * successes costs one round trip), each only if this worker still holds its lease.
+   */
+  async finishDelivered(
+    rows: Array<{ id: string; attempts: number; startedAt: number; statusCode: number; latencyMs: number; now: number }>,
+    owner: string,
+    db: Kysely<Database>,
+  ): Promise<void> {
+    if (rows.length === 0) return;
+    const values = sql.join(
+      rows.map(
+        (r) =>
+          sql`(CAST(${r.id} AS text), CAST(${r.attempts} AS integer), CAST(${r.startedAt} AS bigint), CAST(${r.statusCode} AS integer), CAST(${r.latencyMs} AS integer), CAST(${r.now} AS bigint))`,
+      ),
+    );
+    await sql`
+      WITH v(id, attempts, started_at, status_code, latency_ms, now_ms) AS (VALUES ${values})
+      UPDATE webhook_deliveries SET
+        status = 'delivered', manual = 0, next_attempt_at = NULL, last_error = NULL,
+        attempts = v.attempts, last_attempt_at = v.started_at, last_status_code = v.status_code,
+        last_latency_ms = v.latency_ms, delivered_at = v.now_ms, updated_at = v.now_ms,
+        locked_until = NULL, locked_by = NULL
+      FROM v
+      WHERE webhook_deliveries.id = v.id AND webhook_deliveries.locked_by = ${owner}
+    `.execute(db);
   }
 
   async findDelivery(accountId: string, id: string, db: Kysely<Database> = this.#db): Promise<DeliveryRow | undefined> {

@@ -3,7 +3,9 @@ import os from 'node:os';
 import pg from 'pg';
 import type { Clock } from '../lib/clock.ts';
 import type { Store } from '../storage/store.ts';
-import type { ClaimedDelivery, DeliveryChanges, WebhookRepository } from '../storage/webhook.repository.ts';
+import type { Kysely } from 'kysely';
+import type { Database } from '../storage/schema.ts';
+import type { AttemptRow, ClaimedDelivery, DeliveryChanges, WebhookRepository } from '../storage/webhook.repository.ts';
 import { WEBHOOK_NOTIFY_CHANNEL } from '../services/webhook-outbox.ts';
 import type { WebhookHttpClient, SendResult } from './http-client.ts';
 import { retryDelayMs } from './retry-schedule.ts';
@@ -26,6 +28,16 @@ export interface DispatcherOptions {
   /** PostgreSQL URL to LISTEN on for other processes' events (optional: polling covers them). */
   listenUrl?: string | null;
   random?: () => number;
+}
+
+interface RecordPlan {
+  delivery: ClaimedDelivery;
+  now: number;
+  attempt: AttemptRow;
+  changes: DeliveryChanges;
+  ok: boolean;
+  refused: boolean;
+  disable: string | null;
 }
 
 export interface DispatcherLog {
@@ -53,6 +65,7 @@ const CLAIM_BATCH = 256;
  */
 export class WebhookDispatcher {
   readonly #o: DispatcherOptions;
+  readonly #refillAt: number;
   readonly owner = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   readonly #inFlight = new Set<Promise<void>>();
   readonly #perEndpoint = new Map<string, number>();
@@ -68,9 +81,12 @@ export class WebhookDispatcher {
   #timer: NodeJS.Timeout | null = null;
   #listener: pg.Client | null = null;
   #log: DispatcherLog | null = null;
+  #toRecord: Array<{ plan: RecordPlan; resolve: () => void; reject: (error: unknown) => void }> = [];
+  #flushing = false;
 
   constructor(options: DispatcherOptions) {
     this.#o = options;
+    this.#refillAt = Math.max(1, Math.floor(options.concurrency / 8));
   }
 
   /** Starts the background loop; idempotent. */
@@ -225,7 +241,9 @@ export class WebhookDispatcher {
         if (isRetry) this.#retriesInFlight -= 1;
         this.#inFlight.delete(task);
         this.#sentCount += 1;
-        if (this.#backlog) this.wake();
+        // Refill in batches: a claim per completed delivery would cost more than the delivery.
+        const free = this.#o.concurrency - this.#inFlight.size;
+        if (this.#backlog && (free >= this.#refillAt || this.#inFlight.size === 0)) this.wake();
       });
     this.#inFlight.add(task);
   }
@@ -249,7 +267,8 @@ export class WebhookDispatcher {
     await this.#record(d, startedAt, result);
   }
 
-  async #record(d: ClaimedDelivery, startedAt: number, result: SendResult): Promise<void> {
+  /** Decides the outcome of an attempt and queues it to be recorded with others (group commit). */
+  #record(d: ClaimedDelivery, startedAt: number, result: SendResult): Promise<void> {
     const o = this.#o;
     const now = o.clock.now();
     const attempt = d.attempts + 1;
@@ -287,50 +306,101 @@ export class WebhookDispatcher {
       updated_at: now,
     };
     if (ok) changes.delivered_at = now;
-    await o.store.db.transaction().execute(async (trx) => {
-      await o.webhooks.recordAttempt(
-        {
-          delivery_id: d.id,
-          attempt,
-          account_id: d.account_id,
-          started_at: startedAt,
-          status_code: result.statusCode,
-          latency_ms: result.latencyMs,
-          outcome,
-          error: result.error,
-          response_excerpt: result.excerpt,
-          next_attempt_at: nextAt,
-        },
-        changes,
-        this.owner,
-        trx,
-      );
-      if (d.webhook_id === null) return;
-      if (ok) {
-        await trx.updateTable('webhooks').set({ failing_since: null }).where('id', '=', d.webhook_id).where('failing_since', 'is not', null).execute();
-        return;
-      }
-      if (result.failure === 'refused') return; // the destination, not the receiver, is at fault
-      if (disable === null) {
-        await trx
-          .updateTable('webhooks')
-          .set({ failing_since: startedAt })
-          .where('id', '=', d.webhook_id)
-          .where('failing_since', 'is', null)
-          .execute();
-        const hook = await trx.selectFrom('webhooks').select('failing_since').where('id', '=', d.webhook_id).executeTakeFirst();
-        if (hook?.failing_since != null && now - hook.failing_since >= o.disableAfterMs) disable = 'failing';
-      }
-      if (disable !== null) {
-        await trx
-          .updateTable('webhooks')
-          .set({ status: 'disabled', disabled_reason: disable, disabled_at: now, updated_at: now })
-          .where('id', '=', d.webhook_id)
-          .where('status', '=', 'active')
-          .execute();
-        await o.webhooks.cancelPending(d.webhook_id, now, `the webhook was disabled (${disable})`, trx);
-      }
+    const plan: RecordPlan = {
+      delivery: d,
+      now,
+      attempt: {
+        delivery_id: d.id,
+        attempt,
+        account_id: d.account_id,
+        started_at: startedAt,
+        status_code: result.statusCode,
+        latency_ms: result.latencyMs,
+        outcome,
+        error: result.error,
+        response_excerpt: result.excerpt,
+        next_attempt_at: nextAt,
+      },
+      changes,
+      ok,
+      refused: result.failure === 'refused',
+      disable,
+    };
+    return new Promise((resolve, reject) => {
+      this.#toRecord.push({ plan, resolve, reject });
+      if (this.#toRecord.length === 1) setImmediate(() => void this.#flush());
     });
+  }
+
+  /** Records every queued attempt in one transaction: one commit for many deliveries. */
+  async #flush(): Promise<void> {
+    if (this.#flushing) return;
+    this.#flushing = true;
+    try {
+      while (this.#toRecord.length > 0) {
+        const batch = this.#toRecord.splice(0, 500);
+        try {
+          await this.#o.store.db.transaction().execute(async (trx) => {
+            await this.#o.webhooks.insertAttempts(batch.map((item) => item.plan.attempt), trx);
+            // Plain successes in one statement; anything else one by one.
+            const plain = new Set(batch.filter(({ plan }) => plan.ok && plan.delivery.webhook_failing_since === null).map(({ plan }) => plan));
+            await this.#o.webhooks.finishDelivered(
+              [...plain].map((plan) => ({
+                id: plan.delivery.id,
+                attempts: plan.attempt.attempt,
+                startedAt: plan.attempt.started_at,
+                statusCode: plan.attempt.status_code ?? 0,
+                latencyMs: plan.attempt.latency_ms,
+                now: plan.now,
+              })),
+              this.owner,
+              trx,
+            );
+            for (const { plan } of batch) if (!plain.has(plan)) await this.#apply(plan, trx);
+          });
+          for (const item of batch) item.resolve();
+        } catch (error) {
+          for (const item of batch) item.reject(error);
+        }
+      }
+    } finally {
+      this.#flushing = false;
+    }
+  }
+
+  async #apply(plan: RecordPlan, trx: Kysely<Database>): Promise<void> {
+    const o = this.#o;
+    const d = plan.delivery;
+    const { now } = plan;
+    await o.webhooks.finishAttempt(d.id, plan.changes, this.owner, trx);
+    if (d.webhook_id === null) return;
+    if (plan.ok) {
+      if (d.webhook_failing_since !== null) {
+        await trx.updateTable('webhooks').set({ failing_since: null }).where('id', '=', d.webhook_id).execute();
+      }
+      return;
+    }
+    if (plan.refused) return; // the destination, not the receiver, is at fault
+    let disable = plan.disable;
+    if (disable === null) {
+      await trx
+        .updateTable('webhooks')
+        .set({ failing_since: plan.attempt.started_at })
+        .where('id', '=', d.webhook_id)
+        .where('failing_since', 'is', null)
+        .execute();
+      const hook = await trx.selectFrom('webhooks').select('failing_since').where('id', '=', d.webhook_id).executeTakeFirst();
+      if (hook?.failing_since != null && now - hook.failing_since >= o.disableAfterMs) disable = 'failing';
+    }
+    if (disable !== null) {
+      await trx
+        .updateTable('webhooks')
+        .set({ status: 'disabled', disabled_reason: disable, disabled_at: now, updated_at: now })
+        .where('id', '=', d.webhook_id)
+        .where('status', '=', 'active')
+        .execute();
+      await o.webhooks.cancelPending(d.webhook_id, now, `the webhook was disabled (${disable})`, trx);
+    }
   }
 
   #decrypt(encrypted: string): string {
