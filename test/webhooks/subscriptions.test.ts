@@ -1,5 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { WebhookService } from '../../src/services/webhook.service.ts';
+import { WebhookRepository } from '../../src/storage/webhook.repository.ts';
+import { KEY_FILE_NAME, SecretBox } from '../../src/webhooks/secret-box.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { STORES } from '../helpers/stores.ts';
 
@@ -124,6 +130,25 @@ for (const kind of STORES) {
       const row = await h.runtime.store.db.selectFrom('webhooks').selectAll().where('id', '=', created.json.id).executeTakeFirstOrThrow();
       assert.ok(!row.secret_encrypted.includes(created.json.secret.slice(6)));
       assert.match(row.secret_encrypted, /^v1\.[0-9a-f]{8}\./);
+    });
+
+    it('re-encrypts stored secrets under a new server key, after which the old key can go', async () => {
+      const { accountId } = await h.account();
+      const created = await h.runtime.services.webhooks.setWebhook(accountId, { url: 'https://example.com/rotate', events: ['*'] });
+      const agent = await h.runtime.services.webhooks.agentSecret(accountId);
+      // The harness's server key is the generated key file: rotate to a new key, keeping it second.
+      const oldKey = Buffer.from(fs.readFileSync(path.join(h.testStore.dataDir, KEY_FILE_NAME), 'utf8').trim(), 'base64');
+      const newKey = randomBytes(32);
+      const repo = new WebhookRepository(h.runtime.store.db, h.runtime.store.dialect);
+      const serviceWith = (keys: Buffer[]) => new WebhookService({ store: h.runtime.store, webhooks: repo, box: new SecretBox(keys), clock: h.clock });
+      const rotating = serviceWith([newKey, oldKey]);
+      assert.ok((await rotating.reencryptSecrets()) >= 2);
+      assert.equal(await rotating.reencryptSecrets(), 0, 'idempotent');
+      const onlyNew = new SecretBox([newKey]);
+      for (const row of await repo.allEncryptedSecrets()) assert.doesNotThrow(() => onlyNew.decrypt(row.value));
+      assert.equal((await serviceWith([newKey]).agentSecret(accountId)).secret, agent.secret);
+      const row = await repo.findWebhook(accountId, created.webhook.id);
+      assert.equal(onlyNew.decrypt(row!.secret_encrypted), created.webhook.secret);
     });
   });
 }

@@ -104,3 +104,26 @@ describe('webhook config and secrets', () => {
     );
   });
 });
+
+describe('the README verification snippet', () => {
+  it('verifies a signed delivery with node:crypto alone, and refuses a tampered one', async () => {
+    const { generateWebhookSecret, signedHeaders, deliveryBody } = await import('../../src/webhooks/signer.ts');
+    const doc = fs.readFileSync(new URL('../../docs/webhooks.md', import.meta.url), 'utf8');
+    const code = /```js\n([\s\S]*?)```/.exec(doc)?.[1];
+    assert.ok(code, 'docs/webhooks.md has a js snippet');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-snippet-'));
+    try {
+      const file = path.join(dir, 'verify.mjs');
+      fs.writeFileSync(file, code);
+      const { verifySwitchboard } = (await import(file)) as { verifySwitchboard: (raw: Buffer, headers: Record<string, string>, secret: string) => any };
+      const secret = generateWebhookSecret();
+      const body = deliveryBody('lead.created', '{"id":1,"name":"Ada","phone":"555"}', Date.now());
+      const headers = { ...signedHeaders(secret, 'lead.created', 'evt_1', Date.now(), body) } as unknown as Record<string, string>;
+      assert.equal(verifySwitchboard(Buffer.from(body), headers, secret).data.name, 'Ada');
+      assert.throws(() => verifySwitchboard(Buffer.from(body.replace('Ada', 'Eve')), headers, secret));
+      assert.throws(() => verifySwitchboard(Buffer.from(body), headers, generateWebhookSecret()));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
