@@ -62,6 +62,47 @@ for (const kind of STORES) {
   });
 }
 
+for (const kind of STORES) {
+  describe(`webhook lanes on ${kind.name}`, { skip: kind.skip }, () => {
+    let h: Harness;
+    let rx: Receiver;
+    before(async () => {
+      h = await startHarness(kind.name, { WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32', WEBHOOK_CONCURRENCY: '2' });
+      rx = await Receiver.start();
+    });
+    after(async () => {
+      await rx.close();
+      await h.close();
+    });
+
+    it('claims first attempts before due retries, and holds retries to half the slots', async () => {
+      const { apiKey } = await h.account();
+      rx.respond = (r) => (r.path === '/failing' ? { status: 500 } : { status: 200 });
+      await subscribe(h, apiKey, rx.url('/failing'), ['lead.created']);
+      await subscribe(h, apiKey, rx.url('/fresh'), ['ticket.created']);
+      for (let i = 0; i < 6; i += 1) await createLead(h, apiKey);
+      await h.runtime.services.webhookDispatcher.drain();
+      assert.equal(rx.received.length, 6);
+      h.clock.advance(60_000); // all six retries are due
+      await h.request({ method: 'POST', url: '/api/v1/tickets/create.php', key: apiKey, body: { subject: 's', description: 'd' } });
+      let inFlight = 0;
+      let maxRetriesAtOnce = 0;
+      rx.respond = (r) => {
+        if (r.path !== '/failing') return { status: 200 };
+        inFlight += 1;
+        maxRetriesAtOnce = Math.max(maxRetriesAtOnce, inFlight);
+        setTimeout(() => (inFlight -= 1), 30);
+        return { status: 500, delayMs: 30 };
+      };
+      await h.runtime.services.webhookDispatcher.runOnce();
+      const after = rx.received.slice(6);
+      assert.equal(after[0]?.path === '/fresh' || after[1]?.path === '/fresh', true, after.map((r) => r.path).join(','));
+      assert.equal(maxRetriesAtOnce, 1, 'retries used at most half of the 2 slots');
+      rx.respond = () => ({ status: 200 });
+    });
+  });
+}
+
 const pg = STORES.find((s) => s.name === 'postgres')!;
 describe('two workers on one PostgreSQL queue', { skip: pg.skip }, () => {
   let h: Harness;
