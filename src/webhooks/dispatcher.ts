@@ -71,6 +71,7 @@ export class WebhookDispatcher {
   readonly #perEndpoint = new Map<string, number>();
   readonly #secrets = new Map<string, string>();
   #retriesInFlight = 0;
+  #sentCount = 0;
   #pumping: Promise<void> | null = null;
   #again = false;
   /** The last fill stopped for lack of slots: completions should look for more. */
@@ -115,15 +116,13 @@ export class WebhookDispatcher {
   async runOnce(): Promise<number> {
     this.#draining += 1;
     try {
-      let sent = 0;
       const before = this.#sentCount;
       await this.#pump();
       while (this.#inFlight.size > 0) {
         await Promise.race(this.#inFlight);
         await this.#pump();
       }
-      sent = this.#sentCount - before;
-      return sent;
+      return this.#sentCount - before;
     } finally {
       this.#draining -= 1;
     }
@@ -139,8 +138,6 @@ export class WebhookDispatcher {
     }
     return total;
   }
-
-  #sentCount = 0;
 
   /** Deliveries this worker has handled (sent, or cancelled because their webhook went away). */
   get handled(): number {
