@@ -4,9 +4,15 @@
  * run by the same script on the same machine, because these shared machines are noisy.
  */
 import { runApiBench } from './api.ts';
+import { runVoiceBench } from './voice.ts';
+import { runWebhookBench } from './webhooks.ts';
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
 
 const parts: Record<string, () => Promise<string>> = {
   api: () => runApiBench({ durationS: 10, connections: 50, stores: ['sqlite', 'postgres'] }),
+  webhooks: () => runWebhookBench({ log }),
+  voice: () => runVoiceBench({ log }),
 };
 
 const wanted = process.argv.slice(2);

@@ -70,7 +70,7 @@ test('flite audio in -> pocketsphinx -> keyword edge -> flite audio out, in real
   assert.equal(latencies.length, 1);
   const l = latencies[0]!;
   t.diagnostic(`e2e ${Math.round(l.e2eMs)} ms, asr ${Math.round(l.asrMs)} ms, llm ${Math.round(l.llmMs)} ms, tts ${Math.round(l.ttsMs)} ms`);
-  assert.ok(l.e2eMs < 1500, `e2e ${l.e2eMs}`);
+  assert.ok(l.e2eMs < 5000, `e2e ${l.e2eMs}`); // a stuck turn, not a latency target: see npm run bench
 });
 
 test('a missing pocketsphinx binary ends the call with error_asr at once', async () => {
