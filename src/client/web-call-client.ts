@@ -8,6 +8,8 @@
  */
 import fs from 'node:fs/promises';
 import WebSocket from 'ws';
+// A leaf module with no server imports: the client stays usable on its own.
+import { decodeWav, encodeWav, toMono } from '../providers/audio/wav.ts';
 
 export const PROTOCOL_VERSION = 1;
 export const SAMPLE_RATE = 16_000;
@@ -333,39 +335,9 @@ export class WebCallClient {
  * 16 kHz audio for the best result). Other sample formats are refused.
  */
 export function readWav(buf: Buffer): Int16Array {
-  if (buf.byteLength < 12 || buf.toString('ascii', 0, 4) !== 'RIFF' || buf.toString('ascii', 8, 12) !== 'WAVE') {
-    throw new Error('not a WAV file (RIFF/WAVE)');
-  }
-  let pos = 12;
-  let rate = 0;
-  let channels = 0;
-  while (pos + 8 <= buf.byteLength) {
-    const id = buf.toString('ascii', pos, pos + 4);
-    const size = buf.readUInt32LE(pos + 4);
-    const body = pos + 8;
-    if (id === 'fmt ') {
-      const format = buf.readUInt16LE(body);
-      channels = buf.readUInt16LE(body + 2);
-      rate = buf.readUInt32LE(body + 4);
-      const bits = buf.readUInt16LE(body + 14);
-      if ((format !== 1 && format !== 0xfffe) || bits !== 16) {
-        throw new Error(`unsupported WAV: format ${format}, ${bits} bits; give 16-bit PCM (e.g. sox in.wav -b 16 -r 16000 -c 1 out.wav)`);
-      }
-    } else if (id === 'data') {
-      if (!rate) throw new Error('WAV data before its fmt chunk');
-      const end = size === 0 || size === 0xffffffff ? buf.byteLength : Math.min(buf.byteLength, body + size);
-      const frames = Math.floor((end - body) / (2 * channels));
-      const mono = new Int16Array(frames);
-      for (let i = 0; i < frames; i++) {
-        let s = 0;
-        for (let c = 0; c < channels; c++) s += buf.readInt16LE(body + (i * channels + c) * 2);
-        mono[i] = Math.round(s / channels);
-      }
-      return rate === SAMPLE_RATE ? mono : resampleLinear(mono, rate, SAMPLE_RATE);
-    }
-    pos = body + size + (size % 2);
-  }
-  throw new Error('WAV has no data chunk');
+  const audio = decodeWav(buf);
+  const mono = toMono(audio);
+  return audio.sampleRate === SAMPLE_RATE ? mono : resampleLinear(mono, audio.sampleRate, SAMPLE_RATE);
 }
 
 function resampleLinear(pcm: Int16Array, from: number, to: number): Int16Array {
@@ -382,18 +354,5 @@ function resampleLinear(pcm: Int16Array, from: number, to: number): Int16Array {
 
 /** A mono 16-bit WAV. */
 export function writeWav(pcm: Int16Array, rate: number): Buffer {
-  const h = Buffer.alloc(44);
-  h.write('RIFF', 0, 'ascii');
-  h.writeUInt32LE(36 + pcm.byteLength, 4);
-  h.write('WAVEfmt ', 8, 'ascii');
-  h.writeUInt32LE(16, 16);
-  h.writeUInt16LE(1, 20);
-  h.writeUInt16LE(1, 22);
-  h.writeUInt32LE(rate, 24);
-  h.writeUInt32LE(rate * 2, 28);
-  h.writeUInt16LE(2, 32);
-  h.writeUInt16LE(16, 34);
-  h.write('data', 36, 'ascii');
-  h.writeUInt32LE(pcm.byteLength, 40);
-  return Buffer.concat([h, Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength)]);
+  return encodeWav({ sampleRate: rate, channels: 1, samples: pcm });
 }

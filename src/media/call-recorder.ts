@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { wavHeader } from './codec/wav.ts';
+import { wavHeader, wavLayout } from './codec/wav.ts';
 
 /** 16 kHz, as the protocol and the pipeline. */
 const RATE = 16_000;
@@ -201,8 +201,8 @@ export async function silenceWavSpans(file: string, spans: ReadonlyArray<{ start
   try {
     const head = Buffer.alloc(4096);
     const { bytesRead } = await fh.read(head, 0, head.length, 0);
-    const layout = wavLayout(head.subarray(0, bytesRead));
     const { size } = await fh.stat();
+    const layout = wavLayout(head.subarray(0, bytesRead), size);
     const dataEnd = Math.min(size, layout.dataOffset + layout.dataBytes);
     const frameBytes = layout.channels * 2;
     const zeros = Buffer.alloc(65_536);
@@ -214,24 +214,4 @@ export async function silenceWavSpans(file: string, spans: ReadonlyArray<{ start
   } finally {
     await fh.close();
   }
-}
-
-/** Where the samples of a PCM WAV are. */
-export function wavLayout(head: Buffer): { sampleRate: number; channels: number; dataOffset: number; dataBytes: number } {
-  if (head.toString('ascii', 0, 4) !== 'RIFF' || head.toString('ascii', 8, 12) !== 'WAVE') throw new Error('not a RIFF/WAVE file');
-  let pos = 12;
-  let sampleRate = 0;
-  let channels = 0;
-  while (pos + 8 <= head.length) {
-    const id = head.toString('ascii', pos, pos + 4);
-    const size = head.readUInt32LE(pos + 4);
-    if (id === 'fmt ') {
-      channels = head.readUInt16LE(pos + 10);
-      sampleRate = head.readUInt32LE(pos + 12);
-    } else if (id === 'data') {
-      return { sampleRate, channels, dataOffset: pos + 8, dataBytes: size };
-    }
-    pos += 8 + size + (size % 2);
-  }
-  throw new Error('WAV data chunk not found in the header');
 }

@@ -119,27 +119,8 @@ export function fakeProviders(script: string[], options: { llm?: FakeLlm | LlmPr
   return providers;
 }
 
-/** A loud 300 Hz tone: "speech" to the energy VAD. */
-export function tone(ms: number, amplitude = 8000): Int16Array {
-  const n = Math.round((ms * 16000) / 1000);
-  const out = new Int16Array(n);
-  for (let i = 0; i < n; i++) out[i] = Math.round(amplitude * Math.sin((2 * Math.PI * 300 * i) / 16000));
-  return out;
-}
-
-export function silence(ms: number): Int16Array {
-  return new Int16Array(Math.round((ms * 16000) / 1000));
-}
-
-export function concat(...parts: Int16Array[]): Int16Array {
-  const out = new Int16Array(parts.reduce((a, p) => a + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
+// Audio builders are shared with the voice tests.
+export { concat, silence, tone } from '../voice/harness.ts';
 
 /** Polls `check` until it returns a value (not undefined/false) or the time runs out. */
 export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000, stepMs = 50): Promise<T> {

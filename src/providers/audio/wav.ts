@@ -50,19 +50,29 @@ export function interleaveStereo(left: Int16Array, right: Int16Array): Int16Arra
   return out;
 }
 
+/** Where the samples of a 16-bit PCM WAV are. */
+export interface WavLayout {
+  sampleRate: number;
+  channels: number;
+  /** Byte offset of the first sample. */
+  dataOffset: number;
+  /** Bytes of sample data (to the end of the file for streamed headers). */
+  dataBytes: number;
+}
+
 /**
- * Parses a WAV file with 16-bit PCM samples (format 1 or WAVE_FORMAT_EXTENSIBLE). Tolerates
- * streamed headers whose sizes are 0 or 0xFFFFFFFF (data runs to the end of the buffer).
+ * Reads the chunk headers of a WAV with 16-bit PCM samples (format 1 or WAVE_FORMAT_EXTENSIBLE).
+ * `head` needs only to reach the data chunk's header; `totalBytes` is the file's size, used for
+ * streamed headers whose data size is 0 or 0xFFFFFFFF (data runs to the end of the file).
  */
-export function decodeWav(buf: Uint8Array): PcmAudio {
-  const b = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+export function wavLayout(head: Uint8Array, totalBytes = head.byteLength): WavLayout {
+  const b = Buffer.from(head.buffer, head.byteOffset, head.byteLength);
   if (b.byteLength < 12 || b.toString('ascii', 0, 4) !== 'RIFF' || b.toString('ascii', 8, 12) !== 'WAVE') {
     throw new Error('not a RIFF/WAVE file');
   }
   let pos = 12;
   let sampleRate = 0;
   let channels = 0;
-  let bits = 0;
   while (pos + 8 <= b.byteLength) {
     const id = b.toString('ascii', pos, pos + 4);
     const size = b.readUInt32LE(pos + 4);
@@ -71,20 +81,26 @@ export function decodeWav(buf: Uint8Array): PcmAudio {
       const format = b.readUInt16LE(body);
       channels = b.readUInt16LE(body + 2);
       sampleRate = b.readUInt32LE(body + 4);
-      bits = b.readUInt16LE(body + 14);
-      if (format !== 1 && format !== 0xfffe) throw new Error(`unsupported WAV format ${format}`);
-      if (bits !== 16) throw new Error(`unsupported WAV sample size ${bits}`);
+      const bits = b.readUInt16LE(body + 14);
+      if (format !== 1 && format !== 0xfffe) throw new Error(`unsupported WAV format ${format}; give 16-bit PCM`);
+      if (bits !== 16) throw new Error(`unsupported WAV sample size ${bits} bits; give 16-bit PCM`);
     } else if (id === 'data') {
       if (!sampleRate) throw new Error('WAV data before fmt chunk');
-      const end = size === 0 || size === 0xffffffff ? b.byteLength : Math.min(b.byteLength, body + size);
-      const len = (end - body) & ~1;
-      const samples = new Int16Array(len / 2);
-      for (let i = 0; i < samples.length; i++) samples[i] = b.readInt16LE(body + i * 2);
-      return { sampleRate, channels, samples };
+      const end = size === 0 || size === 0xffffffff ? totalBytes : Math.min(totalBytes, body + size);
+      return { sampleRate, channels, dataOffset: body, dataBytes: Math.max(0, end - body) & ~1 };
     }
     pos = body + size + (size % 2);
   }
   throw new Error('WAV has no data chunk');
+}
+
+/** Parses a whole WAV file with 16-bit PCM samples (see wavLayout). */
+export function decodeWav(buf: Uint8Array): PcmAudio {
+  const { sampleRate, channels, dataOffset, dataBytes } = wavLayout(buf);
+  const b = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+  const samples = new Int16Array(dataBytes / 2);
+  for (let i = 0; i < samples.length; i++) samples[i] = b.readInt16LE(dataOffset + i * 2);
+  return { sampleRate, channels, samples };
 }
 
 /** Averages interleaved channels down to mono. */
