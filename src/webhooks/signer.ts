@@ -50,7 +50,7 @@ export interface SignedHeaders {
   'webhook-signature': string;
 }
 
-export const USER_AGENT = 'Switchboard-Webhooks/1.0 (+https://github.com/switchboard)';
+export const USER_AGENT = 'Switchboard-Webhooks/1.0';
 
 /** Every header of a delivery attempt. `webhookId` is the same on every attempt of one delivery. */
 export function signedHeaders(secret: string, kind: string, webhookId: string, nowMs: number, body: string | Buffer): SignedHeaders {
