@@ -73,6 +73,9 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   metrics.addGauge('switchboard_calls', 'Calls in the store by status.', ['status'], async () =>
     (await runtime.services.calls.countByStatus()).map((row) => ({ labels: { status: row.call_status }, value: row.count })),
   );
+  metrics.addGauge('switchboard_webhook_deliveries', 'Webhook deliveries in the store by status (pending is the queue).', ['status'], async () =>
+    (await runtime.services.webhooks.countDeliveries()).map((row) => ({ labels: { status: row.status }, value: row.count })),
+  );
   metrics.install(app);
   healthRoutes(app, runtime.store);
   // The SDK bundle, /demo and /dashboard: public pages; the demo's server side uses DEMO_API_KEY.

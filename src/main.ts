@@ -4,6 +4,9 @@ import { createRuntime } from './runtime.ts';
 import { PeriodicTask } from './lib/periodic.ts';
 import { logEngineAvailability } from './media/media-runtime.ts';
 
+/** Idempotency keys and old webhook logs are pruned this often (and once at start). */
+const HOUSEKEEPING_INTERVAL_MS = 60 * 60 * 1000;
+
 /** Starts the service: config -> store -> services -> HTTP and background work; stops on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
   let config;
@@ -25,6 +28,11 @@ async function main(): Promise<void> {
     config.tokenSweepIntervalMs,
     (error) => app.log.error({ err: error }, 'token sweep failed'),
   );
+  const housekeeping = new PeriodicTask(
+    () => runtime.services.housekeeping.run(),
+    HOUSEKEEPING_INTERVAL_MS,
+    (error) => app.log.error({ err: error }, 'housekeeping failed'),
+  );
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -40,6 +48,7 @@ async function main(): Promise<void> {
       await runtime.media.sessions.close(); // ongoing calls end with server_shutdown; call.finished still goes out
       await app.close(); // stops accepting, lets in-flight requests finish
       await sweeper.close();
+      await housekeeping.close();
       await runtime.services.webhookDispatcher.close();
       await runtime.close();
       app.log.info('stopped');
@@ -53,6 +62,7 @@ async function main(): Promise<void> {
   await app.listen({ port: config.port, host: config.host });
   await logEngineAvailability(app.log, config.media.providers);
   if (config.webhooks.worker) await runtime.services.webhookDispatcher.start(app.log);
+  void housekeeping.runNow();
   app.log.info({ store: runtime.store.dialect, dataDir: config.dataDir }, 'switchboard ready');
 }
 

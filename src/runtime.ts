@@ -11,6 +11,7 @@ import { AgentService } from './services/agent.service.ts';
 import { FileCallRetention } from './services/call-retention.ts';
 import { CallService } from './services/call.service.ts';
 import type { EventOutbox } from './services/events.ts';
+import { HousekeepingService } from './services/housekeeping.service.ts';
 import { LeadService } from './services/lead.service.ts';
 import { TicketService } from './services/ticket.service.ts';
 import type { WebhookService } from './services/webhook.service.ts';
@@ -33,6 +34,8 @@ export interface Services {
   webhookDispatcher: WebhookDispatcher;
   leads: LeadService;
   tickets: TicketService;
+  /** Prunes expired idempotency keys and old webhook logs; main.ts runs it hourly. */
+  housekeeping: HousekeepingService;
 }
 
 /** Everything a process runs on: config, clock, store and the services over it. */
@@ -74,9 +77,16 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   const tickets = new TicketService({ store, tickets: new TicketRepository(store.db), outbox, clock });
   const providers = options.providers ?? buildProviders(config.media.providers);
   const redactor = new TranscriptPiiRedactor({ dataDir: config.dataDir });
+  const callRepo = new CallRepository(store.db, store.dialect);
+  const housekeeping = new HousekeepingService({
+    calls: callRepo,
+    webhooks: webhookParts.repository,
+    clock,
+    deliveryLogRetentionDays: config.webhooks.logRetentionDays,
+  });
   const calls = new CallService({
     store,
-    calls: new CallRepository(store.db, store.dialect),
+    calls: callRepo,
     agents,
     signer: new AccessTokenSigner(tokenSecret),
     outbox,
@@ -102,7 +112,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     config,
     clock,
     store,
-    services: { accounts, agents, calls, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, leads, tickets },
+    services: { accounts, agents, calls, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, leads, tickets, housekeeping },
     media: { providers, sessions },
     close() {
       // Calls in progress end first (server_shutdown), while the store can still record them.

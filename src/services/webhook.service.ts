@@ -246,6 +246,11 @@ export class WebhookService {
   }
 
   /** Re-encrypts every stored secret not under the primary server key; returns how many. */
+  /** Deliveries in the store by status (all accounts), for the metrics endpoint. */
+  async countDeliveries(): Promise<Array<{ status: string; count: number }>> {
+    return this.#d.webhooks.countDeliveries();
+  }
+
   async reencryptSecrets(): Promise<number> {
     let count = 0;
     for (const entry of await this.#d.webhooks.allEncryptedSecrets()) {

@@ -323,4 +323,47 @@ export class WebhookRepository {
       .execute();
     return rows.map((row) => ({ status: row.status, count: Number(row.count) }));
   }
+
+  /**
+   * Deletes finished deliveries (delivered, failed, cancelled) created before `cutoffMs`, their
+   * attempts, and events left with no delivery, in batches; returns the deliveries deleted.
+   */
+  async pruneFinishedBefore(cutoffMs: number, batchSize = 1000): Promise<number> {
+    let deleted = 0;
+    for (;;) {
+      const ids = (
+        await this.#db
+          .selectFrom('webhook_deliveries')
+          .select('id')
+          .where('created_at', '<', cutoffMs)
+          .where('status', 'in', ['delivered', 'failed', 'cancelled'])
+          .limit(batchSize)
+          .execute()
+      ).map((row) => row.id);
+      if (ids.length === 0) break;
+      await this.#db.transaction().execute(async (trx) => {
+        await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', ids).execute();
+        await trx.deleteFrom('webhook_deliveries').where('id', 'in', ids).execute();
+      });
+      deleted += ids.length;
+      if (ids.length < batchSize) break;
+    }
+    for (;;) {
+      const ids = (
+        await this.#db
+          .selectFrom('webhook_events')
+          .select('id')
+          .where('created_at', '<', cutoffMs)
+          .where(({ not, exists, selectFrom }) =>
+            not(exists(selectFrom('webhook_deliveries').select('webhook_deliveries.id').whereRef('webhook_deliveries.event_id', '=', 'webhook_events.id'))),
+          )
+          .limit(batchSize)
+          .execute()
+      ).map((row) => row.id);
+      if (ids.length === 0) break;
+      await this.#db.deleteFrom('webhook_events').where('id', 'in', ids).execute();
+      if (ids.length < batchSize) break;
+    }
+    return deleted;
+  }
 }

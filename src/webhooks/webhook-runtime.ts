@@ -10,6 +10,7 @@ import { WebhookHttpClient } from './http-client.ts';
 import { SecretBox } from './secret-box.ts';
 
 export interface WebhookParts {
+  repository: WebhookRepository;
   outbox: WebhookOutbox;
   webhooks: WebhookService;
   dispatcher: WebhookDispatcher;
@@ -47,6 +48,7 @@ export function createWebhookParts(config: Config, store: Store, clock: Clock): 
   const webhooks = new WebhookService({ store, webhooks: repository, box, clock, wake });
   let closing: Promise<void> | null = null;
   return {
+    repository,
     outbox,
     webhooks,
     dispatcher,

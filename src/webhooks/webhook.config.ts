@@ -29,6 +29,8 @@ export interface WebhookConfig {
   readonly endpointConcurrency: number;
   /** How often the worker looks for other processes' events and due retries (WEBHOOK_POLL_INTERVAL_MS, default 500). */
   readonly pollIntervalMs: number;
+  /** Finished deliveries, their attempts and events are deleted after this many days (WEBHOOK_LOG_RETENTION_DAYS, default 30). */
+  readonly logRetentionDays: number;
 }
 
 export const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h';
@@ -82,5 +84,6 @@ export function readWebhookConfig(reader: EnvReader, problems: string[]): Webhoo
     concurrency: reader.integer('WEBHOOK_CONCURRENCY', 64, 1, 10_000),
     endpointConcurrency: reader.integer('WEBHOOK_ENDPOINT_CONCURRENCY', 8, 1, 1_000),
     pollIntervalMs: reader.integer('WEBHOOK_POLL_INTERVAL_MS', 500, 10, 60_000),
+    logRetentionDays: reader.integer('WEBHOOK_LOG_RETENTION_DAYS', 30, 1, 3650),
   });
 }

@@ -74,6 +74,7 @@ for (const kind of STORES) {
         assert.match(metrics, /http_requests_total\{method="GET",route="\/list-agents",status="401"\} 1/);
         assert.match(metrics, /http_request_duration_seconds_bucket/);
         assert.match(metrics, /switchboard_calls/);
+        assert.match(metrics, /# TYPE switchboard_webhook_deliveries gauge/);
 
         // A request in flight (headers sent, body still coming) completes across SIGTERM.
         const { port } = new URL(server.baseUrl);

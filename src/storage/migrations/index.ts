@@ -4,6 +4,7 @@ import type { Dialect } from '../store.ts';
 import { foundation } from './0001_foundation.ts';
 import { agents } from './0002_agents.ts';
 import { calls } from './0003_calls.ts';
+import { housekeeping } from './0005_housekeeping.ts';
 import { webhooks } from './0004_webhooks.ts';
 
 /** Every migration, in order; each is a factory so it can differ by dialect where SQL must. */
@@ -12,6 +13,7 @@ const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
   '0002_agents': agents,
   '0003_calls': calls,
   '0004_webhooks': webhooks,
+  '0005_housekeeping': housekeeping,
 };
 
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<void> {
