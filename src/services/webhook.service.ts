@@ -3,8 +3,8 @@ import { isId, newId } from '../lib/ids.ts';
 import { AppError, errors } from '../domain/errors.ts';
 import type { Store } from '../storage/store.ts';
 import type { AttemptRow, DeliveryRow, WebhookRepository, WebhookRow } from '../storage/webhook.repository.ts';
-import type { SecretBox } from '../webhooks/secret-box.ts';
-import { generateWebhookSecret } from '../webhooks/signer.ts';
+import type { SecretBox } from '../lib/secret-box.ts';
+import { generateWebhookSecret } from '../domain/webhook-secret.ts';
 import { EVENT_KINDS } from './events.ts';
 
 /** Webhooks one account may have. */

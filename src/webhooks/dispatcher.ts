@@ -9,7 +9,7 @@ import type { AttemptRow, ClaimedDelivery, DeliveryChanges, WebhookRepository } 
 import { WEBHOOK_NOTIFY_CHANNEL } from '../services/webhook-outbox.ts';
 import type { WebhookHttpClient, SendResult } from './http-client.ts';
 import { retryDelayMs } from './retry-schedule.ts';
-import type { SecretBox } from './secret-box.ts';
+import type { SecretBox } from '../lib/secret-box.ts';
 import { deliveryBody, generateWebhookSecret, signedHeaders } from './signer.ts';
 
 export interface DispatcherOptions {

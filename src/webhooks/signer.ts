@@ -1,12 +1,8 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { SECRET_PREFIX } from '../domain/webhook-secret.ts';
 
-/** Prefix of webhook secrets, as in Standard Webhooks. */
-export const SECRET_PREFIX = 'whsec_';
-
-/** A new signing secret: `whsec_` + base64 of 32 random bytes. */
-export function generateWebhookSecret(): string {
-  return `${SECRET_PREFIX}${randomBytes(32).toString('base64')}`;
-}
+// The secret's format lives in the domain (services create secrets); re-exported for receivers' code.
+export { SECRET_PREFIX, generateWebhookSecret } from '../domain/webhook-secret.ts';
 
 /**
  * The bytes that key the Standard Webhooks signature: the base64-decoded part after `whsec_`

@@ -7,7 +7,7 @@ import { WebhookRepository } from '../storage/webhook.repository.ts';
 import { DestinationPolicy } from './destination-policy.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
 import { WebhookHttpClient } from './http-client.ts';
-import { SecretBox } from './secret-box.ts';
+import { SecretBox } from '../lib/secret-box.ts';
 
 export interface WebhookParts {
   repository: WebhookRepository;

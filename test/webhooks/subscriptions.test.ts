@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { WebhookService } from '../../src/services/webhook.service.ts';
 import { WebhookRepository } from '../../src/storage/webhook.repository.ts';
-import { KEY_FILE_NAME, SecretBox } from '../../src/webhooks/secret-box.ts';
+import { KEY_FILE_NAME, SecretBox } from '../../src/lib/secret-box.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { STORES } from '../helpers/stores.ts';
 

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { DestinationPolicy } from '../../src/webhooks/destination-policy.ts';
 import { parseRetryAfter } from '../../src/webhooks/http-client.ts';
 import { retryDelayMs } from '../../src/webhooks/retry-schedule.ts';
-import { SecretBox } from '../../src/webhooks/secret-box.ts';
+import { SecretBox } from '../../src/lib/secret-box.ts';
 import { serviceSignature } from '../../src/webhooks/signer.ts';
 import { parseDurationMs } from '../../src/webhooks/webhook.config.ts';
 import { loadConfig } from '../../src/config/config.ts';
