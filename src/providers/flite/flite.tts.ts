@@ -118,7 +118,11 @@ export class FliteTts implements TtsProvider {
 
   #ensureWorker(wasmPath: string): Worker {
     if (this.#worker) return this.#worker;
-    const w = new Worker(new URL('./flite.worker.ts', import.meta.url), { workerData: { wasmPath } });
+    // node:wasi is stable enough for Flite; its ExperimentalWarning would only add noise to every log.
+    const w = new Worker(new URL('./flite.worker.ts', import.meta.url), {
+      workerData: { wasmPath },
+      execArgv: ['--disable-warning=ExperimentalWarning'],
+    });
     w.unref();
     w.on('message', (m: { id: number; wav?: ArrayBuffer; error?: string }) => {
       const p = this.#pending.get(m.id);
