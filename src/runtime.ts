@@ -70,14 +70,14 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   const tokenSecret = await accountRepo.getOrCreateSecret('access_token_key', AccessTokenSigner.generateSecret, clock.now());
 
   const accounts = new AccountService({ store, accounts: accountRepo, clock, defaultRateLimitPerMinute: config.defaultRateLimitPerMinute, keyCacheTtlMs: config.apiKeyCacheTtlMs });
-  const agents = new AgentService({ store, agents: new AgentRepository(store.db), clock });
+  const agents = new AgentService({ store, agents: new AgentRepository(store), clock });
   const webhookParts = createWebhookParts(config, store, clock);
   const outbox: EventOutbox = webhookParts.outbox;
   const leads = new LeadService({ store, leads: new LeadRepository(store.db, store.dialect), outbox, clock });
   const tickets = new TicketService({ store, tickets: new TicketRepository(store.db), outbox, clock });
   const providers = options.providers ?? buildProviders(config.media.providers);
   const redactor = new TranscriptPiiRedactor({ dataDir: config.dataDir });
-  const callRepo = new CallRepository(store.db, store.dialect);
+  const callRepo = new CallRepository(store);
   const housekeeping = new HousekeepingService({
     calls: callRepo,
     webhooks: webhookParts.repository,

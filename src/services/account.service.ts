@@ -95,6 +95,18 @@ export class AccountService {
     this.#cache.clear();
   }
 
+  /**
+   * The principal of a recently checked key, without touching the store (undefined when the key is
+   * not in the cache: call `authenticate`). Lets the HTTP edge answer the common case synchronously.
+   */
+  cachedPrincipal(authorization: string | undefined): Principal | undefined {
+    if (this.#cacheTtlMs === 0 || this.#cache.size === 0) return undefined;
+    const key = authorization?.startsWith('Bearer ') ? authorization.slice(7) : undefined;
+    if (!key || !KEY_PATTERN.test(key)) return undefined;
+    const cached = this.#cache.get(hashApiKey(key));
+    return cached && cached.expiresAt > this.#clock.now() ? cached.principal : undefined;
+  }
+
   /** The principal behind an `Authorization` header value; throws `unauthenticated` otherwise. */
   async authenticate(authorization: string | undefined): Promise<Principal> {
     const match = authorization?.match(/^Bearer ([^\s]+)$/);

@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import type { Static } from '@sinclair/typebox';
 import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import { jsonByteLength, parseJson, toJson } from '../lib/json.ts';
@@ -14,39 +15,16 @@ import type { AgentService, ResolvedAgentVersion } from './agent.service.ts';
 import type { Principal } from './account.service.ts';
 import type { EventOutbox } from './events.ts';
 import { type CallView, toCallView } from './call.view.ts';
+import type { CreateWebCallBody, ListCallsBody, UpdateCallBody } from './call.schemas.ts';
 
 /** Largest `metadata` accepted: 50 KB read as 50 × 1024 bytes of its UTF-8 JSON text. */
 export const METADATA_MAX_BYTES = 51_200;
 /** How long an Idempotency-Key is remembered. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
-export interface CreateWebCallInput {
-  agent_id: string;
-  agent_version?: number;
-  agent_override?: AgentOverride;
-  metadata?: Record<string, unknown>;
-  service_llm_dynamic_variables?: Record<string, string>;
-  current_node_id?: string;
-  current_state?: string;
-}
-
-export interface UpdateCallInput {
-  metadata?: Record<string, unknown>;
-  data_storage_setting?: StoragePolicy;
-  override_dynamic_variables?: Record<string, string> | null;
-  custom_attributes?: Record<string, string | number | boolean>;
-}
-
-export interface ListCallsInput {
-  filter_criteria?: {
-    agent_id?: string[];
-    call_status?: CallStatus[];
-    start_timestamp?: { lower_threshold?: number; upper_threshold?: number };
-  };
-  sort_order?: 'ascending' | 'descending';
-  limit?: number;
-  pagination_key?: string;
-}
+export type CreateWebCallInput = Static<typeof CreateWebCallBody>;
+export type UpdateCallInput = Static<typeof UpdateCallBody>;
+export type ListCallsInput = Static<typeof ListCallsBody>;
 
 /** What the outcome of a call contributes to its record when it ends. */
 export interface CallOutcome {
@@ -140,7 +118,7 @@ export class CallService {
       recording_path: null,
       call_analysis: null,
       latency: null,
-      token_id: randomBytes(9).toString('base64url'),
+      token_id: randomUUID().slice(0, 13),
       token_expires_at: now + this.#d.accessTokenTtlMs,
       token_used_at: null,
       updated_at: now,

@@ -1,5 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.ts';
+import { CompiledStatement } from './compiled.ts';
+import type { Store } from './store.ts';
 import type { AgentTable, AgentVersionTable, EngineTable } from './tables/agent.tables.ts';
 
 export type EngineKind = 'conversation_flows' | 'service_llms';
@@ -10,8 +12,15 @@ export type AgentVersionRow = AgentVersionTable;
 /** Conversation flows, service LLMs, agents and their immutable versions. Every read is scoped to an account. */
 export class AgentRepository {
   readonly #db: Kysely<Database>;
-  constructor(db: Kysely<Database>) {
-    this.#db = db;
+  /** Read on every create-web-call. */
+  readonly #findAgent: CompiledStatement<AgentRow>;
+
+  constructor(store: Store) {
+    this.#db = store.db;
+    this.#findAgent = new CompiledStatement(
+      store,
+      'select id, account_id, latest_version, created_at, updated_at from agents where id = ? and account_id = ?',
+    );
   }
 
   async insertEngine(kind: EngineKind, row: EngineRow, db: Kysely<Database> = this.#db): Promise<void> {
@@ -71,7 +80,7 @@ export class AgentRepository {
   }
 
   async findAgent(accountId: string, id: string, db: Kysely<Database> = this.#db): Promise<AgentRow | undefined> {
-    return db.selectFrom('agents').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+    return this.#findAgent.first(db, [id, accountId]);
   }
 
   /** The agent and one version (the latest when `version` is omitted), if both exist under the account. */

@@ -1,11 +1,27 @@
 import type { Kysely, Updateable } from 'kysely';
 import { Batcher } from '../lib/batcher.ts';
+import { CompiledStatement } from './compiled.ts';
 import type { Database } from './schema.ts';
-import type { Dialect } from './store.ts';
+import type { Dialect, Store } from './store.ts';
 import type { CallTable, IdempotencyKeyTable } from './tables/call.tables.ts';
 
 export type CallRow = CallTable;
 export type CallChanges = Updateable<CallTable>;
+
+/** Every column of `calls`, in the order of the compiled INSERT. */
+const CALL_COLUMNS = [
+  'call_id', 'account_id', 'call_type', 'agent_id', 'agent_version', 'agent_name', 'call_status',
+  'data_storage_setting', 'created_at', 'start_timestamp', 'end_timestamp', 'duration_ms',
+  'disconnection_reason', 'metadata', 'agent_override', 'service_llm_dynamic_variables',
+  'override_dynamic_variables', 'custom_attributes', 'current_node_id', 'current_state', 'transcript',
+  'transcript_object', 'recording_path', 'call_analysis', 'latency', 'token_id', 'token_expires_at',
+  'token_used_at', 'updated_at',
+] as const satisfies ReadonlyArray<keyof CallRow>;
+/** Fails to type-check if a column of CallTable is missing from CALL_COLUMNS. */
+const CALL_COLUMNS_COMPLETE: [Exclude<keyof CallRow, (typeof CALL_COLUMNS)[number]>] extends [never] ? true : false = true;
+void CALL_COLUMNS_COMPLETE;
+/** Rows per group-committed INSERT. Measured at 50 connections: 8 → 21 %, 24-32 → 31 %, 200 → 22-24 % of the baseline: small enough that waves of requests do not wait in lock-step for one commit, large enough to share its cost. */
+const INSERT_BATCH_MAX = 32;
 
 export interface CallListQuery {
   accountId: string;
@@ -25,12 +41,30 @@ export class CallRepository {
   /** New calls outside a caller's transaction are group-committed: one multi-row INSERT per turn. */
   readonly #inserts: Batcher<CallRow>;
 
-  constructor(db: Kysely<Database>, dialect: Dialect) {
-    this.#db = db;
-    this.#dialect = dialect;
+  readonly #store: Store;
+
+  constructor(store: Store) {
+    this.#store = store;
+    this.#db = store.db;
+    this.#dialect = store.dialect;
     this.#inserts = new Batcher(async (rows) => {
-      await this.#db.insertInto('calls').values(rows).execute();
-    }, 200);
+      await this.#insertStatement(rows.length).all(this.#db, rows.flatMap((row) => CALL_COLUMNS.map((column) => row[column])));
+    }, INSERT_BATCH_MAX);
+  }
+
+  /** Multi-row INSERT statements by row count, compiled once each (see CompiledStatement). */
+  readonly #insertStatements = new Map<number, CompiledStatement<never>>();
+  #insertStatement(rows: number): CompiledStatement<never> {
+    let statement = this.#insertStatements.get(rows);
+    if (!statement) {
+      const tuple = `(${CALL_COLUMNS.map(() => '?').join(', ')})`;
+      statement = new CompiledStatement(
+        this.#store,
+        `insert into calls (${CALL_COLUMNS.join(', ')}) values ${Array.from({ length: rows }, () => tuple).join(', ')}`,
+      );
+      this.#insertStatements.set(rows, statement);
+    }
+    return statement;
   }
 
   /** Resolves once the row is committed. */

@@ -35,6 +35,20 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     return statement;
   }
 
+  /**
+   * Runs a statement at once, outside Kysely's driver, when no transaction is open on the
+   * connection; returns undefined when one is (the caller then goes through the driver, which
+   * waits for it). node:sqlite is synchronous, so nothing can interleave with the statement: it is
+   * exactly the autocommit statement the driver would have run, minus the promise hops.
+   */
+  runDirect(sql: string, parameters: readonly unknown[]): unknown[] | undefined {
+    if (this.#db.isTransaction) return undefined;
+    const statement = this.prepare(sql);
+    if (statement.reader) return statement.all(parameters);
+    statement.run(parameters);
+    return [];
+  }
+
   close(): void {
     this.#statements.clear();
     if (this.#db.isOpen) this.#db.close();

@@ -13,6 +13,8 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Store {
   readonly db: Kysely<Database>;
   readonly dialect: Dialect;
+  /** SQLite only: runs an autocommit statement without the driver when no transaction is open. */
+  readonly direct?: (sql: string, parameters: readonly unknown[]) => unknown[] | undefined;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
   /** Idempotent. */
@@ -53,7 +55,8 @@ function openSqlite(options: StoreOptions): Store {
   const database = new NodeSqliteDatabase(filename);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
   const checkpointer = file === ':memory:' ? null : new SqliteCheckpointer(filename);
-  return makeStore(db, 'sqlite', () => checkpointer?.close());
+  const store = makeStore(db, 'sqlite', () => checkpointer?.close());
+  return { ...store, direct: (text, parameters) => database.runDirect(text, parameters) };
 }
 
 function openPostgres(url: string, poolSize: number): Store {
