@@ -75,3 +75,53 @@ for (const kind of STORES) {
     });
   });
 }
+
+const pg = STORES.find((s) => s.name === 'postgres')!;
+
+describe('two server processes on one PostgreSQL queue', { skip: pg.skip }, () => {
+  let h: Harness;
+  let rx: Receiver;
+  const children: ChildServer[] = [];
+  before(async () => {
+    h = await startHarness('postgres');
+    rx = await Receiver.start();
+  });
+  after(async () => {
+    for (const child of children) await stop(child);
+    await rx.close();
+    await h.close();
+  });
+
+  it('share the deliveries with none sent twice', async () => {
+    const total = 120;
+    const { apiKey } = await h.account();
+    await subscribe(h, apiKey, rx.url('/shared'), ['lead.created']);
+    for (let i = 0; i < total; i += 1) await createLead(h, apiKey, `lead ${i}`);
+    // Each process sends at most 4 at once; more than 4 in flight means both are sending.
+    let inFlight = 0;
+    let maxInFlight = 0;
+    rx.respond = () => {
+      inFlight += 1;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      setTimeout(() => (inFlight -= 1), 30);
+      return { status: 200, delayMs: 30 };
+    };
+    const env: Record<string, string> = {
+      DATA_DIR: h.testStore.dataDir,
+      DATABASE_URL: h.testStore.databaseUrl as string,
+      WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
+      WEBHOOK_CONCURRENCY: '4',
+      WEBHOOK_ENDPOINT_CONCURRENCY: '4',
+      WEBHOOK_POLL_INTERVAL_MS: '50',
+    };
+    const started = await Promise.all([startServer(env), startServer(env)]);
+    children.push(...started);
+    const ids = () => new Set(rx.received.map((r) => r.headers['webhook-id']));
+    const deadline = Date.now() + 30_000;
+    while (ids().size < total && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 300)); // a duplicate would arrive now
+    assert.equal(ids().size, total, 'every event arrived');
+    assert.equal(rx.received.length, total, 'none was sent twice');
+    assert.ok(maxInFlight > 4, `both processes sent (at most ${maxInFlight} in flight)`);
+  });
+});
