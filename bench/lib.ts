@@ -1,9 +1,9 @@
 /** Shared pieces of the benchmarks: machine description, percentiles, wrk runs, child servers. */
-import { execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from '../scripts/postgres.ts';
 
 export function machine(): string {
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
@@ -92,29 +92,11 @@ export async function startChild(script: string, env: Record<string, string>, ar
     child.stderr.on('data', onData);
     child.once('exit', (code) => reject(new Error(`${script} exited ${code}: ${output}`)));
   });
-  return {
-    baseUrl,
-    async stop() {
-      if (child.exitCode !== null) return;
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('exit', resolve));
-    },
-  };
+  return { baseUrl, stop: () => stopChild(child) };
 }
 
 export function fmt(n: number, digits = 1): string {
   return Number.isFinite(n) ? n.toFixed(digits) : 'n/a';
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 /** Starts the Switchboard server on a free port and waits for /healthz. */
@@ -135,12 +117,12 @@ export async function startServerChild(script: string, env: Record<string, strin
     if (Date.now() > deadline) throw new Error(`server did not start: ${stderr}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  return {
-    baseUrl,
-    async stop() {
-      if (child.exitCode !== null) return;
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('exit', resolve));
-    },
-  };
+  return { baseUrl, stop: () => stopChild(child) };
+}
+
+/** SIGTERM and wait for the exit (nothing to do if it has already exited). */
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  child.kill('SIGTERM');
+  await new Promise((resolve) => child.once('exit', resolve));
 }

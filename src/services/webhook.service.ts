@@ -2,6 +2,7 @@ import type { Clock } from '../lib/clock.ts';
 import { isId, newId } from '../lib/ids.ts';
 import { AppError, errors } from '../domain/errors.ts';
 import type { Store } from '../storage/store.ts';
+import type { WebhookAttemptTable } from '../storage/tables/webhook.tables.ts';
 import type { AttemptRow, DeliveryRow, WebhookRepository, WebhookRow } from '../storage/webhook.repository.ts';
 import type { SecretBox } from '../lib/secret-box.ts';
 import { generateWebhookSecret } from '../domain/webhook-secret.ts';
@@ -26,16 +27,8 @@ export interface WebhookView {
   updated_at: number;
 }
 
-export interface AttemptView {
-  attempt: number;
-  started_at: number;
-  status_code: number | null;
-  latency_ms: number;
-  outcome: string;
-  error: string | null;
-  response_excerpt: string | null;
-  next_attempt_at: number | null;
-}
+/** One attempt in the delivery log: the stored attempt without its keys. */
+export type AttemptView = Omit<WebhookAttemptTable, 'delivery_id' | 'account_id'>;
 
 export interface DeliveryView {
   id: string;
