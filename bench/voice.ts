@@ -22,6 +22,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WebCallClient } from '../src/client/web-call-client.ts';
 import { fmt, machine, percentile } from './lib.ts';
+// The same audio builders as the voice tests: a 300 Hz tone is "speech" to the energy VAD.
+import { concat, tone } from '../test/voice/harness.ts';
 
 export interface VoiceBenchOptions {
   /** Turns of the embedded run (a); default 20. */
@@ -120,23 +122,6 @@ async function startServed(kind: 'fake' | 'embedded'): Promise<Served> {
 }
 
 // --- client side ------------------------------------------------------------------------------
-
-function tone(ms: number): Int16Array {
-  const n = Math.round((ms * 16000) / 1000);
-  const out = new Int16Array(n);
-  for (let i = 0; i < n; i++) out[i] = Math.round(8000 * Math.sin((2 * Math.PI * 300 * i) / 16000));
-  return out;
-}
-
-function concat(...parts: Int16Array[]): Int16Array {
-  const out = new Int16Array(parts.reduce((a, p) => a + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
 
 interface CallResult {
   ok: boolean;
