@@ -3,6 +3,7 @@ import { buildApp } from './app.ts';
 import { createRuntime } from './runtime.ts';
 import { PeriodicTask } from './lib/periodic.ts';
 import { logEngineAvailability } from './media/media-runtime.ts';
+import { ServerLock, ServerLockedError } from './storage/server-lock.ts';
 
 /** Idempotency keys and old webhook logs are pruned this often (and once at start). */
 const HOUSEKEEPING_INTERVAL_MS = 60 * 60 * 1000;
@@ -18,6 +19,19 @@ async function main(): Promise<void> {
       process.exit(2);
     }
     throw error;
+  }
+
+  let lock: ServerLock | null = null;
+  if (config.databaseUrl === null) {
+    try {
+      lock = ServerLock.acquire(config.dataDir);
+    } catch (error) {
+      if (error instanceof ServerLockedError) {
+        process.stderr.write(`switchboard: ${error.message}\n`);
+        process.exit(1);
+      }
+      throw error;
+    }
   }
 
   const runtime = await createRuntime(config);
@@ -51,6 +65,7 @@ async function main(): Promise<void> {
       await housekeeping.close();
       await runtime.services.webhookDispatcher.close();
       await runtime.close();
+      lock?.release();
       app.log.info('stopped');
     } finally {
       clearTimeout(forced);

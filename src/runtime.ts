@@ -70,7 +70,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   const tokenSecret = await accountRepo.getOrCreateSecret('access_token_key', AccessTokenSigner.generateSecret, clock.now());
 
   const accounts = new AccountService({ store, accounts: accountRepo, clock, defaultRateLimitPerMinute: config.defaultRateLimitPerMinute, keyCacheTtlMs: config.apiKeyCacheTtlMs });
-  const agents = new AgentService({ store, agents: new AgentRepository(store), clock });
+  const agents = new AgentService({ store, agents: new AgentRepository(store), clock, cacheHeads: store.dialect === 'sqlite' });
   const webhookParts = createWebhookParts(config, store, clock);
   const outbox: EventOutbox = webhookParts.outbox;
   const leads = new LeadService({ store, leads: new LeadRepository(store.db, store.dialect), outbox, clock });

@@ -12,7 +12,7 @@ import {
 } from '../domain/agent.ts';
 import { type ConversationFlowDefinition, checkFlowGraph } from '../domain/conversation-flow.ts';
 import { type ServiceLlmDefinition, checkLlmStates } from '../domain/service-llm.ts';
-import type { AgentRepository, EngineKind, EngineRow } from '../storage/agent.repository.ts';
+import type { AgentRepository, AgentRow, EngineKind, EngineRow } from '../storage/agent.repository.ts';
 import type { Store } from '../storage/store.ts';
 
 export type ConversationFlowView = ConversationFlowDefinition & {
@@ -33,6 +33,7 @@ export interface ResolvedAgentVersion {
 
 const VERSION_APPEND_ATTEMPTS = 5;
 const VERSION_CACHE_MAX = 5_000;
+const HEAD_CACHE_MAX = 10_000;
 
 /** Conversation flows, service LLMs and versioned agents. */
 export class AgentService {
@@ -41,11 +42,22 @@ export class AgentService {
   readonly #clock: Clock;
   /** Immutable agent versions already read, by `agentId:version`. */
   readonly #versions = new Map<string, ResolvedAgentVersion>();
+  /** Agent heads (owner, latest version) by agent id, when this process is the only writer. */
+  readonly #heads: Map<string, AgentRow> | null;
+  /** Bumped by every agent write here: a head read that overlapped one is not cached. */
+  #headWrites = 0;
 
-  constructor(deps: { store: Store; agents: AgentRepository; clock: Clock }) {
+  /**
+   * `cacheHeads`: this process is the only one that writes agents to the store (the embedded
+   * store, which one server process owns), so the agent read on every create-web-call can be
+   * served from memory and evicted on every update and delete. Several processes share a
+   * PostgreSQL store, so there the head is read per call.
+   */
+  constructor(deps: { store: Store; agents: AgentRepository; clock: Clock; cacheHeads?: boolean }) {
     this.#store = deps.store;
     this.#repo = deps.agents;
     this.#clock = deps.clock;
+    this.#heads = deps.cacheHeads ? new Map() : null;
   }
 
   // --- conversation flows -------------------------------------------------------------------
@@ -135,14 +147,17 @@ export class AgentService {
       const config = mergeAgentConfig(JSON.parse(current.config) as AgentConfig, changes);
       const now = Math.max(this.#clock.now(), current.version_created_at);
       const version = current.version + 1;
-      const appended = await this.#store.db.transaction().execute(async (trx) => {
-        const engine = await this.#snapshotEngine(accountId, config.response_engine, trx);
-        return this.#repo.appendVersion(
-          accountId,
-          { agent_id: id, version, config: JSON.stringify(config), engine_snapshot: JSON.stringify(engine), created_at: now },
-          trx,
-        );
-      });
+      const appended = await this.#store.db
+        .transaction()
+        .execute(async (trx) => {
+          const engine = await this.#snapshotEngine(accountId, config.response_engine, trx);
+          return this.#repo.appendVersion(
+            accountId,
+            { agent_id: id, version, config: JSON.stringify(config), engine_snapshot: JSON.stringify(engine), created_at: now },
+            trx,
+          );
+        })
+        .finally(() => this.#evictHead(id));
       if (appended) return { agent_id: id, version, ...config, created_at: current.created_at, last_modification_timestamp: now };
     }
     throw errors.internal(new Error('agent version append kept conflicting'));
@@ -161,14 +176,15 @@ export class AgentService {
   }
 
   async deleteAgent(accountId: string, id: string): Promise<void> {
-    if (!(await this.#repo.deleteAgent(accountId, id))) throw errors.agentNotFound(id);
+    const deleted = await this.#repo.deleteAgent(accountId, id).finally(() => this.#evictHead(id));
+    if (!deleted) throw errors.agentNotFound(id);
   }
 
   /** The version a call runs on: the latest when `version` is omitted. */
   async resolveVersion(accountId: string, id: string, version?: number): Promise<ResolvedAgentVersion> {
     // Versions are immutable, so a version read once can be served from memory; whether the agent
-    // exists under this account (and which version is latest) is always asked of the store.
-    const agent = await this.#repo.findAgent(accountId, id);
+    // exists under this account, and which version is latest, is its head's answer.
+    const agent = await this.#head(accountId, id);
     if (!agent) throw errors.agentNotFound(id);
     const wanted = version ?? agent.latest_version;
     if (wanted > agent.latest_version) throw errors.agentVersionNotFound(id, wanted);
@@ -189,6 +205,23 @@ export class AgentService {
   }
 
   // --- internals ----------------------------------------------------------------------------
+
+  async #head(accountId: string, id: string): Promise<AgentRow | undefined> {
+    const cached = this.#heads?.get(id);
+    if (cached) return cached.account_id === accountId ? cached : undefined;
+    const writes = this.#headWrites;
+    const head = await this.#repo.findAgent(accountId, id);
+    if (head && this.#heads && writes === this.#headWrites) {
+      if (this.#heads.size >= HEAD_CACHE_MAX) this.#heads.clear();
+      this.#heads.set(id, head);
+    }
+    return head;
+  }
+
+  #evictHead(id: string): void {
+    this.#headWrites += 1;
+    this.#heads?.delete(id);
+  }
 
   #newEngineRow(accountId: string, id: string, definition: object): EngineRow {
     const now = this.#clock.now();

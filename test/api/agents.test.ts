@@ -139,6 +139,35 @@ for (const kind of STORES) {
       assert.equal((await req('GET', `/v2/get-call/${onV2.json.call_id}`)).status, 200);
     });
 
+    it('starts every call on the agent as it is now: after updates (also racing with calls), for its owner only, and not after deletion', async () => {
+      const { json: flow } = await req('POST', '/create-conversation-flow', sampleFlow());
+      const { json: agent } = await req('POST', '/create-agent', {
+        response_engine: { type: 'conversation_flow', conversation_flow_id: flow.conversation_flow_id },
+      });
+      const call = () => req('POST', '/v2/create-web-call', { agent_id: agent.agent_id });
+      assert.equal((await call()).json.agent_version, 1);
+      assert.equal((await call()).json.agent_version, 1, 'asked twice, as a cache would be');
+      assert.equal((await req('PATCH', `/update-agent/${agent.agent_id}`, { agent_name: 'Two' })).status, 200);
+      const second = await call();
+      assert.equal(second.json.agent_version, 2);
+      assert.equal(second.json.agent_name, 'Two');
+      assert.equal((await req('POST', '/v2/create-web-call', { agent_id: agent.agent_id, agent_version: 3 })).status, 422);
+
+      for (let round = 0; round < 10; round++) {
+        const [updated, ...calls] = await Promise.all([req('PATCH', `/update-agent/${agent.agent_id}`, { agent_name: `R${round}` }), call(), call(), call()]);
+        assert.equal(updated.status, 200);
+        for (const racing of calls) assert.ok(racing.json.agent_version === updated.json.version - 1 || racing.json.agent_version === updated.json.version);
+        assert.equal((await call()).json.agent_version, updated.json.version, `round ${round}: the call after the update sees it`);
+      }
+
+      const other = await h.account();
+      const foreign = await h.request({ method: 'POST', url: '/v2/create-web-call', key: other.apiKey, body: { agent_id: agent.agent_id } });
+      assert.equal(foreign.status, 422, 'another account does not see the agent');
+      assert.equal((await req('DELETE', `/delete-agent/${agent.agent_id}`)).status, 204);
+      assert.equal((await call()).status, 422, 'no call on a deleted agent');
+      assert.equal((await req('DELETE', `/delete-conversation-flow/${flow.conversation_flow_id}`)).status, 204);
+    });
+
     it('refuses an agent on an engine that does not exist under the key', async () => {
       const res = await req('POST', '/create-agent', { response_engine: { type: 'service_llm', llm_id: 'llm_nope' } });
       assert.equal(res.status, 422);

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ROOT, runCli, startServer } from '../helpers/process.ts';
@@ -110,3 +112,37 @@ for (const kind of STORES) {
     });
   });
 }
+
+describe('the embedded store serves one server process', () => {
+  it('refuses a second server on the same DATA_DIR, lets the CLI run beside it, and frees the lock when the first dies', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-lock-'));
+    const env = { DATA_DIR: dataDir, DATABASE_URL: '' };
+    const first = await startServer(env);
+    try {
+      const second = spawnSync(process.execPath, [path.join(ROOT, 'src/main.ts')], {
+        env: { ...process.env, ...env, PORT: '0' },
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+      assert.equal(second.status, 1, second.stderr);
+      assert.match(second.stderr, /another Switchboard server is using the embedded store in .*DATABASE_URL/);
+      assert.equal((await fetch(`${first.baseUrl}/healthz`)).status, 200, 'the first server is untouched');
+
+      const cli = await runCli(['keys', 'create', '--name', 'beside the server'], env);
+      assert.equal(cli.code, 0, cli.stderr);
+      const { api_key: key } = JSON.parse(cli.stdout) as { api_key: string };
+      const listed = await fetch(`${first.baseUrl}/list-agents`, { headers: { authorization: `Bearer ${key}` } });
+      assert.equal(listed.status, 200, 'the server sees the key the CLI made');
+
+      await first.stop('SIGKILL');
+      const third = await startServer(env);
+      assert.equal((await fetch(`${third.baseUrl}/healthz`)).status, 200, 'a crashed server leaves no lock behind');
+      assert.equal(await third.stop('SIGTERM'), 0);
+      const fourth = await startServer(env);
+      assert.equal(await fourth.stop('SIGTERM'), 0, 'a stopped server releases it too');
+    } finally {
+      await first.stop('SIGKILL');
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
