@@ -21,3 +21,15 @@ export function Strict<T extends TProperties>(properties: T, options: Record<str
 export function Nullable<T extends TSchema>(schema: T) {
   return Type.Union([schema, Type.Null()]);
 }
+
+/*
+ * For response schemas: nullable scalars as JSON Schema type arrays and string enums as `enum`,
+ * where TypeBox would write an anyOf. fast-json-stringify writes these directly, but for an anyOf it
+ * runs a validator on every field to pick the branch (measured on the call object: 2.9 -> 1.1 µs
+ * per response). They are Unsafe types: keep them out of schemas that Value.Check reads.
+ */
+export const NullableString = (options: { description?: string } = {}) => Type.Unsafe<string | null>({ type: ['string', 'null'], ...options });
+export const NullableInteger = (options: { description?: string } = {}) => Type.Unsafe<number | null>({ type: ['integer', 'null'], ...options });
+export function StringEnum<const T extends readonly string[]>(values: T, options: { description?: string } = {}) {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+}

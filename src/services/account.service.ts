@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import { errors } from '../domain/errors.ts';
@@ -28,7 +28,7 @@ const KEY_CACHE_MAX = 10_000;
 const KEY_PATTERN = /^sb_[A-Za-z0-9_-]{43}$/;
 
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 /** Accounts and API keys: creation, listing, revocation and authentication. */

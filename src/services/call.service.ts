@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import type { Static } from '@sinclair/typebox';
 import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
@@ -370,7 +370,7 @@ function checkCallInput(agent: ResolvedAgentVersion, input: CreateWebCallInput):
 }
 
 function hashRequest(input: CreateWebCallInput): string {
-  return createHash('sha256').update(canonicalJson(input)).digest('hex');
+  return hash('sha256', canonicalJson(input), 'hex');
 }
 
 /** JSON with object keys sorted, so key order does not change an idempotency hash. */

@@ -1,14 +1,14 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { parseJson } from '../lib/json.ts';
-import { StoragePolicySchema } from '../domain/agent.ts';
+import { NullableInteger, NullableString, StringEnum } from '../domain/schema-kit.ts';
 import { CALL_STATUSES } from '../domain/call-status.ts';
-import type { StoragePolicy } from '../domain/storage-policy.ts';
+import { STORAGE_POLICIES, type StoragePolicy } from '../domain/storage-policy.ts';
 import type { CallStatus } from '../domain/call-status.ts';
 import type { CallRow } from '../storage/call.repository.ts';
 
 const AnyJson = Type.Any();
-const NullableInt = Type.Union([Type.Integer(), Type.Null()]);
-const NullableString = Type.Union([Type.String(), Type.Null()]);
+const NullableInt = NullableInteger();
+const NullableText = NullableString();
 
 /** The call object of the API: every field of the spec is always present (null until known). */
 export const CallResponse = Type.Object(
@@ -18,24 +18,24 @@ export const CallResponse = Type.Object(
     access_token: Type.Optional(Type.String({ description: 'Only in the creation response.' })),
     agent_id: Type.String(),
     agent_version: Type.Integer(),
-    agent_name: NullableString,
-    call_status: Type.Union(CALL_STATUSES.map((s) => Type.Literal(s))),
+    agent_name: NullableText,
+    call_status: StringEnum(CALL_STATUSES),
     start_timestamp: NullableInt,
     end_timestamp: NullableInt,
     duration_ms: NullableInt,
-    transcript: NullableString,
+    transcript: NullableText,
     transcript_object: AnyJson,
-    recording_url: NullableString,
-    disconnection_reason: NullableString,
+    recording_url: NullableText,
+    disconnection_reason: NullableText,
     call_analysis: AnyJson,
     metadata: AnyJson,
     latency: AnyJson,
-    data_storage_setting: StoragePolicySchema,
+    data_storage_setting: StringEnum(STORAGE_POLICIES),
     service_llm_dynamic_variables: AnyJson,
     override_dynamic_variables: AnyJson,
     custom_attributes: AnyJson,
-    current_node_id: NullableString,
-    current_state: NullableString,
+    current_node_id: NullableText,
+    current_state: NullableText,
     created_at: Type.Integer({ description: 'Epoch milliseconds.' }),
   },
   { title: 'Call' },
@@ -79,5 +79,6 @@ export function toCallView(row: CallRow, options: CallViewOptions = {}): CallVie
     current_state: row.current_state,
     created_at: row.created_at,
   };
-  return options.accessToken === undefined ? view : { ...view, access_token: options.accessToken };
+  if (options.accessToken !== undefined) view.access_token = options.accessToken;
+  return view;
 }

@@ -48,7 +48,10 @@ export class CallRepository {
     this.#db = store.db;
     this.#dialect = store.dialect;
     this.#inserts = new Batcher(async (rows) => {
-      await this.#insertStatement(rows.length).all(this.#db, rows.flatMap((row) => CALL_COLUMNS.map((column) => row[column])));
+      const parameters = new Array<unknown>(rows.length * CALL_COLUMNS.length);
+      let i = 0;
+      for (const row of rows) for (const column of CALL_COLUMNS) parameters[i++] = row[column];
+      await this.#insertStatement(rows.length).all(this.#db, parameters);
     }, INSERT_BATCH_MAX);
   }
 

@@ -1,5 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { AgentCreate, AgentUpdate, ResponseEngine, StoragePolicySchema } from '../../domain/agent.ts';
+import { AgentCreate, AgentUpdate, ResponseEngine } from '../../domain/agent.ts';
+import { NullableString, StringEnum } from '../../domain/schema-kit.ts';
+import { STORAGE_POLICIES } from '../../domain/storage-policy.ts';
 import { ConversationFlowDefinition } from '../../domain/conversation-flow.ts';
 import { ServiceLlmDefinition } from '../../domain/service-llm.ts';
 import { AnyJson } from './common.schemas.ts';
@@ -53,12 +55,12 @@ export const AgentResponse = Type.Object(
   {
     agent_id: Type.String(),
     version: Type.Integer({ minimum: 1 }),
-    agent_name: Type.Union([Type.String(), Type.Null()]),
+    agent_name: NullableString(),
     response_engine: ResponseEngine,
     voice_id: Type.String(),
     language: Type.String(),
-    webhook_url: Type.Union([Type.String(), Type.Null()]),
-    data_storage_setting: StoragePolicySchema,
+    webhook_url: NullableString(),
+    data_storage_setting: StringEnum(STORAGE_POLICIES),
     max_call_duration_ms: Type.Integer(),
     end_call_after_silence_ms: Type.Integer(),
     interruption_sensitivity: Type.Number(),
