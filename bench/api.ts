@@ -8,7 +8,7 @@
  * a target's ratio is taken against the baseline of its own round. The table reports the median
  * of the rounds and each round's ratio. Every server is warmed up first (JIT, caches, WAL), unrecorded.
  *
- *   node bench/api.ts [--duration 10] [--connections 50] [--rounds 3] [--stores sqlite,postgres]
+ *   node bench/api.ts [--duration 10] [--connections 50] [--rounds 5] [--stores sqlite,postgres]
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -166,7 +166,7 @@ if (import.meta.main) {
     options: {
       duration: { type: 'string', default: '10' },
       connections: { type: 'string', default: '50' },
-      rounds: { type: 'string', default: '3' },
+      rounds: { type: 'string', default: '5' },
       stores: { type: 'string', default: 'sqlite,postgres' },
     },
   });

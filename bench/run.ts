@@ -10,7 +10,7 @@ import { runWebhookBench } from './webhooks.ts';
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 const parts: Record<string, () => Promise<string>> = {
-  api: () => runApiBench({ durationS: 10, connections: 50, rounds: 3, stores: ['sqlite', 'postgres'] }, log),
+  api: () => runApiBench({ durationS: 10, connections: 50, rounds: 5, stores: ['sqlite', 'postgres'] }, log),
   webhooks: () => runWebhookBench({ log }),
   voice: () => runVoiceBench({ log }),
 };
