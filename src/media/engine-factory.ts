@@ -1,3 +1,5 @@
+
+import { withoutUndefined } from '../lib/objects.ts';
 import type { AgentConfig, AgentOverride, EngineSnapshot } from '../domain/agent.ts';
 import type { LlmProvider } from '../providers/llm.ts';
 import { FlowEngine, LlmEngine, flowNeedsLlm, type CallVariables, type ConversationFlow, type FlowTools, type ResponseEngine, type ServiceLlm } from '../voice/index.ts';
@@ -12,14 +14,14 @@ export interface AgentForCall {
 export function effectiveEngine(agent: AgentForCall, override: AgentOverride | null | undefined): EngineSnapshot {
   const e = agent.engine;
   if (e.type === 'conversation_flow') {
-    return { ...e, definition: { ...e.definition, ...defined(override?.conversation_flow ?? {}) } };
+    return { ...e, definition: { ...e.definition, ...withoutUndefined(override?.conversation_flow ?? {}) } };
   }
-  return { ...e, definition: { ...e.definition, ...defined(override?.service_llm ?? {}) } };
+  return { ...e, definition: { ...e.definition, ...withoutUndefined(override?.service_llm ?? {}) } };
 }
 
 /** The agent settings of a call: the version's, with `agent_override.agent` applied. */
 export function effectiveSettings(agent: AgentForCall, override: AgentOverride | null | undefined): AgentConfig {
-  return { ...agent.config, ...defined(override?.agent ?? {}) } as AgentConfig;
+  return { ...agent.config, ...withoutUndefined(override?.agent ?? {}) } as AgentConfig;
 }
 
 /**
@@ -84,6 +86,3 @@ export function buildEngine(o: BuildEngineOptions): BuiltEngine {
   };
 }
 
-function defined<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
-}

@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { parseJson, toJson } from '../lib/json.ts';
+import { CappedMap } from '../lib/capped-map.ts';
 import type { CallChanges, CallRow } from '../storage/call.repository.ts';
 import type { PiiRedactor } from '../services/call-retention.ts';
 import { formatTranscript, redactText, redactTranscript } from '../voice/index.ts';
@@ -24,7 +25,7 @@ const MAX_REMEMBERED = 10_000;
  */
 export class TranscriptPiiRedactor implements PiiRedactor {
   readonly #dataDir: string;
-  readonly #names = new Map<string, readonly string[]>();
+  readonly #names = new CappedMap<string, readonly string[]>(MAX_REMEMBERED);
 
   constructor(options: { dataDir: string }) {
     this.#dataDir = options.dataDir;
@@ -32,7 +33,6 @@ export class TranscriptPiiRedactor implements PiiRedactor {
 
   /** Called by the call session before finishCall. */
   rememberNames(callId: string, names: readonly string[]): void {
-    if (this.#names.size >= MAX_REMEMBERED) this.#names.delete(this.#names.keys().next().value as string);
     this.#names.set(callId, names);
   }
 

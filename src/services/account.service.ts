@@ -1,5 +1,6 @@
 import { hash, randomBytes } from 'node:crypto';
 import type { Clock } from '../lib/clock.ts';
+import { CappedMap } from '../lib/capped-map.ts';
 import { newId } from '../lib/ids.ts';
 import { errors } from '../domain/errors.ts';
 import type { AccountRepository, AccountRow, ApiKeyRow } from '../storage/account.repository.ts';
@@ -39,7 +40,7 @@ export class AccountService {
   readonly #defaultRateLimit: number;
   readonly #cacheTtlMs: number;
   /** Recently authenticated keys by hash; bounded, short-lived, cleared on any revocation here. */
-  readonly #cache = new Map<string, { principal: Principal; expiresAt: number }>();
+  readonly #cache = new CappedMap<string, { principal: Principal; expiresAt: number }>(KEY_CACHE_MAX);
 
   constructor(deps: {
     store: Store;
@@ -124,10 +125,7 @@ export class AccountService {
       trialEndsAt: found.account.trial_ends_at,
       rateLimitPerMinute: found.account.rate_limit_per_minute,
     };
-    if (this.#cacheTtlMs > 0) {
-      if (this.#cache.size >= KEY_CACHE_MAX) this.#cache.clear();
-      this.#cache.set(keyHash, { principal, expiresAt: now + this.#cacheTtlMs });
-    }
+    if (this.#cacheTtlMs > 0) this.#cache.set(keyHash, { principal, expiresAt: now + this.#cacheTtlMs });
     return principal;
   }
 

@@ -1,5 +1,7 @@
 import type { Clock } from '../lib/clock.ts';
+import { CappedMap } from '../lib/capped-map.ts';
 import { newId } from '../lib/ids.ts';
+import { withoutUndefined } from '../lib/objects.ts';
 import { errors } from '../domain/errors.ts';
 import {
   AGENT_DEFAULTS,
@@ -41,9 +43,9 @@ export class AgentService {
   readonly #repo: AgentRepository;
   readonly #clock: Clock;
   /** Immutable agent versions already read, by `agentId:version`. */
-  readonly #versions = new Map<string, ResolvedAgentVersion>();
+  readonly #versions = new CappedMap<string, ResolvedAgentVersion>(VERSION_CACHE_MAX);
   /** Agent heads (owner, latest version) by agent id, when this process is the only writer. */
-  readonly #heads: Map<string, AgentRow> | null;
+  readonly #heads: CappedMap<string, AgentRow> | null;
   /** Bumped by every agent write here: a head read that overlapped one is not cached. */
   #headWrites = 0;
 
@@ -57,7 +59,7 @@ export class AgentService {
     this.#store = deps.store;
     this.#repo = deps.agents;
     this.#clock = deps.clock;
-    this.#heads = deps.cacheHeads ? new Map() : null;
+    this.#heads = deps.cacheHeads ? new CappedMap(HEAD_CACHE_MAX) : null;
   }
 
   // --- conversation flows -------------------------------------------------------------------
@@ -199,7 +201,6 @@ export class AgentService {
       config: JSON.parse(row.config) as AgentConfig,
       engine: JSON.parse(row.engine_snapshot) as EngineSnapshot,
     };
-    if (this.#versions.size >= VERSION_CACHE_MAX) this.#versions.clear();
     this.#versions.set(cacheKey, resolved);
     return resolved;
   }
@@ -211,10 +212,7 @@ export class AgentService {
     if (cached) return cached.account_id === accountId ? cached : undefined;
     const writes = this.#headWrites;
     const head = await this.#repo.findAgent(accountId, id);
-    if (head && this.#heads && writes === this.#headWrites) {
-      if (this.#heads.size >= HEAD_CACHE_MAX) this.#heads.clear();
-      this.#heads.set(id, head);
-    }
+    if (head && writes === this.#headWrites) this.#heads?.set(id, head);
     return head;
   }
 
@@ -284,9 +282,6 @@ function engineNotFound(kind: EngineKind, id: string) {
   return kind === 'conversation_flows' ? errors.conversationFlowNotFound(id) : errors.serviceLlmNotFound(id);
 }
 
-function withoutUndefined(value: object): object {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
-}
 
 function flowView(row: EngineRow): ConversationFlowView {
   return {

@@ -3,6 +3,7 @@ import type { Static } from '@sinclair/typebox';
 import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import { jsonByteLength, parseJson, toJson } from '../lib/json.ts';
+import { withoutUndefined } from '../lib/objects.ts';
 import type { TokenBuckets } from '../lib/token-bucket.ts';
 import { AppError, errors } from '../domain/errors.ts';
 import type { AgentOverride } from '../domain/agent.ts';
@@ -385,6 +386,3 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-function withoutUndefined<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
-}

@@ -2,7 +2,7 @@ import type { Clock } from '../lib/clock.ts';
 import { isId, newId } from '../lib/ids.ts';
 import { AppError, errors } from '../domain/errors.ts';
 import type { Store } from '../storage/store.ts';
-import type { WebhookAttemptTable } from '../storage/tables/webhook.tables.ts';
+import type { WebhookAttemptTable, WebhookDeliveryTable } from '../storage/tables/webhook.tables.ts';
 import type { AttemptRow, DeliveryRow, WebhookRepository, WebhookRow } from '../storage/webhook.repository.ts';
 import type { SecretBox } from '../lib/secret-box.ts';
 import { generateWebhookSecret } from '../domain/webhook-secret.ts';
@@ -30,23 +30,26 @@ export interface WebhookView {
 /** One attempt in the delivery log: the stored attempt without its keys. */
 export type AttemptView = Omit<WebhookAttemptTable, 'delivery_id' | 'account_id'>;
 
-export interface DeliveryView {
-  id: string;
-  event_id: string;
+/** One delivery in the log: the stored delivery's public columns, its kind as `event`, its attempts. */
+export type DeliveryView = Pick<
+  WebhookDeliveryTable,
+  | 'id'
+  | 'event_id'
+  | 'webhook_id'
+  | 'url'
+  | 'next_attempt_at'
+  | 'last_attempt_at'
+  | 'last_status_code'
+  | 'last_error'
+  | 'last_latency_ms'
+  | 'delivered_at'
+  | 'created_at'
+> & {
   event: string;
-  webhook_id: string | null;
-  url: string;
   status: DeliveryStatus;
   attempt_count: number;
-  next_attempt_at: number | null;
-  last_attempt_at: number | null;
-  last_status_code: number | null;
-  last_error: string | null;
-  last_latency_ms: number | null;
-  delivered_at: number | null;
-  created_at: number;
   attempts: AttemptView[];
-}
+};
 
 export interface SetWebhookInput {
   url: string;

@@ -1,5 +1,6 @@
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
+import { CappedMap } from '../lib/capped-map.ts';
 
 const STATEMENT_CACHE_SIZE = 256;
 
@@ -11,7 +12,7 @@ type Bindable = null | number | bigint | string | Uint8Array;
  */
 export class NodeSqliteDatabase implements SqliteDatabase {
   readonly #db: DatabaseSync;
-  readonly #statements = new Map<string, SqliteStatement>();
+  readonly #statements = new CappedMap<string, SqliteStatement>(STATEMENT_CACHE_SIZE);
 
   constructor(filename: string) {
     this.#db = new DatabaseSync(filename);
@@ -27,10 +28,6 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     const cached = this.#statements.get(sql);
     if (cached) return cached;
     const statement = wrap(this.#db.prepare(sql));
-    if (this.#statements.size >= STATEMENT_CACHE_SIZE) {
-      const oldest = this.#statements.keys().next().value;
-      if (oldest !== undefined) this.#statements.delete(oldest);
-    }
     this.#statements.set(sql, statement);
     return statement;
   }

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 
-export const SERVER_LOCK_FILE = 'server.lock';
+const SERVER_LOCK_FILE = 'server.lock';
 
 /**
  * The embedded store belongs to one server process: its in-memory agent heads and its webhook worker
