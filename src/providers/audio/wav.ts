@@ -66,10 +66,19 @@ export interface WavLayout {
  * streamed headers whose data size is 0 or 0xFFFFFFFF (data runs to the end of the file).
  */
 export function wavLayout(head: Uint8Array, totalBytes = head.byteLength): WavLayout {
+  const layout = wavLayoutSoFar(head, totalBytes);
+  if (!layout) throw new Error(head.byteLength < 12 ? 'not a RIFF/WAVE file' : 'WAV has no data chunk');
+  return layout;
+}
+
+/**
+ * wavLayout for a header that is still arriving (a streamed answer): undefined until `head`
+ * reaches the data chunk's header; throws as soon as what has arrived is not 16-bit PCM WAV.
+ */
+export function wavLayoutSoFar(head: Uint8Array, totalBytes = head.byteLength): WavLayout | undefined {
   const b = Buffer.from(head.buffer, head.byteOffset, head.byteLength);
-  if (b.byteLength < 12 || b.toString('ascii', 0, 4) !== 'RIFF' || b.toString('ascii', 8, 12) !== 'WAVE') {
-    throw new Error('not a RIFF/WAVE file');
-  }
+  if (b.byteLength < 12) return undefined;
+  if (b.toString('ascii', 0, 4) !== 'RIFF' || b.toString('ascii', 8, 12) !== 'WAVE') throw new Error('not a RIFF/WAVE file');
   let pos = 12;
   let sampleRate = 0;
   let channels = 0;
@@ -78,6 +87,7 @@ export function wavLayout(head: Uint8Array, totalBytes = head.byteLength): WavLa
     const size = b.readUInt32LE(pos + 4);
     const body = pos + 8;
     if (id === 'fmt ') {
+      if (body + 16 > b.byteLength) return undefined;
       const format = b.readUInt16LE(body);
       channels = b.readUInt16LE(body + 2);
       sampleRate = b.readUInt32LE(body + 4);
@@ -91,7 +101,7 @@ export function wavLayout(head: Uint8Array, totalBytes = head.byteLength): WavLa
     }
     pos = body + size + (size % 2);
   }
-  throw new Error('WAV has no data chunk');
+  return undefined;
 }
 
 /** Parses a whole WAV file with 16-bit PCM samples (see wavLayout). */

@@ -1,6 +1,7 @@
 import type { TtsOptions, TtsProvider } from '../tts.ts';
 import { ProviderError } from '../errors.ts';
 import { createResampler } from '../audio/resample.ts';
+import { type WavLayout, wavLayoutSoFar } from '../audio/wav.ts';
 import { post, type OpenAiEndpoint } from './http.ts';
 
 export interface OpenAiSpeechOptions extends OpenAiEndpoint {
@@ -47,13 +48,19 @@ export class OpenAiSpeechTts implements TtsProvider {
         const { value: chunk, done } = await reader.read();
         if (done) break;
         options.signal?.throwIfAborted();
-        let bytes = Buffer.from(chunk);
+        let bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
         if (header !== undefined) {
           header = Buffer.concat([header, bytes]);
-          const parsed = parseWavHeader(header);
-          if (!parsed) continue;
-          rate = parsed.sampleRate;
-          bytes = header.subarray(parsed.dataOffset);
+          let layout: WavLayout | undefined;
+          try {
+            layout = wavLayoutSoFar(header);
+          } catch (error) {
+            throw new ProviderError('tts', this.id, `answer is not 16-bit PCM WAV: ${(error as Error).message}`);
+          }
+          if (!layout) continue;
+          if (layout.channels !== 1) throw new ProviderError('tts', this.id, `answer has ${layout.channels} channels; mono expected`);
+          rate = layout.sampleRate;
+          bytes = header.subarray(layout.dataOffset);
           header = undefined;
         }
         resampler ??= await createResampler(rate, 16000);
@@ -73,25 +80,4 @@ export class OpenAiSpeechTts implements TtsProvider {
       resampler?.close();
     }
   }
-}
-
-/** Finds the data chunk of a (possibly streamed) WAV header; undefined until enough bytes arrived. */
-function parseWavHeader(b: Buffer): { sampleRate: number; dataOffset: number } | undefined {
-  if (b.length < 12) return undefined;
-  if (b.toString('ascii', 0, 4) !== 'RIFF') throw new ProviderError('tts', 'openai-speech', 'answer is not WAV');
-  let pos = 12;
-  let sampleRate = 0;
-  while (pos + 8 <= b.length) {
-    const id = b.toString('ascii', pos, pos + 4);
-    const size = b.readUInt32LE(pos + 4);
-    if (id === 'fmt ') {
-      if (pos + 16 > b.length) return undefined;
-      sampleRate = b.readUInt32LE(pos + 12);
-      if (b.readUInt16LE(pos + 22) !== 16) throw new ProviderError('tts', 'openai-speech', 'WAV is not 16-bit');
-    } else if (id === 'data') {
-      return sampleRate ? { sampleRate, dataOffset: pos + 8 } : undefined;
-    }
-    pos += 8 + size + (size % 2);
-  }
-  return undefined;
 }

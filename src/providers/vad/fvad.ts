@@ -34,24 +34,26 @@ export class FvadProvider implements VadProvider {
     // libfvad's noise model starts untrained and flags the first frames of plain room noise as
     // speech (seen here: a false onset 60 ms into every call); its verdicts count after warm-up.
     let warmup = options.warmupFrames ?? 10;
+    const judge = (frame: Int16Array): boolean => {
+      // libfvad accepts 10, 20 or 30 ms frames only; anything else is judged in 10 ms pieces.
+      if (frame.length === 160 || frame.length === 320 || frame.length === 480) {
+        m.HEAP16.set(frame, buf >> 1);
+        return m._fvad_process(inst, buf, frame.length) === 1;
+      }
+      let voiced = false;
+      for (let i = 0; i + 160 <= frame.length; i += 160) {
+        m.HEAP16.set(frame.subarray(i, i + 160), buf >> 1);
+        if (m._fvad_process(inst, buf, 160) === 1) voiced = true;
+      }
+      return voiced;
+    };
     return {
       isSpeech(frame: Int16Array): boolean {
         if (closed) return false;
+        const voiced = judge(frame);
         if (warmup > 0) {
           warmup--;
-          m.HEAP16.set(frame.subarray(0, 160), buf >> 1);
-          m._fvad_process(inst, buf, 160);
           return false;
-        }
-        // libfvad accepts 10, 20 or 30 ms frames only; anything else is judged in 10 ms pieces.
-        if (frame.length === 160 || frame.length === 320 || frame.length === 480) {
-          m.HEAP16.set(frame, buf >> 1);
-          return m._fvad_process(inst, buf, frame.length) === 1;
-        }
-        let voiced = false;
-        for (let i = 0; i + 160 <= frame.length; i += 160) {
-          m.HEAP16.set(frame.subarray(i, i + 160), buf >> 1);
-          if (m._fvad_process(inst, buf, 160) === 1) voiced = true;
         }
         return voiced;
       },
