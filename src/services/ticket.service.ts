@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { Clock } from '../lib/clock.ts';
 import { errors } from '../domain/errors.ts';
-import { Nullable, Strict, Text } from '../domain/schema-kit.ts';
+import { Nullable, ResourceId, Strict, Text } from '../domain/schema-kit.ts';
 import type { Store } from '../storage/store.ts';
 import type { TicketRepository, TicketRow } from '../storage/ticket.repository.ts';
 import type { EventOutbox } from './events.ts';
@@ -15,7 +15,7 @@ export const TicketCreateBody = Strict({
   description: Text(20_000),
   priority: Type.Optional(Type.Union(TICKET_PRIORITIES.map((p) => Type.Literal(p)))),
   lead_id: Type.Optional(Nullable(RecordId)),
-  call_id: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 128 }))),
+  call_id: Type.Optional(Nullable(ResourceId)),
 });
 export type TicketCreateInput = Static<typeof TicketCreateBody>;
 

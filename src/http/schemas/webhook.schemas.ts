@@ -1,11 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Nullable, Strict } from '../../domain/schema-kit.ts';
+import { Nullable, ResourceId, Strict } from '../../domain/schema-kit.ts';
 import { EVENT_KINDS } from '../../services/events.ts';
 
 /** A positive integer in a query string (query values arrive as strings). */
 export const IntegerText = Type.String({ pattern: '^[1-9][0-9]{0,15}$' });
 const Limit = Type.String({ pattern: '^([1-9]|[1-9][0-9]|1[0-9][0-9]|200)$', description: '1 to 200 (default 50).' });
-const WebhookId = Type.String({ minLength: 1, maxLength: 128 });
+const WebhookId = ResourceId;
 
 export const SetWebhookBody = Strict({
   url: Type.String({ minLength: 1, maxLength: 2048, description: 'Absolute http(s) URL.' }),
@@ -50,11 +50,11 @@ export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'cancelled']
 
 export const DeliveriesQuery = Strict({
   webhook_id: Type.Optional(WebhookId),
-  event: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-  event_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+  event: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z_.]+$', description: 'An event kind, e.g. call.finished.' })),
+  event_id: Type.Optional(ResourceId),
   status: Type.Optional(Type.Union(DELIVERY_STATUSES.map((s) => Type.Literal(s)))),
   limit: Type.Optional(Limit),
-  pagination_key: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+  pagination_key: Type.Optional(ResourceId),
 });
 
 const NullableInt = Nullable(Type.Integer());
@@ -95,7 +95,7 @@ export const DeliveriesResponse = Type.Object({
   next_pagination_key: Nullable(Type.String()),
 });
 
-export const RedeliverBody = Strict({ delivery_id: Type.String({ minLength: 1, maxLength: 128 }) });
+export const RedeliverBody = Strict({ delivery_id: ResourceId });
 
 export const AgentSecretResponse = Type.Object({
   secret: Type.String(),
