@@ -9,10 +9,18 @@ import { migrateToLatest } from './migrations/index.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
+/**
+ * A query handle: the store's own, or an open transaction's. Repositories take one as their last
+ * argument so that a service can put several of their writes in one transaction.
+ */
+export type Executor = Kysely<Database>;
+
 /** The open database: one Kysely instance over SQLite or PostgreSQL. */
 export interface Store {
-  readonly db: Kysely<Database>;
+  readonly db: Executor;
   readonly dialect: Dialect;
+  /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(work: (tx: Executor) => Promise<T>): Promise<T>;
   /** SQLite only: runs an autocommit statement without the driver when no transaction is open. */
   readonly direct?: (sql: string, parameters: readonly unknown[]) => unknown[] | undefined;
   /** Resolves when the database answers a trivial query. */
@@ -82,6 +90,7 @@ function makeStore(db: Kysely<Database>, dialect: Dialect, beforeClose?: () => P
   return {
     db,
     dialect,
+    transaction: (work) => db.transaction().execute(work),
     async ping() {
       await sql`select 1`.execute(db);
     },
