@@ -24,6 +24,7 @@ import { WebCallClient } from '../src/client/web-call-client.ts';
 import { fmt, machine, percentile } from './lib.ts';
 // The same audio builders as the voice tests: a 300 Hz tone is "speech" to the energy VAD.
 import { concat, tone } from '../test/voice/harness.ts';
+import { createSilentLogger } from '../src/lib/logger.ts';
 
 export interface VoiceBenchOptions {
   /** Turns of the embedded run (a); default 20. */
@@ -71,8 +72,8 @@ async function serve(kind: 'fake' | 'embedded'): Promise<void> {
           vad: new EnergyVad(),
           close: async () => {},
         };
-  const runtime = await createRuntime(config, { providers });
-  const app = await buildApp(runtime, { logger: false });
+  const runtime = await createRuntime(config, { logger: createSilentLogger(), providers });
+  const app = await buildApp(runtime);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address() as { port: number };
   const account = await runtime.services.accounts.createAccount({ trialEndsAt: null, rateLimitPerMinute: 10_000_000 });

@@ -24,6 +24,7 @@ import { type Runtime, createRuntime } from '../src/runtime.ts';
 import { deliveryBody, generateWebhookSecret, signedHeaders } from '../src/webhooks/signer.ts';
 import { findPostgresBin, startCluster } from '../scripts/postgres.ts';
 import { fmt, machine, percentile } from './lib.ts';
+import { createSilentLogger } from '../src/lib/logger.ts';
 
 export interface WebhookBenchOptions {
   /** Events per phase (default 2000). */
@@ -119,7 +120,7 @@ async function benchStore(store: 'sqlite' | 'postgres', o: Required<Omit<Webhook
       env.DATABASE_URL = cluster.url;
       env.DATABASE_POOL_SIZE = '20';
     }
-    runtime = await createRuntime(loadConfig(env));
+    runtime = await createRuntime(loadConfig(env), { logger: createSilentLogger() });
     const account = await runtime.services.accounts.createAccount({ name: 'bench' });
     for (const url of rx.urls) await runtime.services.webhooks.setWebhook(account.account_id, { url, events: ['*'] });
     await runtime.services.webhookDispatcher.start();

@@ -17,8 +17,6 @@ import { attachWebCallTransport } from './media/web-call.transport.ts';
 import type { Runtime } from './runtime.ts';
 
 export interface AppOptions {
-  /** pino options, or false for no logging (tests). */
-  logger?: boolean | { level: string };
   /** Collect process metrics (CPU, memory) on /metrics. */
   processMetrics?: boolean;
 }
@@ -29,16 +27,9 @@ export const BODY_LIMIT_BYTES = 1_048_576;
 /** Builds the HTTP app without listening, so tests can `inject()` requests. */
 export async function buildApp(runtime: Runtime, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: options.logger === undefined || options.logger === false
-      ? false
-      : {
-          level: typeof options.logger === 'object' ? options.logger.level : 'info',
-          // Never log credentials: the API key and the call access token.
-          redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
-          serializers: {
-            req: (req) => ({ method: req.method, url: req.url.replace(/([?&]token=)[^&]+/, '$1[redacted]'), remoteAddress: req.ip }),
-          },
-        },
+    // The process's one root logger (src/lib/logger.ts): request logs are its children.
+    // (Typed as Fastify's logger interface, which pino implements, so routes keep Fastify's default types.)
+    loggerInstance: runtime.logger.child({ component: 'http' }) as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -95,5 +86,3 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
 
   return app as unknown as FastifyInstance;
 }
-
-export type { FastifyBaseLogger };

@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from './config/config.ts';
 import { buildApp } from './app.ts';
+import { createLogger } from './lib/logger.ts';
 import { createRuntime } from './runtime.ts';
 import { PeriodicTask } from './lib/periodic.ts';
 import { logEngineAvailability } from './media/media-runtime.ts';
@@ -34,27 +35,29 @@ async function main(): Promise<void> {
     }
   }
 
-  const runtime = await createRuntime(config);
+  // The one root logger: Fastify, the runtime and every component log through children of it.
+  const log = createLogger({ level: config.logLevel });
+  const runtime = await createRuntime(config, { logger: log });
   await runtime.services.webhooks.reencryptSecrets(); // after a server-key rotation
-  const app = await buildApp(runtime, { logger: { level: config.logLevel }, processMetrics: true });
+  const app = await buildApp(runtime, { processMetrics: true });
   const sweeper = new PeriodicTask(
     () => runtime.services.calls.sweepUnjoined(),
     config.tokenSweepIntervalMs,
-    (error) => app.log.error({ err: error }, 'token sweep failed'),
+    (error) => log.error({ err: error }, 'token sweep failed'),
   );
   const housekeeping = new PeriodicTask(
     () => runtime.services.housekeeping.run(),
     HOUSEKEEPING_INTERVAL_MS,
-    (error) => app.log.error({ err: error }, 'housekeeping failed'),
+    (error) => log.error({ err: error }, 'housekeeping failed'),
   );
 
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    app.log.info({ signal }, 'shutting down');
+    log.info({ signal }, 'shutting down');
     const forced = setTimeout(() => {
-      app.log.error('shutdown timed out; exiting');
+      log.error('shutdown timed out; exiting');
       process.exit(1);
     }, config.shutdownTimeoutMs + 1000);
     forced.unref();
@@ -66,7 +69,7 @@ async function main(): Promise<void> {
       await runtime.services.webhookDispatcher.close();
       await runtime.close();
       lock?.release();
-      app.log.info('stopped');
+      log.info('stopped');
     } finally {
       clearTimeout(forced);
     }
@@ -75,10 +78,10 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stop('SIGINT'));
 
   await app.listen({ port: config.port, host: config.host });
-  await logEngineAvailability(app.log, config.media.providers);
-  if (config.webhooks.worker) await runtime.services.webhookDispatcher.start(app.log);
+  await logEngineAvailability(log.child({ component: 'providers' }), config.media.providers);
+  if (config.webhooks.worker) await runtime.services.webhookDispatcher.start();
   void housekeeping.runNow();
-  app.log.info({ store: runtime.store.dialect, dataDir: config.dataDir }, 'switchboard ready');
+  log.info({ store: runtime.store.dialect, dataDir: config.dataDir }, 'switchboard ready');
 }
 
 main().catch((error: unknown) => {

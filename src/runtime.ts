@@ -1,5 +1,6 @@
 import type { Config } from './config/config.ts';
 import { type Clock, systemClock } from './lib/clock.ts';
+import type { Logger } from './lib/logger.ts';
 import { TokenBuckets } from './lib/token-bucket.ts';
 import { AccountRepository } from './storage/account.repository.ts';
 import { AgentRepository } from './storage/agent.repository.ts';
@@ -20,8 +21,9 @@ import { TicketRepository } from './storage/ticket.repository.ts';
 import type { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import { createWebhookParts } from './webhooks/webhook-runtime.ts';
 import { type Providers, buildProviders } from './providers/registry.ts';
+import { logProviderFailures } from './providers/logged.ts';
 import { DEFAULT_SESSION_TIMINGS, type SessionTimings } from './media/call-session.ts';
-import { engineCapabilityCheck, flowToolsFor, silentLogger } from './media/media-runtime.ts';
+import { engineCapabilityCheck, flowToolsFor } from './media/media-runtime.ts';
 import { TranscriptPiiRedactor } from './media/pii-redactor.ts';
 import { SessionRegistry } from './media/session-registry.ts';
 
@@ -42,6 +44,8 @@ export interface Services {
 export interface Runtime {
   readonly config: Config;
   readonly clock: Clock;
+  /** The process's root logger; components log through children of it. */
+  readonly logger: Logger;
   readonly store: Store;
   readonly services: Services;
   /** Speech engines and the calls in progress (the web-call transport joins calls through `sessions`). */
@@ -51,6 +55,8 @@ export interface Runtime {
 }
 
 export interface RuntimeOptions {
+  /** The process's root logger (main.ts creates it from LOG_LEVEL; tests pass a silent one). */
+  logger: Logger;
   clock?: Clock;
   /** An already open store (tests share one per suite). */
   store?: Store;
@@ -61,8 +67,9 @@ export interface RuntimeOptions {
 }
 
 /** The composition root: builds the store and services from config, once per process. */
-export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
+export async function createRuntime(config: Config, options: RuntimeOptions): Promise<Runtime> {
   const clock = options.clock ?? systemClock;
+  const logger = options.logger;
   const store =
     options.store ??
     (await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize }));
@@ -71,11 +78,11 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
 
   const accounts = new AccountService({ store, accounts: accountRepo, clock, defaultRateLimitPerMinute: config.defaultRateLimitPerMinute, keyCacheTtlMs: config.apiKeyCacheTtlMs });
   const agents = new AgentService({ store, agents: new AgentRepository(store), clock, cacheHeads: store.dialect === 'sqlite' });
-  const webhookParts = createWebhookParts(config, store, clock);
+  const webhookParts = createWebhookParts(config, store, clock, logger.child({ component: 'webhooks' }));
   const outbox: EventOutbox = webhookParts.outbox;
   const leads = new LeadService({ store, leads: new LeadRepository(store.db, store.dialect), outbox, clock });
   const tickets = new TicketService({ store, tickets: new TicketRepository(store.db), outbox, clock });
-  const providers = options.providers ?? buildProviders(config.media.providers);
+  const providers = logProviderFailures(options.providers ?? buildProviders(config.media.providers), logger.child({ component: 'providers' }));
   const redactor = new TranscriptPiiRedactor({ dataDir: config.dataDir });
   const callRepo = new CallRepository(store);
   const housekeeping = new HousekeepingService({
@@ -103,7 +110,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     tools: flowToolsFor(leads, tickets),
     dataDir: config.dataDir,
     rememberNames: (callId, names) => redactor.rememberNames(callId, names),
-    log: silentLogger,
+    log: logger.child({ component: 'media' }),
     timings: { ...DEFAULT_SESSION_TIMINGS, ...options.sessionTimings },
   });
 
@@ -111,6 +118,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   return {
     config,
     clock,
+    logger,
     store,
     services: { accounts, agents, calls, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, leads, tickets, housekeeping },
     media: { providers, sessions },

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config/config.ts';
 import { isAppError } from '../domain/errors.ts';
+import { createLogger } from '../lib/logger.ts';
 import { createRuntime } from '../runtime.ts';
 import { doctor } from '../providers/doctor.ts';
 import { CallCommandError, runCallCommand } from '../client/call-command.ts';
@@ -22,7 +23,9 @@ The store is chosen as by the server: DATA_DIR / DATABASE_URL.`;
 type Command = (args: string[]) => Promise<unknown>;
 
 async function withRuntime<T>(work: (runtime: Awaited<ReturnType<typeof createRuntime>>) => Promise<T>): Promise<T> {
-  const runtime = await createRuntime(loadConfig());
+  const config = loadConfig();
+  // stdout carries the command's JSON answer; anything worth logging goes to stderr.
+  const runtime = await createRuntime(config, { logger: createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel, destination: 'stderr' }) });
   try {
     return await work(runtime);
   } finally {

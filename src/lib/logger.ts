@@ -9,18 +9,32 @@ export type Logger = PinoLogger;
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
-/** Header values that must never reach a log line: the API key and cookies. */
-const REDACTED_PATHS = ['req.headers.authorization', 'req.headers.cookie'];
-
-/** The root logger of a server process: JSON lines on stdout at `level`, credentials redacted. */
-export function createLogger(options: { level: LogLevel }): Logger {
-  return pino({
-    level: options.level,
-    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-  });
+export interface LoggerOptions {
+  level: LogLevel;
+  /** Where the JSON lines go; default stdout (the CLI logs to stderr, its stdout is its answer). */
+  destination?: 'stdout' | 'stderr';
 }
 
-/** A logger that writes nothing: for tests and tools that have no log to write to. */
+/** Request fields worth a log line: never the headers (the API key), the access token in a URL redacted. */
+function serializeRequest(req: { method?: string; url?: string; ip?: string }) {
+  return { method: req.method, url: req.url?.replace(/([?&]token=)[^&]+/, '$1[redacted]'), remoteAddress: req.ip };
+}
+
+/** The root logger of a process: JSON lines at `level`, credentials redacted. */
+export function createLogger(options: LoggerOptions): Logger {
+  return pino(
+    {
+      level: options.level,
+      // Never log credentials: the API key and cookies, should a header object reach a log line.
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'], censor: '[redacted]' },
+      serializers: { req: serializeRequest },
+    },
+    // Synchronous writes (pino's default): a line logged just before exit is never lost.
+    pino.destination({ dest: options.destination === 'stderr' ? 2 : 1, sync: true }),
+  );
+}
+
+/** A logger that writes nothing: for tests and tools with no log to write to. */
 export function createSilentLogger(): Logger {
   return pino({ level: 'silent' });
 }

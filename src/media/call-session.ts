@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { parseJson } from '../lib/json.ts';
+import type { Logger } from '../lib/logger.ts';
 import type { AgentOverride } from '../domain/agent.ts';
 import { type DisconnectionReason, statusForReason } from '../domain/call-status.ts';
 import type { CallRow } from '../storage/call.repository.ts';
@@ -27,13 +28,6 @@ export interface SessionCallService {
   finishCall(callId: string, outcome: CallOutcome): Promise<boolean>;
 }
 
-/** Structured logger (pino-compatible); messages are static, fields carry ids, never PII. */
-export interface MediaLogger {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
-
 /** Timings of a session; defaults in DEFAULT_SESSION_TIMINGS. */
 export interface SessionTimings {
   /** No audio from the client for this long ends the call `client_disconnected`, ms; default 5 000. */
@@ -58,7 +52,8 @@ export interface SessionDeps {
   dataDir: string;
   /** Hands the names the flow captured to the PII redactor before the call is finished. */
   rememberNames?: (callId: string, names: readonly string[]) => void;
-  log: MediaLogger;
+  /** The call's logger (a child carrying its call id); messages are static, fields never carry PII. */
+  log: Logger;
   timings: SessionTimings;
 }
 
@@ -147,10 +142,10 @@ export class CallSession {
         currentNodeId: this.#call.current_node_id,
         currentState: this.#call.current_state,
         onToolError: (nodeId, error) =>
-          this.#d.log.warn({ callId: this.callId, nodeId, code: (error as { code?: unknown })?.code }, 'flow tool node failed'),
+          this.#d.log.warn({ nodeId, code: (error as { code?: unknown })?.code }, 'flow tool node failed'),
       });
     } catch (error) {
-      this.#d.log.warn({ callId: this.callId, err: error }, 'engine unavailable for call');
+      this.#d.log.warn({ err: error }, 'engine unavailable for call');
       this.#conn.sendEvent({ type: 'error', code: 'engine_unavailable', message: error instanceof Error ? error.message : 'engine unavailable' });
       await this.end('error_engine_unavailable', CLOSE.unavailable);
       return;
@@ -225,7 +220,7 @@ export class CallSession {
       this.#checkPosition();
     });
     p.on('error', ({ reason, message }) => {
-      this.#d.log.warn({ callId: this.callId, reason, detail: message.slice(0, 300) }, 'voice pipeline failed');
+      this.#d.log.warn({ reason, detail: message.slice(0, 300) }, 'voice pipeline failed');
       // Provider messages name the engine and what is missing, never user audio or text.
       this.#conn.sendEvent({ type: 'error', code: reason, message: `${failureMessage(reason)} (${message.slice(0, 300)})` });
     });
@@ -261,7 +256,7 @@ export class CallSession {
   end(reason: DisconnectionReason, closeCode?: number): Promise<void> {
     this.#ending ??= this.#finish(reason, closeCode)
       .catch((error: unknown) => {
-        this.#d.log.error({ callId: this.callId, err: error }, 'call end failed');
+        this.#d.log.error({ err: error }, 'call end failed');
       })
       .finally(() => this.#markDone());
     return this.#ending;
@@ -280,7 +275,7 @@ export class CallSession {
       const file = await this.#recorder?.finish(elapsedMs);
       if (file) recordingPath = path.relative(this.#d.dataDir, file);
     } catch (error) {
-      this.#d.log.error({ callId: this.callId, err: error }, 'recording failed');
+      this.#d.log.error({ err: error }, 'recording failed');
     }
     const analysis = await analyzeCall({
       transcript: utterances,
@@ -302,9 +297,9 @@ export class CallSession {
         latency: latencyReport(p?.latencies() ?? []),
       });
     } catch (error) {
-      this.#d.log.error({ callId: this.callId, err: error }, 'storing the finished call failed');
+      this.#d.log.error({ err: error }, 'storing the finished call failed');
     }
-    this.#d.log.info({ callId: this.callId, reason, durationMs: Math.round(elapsedMs) }, 'call ended');
+    this.#d.log.info({ reason, durationMs: Math.round(elapsedMs) }, 'call ended');
     const status = statusForReason(reason);
     this.#conn.sendEvent({ type: 'call_ended', call_status: status === 'error' ? 'error' : 'ended', disconnection_reason: reason });
     this.#conn.close(closeCode ?? (status === 'error' ? CLOSE.serverError : CLOSE.normal), reason);
@@ -342,7 +337,7 @@ export class CallSession {
       const row = await this.#d.calls.readCall(this.callId);
       if (row) this.#vars = variablesOf(row);
     } catch (error) {
-      this.#d.log.warn({ callId: this.callId, err: error }, 'reading call variables failed');
+      this.#d.log.warn({ err: error }, 'reading call variables failed');
     } finally {
       this.#refreshing = false;
     }

@@ -4,7 +4,7 @@ import { doctor, type EngineStatus } from '../providers/doctor.ts';
 import type { ProviderOptions } from '../providers/registry.ts';
 import type { FlowTools } from '../voice/index.ts';
 import { type AgentForCall, effectiveEngine, engineNeedsMissingLlm } from './engine-factory.ts';
-import type { MediaLogger } from './call-session.ts';
+import type { Logger } from '../lib/logger.ts';
 
 /** LeadService.createLead as the flow's create_lead node uses it. */
 export interface LeadCreator {
@@ -57,7 +57,7 @@ export function engineCapabilityCheck(providers: Pick<Providers, 'llm'>) {
 }
 
 /** Logs each engine's availability at start-up; a missing engine the server is set to use is a warning. */
-export async function logEngineAvailability(log: MediaLogger, options: ProviderOptions): Promise<EngineStatus[]> {
+export async function logEngineAvailability(log: Logger, options: ProviderOptions): Promise<EngineStatus[]> {
   const report = await doctor(options);
   for (const e of report) {
     const fields = { engine: e.engine, role: e.role, selected: e.selected, available: e.available, detail: e.detail };
@@ -66,6 +66,3 @@ export async function logEngineAvailability(log: MediaLogger, options: ProviderO
   }
   return report;
 }
-
-/** A logger that drops everything (until the transport hands its own). */
-export const silentLogger: MediaLogger = { info() {}, warn() {}, error() {} };

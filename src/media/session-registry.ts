@@ -1,7 +1,8 @@
 import { isAppError } from '../domain/errors.ts';
 import type { CallRow } from '../storage/call.repository.ts';
 import type { AgentForCall } from './engine-factory.ts';
-import { CallSession, type CallConnection, type MediaLogger, type SessionCallService, type SessionDeps } from './call-session.ts';
+import type { Logger } from '../lib/logger.ts';
+import { CallSession, type CallConnection, type SessionCallService, type SessionDeps } from './call-session.ts';
 import type { RefusalCode } from './protocol.ts';
 
 /** The call service's operations the registry uses. */
@@ -23,7 +24,8 @@ const TOKEN_CODES = new Set(['token_invalid', 'token_expired', 'token_used']);
 
 export interface SessionRegistryDeps extends Omit<SessionDeps, 'calls' | 'log'> {
   calls: JoiningCallService;
-  log: MediaLogger;
+  /** The media component's logger; each call logs through a child with its call id. */
+  log: Logger;
 }
 
 /**
@@ -40,6 +42,11 @@ export class SessionRegistry {
     this.#d = deps;
   }
 
+  /** The media component's logger (the transport logs its refusals here too). */
+  get log(): Logger {
+    return this.#d.log;
+  }
+
   /** Calls in progress. */
   get size(): number {
     return this.#sessions.size;
@@ -54,9 +61,9 @@ export class SessionRegistry {
    * Redeems the token (registered -> ongoing) and starts the call's session on `conn`. Throws
    * JoinRefused with the protocol's code for a bad, expired or used token or during shutdown.
    */
-  async join(token: string, conn: CallConnection, log: MediaLogger = this.#d.log): Promise<CallSession> {
+  async join(token: string, conn: CallConnection): Promise<CallSession> {
     if (this.#closing) throw new JoinRefused('server_shutting_down', 'The server is shutting down; try again shortly.');
-    const work = this.#join(token, conn, log);
+    const work = this.#join(token, conn);
     this.#joining.add(work);
     try {
       return await work;
@@ -65,16 +72,16 @@ export class SessionRegistry {
     }
   }
 
-  async #join(token: string, conn: CallConnection, log: MediaLogger): Promise<CallSession> {
+  async #join(token: string, conn: CallConnection): Promise<CallSession> {
     let joined: { call: CallRow; agent: AgentForCall };
     try {
       joined = await this.#d.calls.joinCall(token);
     } catch (error) {
       if (isAppError(error) && TOKEN_CODES.has(error.code)) throw new JoinRefused(error.code as RefusalCode, error.message);
-      log.error({ err: error }, 'join failed');
+      this.#d.log.error({ err: error }, 'join failed');
       throw new JoinRefused('internal_error', 'The call could not be joined; try again.');
     }
-    const session = new CallSession(joined.call, joined.agent, conn, { ...this.#d, log });
+    const session = new CallSession(joined.call, joined.agent, conn, { ...this.#d, log: this.#d.log.child({ callId: joined.call.call_id }) });
     this.#sessions.set(session.callId, session);
     if (this.#closing) {
       // Shutdown began while the token was being redeemed: end the call cleanly at once.

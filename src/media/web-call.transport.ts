@@ -2,7 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import type { CallConnection, CallSession, MediaLogger } from './call-session.ts';
+import type { Logger } from '../lib/logger.ts';
+import type { CallConnection, CallSession } from './call-session.ts';
 import { JoinRefused, type SessionRegistry } from './session-registry.ts';
 import { CLOSE, JOIN_TIMEOUT_MS, REFUSALS, WEB_CALL_PATH, parseClientMessage, parseJoin, type ServerEvent } from './protocol.ts';
 
@@ -31,7 +32,7 @@ const CLOSE_GRACE_MS = 2_000;
  */
 export function attachWebCallTransport(app: FastifyInstance, registry: SessionRegistry, options: WebCallTransportOptions = {}): void {
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes ?? 65_536, perMessageDeflate: false, clientTracking: true });
-  const log = app.log as unknown as MediaLogger;
+  const log = registry.log;
   const heartbeatMs = options.heartbeatMs ?? 2_000;
   const joinTimeoutMs = options.joinTimeoutMs ?? JOIN_TIMEOUT_MS;
 
@@ -61,7 +62,7 @@ export function attachWebCallTransport(app: FastifyInstance, registry: SessionRe
   });
 }
 
-async function handleConnection(conn: WsConnection, registry: SessionRegistry, log: MediaLogger, joinTimeoutMs: number): Promise<void> {
+async function handleConnection(conn: WsConnection, registry: SessionRegistry, log: Logger, joinTimeoutMs: number): Promise<void> {
   const first = await conn.firstMessage(joinTimeoutMs);
   if (first === 'timeout') return conn.refuse('join_timeout', `No join message within ${joinTimeoutMs / 1000} s.`);
   if (first === 'closed') return;
@@ -70,7 +71,7 @@ async function handleConnection(conn: WsConnection, registry: SessionRegistry, l
   if (!parsed.ok) return conn.refuse(parsed.code, parsed.message);
   let session: CallSession;
   try {
-    session = await registry.join(parsed.join.access_token, conn, log);
+    session = await registry.join(parsed.join.access_token, conn);
   } catch (error) {
     if (error instanceof JoinRefused) return conn.refuse(error.code, error.message);
     log.error({ err: error }, 'join failed');

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import pg from 'pg';
 import type { Clock } from '../lib/clock.ts';
+import type { Logger } from '../lib/logger.ts';
 import type { Store } from '../storage/store.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../storage/schema.ts';
@@ -18,6 +19,7 @@ export interface DispatcherOptions {
   client: WebhookHttpClient;
   box: SecretBox;
   clock: Clock;
+  log: Logger;
   retryScheduleMs: readonly number[];
   /** Whole-attempt timeout; the lease on a claimed delivery is this plus a margin. */
   timeoutMs: number;
@@ -38,11 +40,6 @@ interface RecordPlan {
   ok: boolean;
   refused: boolean;
   disable: string | null;
-}
-
-export interface DispatcherLog {
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
 }
 
 /**
@@ -81,20 +78,20 @@ export class WebhookDispatcher {
   #closed = false;
   #timer: NodeJS.Timeout | null = null;
   #listener: pg.Client | null = null;
-  #log: DispatcherLog | null = null;
+  readonly #log: Logger;
   #toRecord: Array<{ plan: RecordPlan; resolve: () => void; reject: (error: unknown) => void }> = [];
   #flushing = false;
 
   constructor(options: DispatcherOptions) {
     this.#o = options;
+    this.#log = options.log;
     this.#refillAt = Math.max(1, Math.floor(options.concurrency / 8));
   }
 
   /** Starts the background loop; idempotent. */
-  async start(log?: DispatcherLog): Promise<void> {
+  async start(): Promise<void> {
     if (this.#running || this.#closed) return;
     this.#running = true;
-    this.#log = log ?? null;
     // SQLite is single-process: leases left by a killed previous run are void now.
     if (this.#o.store.dialect === 'sqlite') await this.#o.webhooks.releaseAllLeases();
     this.#timer = setInterval(() => this.wake(), this.#o.pollIntervalMs);
@@ -159,14 +156,14 @@ export class WebhookDispatcher {
 
   async #listen(url: string): Promise<void> {
     const client = new pg.Client({ connectionString: url });
-    client.on('error', (error) => this.#log?.warn({ err: error }, 'webhook listener lost its connection; polling continues'));
+    client.on('error', (error) => this.#log.warn({ err: error }, 'webhook listener lost its connection; polling continues'));
     client.on('notification', () => this.wake());
     try {
       await client.connect();
       await client.query(`LISTEN ${WEBHOOK_NOTIFY_CHANNEL}`);
       this.#listener = client;
     } catch (error) {
-      this.#log?.warn({ err: error }, 'webhook listener could not start; polling only');
+      this.#log.warn({ err: error }, 'webhook listener could not start; polling only');
       await client.end().catch(() => {});
     }
   }
@@ -182,7 +179,7 @@ export class WebhookDispatcher {
         try {
           await this.#fill();
         } catch (error) {
-          this.#log?.error({ err: error }, 'webhook claim failed');
+          this.#log.error({ err: error }, 'webhook claim failed');
           return;
         }
       } while (this.#again && !this.#closed);
@@ -230,7 +227,7 @@ export class WebhookDispatcher {
     this.#perEndpoint.set(key, (this.#perEndpoint.get(key) ?? 0) + 1);
     if (isRetry) this.#retriesInFlight += 1;
     const task: Promise<void> = this.#deliver(delivery)
-      .catch((error: unknown) => this.#log?.error({ err: error, delivery_id: delivery.id }, 'webhook delivery failed unexpectedly'))
+      .catch((error: unknown) => this.#log.error({ err: error, delivery_id: delivery.id }, 'webhook delivery failed unexpectedly'))
       .finally(() => {
         const left = (this.#perEndpoint.get(key) ?? 1) - 1;
         if (left <= 0) this.#perEndpoint.delete(key);

@@ -1,5 +1,6 @@
 import type { Config } from '../config/config.ts';
 import type { Clock } from '../lib/clock.ts';
+import type { Logger } from '../lib/logger.ts';
 import { WebhookOutbox } from '../services/webhook-outbox.ts';
 import { WebhookService } from '../services/webhook.service.ts';
 import type { Store } from '../storage/store.ts';
@@ -19,7 +20,7 @@ export interface WebhookParts {
 }
 
 /** Wires the webhook pieces: server key, SSRF-safe client, worker, outbox and service. */
-export function createWebhookParts(config: Config, store: Store, clock: Clock): WebhookParts {
+export function createWebhookParts(config: Config, store: Store, clock: Clock, log: Logger): WebhookParts {
   const settings = config.webhooks;
   const repository = new WebhookRepository(store.db, store.dialect);
   const box = SecretBox.fromConfig(settings.secretKeys, config.dataDir);
@@ -35,6 +36,7 @@ export function createWebhookParts(config: Config, store: Store, clock: Clock): 
     client,
     box,
     clock,
+    log,
     retryScheduleMs: settings.retryScheduleMs,
     timeoutMs: settings.timeoutMs,
     disableAfterMs: settings.disableAfterMs,

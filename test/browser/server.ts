@@ -11,6 +11,7 @@ import { encodeWav } from '../../src/providers/audio/wav.ts';
 import { type Runtime, createRuntime } from '../../src/runtime.ts';
 import { sampleFlow } from '../helpers/harness.ts';
 import { type ServerProcess, startServer } from '../helpers/process.ts';
+import { createSilentLogger } from '../../src/lib/logger.ts';
 
 export interface WebServer {
   baseUrl: string;
@@ -26,7 +27,7 @@ export interface WebServer {
 
 export async function startWebServer(env: Record<string, string> = {}): Promise<WebServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-web-'));
-  const runtime = await createRuntime(loadConfig({ DATA_DIR: dataDir, PORT: '0' }));
+  const runtime = await createRuntime(loadConfig({ DATA_DIR: dataDir, PORT: '0' }), { logger: createSilentLogger() });
   const account = await runtime.services.accounts.createAccount({ name: 'operator' });
   let server: ServerProcess;
   try {

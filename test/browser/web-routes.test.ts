@@ -20,7 +20,7 @@ describe('web routes', () => {
     h = await startHarness('sqlite');
     operatorKey = (await h.account()).apiKey;
     // The same runtime, with the operator key as DEMO_API_KEY.
-    demo = await buildApp({ ...h.runtime, config: { ...h.config, demoApiKey: operatorKey } }, { logger: false });
+    demo = await buildApp({ ...h.runtime, config: { ...h.config, demoApiKey: operatorKey } });
   });
 
   after(async () => {

@@ -4,6 +4,7 @@ import { type Config, loadConfig } from '../../src/config/config.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { type Runtime, createRuntime } from '../../src/runtime.ts';
 import { type StoreName, type TestStore, openTestStore } from './stores.ts';
+import { createSilentLogger } from '../../src/lib/logger.ts';
 
 export interface Account {
   accountId: string;
@@ -34,8 +35,8 @@ export async function startHarness(storeName: StoreName, env: Record<string, str
   const testStore = await openTestStore(storeName);
   const clock = new ManualClock(Date.now());
   const config = loadConfig({ DATA_DIR: testStore.dataDir, PORT: '0', ...env });
-  const runtime = await createRuntime(config, { clock, store: testStore.store });
-  const app = await buildApp(runtime, { logger: false });
+  const runtime = await createRuntime(config, { logger: createSilentLogger(), clock, store: testStore.store });
+  const app = await buildApp(runtime);
   await app.ready();
   return {
     storeName,

@@ -10,6 +10,7 @@ import { EnergyVad, FakeStt, FakeTts, type FakeLlm } from '../../src/providers/f
 import type { LlmProvider } from '../../src/providers/llm.ts';
 import { WebCallClient } from '../../src/client/web-call-client.ts';
 import { type StoreName, type TestStore, openTestStore } from '../helpers/stores.ts';
+import { createSilentLogger } from '../../src/lib/logger.ts';
 
 export interface MediaServer {
   baseUrl: string;
@@ -39,11 +40,12 @@ export async function startMediaServer(storeName: StoreName, options: MediaServe
   const testStore = await openTestStore(storeName);
   const config = loadConfig({ DATA_DIR: testStore.dataDir, PORT: '0', WEBHOOK_WORKER: 'false', ...options.env });
   const runtime = await createRuntime(config, {
+    logger: createSilentLogger(),
     store: testStore.store,
     ...(options.providers ? { providers: options.providers } : {}),
     ...(options.timings ? { sessionTimings: options.timings } : {}),
   });
-  const app = await buildApp(runtime, { logger: false });
+  const app = await buildApp(runtime);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   const created = await runtime.services.accounts.createAccount({ trialEndsAt: null, rateLimitPerMinute: 100_000 });

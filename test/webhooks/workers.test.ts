@@ -6,6 +6,7 @@ import { type Harness, startHarness } from '../helpers/harness.ts';
 import { STORES } from '../helpers/stores.ts';
 import { createLead, subscribe } from './helpers.ts';
 import { Receiver } from './receiver.ts';
+import { createSilentLogger } from '../../src/lib/logger.ts';
 
 for (const kind of STORES) {
   describe(`webhook worker isolation on ${kind.name}`, { skip: kind.skip }, () => {
@@ -133,7 +134,7 @@ describe('two workers on one PostgreSQL queue', { skip: pg.skip }, () => {
       WEBHOOK_POLL_INTERVAL_MS: '20',
       WEBHOOK_CONCURRENCY: '16',
     });
-    for (let i = 0; i < 2; i += 1) runtimes.push(await createRuntime(config));
+    for (let i = 0; i < 2; i += 1) runtimes.push(await createRuntime(config, { logger: createSilentLogger() }));
     await Promise.all(runtimes.map((r) => r.services.webhookDispatcher.start()));
     await rx.waitFor(N, 30_000);
     await new Promise((r) => setTimeout(r, 300));
