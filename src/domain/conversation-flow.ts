@@ -93,6 +93,12 @@ export const ConversationFlowDefinition = Strict({
 export type ConversationFlowDefinition = Static<typeof ConversationFlowDefinition>;
 export type FlowNode = Static<typeof FlowNode>;
 export type FlowEdge = Static<typeof FlowEdge>;
+export type TransitionCondition = Static<typeof TransitionCondition>;
+export type Equation = Static<typeof Equation>;
+export type EquationOperator = (typeof EQUATION_OPERATORS)[number];
+export type ExtractVariable = Static<typeof ExtractVariable>;
+export type VariableType = (typeof VARIABLE_TYPES)[number];
+export type NodeType = (typeof NODE_TYPES)[number];
 
 export const ConversationFlowOverride = Strict(ConversationFlowSettings);
 export type ConversationFlowOverride = Static<typeof ConversationFlowOverride>;

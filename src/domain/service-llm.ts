@@ -29,6 +29,7 @@ export const ServiceLlmDefinition = Strict({
   default_dynamic_variables: Type.Optional(StringMap),
 });
 export type ServiceLlmDefinition = Static<typeof ServiceLlmDefinition>;
+export type LlmState = Static<typeof LlmState>;
 
 export const ServiceLlmOverride = Strict(ServiceLlmSettings);
 export type ServiceLlmOverride = Static<typeof ServiceLlmOverride>;

@@ -2,7 +2,7 @@
 import { withoutUndefined } from '../lib/objects.ts';
 import type { AgentConfig, AgentOverride, EngineSnapshot } from '../domain/agent.ts';
 import type { LlmProvider } from '../providers/llm.ts';
-import { FlowEngine, LlmEngine, flowNeedsLlm, type CallVariables, type ConversationFlow, type FlowTools, type ResponseEngine, type ServiceLlm } from '../voice/index.ts';
+import { FlowEngine, LlmEngine, flowNeedsLlm, type CallVariables, type FlowTools, type ResponseEngine } from '../voice/index.ts';
 
 /** The agent version a call runs, as the call service resolves it. */
 export interface AgentForCall {
@@ -21,7 +21,7 @@ export function effectiveEngine(agent: AgentForCall, override: AgentOverride | n
 
 /** The agent settings of a call: the version's, with `agent_override.agent` applied. */
 export function effectiveSettings(agent: AgentForCall, override: AgentOverride | null | undefined): AgentConfig {
-  return { ...agent.config, ...withoutUndefined(override?.agent ?? {}) } as AgentConfig;
+  return { ...agent.config, ...withoutUndefined(override?.agent ?? {}) };
 }
 
 /**
@@ -33,7 +33,7 @@ export function engineNeedsMissingLlm(engine: EngineSnapshot, hasLlm: boolean): 
   if (engine.type === 'service_llm') {
     return 'This server has no LLM configured (set LLM_BASE_URL), and service-LLM agents need one.';
   }
-  const where = flowNeedsLlm(engine.definition as ConversationFlow);
+  const where = flowNeedsLlm(engine.definition);
   return where ? `This server has no LLM configured (set LLM_BASE_URL), and the agent's conversation flow needs one: ${where}.` : null;
 }
 
@@ -59,7 +59,7 @@ export interface BuiltEngine {
 export function buildEngine(o: BuildEngineOptions): BuiltEngine {
   const e = o.engine;
   if (e.type === 'conversation_flow') {
-    const flow = e.definition as ConversationFlow;
+    const flow = e.definition;
     const engine = new FlowEngine({
       flow,
       ...(o.llm ? { llm: o.llm } : {}),
@@ -75,7 +75,7 @@ export function buildEngine(o: BuildEngineOptions): BuiltEngine {
       position: () => engine.currentNodeId,
     };
   }
-  const config = e.definition as ServiceLlm & { begin_after_user_silence_ms?: number };
+  const config = e.definition;
   if (!o.llm) throw new Error('service-LLM engine without an LLM');
   const engine = new LlmEngine({ config, llm: o.llm, variables: o.variables, ...(o.currentState ? { startState: o.currentState } : {}) });
   return {

@@ -1,75 +1,26 @@
 /**
- * Wire shapes the response engines accept (mirroring the JSON schemas in src/domain/), and the
- * engine contract the pipeline drives.
+ * The engine contract the pipeline drives, and the definitions the engines run. Flow and
+ * service-LLM definitions are the domain's own types (derived from its schemas in
+ * src/domain/conversation-flow.ts and src/domain/service-llm.ts), under the names the engines use.
  */
+import type {
+  ConversationFlowDefinition,
+  Equation,
+  EquationOperator,
+  ExtractVariable,
+  FlowEdge,
+  FlowNode,
+  TransitionCondition,
+  VariableType,
+} from '../../domain/conversation-flow.ts';
+import type { LlmState, ServiceLlmDefinition } from '../../domain/service-llm.ts';
 
-export type VariableType = 'text' | 'digits' | 'number' | 'email' | 'name' | 'yes_no';
-
-export interface ExtractVariable {
-  name: string;
-  type: VariableType;
-  description?: string;
-}
-
-export type EquationOperator = '==' | '!=' | '>' | '>=' | '<' | '<=' | 'contains' | 'not_contains' | 'exists' | 'not_exists';
-
-export interface Equation {
-  left: string;
-  operator: EquationOperator;
-  right?: string;
-}
-
-export type TransitionCondition =
-  | { type: 'prompt'; prompt: string }
-  | { type: 'keyword'; keywords: string[] }
-  | { type: 'equation'; equations: Equation[]; operator: '&&' | '||' }
-  | { type: 'always' };
-
-export interface FlowEdge {
-  id: string;
-  destination_node_id: string;
-  transition_condition: TransitionCondition;
-}
-
-export interface FlowNode {
-  id: string;
-  name?: string;
-  type: 'conversation' | 'end' | 'create_lead' | 'create_ticket';
-  instruction?: { type: 'static_text' | 'prompt'; text: string };
-  edges?: FlowEdge[];
-  extract_variables?: ExtractVariable[];
-  /** Templates; defaults name '{{name}}', phone '{{phone}}'. */
-  lead?: { name?: string; phone?: string; email?: string; notes?: string };
-  ticket?: { subject?: string; description?: string; priority?: string };
-}
-
-export interface ConversationFlow {
-  start_node_id: string;
-  nodes: FlowNode[];
-  global_prompt?: string;
-  default_dynamic_variables?: Record<string, string>;
-  start_speaker?: 'agent' | 'user';
-  model?: string;
-  model_temperature?: number;
-  begin_after_user_silence_ms?: number;
-}
-
-export interface ServiceLlmState {
-  name: string;
-  state_prompt?: string;
-  edges?: Array<{ destination_state_name: string; description?: string }>;
-}
-
-export interface ServiceLlm {
-  general_prompt?: string;
-  begin_message?: string;
-  model?: string;
-  model_temperature?: number;
-  states?: ServiceLlmState[];
-  starting_state?: string;
-  default_dynamic_variables?: Record<string, string>;
-  start_speaker?: 'agent' | 'user';
-}
+export type { Equation, EquationOperator, ExtractVariable, FlowEdge, FlowNode, TransitionCondition, VariableType };
+/** A conversation flow as an agent version pins it. */
+export type ConversationFlow = ConversationFlowDefinition;
+/** A service LLM as an agent version pins it. */
+export type ServiceLlm = ServiceLlmDefinition;
+export type ServiceLlmState = LlmState;
 
 /** Fields a create_lead node hands to the tools interface (templates already rendered). */
 export interface LeadFields {
