@@ -72,6 +72,34 @@ export type EngineSnapshot =
   | { type: 'conversation_flow'; conversation_flow_id: string; definition: ConversationFlowDefinition }
   | { type: 'service_llm'; llm_id: string; definition: ServiceLlmDefinition };
 
+/** An agent's head: its owner and latest version. */
+export interface AgentHead {
+  id: string;
+  account_id: string;
+  latest_version: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One immutable version of an agent: its settings and the engine definition it pinned. */
+export interface AgentVersion {
+  agent_id: string;
+  version: number;
+  config: AgentConfig;
+  engine: EngineSnapshot;
+  /** Epoch ms; the agent's last modification as of this version. */
+  created_at: number;
+}
+
+/** A stored conversation flow or service LLM. */
+export interface EngineRecord<Definition> {
+  id: string;
+  account_id: string;
+  definition: Definition;
+  created_at: number;
+  updated_at: number;
+}
+
 /** Merges fields given (undefined = keep) over a base config. */
 export function mergeAgentConfig(base: AgentConfig, changes: Partial<Record<keyof AgentConfig, unknown>>): AgentConfig {
   const merged: Record<string, unknown> = { ...base };

@@ -1,12 +1,10 @@
 import path from 'node:path';
-import { parseJson } from '../lib/json.ts';
 import type { Logger } from '../lib/logger.ts';
-import type { AgentOverride } from '../domain/agent.ts';
 import { type DisconnectionReason, statusForReason } from '../domain/call-status.ts';
-import type { CallRow } from '../storage/call.repository.ts';
+import type { Call } from '../domain/call.ts';
 import type { CallOutcome } from '../services/call.service.ts';
 import type { Providers } from '../providers/registry.ts';
-import { analyzeCall, formatTranscript, latencyReport, VoicePipeline, type CallVariables, type FlowTools, type Utterance } from '../voice/index.ts';
+import { analyzeCall, formatTranscript, latencyReport, toTranscriptObject, VoicePipeline, type CallVariables, type FlowTools } from '../voice/index.ts';
 import { CallRecorder } from './call-recorder.ts';
 import { type AgentForCall, buildEngine, effectiveEngine, effectiveSettings, engineNeedsMissingLlm } from './engine-factory.ts';
 import { CLOSE, PROTOCOL_SAMPLE_RATE, PROTOCOL_VERSION, type ClientMessage, type ServerEvent, type WireUtterance } from './protocol.ts';
@@ -24,7 +22,7 @@ export interface CallConnection {
 
 /** The call service's operations a session uses (services never import media: media depends on them). */
 export interface SessionCallService {
-  readCall(callId: string): Promise<CallRow | undefined>;
+  readCall(callId: string): Promise<Call | undefined>;
   finishCall(callId: string, outcome: CallOutcome): Promise<boolean>;
 }
 
@@ -57,26 +55,6 @@ export interface SessionDeps {
   timings: SessionTimings;
 }
 
-/** The call object's `transcript_object` entries. */
-export interface TranscriptEntry {
-  role: 'agent' | 'user';
-  content: string;
-  /** Offsets on the call's timeline (ms since the media started; the recording's time). */
-  start_ms: number;
-  end_ms: number;
-  cut_off: boolean;
-}
-
-export function toTranscriptObject(utterances: readonly Utterance[]): TranscriptEntry[] {
-  return utterances
-    .filter((u) => u.text.trim())
-    .map((u) => ({ role: u.role, content: u.text, start_ms: Math.round(u.startMs), end_ms: Math.round(u.endMs), cut_off: u.cutOff === true }));
-}
-
-export function fromTranscriptObject(entries: readonly TranscriptEntry[]): Utterance[] {
-  return entries.map((e) => ({ role: e.role, text: e.content, startMs: e.start_ms, endMs: e.end_ms, ...(e.cut_off ? { cutOff: true } : {}) }));
-}
-
 /**
  * One joined call: builds its response engine from the agent version and the call's overrides,
  * drives a VoicePipeline with the client's audio, forwards events and agent audio to the
@@ -85,7 +63,7 @@ export function fromTranscriptObject(entries: readonly TranscriptEntry[]): Utter
  */
 export class CallSession {
   readonly callId: string;
-  readonly #call: CallRow;
+  readonly #call: Call;
   readonly #agent: AgentForCall;
   readonly #conn: CallConnection;
   readonly #d: SessionDeps;
@@ -107,7 +85,7 @@ export class CallSession {
   #markDone!: () => void;
   readonly #done = new Promise<void>((resolve) => (this.#markDone = resolve));
 
-  constructor(call: CallRow, agent: AgentForCall, conn: CallConnection, deps: SessionDeps) {
+  constructor(call: Call, agent: AgentForCall, conn: CallConnection, deps: SessionDeps) {
     this.callId = call.call_id;
     this.#call = call;
     this.#agent = agent;
@@ -127,7 +105,7 @@ export class CallSession {
 
   /** Starts the call's media. Never throws: a call that cannot run ends with a reason. */
   async start(): Promise<void> {
-    const override = parseJson<AgentOverride>(this.#call.agent_override);
+    const override = this.#call.agent_override;
     const settings = effectiveSettings(this.#agent, override);
     const engineDef = effectiveEngine(this.#agent, override);
     const missing = engineNeedsMissingLlm(engineDef, this.#d.providers.llm !== undefined);
@@ -344,11 +322,8 @@ export class CallSession {
   }
 }
 
-function variablesOf(row: CallRow): CallVariables {
-  return {
-    dynamic: parseJson<Record<string, string>>(row.service_llm_dynamic_variables),
-    overrides: parseJson<Record<string, string>>(row.override_dynamic_variables),
-  };
+function variablesOf(call: Call): CallVariables {
+  return { dynamic: call.service_llm_dynamic_variables, overrides: call.override_dynamic_variables };
 }
 
 function failureMessage(reason: string): string {

@@ -1,13 +1,11 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { parseJson, toJson } from '../lib/json.ts';
 import { CappedMap } from '../lib/capped-map.ts';
-import type { CallChanges, CallRow } from '../storage/call.repository.ts';
+import type { Call, CallChanges } from '../domain/call.ts';
 import type { PiiRedactor } from '../services/call-retention.ts';
-import { formatTranscript, redactText, redactTranscript } from '../voice/index.ts';
+import { formatTranscript, fromTranscriptObject, redactText, redactTranscript, toTranscriptObject } from '../voice/index.ts';
 import { extractName } from '../voice/engines/extract.ts';
 import { silenceWavSpans } from './call-recorder.ts';
-import { fromTranscriptObject, toTranscriptObject, type TranscriptEntry } from './call-session.ts';
 
 /** Names remembered per call, at most this many calls (ended calls are finished within seconds). */
 const MAX_REMEMBERED = 10_000;
@@ -36,10 +34,10 @@ export class TranscriptPiiRedactor implements PiiRedactor {
     this.#names.set(callId, names);
   }
 
-  async redact(row: CallRow): Promise<CallChanges> {
+  async redact(row: Call): Promise<CallChanges> {
     const names = new Set(this.#names.get(row.call_id) ?? []);
     this.#names.delete(row.call_id);
-    const entries = parseJson<TranscriptEntry[]>(row.transcript_object);
+    const entries = row.transcript_object;
     const changes: CallChanges = {};
     if (entries && Array.isArray(entries)) {
       const utterances = fromTranscriptObject(entries);
@@ -49,7 +47,7 @@ export class TranscriptPiiRedactor implements PiiRedactor {
         if (introduced) names.add(introduced);
       }
       const result = redactTranscript(utterances, { names: [...names] });
-      changes.transcript_object = toJson(toTranscriptObject(result.utterances));
+      changes.transcript_object = toTranscriptObject(result.utterances);
       changes.transcript = formatTranscript(result.utterances) || null;
       if (row.recording_path && result.spans.length > 0) {
         const file = path.resolve(this.#dataDir, row.recording_path);
@@ -66,9 +64,9 @@ export class TranscriptPiiRedactor implements PiiRedactor {
     } else if (row.transcript) {
       changes.transcript = redactText(row.transcript, [...names]).text;
     }
-    const analysis = parseJson<{ call_summary?: unknown }>(row.call_analysis);
+    const analysis = row.call_analysis;
     if (analysis && typeof analysis.call_summary === 'string') {
-      changes.call_analysis = toJson({ ...analysis, call_summary: redactText(analysis.call_summary, [...names]).text });
+      changes.call_analysis = { ...analysis, call_summary: redactText(analysis.call_summary, [...names]).text };
     }
     return changes;
   }

@@ -1,5 +1,5 @@
 import { isAppError } from '../domain/errors.ts';
-import type { CallRow } from '../storage/call.repository.ts';
+import type { Call } from '../domain/call.ts';
 import type { AgentForCall } from './engine-factory.ts';
 import type { Logger } from '../lib/logger.ts';
 import { CallSession, type CallConnection, type SessionCallService, type SessionDeps } from './call-session.ts';
@@ -7,7 +7,7 @@ import type { RefusalCode } from './protocol.ts';
 
 /** The call service's operations the registry uses. */
 export interface JoiningCallService extends SessionCallService {
-  joinCall(token: string): Promise<{ call: CallRow; agent: AgentForCall }>;
+  joinCall(token: string): Promise<{ call: Call; agent: AgentForCall }>;
 }
 
 /** A join the server refuses; the transport sends `error {code, message}` and closes. */
@@ -73,7 +73,7 @@ export class SessionRegistry {
   }
 
   async #join(token: string, conn: CallConnection): Promise<CallSession> {
-    let joined: { call: CallRow; agent: AgentForCall };
+    let joined: { call: Call; agent: AgentForCall };
     try {
       joined = await this.#d.calls.joinCall(token);
     } catch (error) {

@@ -68,7 +68,7 @@ export class AccountService {
       created_at: now,
     };
     const { key, row } = this.#makeKey(account.id, options.name ?? null, now);
-    await this.#store.db.transaction().execute(async (trx) => {
+    await this.#store.transaction(async (trx) => {
       await this.#accounts.insertAccount(account, trx);
       await this.#accounts.insertKey(row, trx);
     });

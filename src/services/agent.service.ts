@@ -7,15 +7,17 @@ import {
   AGENT_DEFAULTS,
   type AgentConfig,
   type AgentCreate,
+  type AgentHead,
   type AgentUpdate,
+  type EngineRecord,
   type EngineSnapshot,
   type ResponseEngine,
   mergeAgentConfig,
 } from '../domain/agent.ts';
 import { type ConversationFlowDefinition, checkFlowGraph } from '../domain/conversation-flow.ts';
 import { type ServiceLlmDefinition, checkLlmStates } from '../domain/service-llm.ts';
-import type { AgentRepository, AgentRow, EngineKind, EngineRow } from '../storage/agent.repository.ts';
-import type { Store } from '../storage/store.ts';
+import type { AgentRepository, EngineDefinitions, EngineKind } from '../storage/agent.repository.ts';
+import type { Executor, Store } from '../storage/store.ts';
 
 export type ConversationFlowView = ConversationFlowDefinition & {
   conversation_flow_id: string;
@@ -45,7 +47,7 @@ export class AgentService {
   /** Immutable agent versions already read, by `agentId:version`. */
   readonly #versions = new CappedMap<string, ResolvedAgentVersion>(VERSION_CACHE_MAX);
   /** Agent heads (owner, latest version) by agent id, when this process is the only writer. */
-  readonly #heads: CappedMap<string, AgentRow> | null;
+  readonly #heads: CappedMap<string, AgentHead> | null;
   /** Bumped by every agent write here: a head read that overlapped one is not cached. */
   #headWrites = 0;
 
@@ -66,9 +68,9 @@ export class AgentService {
 
   async createFlow(accountId: string, definition: ConversationFlowDefinition): Promise<ConversationFlowView> {
     assertValid(checkFlowGraph(definition));
-    const row = this.#newEngineRow(accountId, newId('conversationFlow'), definition);
-    await this.#repo.insertEngine('conversation_flows', row);
-    return flowView(row);
+    const record = this.#newEngine(accountId, newId('conversationFlow'), definition);
+    await this.#repo.insertEngine('conversation_flows', record);
+    return flowView(record);
   }
 
   async getFlow(accountId: string, id: string): Promise<ConversationFlowView> {
@@ -76,10 +78,7 @@ export class AgentService {
   }
 
   async updateFlow(accountId: string, id: string, changes: Partial<ConversationFlowDefinition>) {
-    const row = await this.#updateEngine('conversation_flows', accountId, id, changes, (merged) =>
-      checkFlowGraph(merged as ConversationFlowDefinition),
-    );
-    return flowView(row);
+    return flowView(await this.#updateEngine('conversation_flows', accountId, id, changes, checkFlowGraph));
   }
 
   async listFlows(accountId: string): Promise<ConversationFlowView[]> {
@@ -94,9 +93,9 @@ export class AgentService {
 
   async createLlm(accountId: string, definition: ServiceLlmDefinition): Promise<ServiceLlmView> {
     assertValid(checkLlmStates(definition));
-    const row = this.#newEngineRow(accountId, newId('serviceLlm'), definition);
-    await this.#repo.insertEngine('service_llms', row);
-    return llmView(row);
+    const record = this.#newEngine(accountId, newId('serviceLlm'), definition);
+    await this.#repo.insertEngine('service_llms', record);
+    return llmView(record);
   }
 
   async getLlm(accountId: string, id: string): Promise<ServiceLlmView> {
@@ -104,10 +103,7 @@ export class AgentService {
   }
 
   async updateLlm(accountId: string, id: string, changes: Partial<ServiceLlmDefinition>) {
-    const row = await this.#updateEngine('service_llms', accountId, id, changes, (merged) =>
-      checkLlmStates(merged as ServiceLlmDefinition),
-    );
-    return llmView(row);
+    return llmView(await this.#updateEngine('service_llms', accountId, id, changes, checkLlmStates));
   }
 
   async listLlms(accountId: string): Promise<ServiceLlmView[]> {
@@ -124,11 +120,11 @@ export class AgentService {
     const now = this.#clock.now();
     const config = mergeAgentConfig({ ...AGENT_DEFAULTS, response_engine: input.response_engine }, input);
     const id = newId('agent');
-    await this.#store.db.transaction().execute(async (trx) => {
+    await this.#store.transaction(async (trx) => {
       const engine = await this.#snapshotEngine(accountId, config.response_engine, trx);
       await this.#repo.insertAgent(
         { id, account_id: accountId, latest_version: 1, created_at: now, updated_at: now },
-        { agent_id: id, version: 1, config: JSON.stringify(config), engine_snapshot: JSON.stringify(engine), created_at: now },
+        { agent_id: id, version: 1, config, engine, created_at: now },
         trx,
       );
     });
@@ -136,9 +132,9 @@ export class AgentService {
   }
 
   async getAgent(accountId: string, id: string, version?: number): Promise<AgentView> {
-    const row = await this.#repo.findAgentVersion(accountId, id, version);
-    if (!row) throw version === undefined ? errors.agentNotFound(id) : errors.agentVersionNotFound(id, version);
-    return agentView(row.id, row.version, row.config, row.created_at, row.version_created_at);
+    const found = await this.#repo.findAgentVersion(accountId, id, version);
+    if (!found) throw version === undefined ? errors.agentNotFound(id) : errors.agentVersionNotFound(id, version);
+    return agentView(id, found.version.version, found.version.config, found.agent.created_at, found.version.created_at);
   }
 
   /** Every update makes the next version; the engine definition is pinned again as it is now. */
@@ -146,35 +142,30 @@ export class AgentService {
     for (let attempt = 0; attempt < VERSION_APPEND_ATTEMPTS; attempt++) {
       const current = await this.#repo.findAgentVersion(accountId, id);
       if (!current) throw errors.agentNotFound(id);
-      const config = mergeAgentConfig(JSON.parse(current.config) as AgentConfig, changes);
-      const now = Math.max(this.#clock.now(), current.version_created_at);
-      const version = current.version + 1;
-      const appended = await this.#store.db
-        .transaction()
-        .execute(async (trx) => {
+      const config = mergeAgentConfig(current.version.config, changes);
+      const now = Math.max(this.#clock.now(), current.version.created_at);
+      const version = current.version.version + 1;
+      const appended = await this.#store
+        .transaction(async (trx) => {
           const engine = await this.#snapshotEngine(accountId, config.response_engine, trx);
-          return this.#repo.appendVersion(
-            accountId,
-            { agent_id: id, version, config: JSON.stringify(config), engine_snapshot: JSON.stringify(engine), created_at: now },
-            trx,
-          );
+          return this.#repo.appendVersion(accountId, { agent_id: id, version, config, engine, created_at: now }, trx);
         })
         .finally(() => this.#evictHead(id));
-      if (appended) return { agent_id: id, version, ...config, created_at: current.created_at, last_modification_timestamp: now };
+      if (appended) return { agent_id: id, version, ...config, created_at: current.agent.created_at, last_modification_timestamp: now };
     }
     throw errors.internal(new Error('agent version append kept conflicting'));
   }
 
   async listAgents(accountId: string): Promise<AgentView[]> {
     const rows = await this.#repo.listLatestVersions(accountId);
-    return rows.map((row) => agentView(row.id, row.version, row.config, row.created_at, row.version_created_at));
+    return rows.map(({ agent, version }) => agentView(agent.id, version.version, version.config, agent.created_at, version.created_at));
   }
 
   async listVersions(accountId: string, id: string): Promise<AgentView[]> {
     const agent = await this.#repo.findAgent(accountId, id);
     if (!agent) throw errors.agentNotFound(id);
-    const rows = await this.#repo.listVersions(id);
-    return rows.map((row) => agentView(id, row.version, row.config, agent.created_at, row.created_at));
+    const versions = await this.#repo.listVersions(id);
+    return versions.map((v) => agentView(id, v.version, v.config, agent.created_at, v.created_at));
   }
 
   async deleteAgent(accountId: string, id: string): Promise<void> {
@@ -193,21 +184,16 @@ export class AgentService {
     const cacheKey = `${id}:${wanted}`;
     const cached = this.#versions.get(cacheKey);
     if (cached) return cached;
-    const row = await this.#repo.findAgentVersion(accountId, id, wanted);
-    if (!row) throw version === undefined ? errors.agentNotFound(id) : errors.agentVersionNotFound(id, wanted);
-    const resolved: ResolvedAgentVersion = {
-      agentId: row.id,
-      version: row.version,
-      config: JSON.parse(row.config) as AgentConfig,
-      engine: JSON.parse(row.engine_snapshot) as EngineSnapshot,
-    };
+    const found = await this.#repo.findAgentVersion(accountId, id, wanted);
+    if (!found) throw version === undefined ? errors.agentNotFound(id) : errors.agentVersionNotFound(id, wanted);
+    const resolved: ResolvedAgentVersion = { agentId: id, version: found.version.version, config: found.version.config, engine: found.version.engine };
     this.#versions.set(cacheKey, resolved);
     return resolved;
   }
 
   // --- internals ----------------------------------------------------------------------------
 
-  async #head(accountId: string, id: string): Promise<AgentRow | undefined> {
+  async #head(accountId: string, id: string): Promise<AgentHead | undefined> {
     const cached = this.#heads?.get(id);
     if (cached) return cached.account_id === accountId ? cached : undefined;
     const writes = this.#headWrites;
@@ -221,38 +207,38 @@ export class AgentService {
     this.#heads?.delete(id);
   }
 
-  #newEngineRow(accountId: string, id: string, definition: object): EngineRow {
+  #newEngine<D>(accountId: string, id: string, definition: D): EngineRecord<D> {
     const now = this.#clock.now();
-    return { id, account_id: accountId, config: JSON.stringify(definition), created_at: now, updated_at: now };
+    return { id, account_id: accountId, definition, created_at: now, updated_at: now };
   }
 
-  async #engine(kind: EngineKind, accountId: string, id: string): Promise<EngineRow> {
-    const row = await this.#repo.findEngine(kind, accountId, id);
-    if (!row) throw engineNotFound(kind, id);
-    return row;
+  async #engine<K extends EngineKind>(kind: K, accountId: string, id: string): Promise<EngineRecord<EngineDefinitions[K]>> {
+    const record = await this.#repo.findEngine(kind, accountId, id);
+    if (!record) throw engineNotFound(kind, id);
+    return record;
   }
 
-  async #updateEngine(
-    kind: EngineKind,
+  /** Applies the fields given over the stored definition, checks the result, stores it. */
+  async #updateEngine<K extends EngineKind>(
+    kind: K,
     accountId: string,
     id: string,
-    changes: object,
-    check: (merged: object) => string | null,
-  ): Promise<EngineRow> {
-    return this.#store.db.transaction().execute(async (trx) => {
-      const row = await this.#repo.findEngine(kind, accountId, id, trx);
-      if (!row) throw engineNotFound(kind, id);
-      const merged = { ...(JSON.parse(row.config) as object), ...withoutUndefined(changes) };
-      assertValid(check(merged));
-      const now = Math.max(this.#clock.now(), row.updated_at);
-      const config = JSON.stringify(merged);
-      await this.#repo.updateEngine(kind, accountId, id, config, now, trx);
-      return { ...row, config, updated_at: now };
+    changes: Partial<EngineDefinitions[K]>,
+    check: (merged: EngineDefinitions[K]) => string | null,
+  ): Promise<EngineRecord<EngineDefinitions[K]>> {
+    return this.#store.transaction(async (trx) => {
+      const record = await this.#repo.findEngine(kind, accountId, id, trx);
+      if (!record) throw engineNotFound(kind, id);
+      const definition: EngineDefinitions[K] = { ...record.definition, ...withoutUndefined(changes) };
+      assertValid(check(definition));
+      const now = Math.max(this.#clock.now(), record.updated_at);
+      await this.#repo.updateEngine(kind, accountId, id, definition, now, trx);
+      return { ...record, definition, updated_at: now };
     });
   }
 
   async #deleteEngine(kind: EngineKind, accountId: string, id: string): Promise<void> {
-    await this.#store.db.transaction().execute(async (trx) => {
+    await this.#store.transaction(async (trx) => {
       if (!(await this.#repo.findEngine(kind, accountId, id, trx))) throw engineNotFound(kind, id);
       const users = await this.#repo.agentsUsingEngine(accountId, id, trx);
       if (users.length > 0) {
@@ -262,15 +248,15 @@ export class AgentService {
     });
   }
 
-  async #snapshotEngine(accountId: string, engine: ResponseEngine, db: Store['db']): Promise<EngineSnapshot> {
+  async #snapshotEngine(accountId: string, engine: ResponseEngine, db: Executor): Promise<EngineSnapshot> {
     if (engine.type === 'conversation_flow') {
-      const row = await this.#repo.findEngine('conversation_flows', accountId, engine.conversation_flow_id, db);
-      if (!row) throw errors.conversationFlowNotFound(engine.conversation_flow_id);
-      return { ...engine, definition: JSON.parse(row.config) as ConversationFlowDefinition };
+      const flow = await this.#repo.findEngine('conversation_flows', accountId, engine.conversation_flow_id, db);
+      if (!flow) throw errors.conversationFlowNotFound(engine.conversation_flow_id);
+      return { ...engine, definition: flow.definition };
     }
-    const row = await this.#repo.findEngine('service_llms', accountId, engine.llm_id, db);
-    if (!row) throw errors.serviceLlmNotFound(engine.llm_id);
-    return { ...engine, definition: JSON.parse(row.config) as ServiceLlmDefinition };
+    const llm = await this.#repo.findEngine('service_llms', accountId, engine.llm_id, db);
+    if (!llm) throw errors.serviceLlmNotFound(engine.llm_id);
+    return { ...engine, definition: llm.definition };
   }
 }
 
@@ -283,30 +269,24 @@ function engineNotFound(kind: EngineKind, id: string) {
 }
 
 
-function flowView(row: EngineRow): ConversationFlowView {
+function flowView(record: EngineRecord<ConversationFlowDefinition>): ConversationFlowView {
   return {
-    conversation_flow_id: row.id,
-    ...(JSON.parse(row.config) as ConversationFlowDefinition),
-    created_at: row.created_at,
-    last_modification_timestamp: row.updated_at,
+    conversation_flow_id: record.id,
+    ...record.definition,
+    created_at: record.created_at,
+    last_modification_timestamp: record.updated_at,
   };
 }
 
-function llmView(row: EngineRow): ServiceLlmView {
+function llmView(record: EngineRecord<ServiceLlmDefinition>): ServiceLlmView {
   return {
-    llm_id: row.id,
-    ...(JSON.parse(row.config) as ServiceLlmDefinition),
-    created_at: row.created_at,
-    last_modification_timestamp: row.updated_at,
+    llm_id: record.id,
+    ...record.definition,
+    created_at: record.created_at,
+    last_modification_timestamp: record.updated_at,
   };
 }
 
-function agentView(id: string, version: number, config: string, createdAt: number, versionCreatedAt: number): AgentView {
-  return {
-    agent_id: id,
-    version,
-    ...(JSON.parse(config) as AgentConfig),
-    created_at: createdAt,
-    last_modification_timestamp: versionCreatedAt,
-  };
+function agentView(id: string, version: number, config: AgentConfig, createdAt: number, versionCreatedAt: number): AgentView {
+  return { agent_id: id, version, ...config, created_at: createdAt, last_modification_timestamp: versionCreatedAt };
 }

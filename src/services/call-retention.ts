@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { StoragePolicy } from '../domain/storage-policy.ts';
-import type { CallChanges, CallRow } from '../storage/call.repository.ts';
+import type { Call, CallChanges } from '../domain/call.ts';
 import type { CallRetention } from './call.service.ts';
 
 /**
@@ -9,7 +9,7 @@ import type { CallRetention } from './call.service.ts';
  * redacted transcript, and a recording path whose file has the PII spans silenced).
  */
 export interface PiiRedactor {
-  redact(row: CallRow): Promise<CallChanges>;
+  redact(row: Call): Promise<CallChanges>;
 }
 
 /**
@@ -29,7 +29,7 @@ export class FileCallRetention implements CallRetention {
     this.#redactor = options.redactor ?? null;
   }
 
-  async apply(row: CallRow, policy: StoragePolicy): Promise<CallChanges> {
+  async apply(row: Call, policy: StoragePolicy): Promise<CallChanges> {
     if (policy === 'everything') return {};
     if (policy === 'everything_except_pii') {
       if (this.#redactor) return this.#redactor.redact(row);
@@ -47,7 +47,7 @@ export class FileCallRetention implements CallRetention {
     };
   }
 
-  async deleteArtifacts(row: CallRow): Promise<void> {
+  async deleteArtifacts(row: Call): Promise<void> {
     await this.#deleteRecording(row.recording_path);
   }
 

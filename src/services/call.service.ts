@@ -2,14 +2,15 @@ import { hash, randomUUID } from 'node:crypto';
 import type { Static } from '@sinclair/typebox';
 import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
-import { jsonByteLength, parseJson, toJson } from '../lib/json.ts';
+import { jsonByteLength } from '../lib/json.ts';
 import { withoutUndefined } from '../lib/objects.ts';
 import type { TokenBuckets } from '../lib/token-bucket.ts';
 import { AppError, errors } from '../domain/errors.ts';
 import type { AgentOverride } from '../domain/agent.ts';
-import { type CallStatus, type DisconnectionReason, isFinal, statusForReason } from '../domain/call-status.ts';
+import type { Call, CallAnalysis, CallChanges, LatencyReport, TranscriptEntry } from '../domain/call.ts';
+import { type DisconnectionReason, isFinal, statusForReason } from '../domain/call-status.ts';
 import { type StoragePolicy, isLessRestrictive } from '../domain/storage-policy.ts';
-import type { CallChanges, CallRepository, CallRow } from '../storage/call.repository.ts';
+import type { CallRepository } from '../storage/call.repository.ts';
 import type { Store } from '../storage/store.ts';
 import type { AccessTokenSigner } from './access-token.ts';
 import type { AgentService, ResolvedAgentVersion } from './agent.service.ts';
@@ -31,18 +32,18 @@ export type ListCallsInput = Static<typeof ListCallsBody>;
 export interface CallOutcome {
   reason: DisconnectionReason;
   transcript?: string | null;
-  transcriptObject?: unknown;
+  transcriptObject?: TranscriptEntry[] | null;
   recordingPath?: string | null;
-  callAnalysis?: unknown;
-  latency?: unknown;
+  callAnalysis?: CallAnalysis | null;
+  latency?: LatencyReport | null;
 }
 
 /** Removes what a storage policy forbids from a finished call's record (and its files). */
 export interface CallRetention {
-  /** Column changes that bring `row` within `policy`; may delete files it no longer allows. */
-  apply(row: CallRow, policy: StoragePolicy): Promise<CallChanges>;
+  /** Changes that bring `call` within `policy`; may delete files it no longer allows. */
+  apply(call: Call, policy: StoragePolicy): Promise<CallChanges>;
   /** Deletes the call's files (recording) when the call itself is deleted. */
-  deleteArtifacts(row: CallRow): Promise<void>;
+  deleteArtifacts(call: Call): Promise<void>;
 }
 
 /** Checks, at create-web-call, that this server can run the agent's engine (e.g. an LLM is configured). */
@@ -93,7 +94,7 @@ export class CallService {
     if (capability) throw errors.invalidRequest(capability);
 
     const settings = { ...agent.config, ...withoutUndefined(input.agent_override?.agent ?? {}) };
-    const row: CallRow = {
+    const row: Call = {
       call_id: newId('call'),
       account_id: principal.accountId,
       call_type: 'web_call',
@@ -107,9 +108,9 @@ export class CallService {
       end_timestamp: null,
       duration_ms: null,
       disconnection_reason: null,
-      metadata: toJson(input.metadata ?? {}),
-      agent_override: toJson(input.agent_override),
-      service_llm_dynamic_variables: toJson(input.service_llm_dynamic_variables ?? {}),
+      metadata: input.metadata ?? {},
+      agent_override: input.agent_override ?? null,
+      service_llm_dynamic_variables: input.service_llm_dynamic_variables ?? {},
       override_dynamic_variables: null,
       custom_attributes: null,
       current_node_id: input.current_node_id ?? null,
@@ -130,7 +131,7 @@ export class CallService {
       return { call: this.#viewWithToken(row), replayed: false };
     }
     try {
-      await this.#d.store.db.transaction().execute(async (trx) => {
+      await this.#d.store.transaction(async (trx) => {
         const existing = await this.#d.calls.findIdempotencyKey(principal.accountId, idempotencyKey, trx);
         if (existing && now - existing.created_at < IDEMPOTENCY_WINDOW_MS) throw RACE_LOST;
         await this.#d.calls.insert(row, trx);
@@ -157,10 +158,10 @@ export class CallService {
     if (input.metadata !== undefined && jsonByteLength(input.metadata) > METADATA_MAX_BYTES) {
       throw errors.invalidRequest(`metadata is larger than 50 KB (${METADATA_MAX_BYTES} bytes of UTF-8 JSON)`);
     }
-    const updated = await this.#d.store.db.transaction().execute(async (trx) => {
+    const updated = await this.#d.store.transaction(async (trx) => {
       const row = await this.#d.calls.findForUpdate(accountId, callId, trx);
       if (!row) throw errors.callNotFound(callId);
-      const current = row.data_storage_setting as StoragePolicy;
+      const current = row.data_storage_setting;
       const next = input.data_storage_setting;
       if (next !== undefined && isLessRestrictive(next, current)) {
         throw errors.invalidRequest(
@@ -170,24 +171,19 @@ export class CallService {
         );
       }
       const changes: CallChanges = { updated_at: Math.max(this.#d.clock.now(), row.updated_at) };
-      if (input.metadata !== undefined) changes.metadata = toJson(input.metadata);
-      if (input.custom_attributes !== undefined) {
-        changes.custom_attributes = toJson({ ...(parseJson<object>(row.custom_attributes) ?? {}), ...input.custom_attributes });
-      }
+      if (input.metadata !== undefined) changes.metadata = input.metadata;
+      if (input.custom_attributes !== undefined) changes.custom_attributes = { ...row.custom_attributes, ...input.custom_attributes };
       if (input.override_dynamic_variables === null) changes.override_dynamic_variables = null;
       else if (input.override_dynamic_variables !== undefined) {
-        changes.override_dynamic_variables = toJson({
-          ...(parseJson<object>(row.override_dynamic_variables) ?? {}),
-          ...input.override_dynamic_variables,
-        });
+        changes.override_dynamic_variables = { ...row.override_dynamic_variables, ...input.override_dynamic_variables };
       }
       if (next !== undefined && next !== current) {
         changes.data_storage_setting = next;
         // A finished call's record is trimmed to the new policy now; an ongoing one when it ends.
-        if (isFinal(row.call_status as CallStatus)) Object.assign(changes, await this.#d.retention.apply(row, next));
+        if (isFinal(row.call_status)) Object.assign(changes, await this.#d.retention.apply(row, next));
       }
       await this.#d.calls.update(callId, changes, trx);
-      return { ...row, ...changes } as CallRow;
+      return { ...row, ...changes };
     });
     return this.#view(updated);
   }
@@ -227,12 +223,12 @@ export class CallService {
    * Redeems an access token: the call moves registered -> ongoing. Refuses a forged, expired or
    * used token with a reason the client can show.
    */
-  async joinCall(token: string): Promise<{ call: CallRow; agent: ResolvedAgentVersion }> {
+  async joinCall(token: string): Promise<{ call: Call; agent: ResolvedAgentVersion }> {
     const claims = this.#d.signer.verify(token);
     if (!claims) throw new AppError('token_invalid', 'unauthenticated', 'The access token is not valid.');
     const now = this.#d.clock.now();
     if (now > claims.expiresAt) throw new AppError('token_expired', 'unauthenticated', 'The access token has expired.');
-    const claimed = await this.#d.store.db.transaction().execute(async (trx) => {
+    const claimed = await this.#d.store.transaction(async (trx) => {
       if (!(await this.#d.calls.claimToken(claims.callId, claims.tokenId, now, trx))) return null;
       await this.#d.calls.update(claims.callId, { call_status: 'ongoing', start_timestamp: now, updated_at: now }, trx);
       return this.#d.calls.findById(claims.callId, trx);
@@ -248,7 +244,7 @@ export class CallService {
   }
 
   /** Current row of a call, for the media runtime (e.g. to read overrides before each turn). */
-  async readCall(callId: string): Promise<CallRow | undefined> {
+  async readCall(callId: string): Promise<Call | undefined> {
     return this.#d.calls.findById(callId);
   }
 
@@ -258,12 +254,12 @@ export class CallService {
    */
   async finishCall(callId: string, outcome: CallOutcome): Promise<boolean> {
     const before = await this.#d.calls.findById(callId);
-    if (!before || isFinal(before.call_status as CallStatus)) return false;
+    if (!before || isFinal(before.call_status)) return false;
     // Read outside the transaction: on SQLite the transaction holds the only connection.
     const webhookUrl = await this.#agentWebhookUrl(before);
-    return this.#d.store.db.transaction().execute(async (trx) => {
+    return this.#d.store.transaction(async (trx) => {
       const row = await this.#d.calls.findById(callId, trx);
-      if (!row || isFinal(row.call_status as CallStatus)) return false;
+      if (!row || isFinal(row.call_status)) return false;
       const now = Math.max(this.#d.clock.now(), row.start_timestamp ?? row.created_at);
       const changes: CallChanges = {
         call_status: statusForReason(outcome.reason),
@@ -271,19 +267,19 @@ export class CallService {
         end_timestamp: now,
         duration_ms: row.start_timestamp === null ? 0 : now - row.start_timestamp,
         transcript: outcome.transcript ?? null,
-        transcript_object: toJson(outcome.transcriptObject),
+        transcript_object: outcome.transcriptObject ?? null,
         recording_path: outcome.recordingPath ?? null,
-        call_analysis: toJson(outcome.callAnalysis),
-        latency: toJson(outcome.latency),
+        call_analysis: outcome.callAnalysis ?? null,
+        latency: outcome.latency ?? null,
         updated_at: now,
       };
-      const finished = { ...row, ...changes } as CallRow;
-      Object.assign(changes, await this.#d.retention.apply(finished, row.data_storage_setting as StoragePolicy));
+      const finished: Call = { ...row, ...changes };
+      Object.assign(changes, await this.#d.retention.apply(finished, row.data_storage_setting));
       if (!(await this.#d.calls.transition(callId, ['registered', 'ongoing'], changes, trx))) return false;
       await this.#d.outbox.record(trx, {
         accountId: row.account_id,
         kind: 'call.finished',
-        data: this.#view({ ...row, ...changes } as CallRow) as unknown as Record<string, unknown>,
+        data: this.#view({ ...row, ...changes }),
         agentWebhookUrl: webhookUrl,
       });
       return true;
@@ -306,14 +302,14 @@ export class CallService {
   // --- internals ----------------------------------------------------------------------------
 
   /** The agent's `webhook_url` for this call: the call's override, else its agent version's. */
-  async #agentWebhookUrl(row: CallRow): Promise<string | null> {
-    const override = parseJson<AgentOverride>(row.agent_override)?.agent;
+  async #agentWebhookUrl(row: Call): Promise<string | null> {
+    const override = row.agent_override?.agent;
     if (override?.webhook_url !== undefined) return override.webhook_url;
     const agent = await this.#d.agents.resolveVersion(row.account_id, row.agent_id, row.agent_version).catch(() => null);
     return agent?.config.webhook_url ?? null;
   }
 
-  async #find(accountId: string, callId: string): Promise<CallRow> {
+  async #find(accountId: string, callId: string): Promise<Call> {
     const row = await this.#d.calls.find(accountId, callId);
     if (!row) throw errors.callNotFound(callId);
     return row;
@@ -328,12 +324,12 @@ export class CallService {
     return this.#viewWithToken(row);
   }
 
-  #viewWithToken(row: CallRow): CallView {
+  #viewWithToken(row: Call): CallView {
     const token = this.#d.signer.sign({ callId: row.call_id, tokenId: row.token_id, expiresAt: row.token_expires_at });
     return toCallView(row, { accessToken: token, publicBaseUrl: this.#d.publicBaseUrl });
   }
 
-  #view(row: CallRow): CallView {
+  #view(row: Call): CallView {
     return toCallView(row, { publicBaseUrl: this.#d.publicBaseUrl });
   }
 }

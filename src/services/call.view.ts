@@ -1,10 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { parseJson } from '../lib/json.ts';
 import { NullableInteger, NullableString, StringEnum } from '../domain/schema-kit.ts';
+import type { Call } from '../domain/call.ts';
 import { CALL_STATUSES } from '../domain/call-status.ts';
-import { STORAGE_POLICIES, type StoragePolicy } from '../domain/storage-policy.ts';
-import type { CallStatus } from '../domain/call-status.ts';
-import type { CallRow } from '../storage/call.repository.ts';
+import { STORAGE_POLICIES } from '../domain/storage-policy.ts';
 
 const AnyJson = Type.Any();
 const NullableInt = NullableInteger();
@@ -53,28 +51,29 @@ export function recordingPathOf(callId: string): string {
   return `/v2/get-call-recording/${encodeURIComponent(callId)}`;
 }
 
-export function toCallView(row: CallRow, options: CallViewOptions = {}): CallView {
+/** The API's call object for a call. */
+export function toCallView(row: Call, options: CallViewOptions = {}): CallView {
   const view: CallView = {
     call_id: row.call_id,
     call_type: 'web_call',
     agent_id: row.agent_id,
     agent_version: row.agent_version,
     agent_name: row.agent_name,
-    call_status: row.call_status as CallStatus,
+    call_status: row.call_status,
     start_timestamp: row.start_timestamp,
     end_timestamp: row.end_timestamp,
     duration_ms: row.duration_ms,
     transcript: row.transcript,
-    transcript_object: parseJson(row.transcript_object),
+    transcript_object: row.transcript_object,
     recording_url: row.recording_path ? `${options.publicBaseUrl ?? ''}${recordingPathOf(row.call_id)}` : null,
     disconnection_reason: row.disconnection_reason,
-    call_analysis: parseJson(row.call_analysis),
-    metadata: parseJson(row.metadata),
-    latency: parseJson(row.latency),
-    data_storage_setting: row.data_storage_setting as StoragePolicy,
-    service_llm_dynamic_variables: parseJson(row.service_llm_dynamic_variables),
-    override_dynamic_variables: parseJson(row.override_dynamic_variables),
-    custom_attributes: parseJson(row.custom_attributes),
+    call_analysis: row.call_analysis,
+    metadata: row.metadata,
+    latency: row.latency,
+    data_storage_setting: row.data_storage_setting,
+    service_llm_dynamic_variables: row.service_llm_dynamic_variables,
+    override_dynamic_variables: row.override_dynamic_variables,
+    custom_attributes: row.custom_attributes,
     current_node_id: row.current_node_id,
     current_state: row.current_state,
     created_at: row.created_at,

@@ -1,19 +1,51 @@
-import type { Kysely } from 'kysely';
-import type { Database } from './schema.ts';
+import type { AgentHead, AgentVersion, EngineRecord } from '../domain/agent.ts';
+import type { ConversationFlowDefinition } from '../domain/conversation-flow.ts';
+import type { ServiceLlmDefinition } from '../domain/service-llm.ts';
 import { CompiledStatement } from './compiled.ts';
-import type { Store } from './store.ts';
-import type { AgentTable, AgentVersionTable, EngineTable } from './tables/agent.tables.ts';
+import { decodeJson, encodeJson, type JsonText } from './json-column.ts';
+import type { Executor, Store } from './store.ts';
+import type { AgentVersionTable } from './tables/agent.tables.ts';
 
-export type EngineKind = 'conversation_flows' | 'service_llms';
-export type EngineRow = EngineTable;
-export type AgentRow = AgentTable;
-export type AgentVersionRow = AgentVersionTable;
+/** The two engine tables and the definition each holds. */
+export interface EngineDefinitions {
+  conversation_flows: ConversationFlowDefinition;
+  service_llms: ServiceLlmDefinition;
+}
+export type EngineKind = keyof EngineDefinitions;
+
+/**
+ * The two engine tables have the same columns; only what `config` decodes to differs. Queries are
+ * typed against one of them, and each method's signature restores the definition's type.
+ */
+type EngineTableName = 'conversation_flows';
+const table = (kind: EngineKind) => kind as EngineTableName;
+type StoredDefinition = JsonText<ConversationFlowDefinition>;
+
+/** An agent's head with one of its versions, as reads by id return them. */
+export interface AgentWithVersion {
+  agent: Pick<AgentHead, 'id' | 'created_at' | 'latest_version'>;
+  version: AgentVersion;
+}
+
+function decodeVersion(row: AgentVersionTable): AgentVersion {
+  return { agent_id: row.agent_id, version: row.version, config: decodeJson(row.config), engine: decodeJson(row.engine_snapshot), created_at: row.created_at };
+}
+
+function encodeVersion(version: AgentVersion): AgentVersionTable {
+  return {
+    agent_id: version.agent_id,
+    version: version.version,
+    config: encodeJson(version.config),
+    engine_snapshot: encodeJson(version.engine),
+    created_at: version.created_at,
+  };
+}
 
 /** Conversation flows, service LLMs, agents and their immutable versions. Every read is scoped to an account. */
 export class AgentRepository {
-  readonly #db: Kysely<Database>;
+  readonly #db: Executor;
   /** Read on every create-web-call. */
-  readonly #findAgent: CompiledStatement<AgentRow>;
+  readonly #findAgent: CompiledStatement<AgentHead>;
 
   constructor(store: Store) {
     this.#db = store.db;
@@ -23,41 +55,44 @@ export class AgentRepository {
     );
   }
 
-  async insertEngine(kind: EngineKind, row: EngineRow, db: Kysely<Database> = this.#db): Promise<void> {
-    await db.insertInto(kind).values(row).execute();
+  async insertEngine<K extends EngineKind>(kind: K, record: EngineRecord<EngineDefinitions[K]>, db: Executor = this.#db): Promise<void> {
+    const { definition, ...row } = record;
+    await db.insertInto(table(kind)).values({ ...row, config: encodeJson(definition) as StoredDefinition }).execute();
   }
 
-  async findEngine(kind: EngineKind, accountId: string, id: string, db: Kysely<Database> = this.#db) {
-    return db.selectFrom(kind).selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  async findEngine<K extends EngineKind>(kind: K, accountId: string, id: string, db: Executor = this.#db): Promise<EngineRecord<EngineDefinitions[K]> | undefined> {
+    const row = await db.selectFrom(table(kind)).selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+    return row && decodeEngine<EngineDefinitions[K]>(row);
   }
 
-  async updateEngine(kind: EngineKind, accountId: string, id: string, config: string, atMs: number, db: Kysely<Database> = this.#db) {
+  async updateEngine<K extends EngineKind>(kind: K, accountId: string, id: string, definition: EngineDefinitions[K], atMs: number, db: Executor = this.#db) {
     const result = await db
-      .updateTable(kind)
-      .set({ config, updated_at: atMs })
+      .updateTable(table(kind))
+      .set({ config: encodeJson(definition) as StoredDefinition, updated_at: atMs })
       .where('id', '=', id)
       .where('account_id', '=', accountId)
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }
 
-  async listEngines(kind: EngineKind, accountId: string): Promise<EngineRow[]> {
-    return this.#db
-      .selectFrom(kind)
+  async listEngines<K extends EngineKind>(kind: K, accountId: string): Promise<Array<EngineRecord<EngineDefinitions[K]>>> {
+    const rows = await this.#db
+      .selectFrom(table(kind))
       .selectAll()
       .where('account_id', '=', accountId)
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
       .execute();
+    return rows.map((row) => decodeEngine<EngineDefinitions[K]>(row));
   }
 
-  async deleteEngine(kind: EngineKind, accountId: string, id: string, db: Kysely<Database> = this.#db): Promise<boolean> {
-    const result = await db.deleteFrom(kind).where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  async deleteEngine(kind: EngineKind, accountId: string, id: string, db: Executor = this.#db): Promise<boolean> {
+    const result = await db.deleteFrom(table(kind)).where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
     return Number(result.numDeletedRows) > 0;
   }
 
   /** Agents whose latest version uses this engine (a reference written into the version config). */
-  async agentsUsingEngine(accountId: string, engineId: string, db: Kysely<Database> = this.#db): Promise<string[]> {
+  async agentsUsingEngine(accountId: string, engineId: string, db: Executor = this.#db): Promise<string[]> {
     const rows = await db
       .selectFrom('agents')
       .innerJoin('agent_versions', (join) =>
@@ -68,23 +103,23 @@ export class AgentRepository {
       .execute();
     return rows
       .filter((row) => {
-        const engine = (JSON.parse(row.config) as { response_engine: Record<string, string> }).response_engine;
-        return engine.conversation_flow_id === engineId || engine.llm_id === engineId;
+        const engine = decodeJson(row.config).response_engine;
+        return engine.type === 'conversation_flow' ? engine.conversation_flow_id === engineId : engine.llm_id === engineId;
       })
       .map((row) => row.id);
   }
 
-  async insertAgent(agent: AgentRow, version: AgentVersionRow, db: Kysely<Database>): Promise<void> {
+  async insertAgent(agent: AgentHead, version: AgentVersion, db: Executor): Promise<void> {
     await db.insertInto('agents').values(agent).execute();
-    await db.insertInto('agent_versions').values(version).execute();
+    await db.insertInto('agent_versions').values(encodeVersion(version)).execute();
   }
 
-  async findAgent(accountId: string, id: string, db: Kysely<Database> = this.#db): Promise<AgentRow | undefined> {
+  async findAgent(accountId: string, id: string, db: Executor = this.#db): Promise<AgentHead | undefined> {
     return this.#findAgent.first(db, [id, accountId]);
   }
 
   /** The agent and one version (the latest when `version` is omitted), if both exist under the account. */
-  async findAgentVersion(accountId: string, id: string, version?: number) {
+  async findAgentVersion(accountId: string, id: string, version?: number): Promise<AgentWithVersion | undefined> {
     let query = this.#db
       .selectFrom('agents')
       .innerJoin('agent_versions', 'agent_versions.agent_id', 'agents.id')
@@ -92,6 +127,7 @@ export class AgentRepository {
         'agents.id',
         'agents.created_at',
         'agents.latest_version',
+        'agent_versions.agent_id',
         'agent_versions.version',
         'agent_versions.config',
         'agent_versions.engine_snapshot',
@@ -103,43 +139,59 @@ export class AgentRepository {
       version === undefined
         ? query.whereRef('agent_versions.version', '=', 'agents.latest_version')
         : query.where('agent_versions.version', '=', version);
-    return query.executeTakeFirst();
+    const row = await query.executeTakeFirst();
+    return row && { agent: { id: row.id, created_at: row.created_at, latest_version: row.latest_version }, version: decodeVersion({ ...row, created_at: row.version_created_at }) };
   }
 
-  /** Appends version `version`; fails if another writer took that number first. */
-  async appendVersion(accountId: string, row: AgentVersionRow, db: Kysely<Database>): Promise<boolean> {
+  /** Appends `version`; fails if another writer took that number first. */
+  async appendVersion(accountId: string, version: AgentVersion, db: Executor): Promise<boolean> {
     const result = await db
       .updateTable('agents')
-      .set({ latest_version: row.version, updated_at: row.created_at })
-      .where('id', '=', row.agent_id)
+      .set({ latest_version: version.version, updated_at: version.created_at })
+      .where('id', '=', version.agent_id)
       .where('account_id', '=', accountId)
-      .where('latest_version', '=', row.version - 1)
+      .where('latest_version', '=', version.version - 1)
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) === 0) return false;
-    await db.insertInto('agent_versions').values(row).execute();
+    await db.insertInto('agent_versions').values(encodeVersion(version)).execute();
     return true;
   }
 
-  async listLatestVersions(accountId: string) {
-    return this.#db
+  /** Every agent of the account with its latest version, newest agent first. */
+  async listLatestVersions(accountId: string): Promise<AgentWithVersion[]> {
+    const rows = await this.#db
       .selectFrom('agents')
       .innerJoin('agent_versions', (join) =>
         join.onRef('agent_versions.agent_id', '=', 'agents.id').onRef('agent_versions.version', '=', 'agents.latest_version'),
       )
-      .select(['agents.id', 'agents.created_at', 'agent_versions.version', 'agent_versions.config', 'agent_versions.created_at as version_created_at'])
+      .select([
+        'agents.id',
+        'agents.created_at',
+        'agents.latest_version',
+        'agent_versions.agent_id',
+        'agent_versions.version',
+        'agent_versions.config',
+        'agent_versions.engine_snapshot',
+        'agent_versions.created_at as version_created_at',
+      ])
       .where('agents.account_id', '=', accountId)
       .orderBy('agents.created_at', 'desc')
       .orderBy('agents.id', 'desc')
       .execute();
+    return rows.map((row) => ({
+      agent: { id: row.id, created_at: row.created_at, latest_version: row.latest_version },
+      version: decodeVersion({ ...row, created_at: row.version_created_at }),
+    }));
   }
 
-  async listVersions(agentId: string) {
-    return this.#db
+  async listVersions(agentId: string): Promise<AgentVersion[]> {
+    const rows = await this.#db
       .selectFrom('agent_versions')
       .selectAll()
       .where('agent_id', '=', agentId)
       .orderBy('version', 'asc')
       .execute();
+    return rows.map(decodeVersion);
   }
 
   async deleteAgent(accountId: string, id: string): Promise<boolean> {
@@ -151,4 +203,9 @@ export class AgentRepository {
       return true;
     });
   }
+}
+
+/** An engine row with its definition parsed; the table it came from says which definition it is. */
+function decodeEngine<Definition>(row: { id: string; account_id: string; config: string; created_at: number; updated_at: number }): EngineRecord<Definition> {
+  return { id: row.id, account_id: row.account_id, definition: JSON.parse(row.config) as Definition, created_at: row.created_at, updated_at: row.updated_at };
 }

@@ -1,12 +1,14 @@
 import type { Kysely, Updateable } from 'kysely';
+import type { Call, CallChanges } from '../domain/call.ts';
+import type { CallStatus } from '../domain/call-status.ts';
 import { Batcher } from '../lib/batcher.ts';
 import { CompiledStatement } from './compiled.ts';
+import { decodeJsonOrNull, encodeJsonOrNull } from './json-column.ts';
 import type { Database } from './schema.ts';
-import type { Dialect, Store } from './store.ts';
+import type { Dialect, Executor, Store } from './store.ts';
 import type { CallTable, IdempotencyKeyTable } from './tables/call.tables.ts';
 
-export type CallRow = CallTable;
-export type CallChanges = Updateable<CallTable>;
+type CallRow = CallTable;
 
 /** Every column of `calls`, in the order of the compiled INSERT. */
 const CALL_COLUMNS = [
@@ -23,10 +25,54 @@ void CALL_COLUMNS_COMPLETE;
 /** Rows per group-committed INSERT. Measured at 50 connections: 8 → 21 %, 24-32 → 31 %, 200 → 22-24 % of the baseline: small enough that waves of requests do not wait in lock-step for one commit, large enough to share its cost. */
 const INSERT_BATCH_MAX = 32;
 
+/** The JSON fields of a call, stored as TEXT. */
+const JSON_FIELDS = new Set<keyof Call>([
+  'metadata', 'agent_override', 'service_llm_dynamic_variables', 'override_dynamic_variables', 'custom_attributes',
+  'transcript_object', 'call_analysis', 'latency',
+]);
+
+/** A stored row as the service's Call: JSON fields parsed. */
+function decodeCall(row: CallRow): Call {
+  return {
+    ...row,
+    metadata: decodeJsonOrNull(row.metadata),
+    agent_override: decodeJsonOrNull(row.agent_override),
+    service_llm_dynamic_variables: decodeJsonOrNull(row.service_llm_dynamic_variables),
+    override_dynamic_variables: decodeJsonOrNull(row.override_dynamic_variables),
+    custom_attributes: decodeJsonOrNull(row.custom_attributes),
+    transcript_object: decodeJsonOrNull(row.transcript_object),
+    call_analysis: decodeJsonOrNull(row.call_analysis),
+    latency: decodeJsonOrNull(row.latency),
+  };
+}
+
+function encodeCall(call: Call): CallRow {
+  return {
+    ...call,
+    metadata: encodeJsonOrNull(call.metadata),
+    agent_override: encodeJsonOrNull(call.agent_override),
+    service_llm_dynamic_variables: encodeJsonOrNull(call.service_llm_dynamic_variables),
+    override_dynamic_variables: encodeJsonOrNull(call.override_dynamic_variables),
+    custom_attributes: encodeJsonOrNull(call.custom_attributes),
+    transcript_object: encodeJsonOrNull(call.transcript_object),
+    call_analysis: encodeJsonOrNull(call.call_analysis),
+    latency: encodeJsonOrNull(call.latency),
+  };
+}
+
+/** Column changes from call changes: JSON fields encoded, everything else as is. */
+function encodeChanges(changes: CallChanges): Updateable<CallRow> {
+  const columns: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(changes)) {
+    if (value !== undefined) columns[field] = JSON_FIELDS.has(field as keyof Call) ? encodeJsonOrNull(value) : value;
+  }
+  return columns as Updateable<CallRow>;
+}
+
 export interface CallListQuery {
   accountId: string;
   agentIds?: string[];
-  statuses?: string[];
+  statuses?: CallStatus[];
   startFrom?: number;
   startTo?: number;
   descending: boolean;
@@ -70,36 +116,40 @@ export class CallRepository {
     return statement;
   }
 
-  /** Resolves once the row is committed. */
-  async insert(row: CallRow, db?: Kysely<Database>): Promise<void> {
+  /** Resolves once the call is committed (with `db`, once it is written in that transaction). */
+  async insert(call: Call, db?: Executor): Promise<void> {
+    const row = encodeCall(call);
     if (db) await db.insertInto('calls').values(row).execute();
     else await this.#inserts.submit(row);
   }
 
-  async find(accountId: string, callId: string, db: Kysely<Database> = this.#db): Promise<CallRow | undefined> {
-    return db.selectFrom('calls').selectAll().where('call_id', '=', callId).where('account_id', '=', accountId).executeTakeFirst();
+  async find(accountId: string, callId: string, db: Executor = this.#db): Promise<Call | undefined> {
+    const row = await db.selectFrom('calls').selectAll().where('call_id', '=', callId).where('account_id', '=', accountId).executeTakeFirst();
+    return row && decodeCall(row);
   }
 
   /** Reads a call for a read-modify-write inside `db`'s transaction (row-locked on PostgreSQL). */
-  async findForUpdate(accountId: string, callId: string, db: Kysely<Database>): Promise<CallRow | undefined> {
+  async findForUpdate(accountId: string, callId: string, db: Executor): Promise<Call | undefined> {
     let query = db.selectFrom('calls').selectAll().where('call_id', '=', callId).where('account_id', '=', accountId);
     if (this.#dialect === 'postgres') query = query.forUpdate();
-    return query.executeTakeFirst();
+    const row = await query.executeTakeFirst();
+    return row && decodeCall(row);
   }
 
-  async findById(callId: string, db: Kysely<Database> = this.#db): Promise<CallRow | undefined> {
-    return db.selectFrom('calls').selectAll().where('call_id', '=', callId).executeTakeFirst();
+  async findById(callId: string, db: Executor = this.#db): Promise<Call | undefined> {
+    const row = await db.selectFrom('calls').selectAll().where('call_id', '=', callId).executeTakeFirst();
+    return row && decodeCall(row);
   }
 
-  async update(callId: string, changes: CallChanges, db: Kysely<Database> = this.#db): Promise<void> {
-    await db.updateTable('calls').set(changes).where('call_id', '=', callId).execute();
+  async update(callId: string, changes: CallChanges, db: Executor = this.#db): Promise<void> {
+    await db.updateTable('calls').set(encodeChanges(changes)).where('call_id', '=', callId).execute();
   }
 
   /** Moves a call between statuses only if it is still in `from`; returns whether it did. */
-  async transition(callId: string, from: string[], changes: CallChanges, db: Kysely<Database> = this.#db): Promise<boolean> {
+  async transition(callId: string, from: CallStatus[], changes: CallChanges, db: Executor = this.#db): Promise<boolean> {
     const result = await db
       .updateTable('calls')
-      .set(changes)
+      .set(encodeChanges(changes))
       .where('call_id', '=', callId)
       .where('call_status', 'in', from)
       .executeTakeFirst();
@@ -107,7 +157,7 @@ export class CallRepository {
   }
 
   /** Marks the call's token used, if it is unused, unexpired and the call still registered. */
-  async claimToken(callId: string, tokenId: string, nowMs: number, db: Kysely<Database> = this.#db): Promise<boolean> {
+  async claimToken(callId: string, tokenId: string, nowMs: number, db: Executor = this.#db): Promise<boolean> {
     const result = await db
       .updateTable('calls')
       .set({ token_used_at: nowMs, updated_at: nowMs })
@@ -121,8 +171,8 @@ export class CallRepository {
   }
 
   /** Registered calls whose token expired unused. */
-  async findExpiredUnjoined(nowMs: number, limit: number): Promise<CallRow[]> {
-    return this.#db
+  async findExpiredUnjoined(nowMs: number, limit: number): Promise<Call[]> {
+    const rows = await this.#db
       .selectFrom('calls')
       .selectAll()
       .where('call_status', '=', 'registered')
@@ -131,9 +181,10 @@ export class CallRepository {
       .orderBy('token_expires_at')
       .limit(limit)
       .execute();
+    return rows.map(decodeCall);
   }
 
-  async list(query: CallListQuery): Promise<CallRow[]> {
+  async list(query: CallListQuery): Promise<Call[]> {
     const direction = query.descending ? 'desc' : 'asc';
     let q = this.#db.selectFrom('calls').selectAll().where('account_id', '=', query.accountId);
     if (query.agentIds?.length) q = q.where('agent_id', 'in', query.agentIds);
@@ -150,15 +201,16 @@ export class CallRepository {
         ]),
       );
     }
-    return q.orderBy('created_at', direction).orderBy('call_id', direction).limit(query.limit).execute();
+    const rows = await q.orderBy('created_at', direction).orderBy('call_id', direction).limit(query.limit).execute();
+    return rows.map(decodeCall);
   }
 
-  async delete(accountId: string, callId: string, db: Kysely<Database> = this.#db): Promise<boolean> {
+  async delete(accountId: string, callId: string, db: Executor = this.#db): Promise<boolean> {
     const result = await db.deleteFrom('calls').where('call_id', '=', callId).where('account_id', '=', accountId).executeTakeFirst();
     return Number(result.numDeletedRows) > 0;
   }
 
-  async countByStatus(): Promise<Array<{ call_status: string; count: number }>> {
+  async countByStatus(): Promise<Array<{ call_status: CallStatus; count: number }>> {
     const rows = await this.#db
       .selectFrom('calls')
       .select(['call_status', (eb) => eb.fn.countAll<number>().as('count')])
@@ -167,7 +219,7 @@ export class CallRepository {
     return rows.map((row) => ({ call_status: row.call_status, count: Number(row.count) }));
   }
 
-  async findIdempotencyKey(accountId: string, key: string, db: Kysely<Database>): Promise<IdempotencyKeyTable | undefined> {
+  async findIdempotencyKey(accountId: string, key: string, db: Executor): Promise<IdempotencyKeyTable | undefined> {
     return db
       .selectFrom('idempotency_keys')
       .selectAll()
@@ -176,7 +228,7 @@ export class CallRepository {
       .executeTakeFirst();
   }
 
-  async putIdempotencyKey(row: IdempotencyKeyTable, db: Kysely<Database>): Promise<void> {
+  async putIdempotencyKey(row: IdempotencyKeyTable, db: Executor): Promise<void> {
     await db.deleteFrom('idempotency_keys').where('account_id', '=', row.account_id).where('idempotency_key', '=', row.idempotency_key).execute();
     await db.insertInto('idempotency_keys').values(row).execute();
   }

@@ -1,14 +1,10 @@
+import type { CallAnalysis } from '../domain/call.ts';
 import type { LlmProvider } from '../providers/llm.ts';
 import { chatText } from '../providers/llm.ts';
 import type { Utterance } from './transcript.ts';
 import { formatTranscript } from './transcript.ts';
 
-/** The call object's `call_analysis`. */
-export interface CallAnalysis {
-  call_summary: string;
-  call_successful: boolean;
-  user_sentiment: 'Positive' | 'Negative' | 'Neutral' | 'Unknown';
-}
+export type { CallAnalysis };
 
 export interface AnalysisInput {
   transcript: readonly Utterance[];

@@ -5,7 +5,7 @@ export { LlmEngine, type LlmEngineOptions } from './engines/llm.engine.ts';
 export type { ConversationFlow, ServiceLlm, FlowTools, LeadFields, TicketFields, CallVariables, ResponseEngine, EngineOutcome } from './engines/types.ts';
 export { EngineError } from './engines/types.ts';
 export { resolveVariables, renderTemplate } from './engines/variables.ts';
-export { formatTranscript, type Utterance } from './transcript.ts';
+export { formatTranscript, toTranscriptObject, fromTranscriptObject, type Utterance } from './transcript.ts';
 export { summarizeLatency, latencyReport, type TurnLatency, type LatencySummary } from './latency.ts';
 export { analyzeCall, embeddedAnalysis, type CallAnalysis } from './analysis.ts';
 export { redactTranscript, redactText, type RedactionResult, type RedactedSpan } from './redact.ts';

@@ -1,3 +1,5 @@
+import type { LatencyReport, LatencySummary } from '../domain/call.ts';
+
 /**
  * Latency bookkeeping, all in ms, per agent reply to a user turn:
  * - e2e: end of the user's speech (last voiced frame) to the first agent audio frame sent;
@@ -12,17 +14,7 @@ export interface TurnLatency {
   ttsMs: number;
 }
 
-/** Distribution of one latency kind, ms (the call object's `latency.e2e` etc.). */
-export interface LatencySummary {
-  p50: number;
-  p90: number;
-  p95: number;
-  p99: number;
-  min: number;
-  max: number;
-  num: number;
-  values: number[];
-}
+export type { LatencySummary };
 
 /** Percentile by linear interpolation between closest ranks; `sorted` ascending, non-empty. */
 function percentile(sorted: readonly number[], p: number): number {
@@ -52,7 +44,7 @@ export function summarizeLatency(values: readonly number[]): LatencySummary {
 }
 
 /** The call object's `latency`: `{ e2e, asr, llm, tts }`, each a LatencySummary. */
-export function latencyReport(records: readonly TurnLatency[]): { e2e: LatencySummary; asr: LatencySummary; llm: LatencySummary; tts: LatencySummary } {
+export function latencyReport(records: readonly TurnLatency[]): LatencyReport {
   return {
     e2e: summarizeLatency(records.map((r) => r.e2eMs)),
     asr: summarizeLatency(records.map((r) => r.asrMs)),

@@ -88,11 +88,11 @@ export async function seedFinishedCall(web: WebServer, agentId: string): Promise
   fs.mkdirSync(path.join(web.dataDir, 'recordings'), { recursive: true });
   fs.writeFileSync(path.join(web.dataDir, relative), encodeWav({ sampleRate: rate, channels: 2, samples }));
   const transcriptObject = [
-    { role: 'agent', content: 'Hello, thanks for calling Acme. How can I help?' },
-    { role: 'user', content: 'I would like to book an appointment' },
-    { role: 'agent', content: 'Your appointment is booked. Goodbye.' },
+    { role: 'agent' as const, content: 'Hello, thanks for calling Acme. How can I help?', start_ms: 0, end_ms: 2_400, cut_off: false },
+    { role: 'user' as const, content: 'I would like to book an appointment', start_ms: 3_000, end_ms: 5_100, cut_off: false },
+    { role: 'agent' as const, content: 'Your appointment is booked. Goodbye.', start_ms: 5_800, end_ms: 7_900, cut_off: false },
   ];
-  const summary = (values: number[]) => ({ p50: values[0], p90: values[0], p95: values[0], p99: values[0], min: values[0], max: values[0], num: values.length, values });
+  const summary = ([value]: [number]) => ({ p50: value, p90: value, p95: value, p99: value, min: value, max: value, num: 1, values: [value] });
   await web.runtime.services.calls.finishCall(callId, {
     reason: 'agent_hangup',
     transcript: transcriptObject.map((t) => `${t.role === 'agent' ? 'Agent' : 'User'}: ${t.content}`).join('\n'),

@@ -12,7 +12,7 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `node src/main.ts` as a real child process and waits until it listens. */
+/** Starts `node src/main.ts` as a real child process and waits until it is ready (listening, engines reported). */
 export async function startServer(env: Record<string, string>, timeoutMs = 20_000): Promise<ServerProcess> {
   const child = spawn(process.execPath, [path.join(ROOT, 'src/main.ts')], {
     cwd: ROOT,
@@ -23,6 +23,7 @@ export async function startServer(env: Record<string, string>, timeoutMs = 20_00
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   let buffered = '';
+  let listening: string | undefined;
   const baseUrl = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), timeoutMs);
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -32,10 +33,11 @@ export async function startServer(env: Record<string, string>, timeoutMs = 20_00
         const line = buffered.slice(0, newline);
         buffered = buffered.slice(newline + 1);
         lines.push(line);
-        const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
-        if (match) {
+        listening ??= /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line)?.[1];
+        // "switchboard ready" comes after the engine report, so tests see every start-up line.
+        if (listening && line.includes('"switchboard ready"')) {
           clearTimeout(timer);
-          resolve(match[1]!);
+          resolve(listening);
         }
       }
     });

@@ -1,9 +1,14 @@
+import type { AgentConfig, EngineSnapshot } from '../../domain/agent.ts';
+import type { ConversationFlowDefinition } from '../../domain/conversation-flow.ts';
+import type { ServiceLlmDefinition } from '../../domain/service-llm.ts';
+import type { JsonText } from '../json-column.ts';
+
 /** A conversation flow or service LLM: a mutable response-engine definition. */
-export interface EngineTable {
+export interface EngineTable<Definition> {
   id: string;
   account_id: string;
-  /** The definition as JSON (without id and timestamps). */
-  config: string;
+  /** The definition (without id and timestamps). */
+  config: JsonText<Definition>;
   created_at: number;
   updated_at: number;
 }
@@ -20,16 +25,16 @@ export interface AgentTable {
 export interface AgentVersionTable {
   agent_id: string;
   version: number;
-  /** Agent fields as JSON. */
-  config: string;
-  /** The response engine's definition at the time this version was made, as JSON. */
-  engine_snapshot: string;
+  /** The agent's fields, every default filled in. */
+  config: JsonText<AgentConfig>;
+  /** The response engine's definition at the time this version was made. */
+  engine_snapshot: JsonText<EngineSnapshot>;
   created_at: number;
 }
 
 export interface AgentTables {
-  conversation_flows: EngineTable;
-  service_llms: EngineTable;
+  conversation_flows: EngineTable<ConversationFlowDefinition>;
+  service_llms: EngineTable<ServiceLlmDefinition>;
   agents: AgentTable;
   agent_versions: AgentVersionTable;
 }

@@ -1,0 +1,93 @@
+import type { AgentOverride } from './agent.ts';
+import type { CallStatus, DisconnectionReason } from './call-status.ts';
+import type { StoragePolicy } from './storage-policy.ts';
+
+/**
+ * A web call as the service knows it: what the store keeps of it, decoded (JSON fields parsed,
+ * statuses and policies as their unions). The repository reads and writes it
+ * (src/storage/call.repository.ts); the API's call object is derived from it
+ * (src/services/call.view.ts), which adds `recording_url` and, at creation, the access token.
+ */
+export interface Call {
+  call_id: string;
+  account_id: string;
+  call_type: 'web_call';
+  agent_id: string;
+  agent_version: number;
+  agent_name: string | null;
+  call_status: CallStatus;
+  data_storage_setting: StoragePolicy;
+  /** Epoch ms. */
+  created_at: number;
+  /** Epoch ms of the join (registered -> ongoing); null until then. */
+  start_timestamp: number | null;
+  end_timestamp: number | null;
+  duration_ms: number | null;
+  disconnection_reason: DisconnectionReason | null;
+  metadata: CallMetadata | null;
+  agent_override: AgentOverride | null;
+  service_llm_dynamic_variables: DynamicVariables | null;
+  override_dynamic_variables: DynamicVariables | null;
+  custom_attributes: CustomAttributes | null;
+  current_node_id: string | null;
+  current_state: string | null;
+  transcript: string | null;
+  transcript_object: TranscriptEntry[] | null;
+  /** The recording's path relative to DATA_DIR; null when there is none. */
+  recording_path: string | null;
+  call_analysis: CallAnalysis | null;
+  latency: LatencyReport | null;
+  /** Access token bookkeeping: the token's id (in its signed claims), expiry and single use. */
+  token_id: string;
+  token_expires_at: number;
+  token_used_at: number | null;
+  updated_at: number;
+}
+
+/** Fields of a call a write may change (its id and owner never change). */
+export type CallChanges = Partial<Omit<Call, 'call_id' | 'account_id'>>;
+
+/** Free-form metadata of the caller (at most 50 KB of JSON). */
+export type CallMetadata = Record<string, unknown>;
+/** Variable names to string values (`service_llm_dynamic_variables`, `override_dynamic_variables`). */
+export type DynamicVariables = Record<string, string>;
+/** `custom_attributes`: values are strings, numbers or booleans. */
+export type CustomAttributes = Record<string, string | number | boolean>;
+
+/** One entry of the call object's `transcript_object`. */
+export interface TranscriptEntry {
+  role: 'agent' | 'user';
+  content: string;
+  /** Offsets on the call's timeline (ms since the media started; the recording's time). */
+  start_ms: number;
+  end_ms: number;
+  /** The agent was interrupted before it finished this utterance. */
+  cut_off: boolean;
+}
+
+/** The call object's `call_analysis`. */
+export interface CallAnalysis {
+  call_summary: string;
+  call_successful: boolean;
+  user_sentiment: 'Positive' | 'Negative' | 'Neutral' | 'Unknown';
+}
+
+/** Distribution of one latency kind, ms (the call object's `latency.e2e` etc.). */
+export interface LatencySummary {
+  p50: number;
+  p90: number;
+  p95: number;
+  p99: number;
+  min: number;
+  max: number;
+  num: number;
+  values: number[];
+}
+
+/** The call object's `latency`: end to end, recognition, language model and synthesis, ms. */
+export interface LatencyReport {
+  e2e: LatencySummary;
+  asr: LatencySummary;
+  llm: LatencySummary;
+  tts: LatencySummary;
+}
