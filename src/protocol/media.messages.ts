@@ -95,7 +95,7 @@ export type ClearMessage = Static<typeof ClearMessage>;
 /** The live transcript: the last 10 utterances, oldest first; the last may change while `final` is false. */
 export const UpdateMessage = Type.Object({
   type: Type.Literal('update'),
-  transcript: Type.Array(TranscriptEntry, { maxItems: 10 }),
+  transcript: Type.Array(TranscriptEntry),
   final: Type.Boolean(),
 });
 /** See {@link UpdateMessage}. */

@@ -23,6 +23,7 @@ export const WIRE_SAMPLE_RATE = PROTOCOL_SAMPLE_RATE;
 type Json = Record<string, unknown>;
 type ServerMessageType = ServerMessage['type'];
 const isString = (v: unknown): v is string => typeof v === 'string';
+const isInteger = (v: unknown): v is number => Number.isInteger(v);
 
 /** One reader per server message type: each returns that message, or null when it is unusable. */
 const READERS: { [K in ServerMessageType]: (m: Json) => Extract<ServerMessage, { type: K }> | null } = {
@@ -31,12 +32,12 @@ const READERS: { [K in ServerMessageType]: (m: Json) => Extract<ServerMessage, {
     if (!isString(m.call_id)) return null;
     return {
       type: 'call_started',
-      protocol_version: typeof m.protocol_version === 'number' ? m.protocol_version : PROTOCOL_VERSION,
+      protocol_version: isInteger(m.protocol_version) ? m.protocol_version : PROTOCOL_VERSION,
       call_id: m.call_id,
-      sample_rate: typeof m.sample_rate === 'number' ? m.sample_rate : WIRE_SAMPLE_RATE,
+      sample_rate: isInteger(m.sample_rate) ? m.sample_rate : WIRE_SAMPLE_RATE,
       agent: {
         agent_id: isString(agent.agent_id) ? agent.agent_id : '',
-        agent_version: typeof agent.agent_version === 'number' ? agent.agent_version : 0,
+        agent_version: isInteger(agent.agent_version) ? agent.agent_version : 0,
         agent_name: isString(agent.agent_name) ? agent.agent_name : null,
       },
     };
