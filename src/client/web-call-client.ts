@@ -1,28 +1,32 @@
 /**
  * A Node client of the web-call media protocol v1 (docs/media-protocol.md): joins a call with its
  * access token, streams user audio in real time in 20 ms frames (silence when there is nothing
- * to say, as the protocol asks), records the agent's audio and collects every event.
+ * to say, as the protocol asks), records the agent's audio and collects every event, each checked
+ * against the protocol's schema.
  *
- * Imports nothing from the server: it is what a user scripts calls with, and what the tests and
+ * Imports nothing from the server: only the protocol's one definition (src/protocol, a leaf with
+ * no server code) and a WAV helper. It is what a user scripts calls with, and what the tests and
  * the benchmark use.
  */
 import fs from 'node:fs/promises';
+import { Value } from '@sinclair/typebox/value';
 import WebSocket from 'ws';
+import { PROTOCOL_SAMPLE_RATE, PROTOCOL_VERSION } from '../protocol/media.constants.ts';
+import { ServerMessage, type ClientMessage, type TranscriptEntry } from '../protocol/media.messages.ts';
+import { webCallUrl } from '../protocol/web-call-url.ts';
 // A leaf module with no server imports: the client stays usable on its own.
 import { decodeWav, encodeWav, toMono } from '../providers/audio/wav.ts';
 
-export const PROTOCOL_VERSION = 1;
-export const SAMPLE_RATE = 16_000;
+export { PROTOCOL_VERSION, webCallUrl };
+/** The protocol's audio rate, Hz: what `play` takes and `agentPcm` returns (PROTOCOL_SAMPLE_RATE). */
+export const SAMPLE_RATE = PROTOCOL_SAMPLE_RATE;
 const FRAME_SAMPLES = 320; // 20 ms
 
 /** A server event as received, stamped with the client's clock (ms since the client was created). */
-export type ClientEvent = { type: string; atMs: number } & Record<string, unknown>;
+export type ClientEvent = ServerMessage & { atMs: number };
 
-export interface TranscriptLine {
-  role: 'agent' | 'user';
-  content: string;
-  cut_off?: boolean;
-}
+/** One utterance of the live transcript (the protocol's TranscriptEntry). */
+export type TranscriptLine = TranscriptEntry;
 
 export interface CallEnd {
   call_status: string;
@@ -43,7 +47,7 @@ export class JoinError extends Error {
 }
 
 export interface JoinOptions {
-  /** The server's base URL (http://host:port) or the endpoint's ws(s):// URL. */
+  /** The server's base URL (http://host:port) or the endpoint's ws(s):// URL (see webCallUrl). */
   url: string;
   accessToken: string;
   /** How long to wait for call_started, ms; default 10 000. */
@@ -52,13 +56,18 @@ export interface JoinOptions {
   sendSilence?: boolean;
 }
 
-/** The endpoint's URL from a base URL. */
-export function webCallUrl(base: string): string {
-  if (/^wss?:\/\//.test(base)) return base;
-  const u = new URL(base);
-  u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
-  u.pathname = `${u.pathname.replace(/\/+$/, '')}/v2/web-call`;
-  return u.toString();
+/**
+ * Reads one text message of the server: an event stamped with `atMs`, or `stray` (the parsed
+ * value, or the text when it is not JSON) when it is not a server message of this protocol version.
+ */
+function readEvent(text: string, atMs: number): { event: ClientEvent } | { stray: unknown } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { stray: text };
+  }
+  return Value.Check(ServerMessage, value) ? { event: { ...value, atMs } } : { stray: value };
 }
 
 interface Queued {
@@ -71,6 +80,11 @@ export class WebCallClient {
   readonly callId: string;
   /** Every server event in order of arrival. */
   readonly events: ClientEvent[] = [];
+  /**
+   * Text messages that are not a server message of this protocol version (an unknown type, a
+   * malformed message, or not JSON: kept as the text), in order of arrival; not in `events`.
+   */
+  readonly unknownMessages: unknown[] = [];
   /** Agent audio messages with their arrival time (ms on the client's clock). */
   readonly agentAudio: Array<{ atMs: number; pcm: Int16Array }> = [];
   /** The live transcript as the last `update` event gave it. */
@@ -90,12 +104,13 @@ export class WebCallClient {
   #waiters: Array<{ test: (e: ClientEvent) => boolean; resolve: (e: ClientEvent) => void }> = [];
   #closed = false;
 
-  private constructor(ws: WebSocket, t0: number, callId: string, sendSilence: boolean, firstEvents: ClientEvent[], pending: Array<{ data: Buffer; binary: boolean }>) {
+  private constructor(ws: WebSocket, t0: number, callId: string, sendSilence: boolean, first: { events: ClientEvent[]; unknown: unknown[] }, pending: Array<{ data: Buffer; binary: boolean }>) {
     this.#ws = ws;
     this.#t0 = t0;
     this.callId = callId;
     this.#sendSilence = sendSilence;
-    this.events.push(...firstEvents);
+    this.events.push(...first.events);
+    this.unknownMessages.push(...first.unknown);
     this.ended = new Promise<CallEnd>((resolve) => {
       if (ws.readyState === WebSocket.CLOSED) {
         this.#closed = true;
@@ -124,7 +139,7 @@ export class WebCallClient {
   static async join(options: JoinOptions): Promise<WebCallClient> {
     const t0 = performance.now();
     const ws = new WebSocket(webCallUrl(options.url), { perMessageDeflate: false });
-    const first: ClientEvent[] = [];
+    const first = { events: [] as ClientEvent[], unknown: [] as unknown[] };
     const pending: Array<{ data: Buffer; binary: boolean }> = [];
     let joined = false;
     const callId = await new Promise<string>((resolve, reject) => {
@@ -140,7 +155,7 @@ export class WebCallClient {
       ws.on('error', (e) => fail(new JoinError('connection_failed', e.message)));
       ws.on('close', (code) => fail(new JoinError(refusal?.code ?? 'connection_closed', refusal?.message ?? `closed with ${code}`, code)));
       ws.on('open', () => {
-        ws.send(JSON.stringify({ type: 'join', access_token: options.accessToken, protocol_version: PROTOCOL_VERSION, sample_rate: SAMPLE_RATE }));
+        ws.send(serialize({ type: 'join', access_token: options.accessToken, protocol_version: PROTOCOL_VERSION, sample_rate: PROTOCOL_SAMPLE_RATE }));
       });
       ws.on('message', (data, binary) => {
         if (joined) {
@@ -148,17 +163,21 @@ export class WebCallClient {
           return;
         }
         if (binary) return;
-        const event = JSON.parse(data.toString()) as ClientEvent;
-        event.atMs = performance.now() - t0;
-        first.push(event);
-        if (event.type === 'error') refusal = { code: String(event['code']), message: String(event['message']) };
+        const read = readEvent(data.toString('utf8'), performance.now() - t0);
+        if (!('event' in read)) {
+          first.unknown.push(read.stray);
+          return;
+        }
+        const event = read.event;
+        first.events.push(event);
+        if (event.type === 'error') refusal = { code: event.code, message: event.message };
         if (event.type === 'call_started') {
           clearTimeout(timer);
           joined = true;
           ws.removeAllListeners('close');
           ws.removeAllListeners('error');
           ws.on('error', () => {});
-          resolve(String(event['call_id']));
+          resolve(event.call_id);
         }
       });
     });
@@ -183,7 +202,7 @@ export class WebCallClient {
 
   /** Sends `hangup` and waits for the end. */
   async hangup(): Promise<CallEnd> {
-    if (!this.#closed && this.#ws.readyState === WebSocket.OPEN) this.#ws.send(JSON.stringify({ type: 'hangup' }));
+    if (!this.#closed && this.#ws.readyState === WebSocket.OPEN) this.#ws.send(serialize({ type: 'hangup' }));
     return this.ended;
   }
 
@@ -191,8 +210,8 @@ export class WebCallClient {
   async ping(): Promise<number> {
     const id = Math.random().toString(36).slice(2);
     const start = this.now();
-    const wait = this.waitFor((e) => e.type === 'pong' && e['id'] === id, 5_000);
-    this.#ws.send(JSON.stringify({ type: 'ping', id }));
+    const wait = this.waitFor((e) => e.type === 'pong' && e.id === id, 5_000);
+    this.#ws.send(serialize({ type: 'ping', id }));
     await wait;
     return this.now() - start;
   }
@@ -219,7 +238,13 @@ export class WebCallClient {
     this.#ws.close(1000);
   }
 
-  /** Resolves with the first event (already received or future) that passes `test`. */
+  /**
+   * Resolves with the first event (already received or future) of the given type, or that passes
+   * `test`; rejects after `timeoutMs` (default 30 000).
+   */
+  waitFor<T extends ClientEvent['type']>(type: T, timeoutMs?: number): Promise<Extract<ClientEvent, { type: T }>>;
+  waitFor<E extends ClientEvent>(test: (e: ClientEvent) => e is E, timeoutMs?: number): Promise<E>;
+  waitFor(test: (e: ClientEvent) => boolean, timeoutMs?: number): Promise<ClientEvent>;
   waitFor(test: string | ((e: ClientEvent) => boolean), timeoutMs = 30_000): Promise<ClientEvent> {
     const t = typeof test === 'string' ? (e: ClientEvent) => e.type === test : test;
     const seen = this.events.find(t);
@@ -230,7 +255,13 @@ export class WebCallClient {
     });
   }
 
-  /** Resolves with the next event from now on that passes `test`. */
+  /**
+   * Resolves with the next event from now on of the given type, or that passes `test`; rejects
+   * after `timeoutMs` (default 30 000).
+   */
+  next<T extends ClientEvent['type']>(type: T, timeoutMs?: number): Promise<Extract<ClientEvent, { type: T }>>;
+  next<E extends ClientEvent>(test: (e: ClientEvent) => e is E, timeoutMs?: number): Promise<E>;
+  next(test: (e: ClientEvent) => boolean, timeoutMs?: number): Promise<ClientEvent>;
   next(test: string | ((e: ClientEvent) => boolean), timeoutMs = 30_000): Promise<ClientEvent> {
     const t = typeof test === 'string' ? (e: ClientEvent) => e.type === test : test;
     return new Promise((resolve, reject) => {
@@ -253,7 +284,7 @@ export class WebCallClient {
 
   /** Writes what the agent said as a 16 kHz mono WAV. */
   async saveAgentWav(file: string): Promise<void> {
-    await fs.writeFile(file, writeWav(this.agentPcm(), SAMPLE_RATE));
+    await fs.writeFile(file, writeWav(this.agentPcm(), PROTOCOL_SAMPLE_RATE));
   }
 
   #onMessage(data: Buffer, binary: boolean): void {
@@ -264,18 +295,15 @@ export class WebCallClient {
       this.agentAudio.push({ atMs, pcm: new Int16Array(copy.buffer) });
       return;
     }
-    let event: ClientEvent;
-    try {
-      event = JSON.parse(data.toString('utf8')) as ClientEvent;
-    } catch {
+    const read = readEvent(data.toString('utf8'), atMs);
+    if (!('event' in read)) {
+      this.unknownMessages.push(read.stray);
       return;
     }
-    event.atMs = atMs;
+    const event = read.event;
     this.events.push(event);
-    if (event.type === 'update' && Array.isArray(event['transcript'])) this.transcript = event['transcript'] as TranscriptLine[];
-    if (event.type === 'call_ended') {
-      this.#endInfo = { call_status: String(event['call_status']), disconnection_reason: String(event['disconnection_reason']) };
-    }
+    if (event.type === 'update') this.transcript = event.transcript;
+    if (event.type === 'call_ended') this.#endInfo = { call_status: event.call_status, disconnection_reason: event.disconnection_reason };
     this.#waiters = this.#waiters.filter((w) => {
       if (!w.test(event)) return true;
       w.resolve(event);
@@ -337,7 +365,7 @@ export class WebCallClient {
 export function readWav(buf: Buffer): Int16Array {
   const audio = decodeWav(buf);
   const mono = toMono(audio);
-  return audio.sampleRate === SAMPLE_RATE ? mono : resampleLinear(mono, audio.sampleRate, SAMPLE_RATE);
+  return audio.sampleRate === PROTOCOL_SAMPLE_RATE ? mono : resampleLinear(mono, audio.sampleRate, PROTOCOL_SAMPLE_RATE);
 }
 
 function resampleLinear(pcm: Int16Array, from: number, to: number): Int16Array {
@@ -350,6 +378,11 @@ function resampleLinear(pcm: Int16Array, from: number, to: number): Int16Array {
     out[i] = Math.round((pcm[a] ?? 0) * (1 - f) + (pcm[a + 1] ?? pcm[a] ?? 0) * f);
   }
   return out;
+}
+
+/** A client message as sent: typed by the protocol's definition. */
+function serialize(message: ClientMessage): string {
+  return JSON.stringify(message);
 }
 
 /** A mono 16-bit WAV. */

@@ -7,12 +7,14 @@ import type { Providers } from '../providers/registry.ts';
 import { analyzeCall, formatTranscript, latencyReport, toTranscriptObject, VoicePipeline, type CallVariables, type FlowTools } from '../voice/index.ts';
 import { CallRecorder } from './call-recorder.ts';
 import { type AgentForCall, buildEngine, effectiveEngine, effectiveSettings, engineNeedsMissingLlm } from './engine-factory.ts';
-import { CLOSE, PROTOCOL_SAMPLE_RATE, PROTOCOL_VERSION, type ClientMessage, type ServerEvent, type WireUtterance } from './protocol.ts';
+import { CLOSE, PROTOCOL_SAMPLE_RATE, PROTOCOL_VERSION } from '../protocol/media.constants.ts';
+import type { ServerMessage, TranscriptEntry as WireTranscriptEntry } from '../protocol/media.messages.ts';
+import type { InCallMessage } from './protocol.ts';
 import { bytesToSamples } from '../voice/frames.ts';
 
 /** What the transport offers a session: one WebSocket of one call. */
 export interface CallConnection {
-  sendEvent(event: ServerEvent): void;
+  sendEvent(event: ServerMessage): void;
   /** One chunk of agent audio (16 kHz mono PCM); the transport bounds what it queues. */
   sendAudio(pcm: Int16Array): void;
   /** Barge-in: drops agent audio the transport still queues. */
@@ -193,7 +195,7 @@ export class CallSession {
       void this.#refreshVariables();
     });
     p.on('transcript_update', (utterances) => {
-      const transcript: WireUtterance[] = utterances.slice(-10).map((u) => ({ role: u.role, content: u.text, ...(u.cutOff ? { cut_off: true } : {}) }));
+      const transcript: WireTranscriptEntry[] = utterances.slice(-10).map((u) => ({ role: u.role, content: u.text, ...(u.cutOff ? { cut_off: true } : {}) }));
       this.#conn.sendEvent({ type: 'update', transcript, final: true });
       this.#checkPosition();
     });
@@ -217,7 +219,7 @@ export class CallSession {
     this.#pipeline.pushAudio(pcm);
   }
 
-  onMessage(message: ClientMessage): void {
+  onMessage(message: InCallMessage): void {
     if (message.type === 'hangup') void this.end('user_hangup');
     else if (message.type === 'ping') this.#conn.sendEvent({ type: 'pong', id: message.id ?? null });
   }
@@ -290,7 +292,8 @@ export class CallSession {
   #checkPosition(): void {
     const now = this.#position?.();
     if (now !== undefined && now !== this.#lastPosition) {
-      const from = this.#lastPosition ?? '';
+      // null: the agent had no node (or state) before this one (docs/media-protocol.md).
+      const from = this.#lastPosition ?? null;
       this.#lastPosition = now;
       this.#conn.sendEvent({ type: 'node_transition', from, to: now });
     }

@@ -3,7 +3,7 @@ import type { Call } from '../domain/call.ts';
 import type { AgentForCall } from './engine-factory.ts';
 import type { Logger } from '../lib/logger.ts';
 import { CallSession, type CallConnection, type SessionCallService, type SessionDeps } from './call-session.ts';
-import type { RefusalCode } from './protocol.ts';
+import type { RefusalCode } from '../protocol/media.constants.ts';
 
 /** The call service's operations the registry uses. */
 export interface JoiningCallService extends SessionCallService {
@@ -12,8 +12,8 @@ export interface JoiningCallService extends SessionCallService {
 
 /** A join the server refuses; the transport sends `error {code, message}` and closes. */
 export class JoinRefused extends Error {
-  readonly code: RefusalCode | 'internal_error';
-  constructor(code: RefusalCode | 'internal_error', message: string) {
+  readonly code: RefusalCode;
+  constructor(code: RefusalCode, message: string) {
     super(message);
     this.name = 'JoinRefused';
     this.code = code;

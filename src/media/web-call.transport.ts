@@ -5,7 +5,9 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Logger } from '../lib/logger.ts';
 import type { CallConnection, CallSession } from './call-session.ts';
 import { JoinRefused, type SessionRegistry } from './session-registry.ts';
-import { CLOSE, JOIN_TIMEOUT_MS, REFUSALS, WEB_CALL_PATH, parseClientMessage, parseJoin, type ServerEvent } from './protocol.ts';
+import { JOIN_TIMEOUT_MS, REFUSALS, WEB_CALL_PATH, type RefusalCode } from '../protocol/media.constants.ts';
+import type { ServerMessage } from '../protocol/media.messages.ts';
+import { parseClientMessage, parseJoin } from './protocol.ts';
 
 export interface WebCallTransportOptions {
   /** Largest message accepted, bytes; default 64 KiB (2 s of audio). Larger ones close the socket (1009). */
@@ -150,12 +152,12 @@ class WsConnection implements CallConnection {
     });
   }
 
-  refuse(code: keyof typeof REFUSALS | 'internal_error', message: string): void {
+  refuse(code: RefusalCode, message: string): void {
     this.sendEvent({ type: 'error', code, message });
-    this.close(code === 'internal_error' ? CLOSE.serverError : REFUSALS[code], code);
+    this.close(REFUSALS[code], code);
   }
 
-  sendEvent(event: ServerEvent): void {
+  sendEvent(event: ServerMessage): void {
     if (this.#closed || this.#ws.readyState !== this.#ws.OPEN) return;
     if (this.#ws.bufferedAmount > SOCKET_HARD_LIMIT_BYTES) {
       this.#ws.terminate(); // not reading at all: treated as gone

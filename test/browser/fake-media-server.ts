@@ -14,6 +14,7 @@ import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
+import type { ServerMessage } from '../../src/protocol/media.messages.ts';
 
 const RATE = 16_000;
 const FRAME = 320; // 20 ms
@@ -115,14 +116,16 @@ export async function startFakeMediaServer(distDir: string): Promise<FakeMediaSe
       tick();
     });
 
-  const send = (call: FakeCall, message: Record<string, unknown>) => {
-    if (call.socket.readyState === call.socket.OPEN) call.socket.send(JSON.stringify(message));
+  // Typed by the protocol's one definition, so the stand-in cannot drift from the real server.
+  const reply = (socket: WebSocket, message: ServerMessage) => socket.send(JSON.stringify(message));
+  const send = (call: FakeCall, message: ServerMessage) => {
+    if (call.socket.readyState === call.socket.OPEN) reply(call.socket, message);
   };
 
   wss.on('connection', (socket) => {
     let call: FakeCall | null = null;
     const joinTimer = setTimeout(() => {
-      socket.send(JSON.stringify({ type: 'error', code: 'join_timeout', message: 'No join message within 5 s.' }));
+      reply(socket, { type: 'error', code: 'join_timeout', message: 'No join message within 5 s.' });
       socket.close(4408);
     }, 5000);
     socket.on('message', (data, isBinary) => {
@@ -143,25 +146,25 @@ export async function startFakeMediaServer(distDir: string): Promise<FakeMediaSe
       try {
         message = JSON.parse(String(data));
       } catch {
-        socket.send(JSON.stringify({ type: 'error', code: 'bad_message', message: 'Not JSON.' }));
+        reply(socket, { type: 'error', code: 'bad_message', message: 'Not JSON.' });
         return;
       }
       if (!call) {
         clearTimeout(joinTimer);
         const token = message.access_token;
         if (message.type !== 'join' || typeof token !== 'string') {
-          socket.send(JSON.stringify({ type: 'error', code: 'bad_message', message: 'The first message must be join.' }));
+          reply(socket, { type: 'error', code: 'bad_message', message: 'The first message must be join.' });
           socket.close(4400);
           return;
         }
         if (message.protocol_version !== 1 || message.sample_rate !== RATE) {
-          socket.send(JSON.stringify({ type: 'error', code: 'unsupported_protocol', message: 'Version 1 at 16000 Hz only.' }));
+          reply(socket, { type: 'error', code: 'unsupported_protocol', message: 'Version 1 at 16000 Hz only.' });
           socket.close(4400);
           return;
         }
         if (!tokens.has(token)) {
           const code = usedTokens.has(token) ? 'token_used' : 'token_invalid';
-          socket.send(JSON.stringify({ type: 'error', code, message: `Refused: ${code}.` }));
+          reply(socket, { type: 'error', code, message: `Refused: ${code}.` });
           socket.close(4401);
           return;
         }

@@ -23,7 +23,7 @@ export interface MediaServer {
   api(method: string, path: string, body?: unknown, key?: string): Promise<{ status: number; json: any; headers: Headers; bytes: Buffer }>;
   /** A conversation flow and an agent on it. */
   flowAgent(flow: unknown, agent?: Record<string, unknown>): Promise<string>;
-  /** create-web-call + join. */
+  /** create-web-call + join; `close()` fails if the server sent such a client a message outside the protocol. */
   call(agentId: string, body?: Record<string, unknown>): Promise<WebCallClient>;
   /** Kinds of webhook events recorded in the outbox for the account, in order. */
   eventKinds(): Promise<string[]>;
@@ -65,6 +65,7 @@ export async function startMediaServer(storeName: StoreName, options: MediaServe
     }
     return { status: res.status, json, headers: res.headers, bytes };
   };
+  const clients: WebCallClient[] = [];
   return {
     baseUrl,
     runtime,
@@ -87,7 +88,9 @@ export async function startMediaServer(storeName: StoreName, options: MediaServe
     async call(agentId, body = {}) {
       const c = await api('POST', '/v2/create-web-call', { agent_id: agentId, ...body });
       if (c.status !== 201) throw new Error(`create-web-call: ${c.status} ${JSON.stringify(c.json)}`);
-      return WebCallClient.join({ url: baseUrl, accessToken: c.json.access_token });
+      const client = await WebCallClient.join({ url: baseUrl, accessToken: c.json.access_token });
+      clients.push(client);
+      return client;
     },
     async eventKinds() {
       const rows = await runtime.store.db
@@ -103,6 +106,9 @@ export async function startMediaServer(storeName: StoreName, options: MediaServe
       await app.close();
       await runtime.close();
       await testStore.close();
+      // Every message the server sent these clients is one of the protocol's (src/protocol).
+      const strays = clients.flatMap((client) => client.unknownMessages);
+      if (strays.length > 0) throw new Error(`the server sent messages outside the media protocol: ${JSON.stringify(strays).slice(0, 500)}`);
     },
   };
 }

@@ -1,6 +1,7 @@
 /** Calls: a filterable list and a call's page. */
 import { useEffect, useState } from 'preact/hooks';
-import { AnalysisView, LatencyTable, TranscriptView, formatDuration, formatTime, type TranscriptItem } from '../shared/call-views.tsx';
+import type { TranscriptEntry } from '../../src/protocol/media.messages.ts';
+import { AnalysisView, LatencyTable, TranscriptView, formatDuration, formatTime } from '../shared/call-views.tsx';
 import type { Api } from './api.ts';
 import { Badge, Card, ErrorBox, Json, Loading, go, messageOf, useAsync } from './ui.tsx';
 
@@ -13,7 +14,7 @@ export interface Call {
   start_timestamp: number | null;
   end_timestamp: number | null;
   duration_ms: number | null;
-  transcript_object: TranscriptItem[] | null;
+  transcript_object: TranscriptEntry[] | null;
   recording_url: string | null;
   disconnection_reason: string | null;
   call_analysis: unknown;

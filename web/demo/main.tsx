@@ -6,7 +6,8 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { WebCallClient, type WebCallError } from '../../packages/web-sdk/src/index.ts';
-import { AnalysisView, LatencyTable, TranscriptView, formatDuration, type TranscriptItem } from '../shared/call-views.tsx';
+import type { TranscriptEntry } from '../../src/protocol/media.messages.ts';
+import { AnalysisView, LatencyTable, TranscriptView, formatDuration } from '../shared/call-views.tsx';
 
 interface Agent {
   agent_id: string;
@@ -19,7 +20,7 @@ interface FinishedCall {
   call_status: string;
   disconnection_reason: string | null;
   duration_ms: number | null;
-  transcript_object: TranscriptItem[] | null;
+  transcript_object: TranscriptEntry[] | null;
   latency: unknown;
   call_analysis: unknown;
   recording_url: string | null;
@@ -46,7 +47,7 @@ function Demo() {
   const [agentId, setAgentId] = useState('');
   const [phase, setPhase] = useState<Phase>('idle');
   const [callId, setCallId] = useState<string | null>(null);
-  const [transcript, setTranscript] = useState<TranscriptItem[]>([]);
+  const [transcript, setTranscript] = useState<TranscriptEntry[]>([]);
   const [agentTalking, setAgentTalking] = useState(false);
   const [userTalking, setUserTalking] = useState(false);
   const [muted, setMuted] = useState(false);

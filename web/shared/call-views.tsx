@@ -1,10 +1,5 @@
 /** Views of a call's results shared by the demo page and the dashboard. */
-
-export interface TranscriptItem {
-  role: string;
-  content: string;
-  cut_off?: boolean;
-}
+import type { TranscriptEntry } from '../../src/protocol/media.messages.ts';
 
 /** Time as local date and time, or a dash. */
 export function formatTime(ms: number | null | undefined): string {
@@ -18,7 +13,11 @@ export function formatDuration(ms: number | null | undefined): string {
   return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
 }
 
-export function TranscriptView({ items, id }: { items: TranscriptItem[] | null | undefined; id?: string }) {
+/**
+ * A transcript: the live one of `update` messages, or a finished call's `transcript_object`
+ * (whose entries also carry `start_ms` / `end_ms`, not shown here).
+ */
+export function TranscriptView({ items, id }: { items: TranscriptEntry[] | null | undefined; id?: string }) {
   if (!items || items.length === 0) return <p class="muted" id={id}>No transcript.</p>;
   return (
     <ol class="transcript" id={id}>

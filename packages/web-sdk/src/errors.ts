@@ -1,7 +1,10 @@
+import type { ServerErrorCode } from '../../../src/protocol/media.constants.ts';
+
 /**
  * Error codes the SDK reports in `error` events and in the rejection of `startCall()`. Codes from
  * the server (docs/media-protocol.md: `token_invalid`, `token_expired`, `token_used`,
- * `join_timeout`, `unsupported_protocol`, `bad_message`, `engine_unavailable`) are passed through.
+ * `join_timeout`, `unsupported_protocol`, `bad_message`, `engine_unavailable`, ...; see
+ * ServerErrorCode) are passed through.
  */
 export type WebCallErrorCode =
   /** The user or the browser refused the microphone (NotAllowedError). */
@@ -22,13 +25,8 @@ export type WebCallErrorCode =
   | 'call_cancelled'
   /** Invalid arguments to `startCall()`. */
   | 'invalid_argument'
-  | 'token_invalid'
-  | 'token_expired'
-  | 'token_used'
-  | 'join_timeout'
-  | 'unsupported_protocol'
-  | 'bad_message'
-  | 'engine_unavailable'
+  /** A code of the server's `error` message. */
+  | ServerErrorCode
   | (string & {});
 
 /** The error type of the SDK: a stable `code` and a message fit to show a user. */
