@@ -38,7 +38,10 @@ export const CallResponse = Type.Object(
   },
   { title: 'Call' },
 );
-export type CallView = Static<typeof CallResponse>;
+/** The fields the response schema leaves as free JSON; their TypeScript types are the decoded Call's. */
+type JsonFields = 'transcript_object' | 'call_analysis' | 'metadata' | 'latency' | 'service_llm_dynamic_variables' | 'override_dynamic_variables' | 'custom_attributes';
+/** The API's call object (what get-call, list-calls, update-call and call.finished carry). */
+export type CallView = Omit<Static<typeof CallResponse>, JsonFields> & Pick<Call, JsonFields>;
 
 export interface CallViewOptions {
   /** Only the creation response carries the access token. */

@@ -1,33 +1,12 @@
 /** Calls: a filterable list and a call's page. */
 import { useEffect, useState } from 'preact/hooks';
-import type { TranscriptEntry } from '../../src/protocol/media.messages.ts';
+import type { CallView } from '../../src/services/call.view.ts';
 import { AnalysisView, LatencyTable, TranscriptView, formatDuration, formatTime } from '../shared/call-views.tsx';
 import type { Api } from './api.ts';
 import { Badge, Card, ErrorBox, Json, Loading, go, messageOf, useAsync } from './ui.tsx';
 
-export interface Call {
-  call_id: string;
-  agent_id: string;
-  agent_version: number;
-  agent_name: string | null;
-  call_status: string;
-  start_timestamp: number | null;
-  end_timestamp: number | null;
-  duration_ms: number | null;
-  transcript_object: TranscriptEntry[] | null;
-  recording_url: string | null;
-  disconnection_reason: string | null;
-  call_analysis: unknown;
-  metadata: unknown;
-  latency: unknown;
-  data_storage_setting: string;
-  service_llm_dynamic_variables: unknown;
-  override_dynamic_variables: unknown;
-  custom_attributes: unknown;
-  current_node_id: string | null;
-  current_state: string | null;
-  created_at: number;
-}
+/** The API's call object, as the server's own types define it (type-only: nothing of the server is bundled). */
+export type Call = CallView;
 
 const STATUSES = ['registered', 'ongoing', 'ended', 'error'];
 const PAGE = 50;

@@ -6,6 +6,7 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { WebCallClient, type WebCallError } from '../../packages/web-sdk/src/index.ts';
+import type { CallView } from '../../src/services/call.view.ts';
 import type { TranscriptEntry } from '../../src/protocol/media.messages.ts';
 import { AnalysisView, LatencyTable, TranscriptView, formatDuration } from '../shared/call-views.tsx';
 
@@ -15,16 +16,8 @@ interface Agent {
   version: number;
 }
 
-interface FinishedCall {
-  call_id: string;
-  call_status: string;
-  disconnection_reason: string | null;
-  duration_ms: number | null;
-  transcript_object: TranscriptEntry[] | null;
-  latency: unknown;
-  call_analysis: unknown;
-  recording_url: string | null;
-}
+/** What the demo's server side answers for a finished call: a part of the API's call object. */
+type FinishedCall = Pick<CallView, 'call_id' | 'call_status' | 'disconnection_reason' | 'duration_ms' | 'transcript_object' | 'latency' | 'call_analysis' | 'recording_url'>;
 
 type Phase = 'idle' | 'starting' | 'in_call' | 'ending' | 'ended';
 
