@@ -1,6 +1,7 @@
 import type { Config } from './config/config.ts';
 import { type Clock, systemClock } from './lib/clock.ts';
 import type { Logger } from './lib/logger.ts';
+import { type Scheduler, realScheduler } from './lib/scheduler.ts';
 import { TokenBuckets } from './lib/token-bucket.ts';
 import { AccountRepository } from './storage/account.repository.ts';
 import { AgentRepository } from './storage/agent.repository.ts';
@@ -64,6 +65,8 @@ export interface RuntimeOptions {
   providers?: Providers;
   /** Call-session timings (tests shorten them). */
   sessionTimings?: Partial<SessionTimings>;
+  /** The call sessions' clock and timers; default the real ones. */
+  scheduler?: Scheduler;
 }
 
 /** The composition root: builds the store and services from config, once per process. */
@@ -112,6 +115,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     rememberNames: (callId, names) => redactor.rememberNames(callId, names),
     log: logger.child({ component: 'media' }),
     timings: { ...DEFAULT_SESSION_TIMINGS, ...options.sessionTimings },
+    scheduler: options.scheduler ?? realScheduler,
   });
 
   let closing: Promise<void> | null = null;

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Logger } from '../lib/logger.ts';
+import type { Scheduler, TimerHandle } from '../lib/scheduler.ts';
 import { type DisconnectionReason, statusForReason } from '../domain/call-status.ts';
 import type { Call } from '../domain/call.ts';
 import type { CallOutcome } from '../services/call.service.ts';
@@ -36,9 +37,6 @@ export interface SessionTimings {
   variableRefreshMs: number;
   /** Longest wait for the post-call analysis (LLM), ms; default 10 000. */
   analysisTimeoutMs: number;
-  /** Test hooks: replace the agent's end_call_after_silence_ms / max_call_duration_ms. */
-  silenceMsOverride?: number;
-  maxDurationMsOverride?: number;
 }
 
 export const DEFAULT_SESSION_TIMINGS: SessionTimings = { audioTimeoutMs: 5_000, variableRefreshMs: 1_000, analysisTimeoutMs: 10_000 };
@@ -55,6 +53,8 @@ export interface SessionDeps {
   /** The call's logger (a child carrying its call id); messages are static, fields never carry PII. */
   log: Logger;
   timings: SessionTimings;
+  /** Time: the session's monotonic clock and its timers (silence, duration, audio watchdog, refresh); tests pass a ManualScheduler. */
+  scheduler: Scheduler;
 }
 
 /**
@@ -78,9 +78,9 @@ export class CallSession {
   #utterance = 0;
   #talking = false;
   #talkStartMs: number | undefined;
-  #lastAudioAt = performance.now();
-  #timers: Array<ReturnType<typeof setTimeout>> = [];
-  #silenceTimer: ReturnType<typeof setTimeout> | undefined;
+  #lastAudioAt: number;
+  #timers: TimerHandle[] = [];
+  #silenceTimer: TimerHandle | undefined;
   #silenceMs = 0;
   #refreshing = false;
   #ending: Promise<void> | undefined;
@@ -94,6 +94,7 @@ export class CallSession {
     this.#conn = conn;
     this.#d = deps;
     this.#vars = variablesOf(call);
+    this.#lastAudioAt = deps.scheduler.now();
   }
 
   /** Resolves once the call has ended and its results are stored. */
@@ -141,21 +142,21 @@ export class CallSession {
       interruptionSensitivity: settings.interruption_sensitivity,
       startSpeaker: built.startSpeaker,
       ...(built.beginAfterUserSilenceMs !== undefined ? { beginAfterUserSilenceMs: built.beginAfterUserSilenceMs } : {}),
+      now: () => this.#d.scheduler.now(),
     });
     this.#pipeline = p;
     this.#recorder = new CallRecorder(path.join(this.#d.dataDir, 'recordings'), this.callId);
     this.#wire(p);
 
-    this.#silenceMs = this.#d.timings.silenceMsOverride ?? settings.end_call_after_silence_ms;
-    const maxMs = this.#d.timings.maxDurationMsOverride ?? settings.max_call_duration_ms;
-    this.#timers.push(setTimeout(() => void this.end('max_duration_reached'), maxMs));
+    const time = this.#d.scheduler;
+    this.#silenceMs = settings.end_call_after_silence_ms;
+    this.#timers.push(time.setTimeout(() => void this.end('max_duration_reached'), settings.max_call_duration_ms));
     this.#armSilence();
-    const watchdog = setInterval(() => {
-      if (performance.now() - this.#lastAudioAt > this.#d.timings.audioTimeoutMs) void this.end('client_disconnected');
+    const watchdog = time.setInterval(() => {
+      if (time.now() - this.#lastAudioAt > this.#d.timings.audioTimeoutMs) void this.end('client_disconnected');
     }, Math.min(1_000, this.#d.timings.audioTimeoutMs));
-    const refresh = setInterval(() => void this.#refreshVariables(), this.#d.timings.variableRefreshMs);
+    const refresh = time.setInterval(() => void this.#refreshVariables(), this.#d.timings.variableRefreshMs);
     this.#timers.push(watchdog, refresh);
-    for (const t of this.#timers) t.unref?.();
 
     this.#conn.sendEvent({
       type: 'call_started',
@@ -164,7 +165,7 @@ export class CallSession {
       sample_rate: PROTOCOL_SAMPLE_RATE,
       agent: { agent_id: this.#call.agent_id, agent_version: this.#call.agent_version, agent_name: settings.agent_name ?? this.#call.agent_name },
     });
-    this.#lastAudioAt = performance.now();
+    this.#lastAudioAt = this.#d.scheduler.now();
     await p.start();
   }
 
@@ -213,7 +214,7 @@ export class CallSession {
   /** User audio from the client: 16-bit LE mono PCM at 16 kHz. */
   onAudio(bytes: Uint8Array): void {
     if (this.#ending || !this.#pipeline) return;
-    this.#lastAudioAt = performance.now();
+    this.#lastAudioAt = this.#d.scheduler.now();
     const pcm = bytesToSamples(bytes);
     this.#recorder?.user(pcm);
     this.#pipeline.pushAudio(pcm);
@@ -243,8 +244,8 @@ export class CallSession {
   }
 
   async #finish(reason: DisconnectionReason, closeCode: number | undefined): Promise<void> {
-    for (const t of this.#timers) clearTimeout(t);
-    if (this.#silenceTimer) clearTimeout(this.#silenceTimer);
+    for (const t of this.#timers) this.#d.scheduler.clear(t);
+    if (this.#silenceTimer) this.#d.scheduler.clear(this.#silenceTimer);
     const p = this.#pipeline;
     const elapsedMs = p?.elapsedMs() ?? 0;
     await p?.close();
@@ -302,12 +303,11 @@ export class CallSession {
   /** (Re)starts the inactivity timer; while the agent talks, it waits for the agent to finish. */
   #armSilence(): void {
     if (this.#ending) return;
-    if (this.#silenceTimer) clearTimeout(this.#silenceTimer);
-    this.#silenceTimer = setTimeout(() => {
+    if (this.#silenceTimer) this.#d.scheduler.clear(this.#silenceTimer);
+    this.#silenceTimer = this.#d.scheduler.setTimeout(() => {
       if (this.#talking) this.#armSilence();
       else void this.end('inactivity');
     }, this.#silenceMs);
-    this.#silenceTimer.unref?.();
   }
 
   /** Re-reads the call's variables, so update-call's override_dynamic_variables apply from the next turn. */
