@@ -316,7 +316,7 @@ export class CallService {
   }
 
   async #replay(accountId: string, key: string, requestHash: string, now: number): Promise<CallView | null> {
-    const existing = await this.#d.calls.findIdempotencyKey(accountId, key, this.#d.store.db);
+    const existing = await this.#d.calls.findIdempotencyKey(accountId, key);
     if (!existing || now - existing.created_at >= IDEMPOTENCY_WINDOW_MS) return null;
     if (existing.request_hash !== requestHash) throw errors.idempotencyKeyReused();
     const row = await this.#d.calls.find(accountId, existing.call_id);

@@ -219,7 +219,7 @@ export class CallRepository {
     return rows.map((row) => ({ call_status: row.call_status, count: Number(row.count) }));
   }
 
-  async findIdempotencyKey(accountId: string, key: string, db: Executor): Promise<IdempotencyKeyTable | undefined> {
+  async findIdempotencyKey(accountId: string, key: string, db: Executor = this.#db): Promise<IdempotencyKeyTable | undefined> {
     return db
       .selectFrom('idempotency_keys')
       .selectAll()
