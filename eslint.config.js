@@ -7,8 +7,9 @@
  *
  * The type-aware rules are picked one by one from typescript-eslint's recommended-type-checked set,
  * keeping those that find real faults here without a flood of noise. Left out on purpose:
- * - the no-unsafe-* family and no-explicit-any: over a thousand reports, nearly all tests reading
- *   `await response.json()`; `strict` tsc already keeps `any` out of the code paths that matter.
+ * - the no-unsafe-* family and no-explicit-any: nearly a thousand reports, 95 % of them tests reading
+ *   JSON bodies typed `any`; the 20 in src/ are the migrations' `Kysely<any>`, one view and the
+ *   demo's API proxy.
  * - require-await: flags async methods that implement a Promise-returning interface and Fastify's
  *   async plugins; "fixing" them would turn rejected promises into synchronous throws.
  * - unbound-method: its reports here are Kysely's destructured expression builder and static
