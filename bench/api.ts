@@ -43,7 +43,7 @@ async function json(url: string, method: string, key: string, body?: unknown) {
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${await response.text()}`);
-  return response.json() as Promise<any>;
+  return response.json();
 }
 
 /** Starts a server on `store` with an account, a flow agent and 100 calls; returns its two targets. */

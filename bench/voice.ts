@@ -101,7 +101,7 @@ async function startServed(kind: 'fake' | 'embedded'): Promise<Served> {
   const info = await new Promise<{ baseUrl: string; apiKey: string; agentId: string }>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error('bench server did not start')), 30_000);
-    child.stdout!.on('data', (c: Buffer) => {
+    child.stdout.on('data', (c: Buffer) => {
       out += c.toString();
       const line = out.split('\n').find((l) => l.startsWith('{'));
       if (line) {

@@ -1,6 +1,7 @@
 import path from 'node:path';
-import { type WebhookConfig, readWebhookConfig } from '../webhooks/webhook.config.ts';
-import { type MediaConfig, readMediaConfig } from '../media/media.config.ts';
+import { type Env, EnvReader } from './env-reader.ts';
+import { type MediaConfig, readMediaConfig } from './media.config.ts';
+import { type WebhookConfig, readWebhookConfig } from './webhook.config.ts';
 
 /** The service's whole configuration, parsed once at start-up from the environment. */
 export interface Config {
@@ -32,7 +33,7 @@ export interface Config {
   readonly demoApiKey: string | null;
   /** Webhook delivery: secret keys, SSRF allow-list, timeouts, retry schedule, worker (WEBHOOK_*). */
   readonly webhooks: WebhookConfig;
-  /** Speech and language engines: LLM_*, STT_*, TTS_*, VAD_PROVIDER (see src/media/media.config.ts). */
+  /** Speech and language engines: LLM_*, STT_*, TTS_*, VAD_PROVIDER (see src/config/media.config.ts). */
   readonly media: MediaConfig;
 }
 
@@ -44,8 +45,6 @@ export class ConfigError extends Error {
     this.problems = problems;
   }
 }
-
-type Env = Record<string, string | undefined>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -85,73 +84,4 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
-}
-
-/** Reads typed values from the environment, collecting every problem instead of stopping at the first. */
-export class EnvReader {
-  readonly #env: Env;
-  readonly #problems: string[];
-  constructor(env: Env, problems: string[]) {
-    this.#env = env;
-    this.#problems = problems;
-  }
-
-  optional(name: string): string | null {
-    const value = this.#env[name];
-    return value === undefined || value === '' ? null : value;
-  }
-
-  string(name: string, fallback: string): string {
-    return this.optional(name) ?? fallback;
-  }
-
-  integer(name: string, fallback: number, min: number, max: number): number {
-    const raw = this.optional(name);
-    if (raw === null) return fallback;
-    const value = Number(raw);
-    if (!/^-?\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < min || value > max) {
-      this.#problems.push(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
-      return fallback;
-    }
-    return value;
-  }
-
-  boolean(name: string, fallback: boolean): boolean {
-    const raw = this.optional(name);
-    if (raw === null) return fallback;
-    if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
-    if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
-    this.#problems.push(`${name} must be true or false (got "${raw}")`);
-    return fallback;
-  }
-
-  oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
-    const raw = this.optional(name);
-    if (raw === null) return fallback;
-    if ((allowed as readonly string[]).includes(raw)) return raw as T;
-    this.#problems.push(`${name} must be one of ${allowed.join(', ')} (got "${raw}")`);
-    return fallback;
-  }
-
-  url(name: string, fallback: string): string {
-    const raw = this.optional(name);
-    if (raw === null) return fallback;
-    try {
-      const url = new URL(raw);
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('scheme');
-      return raw.replace(/\/+$/, '');
-    } catch {
-      this.#problems.push(`${name} must be an absolute http(s) URL (got "${raw}")`);
-      return fallback;
-    }
-  }
-
-  list(name: string): string[] {
-    const raw = this.optional(name);
-    if (raw === null) return [];
-    return raw
-      .split(',')
-      .map((item) => item.trim())
-      .filter((item) => item.length > 0);
-  }
 }

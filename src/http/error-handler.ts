@@ -86,7 +86,7 @@ function describeValidation(error: FastifyError): string {
   const first = mostSpecific(error.validation ?? []);
   if (!first) return 'Invalid request format.';
   const where = `${error.validationContext ?? 'body'}${first.instancePath ?? ''}`;
-  const params = first.params as Record<string, unknown>;
+  const params = first.params;
   if (first.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
     return `${where} has an unknown field: ${params.additionalProperty}`;
   }

@@ -83,7 +83,7 @@ for (const kind of STORES) {
         ['POST', '/v2/create-web-call', { agent_id: 'agent_\u0000' }],
       ];
       for (const [method, url, body] of cases) {
-        const res = await h.request({ method: method as 'POST', url, key, body });
+        const res = await h.request({ method, url, key, body });
         check(`${method} ${url} ${JSON.stringify(body).slice(0, 80)}`, res);
         assert.equal(res.status, 400, `${method} ${url} ${JSON.stringify(body)}`);
       }

@@ -61,7 +61,7 @@ export async function startHarness(storeName: StoreName, env: Record<string, str
         allHeaders['content-type'] ??= 'application/json';
       }
       const response = await app.inject({ method, url, headers: allHeaders, payload });
-      let json: unknown = undefined;
+      let json: unknown;
       try {
         json = response.body.length > 0 ? JSON.parse(response.body) : undefined;
       } catch {

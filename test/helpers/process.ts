@@ -21,12 +21,12 @@ export async function startServer(env: Record<string, string>, timeoutMs = 20_00
   });
   const lines: string[] = [];
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   let buffered = '';
   let listening: string | undefined;
   const baseUrl = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), timeoutMs);
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       buffered += chunk.toString();
       let newline: number;
       while ((newline = buffered.indexOf('\n')) >= 0) {

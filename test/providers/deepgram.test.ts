@@ -26,7 +26,7 @@ async function fakeDeepgram(words: string[]) {
         }
         return;
       }
-      const m = JSON.parse(String(data)) as { type: string };
+      const m = JSON.parse((data as Buffer).toString('utf8')) as { type: string };
       if (m.type === 'Finalize') {
         seen.finalizes++;
         ws.send(JSON.stringify({ type: 'Results', is_final: true, speech_final: true, from_finalize: true, channel: { alternatives: [{ transcript: '' }] } }));

@@ -8,13 +8,19 @@ import { OpenAiSpeechTts } from '../../src/providers/openai/speech.tts.ts';
 import { ProviderError } from '../../src/providers/errors.ts';
 import { decodeWav, encodeWav } from '../../src/providers/audio/wav.ts';
 
-type Handler = (req: IncomingMessage, body: Buffer, res: ServerResponse) => void;
+type Handler = (req: IncomingMessage, body: Buffer, res: ServerResponse) => void | Promise<void>;
 
 async function server(handler: Handler): Promise<{ baseUrl: string; close: () => Promise<void> }> {
   const s = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => handler(req, Buffer.concat(chunks), res));
+    req.on('end', () => {
+      // An async handler that fails answers 500 with its error, so the test fails on what the client saw.
+      Promise.resolve(handler(req, Buffer.concat(chunks), res)).catch((error: unknown) => {
+        if (res.headersSent) res.destroy();
+        else res.writeHead(500, { 'content-type': 'text/plain' }).end(String(error));
+      });
+    });
   });
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
   const { port } = s.address() as AddressInfo;

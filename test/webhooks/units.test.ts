@@ -5,7 +5,7 @@ import { parseRetryAfter } from '../../src/webhooks/http-client.ts';
 import { retryDelayMs } from '../../src/webhooks/retry-schedule.ts';
 import { SecretBox } from '../../src/lib/secret-box.ts';
 import { serviceSignature } from '../../src/webhooks/signer.ts';
-import { parseDurationMs } from '../../src/webhooks/webhook.config.ts';
+import { parseDurationMs } from '../../src/config/webhook.config.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';

@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises';
+import type { OutgoingHttpHeaders } from 'node:http';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from '@sinclair/typebox';
@@ -112,7 +113,7 @@ DEMO_API_KEY=sb_... npm start</pre>
 }
 
 /** A request the demo makes to the API as the operator. */
-type OperatorRequest = (method: 'GET' | 'POST', url: string, body?: unknown) => Promise<{ status: number; json: any; raw: Buffer; headers: Record<string, unknown> }>;
+type OperatorRequest = (method: 'GET' | 'POST', url: string, body?: unknown) => Promise<{ status: number; json: any; raw: Buffer; headers: OutgoingHttpHeaders }>;
 
 function demoApiRoutes(demoApiKey: string | null, root: FastifyInstance): FastifyPluginAsyncTypebox {
   return async (app) => {

@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import type { EnvReader } from '../config/config.ts';
+import type { EnvReader } from './env-reader.ts';
 
 /** Webhook delivery settings, read once with the rest of the config. */
 export interface WebhookConfig {

@@ -1,4 +1,4 @@
-import type { EnvReader } from '../config/config.ts';
+import type { EnvReader } from './env-reader.ts';
 import type { ProviderOptions } from '../providers/registry.ts';
 
 /**

@@ -1,0 +1,146 @@
+/**
+ * Import boundaries, checked by `npm run lint` (scripts/lint.ts). Arrows run one way:
+ *
+ *   lib <- domain <- storage <- services <- http / webhooks / media;  providers <- voice <- media
+ *   protocol <- anything;  config (values) <- composition roots;  browser code -> protocol only
+ *
+ * The composition roots (src/main.ts, src/runtime.ts, src/app.ts, src/index.ts, src/cli/) may
+ * import anything, so no rule starts from them.
+ *
+ * Type-only imports count (tsPreCompilationDeps): a type import couples layers as much as a value
+ * import does, and a cycle through types is still a cycle. The few places where only a type may
+ * cross are said so below. The browser bundle itself (value imports only) is checked by
+ * .dependency-cruiser.browser.cjs.
+ *
+ * test/lint/boundaries.test.ts proves that each rule fires.
+ */
+
+/** Folders of src/ that a layer may import, besides itself and src/protocol/. */
+const MAY_IMPORT = {
+  lib: [],
+  domain: ['lib'],
+  storage: ['lib', 'domain'],
+  services: ['lib', 'domain', 'storage'],
+  http: ['lib', 'domain', 'storage', 'services', 'config'],
+  webhooks: ['lib', 'domain', 'storage', 'services', 'config'],
+  media: ['lib', 'domain', 'storage', 'services', 'providers', 'voice', 'config'],
+  providers: ['lib'],
+  voice: ['lib', 'domain', 'providers'],
+  config: ['lib', 'domain', 'providers', 'webhooks'],
+  client: ['lib', 'providers/audio'],
+};
+
+/** Of the above, the folders from which a layer may import types only. */
+const TYPES_ONLY = {
+  http: ['config'],
+  webhooks: ['config'],
+  media: ['storage', 'config'],
+  config: ['providers', 'webhooks'],
+};
+
+const WHY = {
+  lib: 'lib/ holds generic helpers and imports nothing else in src/.',
+  domain: 'domain/ is pure types and rules: it may import lib/ only.',
+  storage: 'storage/ may import lib/ and domain/ only.',
+  services: 'services/ are use cases: lib/, domain/ and storage/ only, never http, media, voice, webhooks or providers.',
+  http: 'http/ is the thin edge over services: never media/, voice/, webhooks/ or providers/ (app.ts wires the media transport).',
+  webhooks: 'webhooks/ delivers the outbox: never http/, media/, voice/ or providers/.',
+  media: 'media/ joins the transport, the voice pipeline and the services: never http/ or webhooks/.',
+  providers: 'providers/ are engines behind interfaces: lib/ only.',
+  voice: 'voice/ is the pipeline with no I/O of its own: providers/, domain/ and lib/ only.',
+  config: 'config/ reads the environment: lib/ and domain/, and the option types of the parts it configures.',
+  client: 'src/client/ is the Node media client: the protocol and lib/ and the audio helpers, never server layers.',
+};
+
+const layerRules = Object.entries(MAY_IMPORT).map(([layer, allowed]) => ({
+  name: `layer-${layer}`,
+  severity: 'error',
+  comment: WHY[layer],
+  from: { path: `^src/${layer}/` },
+  to: { path: '^src/', pathNot: [`^src/${layer}/`, '^src/protocol/', ...allowed.map((dir) => `^src/${dir}/`)] },
+}));
+
+const typeOnlyRules = Object.entries(TYPES_ONLY).map(([layer, dirs]) => ({
+  name: `layer-${layer}-types-only`,
+  severity: 'error',
+  comment: `${layer}/ may import only types from ${dirs.join(', ')}/ (values there belong to the composition root).`,
+  from: { path: `^src/${layer}/` },
+  to: { path: dirs.map((dir) => `^src/${dir}/`), dependencyTypesNot: ['type-only'] },
+}));
+
+const BROWSER = '^(packages/web-sdk/src|web)/';
+const NPM = ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-bundled', 'npm-no-pkg', 'npm-unknown'];
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'A cycle, type-only ones included: split the shared part out into the lower layer.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'not-to-unresolvable',
+      severity: 'error',
+      comment: 'An import that resolves to no file: a typo, or a package missing from package.json.',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+    ...layerRules,
+    ...typeOnlyRules,
+    {
+      name: 'protocol-is-a-leaf',
+      severity: 'error',
+      comment: 'src/protocol/ is the media protocol every side shares: it imports nothing else in src/.',
+      from: { path: '^src/protocol/' },
+      to: { path: '^(src|test|bench|scripts|web|packages)/', pathNot: '^src/protocol/' },
+    },
+    {
+      name: 'protocol-only-typebox',
+      severity: 'error',
+      comment: 'src/protocol/ reaches the browser: its only package is @sinclair/typebox, and no node: builtin.',
+      from: { path: '^src/protocol/' },
+      to: { dependencyTypes: [...NPM, 'core'], pathNot: 'node_modules/@sinclair/typebox/' },
+    },
+    {
+      name: 'server-not-to-tools',
+      severity: 'error',
+      comment: 'src/ does not import tests, benchmarks, scripts or browser code.',
+      from: { path: '^src/' },
+      to: { path: '^(test|bench|scripts|web|packages)/' },
+    },
+    {
+      name: 'server-not-to-dev-dependencies',
+      severity: 'error',
+      comment: 'src/ runs with production dependencies only (types from devDependencies are fine).',
+      from: { path: '^src/' },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'browser-not-to-server',
+      severity: 'error',
+      comment: 'Browser code (web SDK, web pages) imports nothing from src/ but src/protocol/.',
+      from: { path: BROWSER },
+      to: { path: '^(src|test|bench|scripts)/', pathNot: '^src/protocol/' },
+    },
+    {
+      name: 'browser-not-to-node-builtins',
+      severity: 'error',
+      comment: 'Browser code never imports a node: builtin.',
+      from: { path: BROWSER },
+      to: { dependencyTypes: ['core'] },
+    },
+  ],
+  options: {
+    // Unanchored: a symlinked node_modules (test/lint/boundaries.test.ts) resolves to a path outside the tree.
+    doNotFollow: { path: 'node_modules/' },
+    tsPreCompilationDeps: true,
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
+  },
+};
