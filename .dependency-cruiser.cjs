@@ -121,9 +121,21 @@ module.exports = {
     {
       name: 'browser-not-to-server',
       severity: 'error',
-      comment: 'Browser code (web SDK, web pages) imports nothing from src/ but src/protocol/.',
+      comment: 'Browser code (web SDK, web pages) imports values from nothing in src/ but src/protocol/.',
       from: { path: BROWSER },
-      to: { path: '^(src|test|bench|scripts)/', pathNot: '^src/protocol/' },
+      to: { path: '^(src|test|bench|scripts)/', pathNot: '^src/protocol/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'browser-types-from-api-shapes',
+      severity: 'error',
+      comment:
+        "Browser code may import the API's own types (type-only, erased from the bundles) from the domain and the API's schema and view modules, nothing else of the server.",
+      from: { path: BROWSER },
+      to: {
+        path: '^src/',
+        pathNot: '^src/(protocol/|domain/|http/schemas/|services/[^/]+[.](view|schemas)[.]ts$)',
+        dependencyTypes: ['type-only'],
+      },
     },
     {
       name: 'browser-not-to-node-builtins',

@@ -26,10 +26,11 @@ export const BODY_LIMIT_BYTES = 1_048_576;
 
 /** Builds the HTTP app without listening, so tests can `inject()` requests. */
 export async function buildApp(runtime: Runtime, options: AppOptions = {}): Promise<FastifyInstance> {
+  // The process's one root logger (src/lib/logger.ts): request logs are its children. Typed as
+  // Fastify's logger interface, which pino implements, so routes keep Fastify's default types.
+  const logger: FastifyBaseLogger = runtime.logger.child({ component: 'http' });
   const app = Fastify({
-    // The process's one root logger (src/lib/logger.ts): request logs are its children.
-    // (Typed as Fastify's logger interface, which pino implements, so routes keep Fastify's default types.)
-    loggerInstance: runtime.logger.child({ component: 'http' }) as FastifyBaseLogger,
+    loggerInstance: logger,
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -82,7 +83,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   });
 
   // WebSocket GET /v2/web-call (docs/media-protocol.md); closing the app ends calls in progress.
-  attachWebCallTransport(app as unknown as FastifyInstance, runtime.media.sessions);
+  attachWebCallTransport(app, runtime.media.sessions);
 
-  return app as unknown as FastifyInstance;
+  return app;
 }

@@ -16,6 +16,7 @@ import { ServerMessage, type ClientMessage, type TranscriptEntry } from '../prot
 import { webCallUrl } from '../protocol/web-call-url.ts';
 // A leaf module with no server imports: the client stays usable on its own.
 import { decodeWav, encodeWav, toMono } from '../providers/audio/wav.ts';
+import { wsDataToBuffer } from '../lib/ws-data.ts';
 
 export { PROTOCOL_VERSION, webCallUrl };
 /** The protocol's audio rate, Hz: what `play` takes and `agentPcm` returns (PROTOCOL_SAMPLE_RATE). */
@@ -163,7 +164,7 @@ export class WebCallClient {
           return;
         }
         if (binary) return;
-        const read = readEvent(data.toString('utf8'), performance.now() - t0);
+        const read = readEvent(wsDataToBuffer(data).toString('utf8'), performance.now() - t0);
         if (!('event' in read)) {
           first.unknown.push(read.stray);
           return;

@@ -24,7 +24,7 @@ class TrackWriter {
   #chain: Promise<void> = Promise.resolve();
   #pendingBytes = 0;
   dropped = 0;
-  #failed: unknown;
+  #failed: Error | undefined;
 
   constructor(file: string) {
     this.file = file;
@@ -76,7 +76,7 @@ class TrackWriter {
       try {
         if (this.#failed === undefined) await fsp.appendFile(this.file, bytes);
       } catch (e) {
-        this.#failed = e;
+        this.#failed = e instanceof Error ? e : new Error(String(e));
       } finally {
         this.#pendingBytes -= bytes.byteLength;
       }

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Logger } from '../lib/logger.ts';
+import { wsDataToBuffer } from '../lib/ws-data.ts';
 import type { CallConnection, CallSession } from './call-session.ts';
 import { JoinRefused, type SessionRegistry } from './session-registry.ts';
 import { JOIN_TIMEOUT_MS, REFUSALS, WEB_CALL_PATH, type RefusalCode } from '../protocol/media.constants.ts';
@@ -120,7 +121,7 @@ class WsConnection implements CallConnection {
   firstMessage(timeoutMs: number): Promise<{ data: Buffer; binary: boolean } | 'timeout' | 'closed'> {
     return new Promise((resolve) => {
       const timer = setTimeout(() => finish('timeout'), timeoutMs);
-      const onMessage = (data: RawData, binary: boolean) => finish({ data: toBuffer(data), binary });
+      const onMessage = (data: RawData, binary: boolean) => finish({ data: wsDataToBuffer(data), binary });
       const onClose = () => finish('closed');
       const finish = (v: { data: Buffer; binary: boolean } | 'timeout' | 'closed') => {
         clearTimeout(timer);
@@ -141,7 +142,7 @@ class WsConnection implements CallConnection {
       return;
     }
     this.#ws.on('message', (data, binary) => {
-      const buf = toBuffer(data);
+      const buf = wsDataToBuffer(data);
       if (binary) {
         session.onAudio(buf);
         return;
@@ -199,10 +200,4 @@ class WsConnection implements CallConnection {
     this.#ws.close(code, reason.slice(0, 120));
     setTimeout(() => this.#ws.terminate(), CLOSE_GRACE_MS).unref();
   }
-}
-
-function toBuffer(data: RawData): Buffer {
-  if (Buffer.isBuffer(data)) return data;
-  if (Array.isArray(data)) return Buffer.concat(data);
-  return Buffer.from(data);
 }

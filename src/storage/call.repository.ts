@@ -26,7 +26,7 @@ void CALL_COLUMNS_COMPLETE;
 const INSERT_BATCH_MAX = 32;
 
 /** The JSON fields of a call, stored as TEXT. */
-const JSON_FIELDS = new Set<keyof Call>([
+const JSON_FIELDS: ReadonlySet<string> = new Set<keyof Call>([
   'metadata', 'agent_override', 'service_llm_dynamic_variables', 'override_dynamic_variables', 'custom_attributes',
   'transcript_object', 'call_analysis', 'latency',
 ]);
@@ -64,9 +64,9 @@ function encodeCall(call: Call): CallRow {
 function encodeChanges(changes: CallChanges): Updateable<CallRow> {
   const columns: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(changes)) {
-    if (value !== undefined) columns[field] = JSON_FIELDS.has(field as keyof Call) ? encodeJsonOrNull(value) : value;
+    if (value !== undefined) columns[field] = JSON_FIELDS.has(field) ? encodeJsonOrNull(value) : value;
   }
-  return columns as Updateable<CallRow>;
+  return columns;
 }
 
 export interface CallListQuery {

@@ -10,7 +10,7 @@ export type JsonText<T> = string & { readonly [decodesTo]?: T };
 
 /** Encodes a value for a JSON column. */
 export function encodeJson<T>(value: T): JsonText<T> {
-  return JSON.stringify(value) as JsonText<T>;
+  return JSON.stringify(value);
 }
 
 /** Encodes a value for a nullable JSON column: null and undefined become SQL NULL. */

@@ -7,7 +7,9 @@ import { SqliteCheckpointer } from './sqlite-checkpointer.ts';
 import type { Database } from './schema.ts';
 import { migrateToLatest } from './migrations/index.ts';
 
-export type Dialect = 'sqlite' | 'postgres';
+import type { Dialect } from './dialect.ts';
+
+export type { Dialect };
 
 /**
  * A query handle: the store's own, or an open transaction's. Repositories take one as their last

@@ -45,7 +45,7 @@ export class DestinationPolicy {
   ): void => {
     dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, '');
-      const list = addresses as LookupAddress[];
+      const list = addresses;
       for (const entry of list) {
         const reason = this.refusal(entry.address);
         if (reason) return callback(refusedError(`${hostname} resolves to ${reason}`), '');

@@ -120,7 +120,7 @@ describe('dashboard', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 180_000 }, () =
     await page.click('a[data-nav="flows"]');
     await page.waitForSelector('#resources tbody tr');
     await page.click('#resources tbody tr');
-    await page.waitForFunction(() => (document.querySelector('#json-editor') as HTMLTextAreaElement | null)?.value.includes('start_node_id'));
+    await page.waitForFunction(() => document.querySelector<HTMLTextAreaElement>('#json-editor')?.value.includes('start_node_id'));
     await screenshot(page, 'dashboard-flow');
     await page.click('a[data-nav="llms"]');
     await page.waitForSelector('main h1');

@@ -14,6 +14,7 @@ import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { wsDataToBuffer } from '../../src/lib/ws-data.ts';
 import type { ServerMessage } from '../../src/protocol/media.messages.ts';
 
 const RATE = 16_000;
@@ -144,7 +145,7 @@ export async function startFakeMediaServer(distDir: string): Promise<FakeMediaSe
       }
       let message: Record<string, unknown>;
       try {
-        message = JSON.parse(String(data));
+        message = JSON.parse(wsDataToBuffer(data).toString('utf8'));
       } catch {
         reply(socket, { type: 'error', code: 'bad_message', message: 'Not JSON.' });
         return;

@@ -46,6 +46,7 @@ const files: Record<string, string> = {
   'src/lib/cycle-a.ts': "import type { B } from './cycle-b.ts';\nexport type A = { b?: B };\n",
   'src/lib/cycle-b.ts': "import type { A } from './cycle-a.ts';\nexport type B = { a?: A };\n",
   'web/page.ts': "import type { Shape } from '../src/services/leaf.ts';\nexport type Page = Shape;\n",
+  'web/domain-value.ts': "import { value } from '../src/domain/leaf.ts';\nexport const page = value;\n",
   'packages/web-sdk/src/node.ts': "import { EventEmitter } from 'node:events';\nexport const emitter = new EventEmitter();\n",
   'web/schema-value.ts': "import { Hello } from '../src/protocol/schema.ts';\nexport const hello = Hello;\n",
 
@@ -61,6 +62,8 @@ const files: Record<string, string> = {
   'src/main.ts': "import { value as h } from './http/leaf.ts';\nimport { value as m } from './media/leaf.ts';\nimport { value as c } from './config/leaf.ts';\nexport const ok = h + m + c;\n",
   'src/cli/main.ts': "import { value as c } from '../client/leaf.ts';\nimport { value as s } from '../storage/leaf.ts';\nexport const ok = c + s;\n",
   'web/ok.ts': "import type { Hello } from '../src/protocol/schema.ts';\nimport { value } from '../src/protocol/leaf.ts';\nexport const ok: Hello = { n: value };\n",
+  'src/services/thing.view.ts': LEAF,
+  'web/api-types.ts': "import type { Shape } from '../src/services/thing.view.ts';\nimport type { Shape as D } from '../src/domain/leaf.ts';\nexport type Api = Shape | D;\n",
 };
 
 /** What must be reported: rule, from, to. */
@@ -85,11 +88,13 @@ const EXPECTED = [
   'server-not-to-dev-dependencies src/lib/dev.ts -> playwright-core',
   'not-to-unresolvable src/lib/missing.ts -> ./nowhere.ts',
   'no-circular src/lib/cycle-a.ts -> src/lib/cycle-b.ts',
-  'browser-not-to-server web/page.ts -> src/services/leaf.ts',
+  'browser-types-from-api-shapes web/page.ts -> src/services/leaf.ts',
+  'browser-not-to-server web/domain-value.ts -> src/domain/leaf.ts',
   'browser-not-to-node-builtins packages/web-sdk/src/node.ts -> events',
 ];
 
 const EXPECTED_BROWSER = [
+  'browser-bundle-stays-browser web/domain-value.ts -> src/domain/leaf.ts',
   'browser-bundle-stays-browser web/schema-value.ts -> @sinclair/typebox',
   'browser-bundle-stays-browser packages/web-sdk/src/node.ts -> events',
 ];

@@ -11,6 +11,7 @@ import { WebCallClient } from '../../src/client/web-call-client.ts';
 import { ServerMessage } from '../../src/protocol/media.messages.ts';
 import { webCallUrl } from '../../src/protocol/web-call-url.ts';
 import { concat, fakeProviders, silence, startMediaServer, tone } from './helpers.ts';
+import { wsDataToBuffer } from '../../src/lib/ws-data.ts';
 
 const LONG = 'Let me tell you about every one of our plans, one by one, in great detail. '.repeat(3).trim();
 const flow = {
@@ -28,7 +29,7 @@ const flow = {
 function rawMessages(ws: WebSocket): Promise<unknown[]> {
   const seen: unknown[] = [];
   ws.on('message', (data, binary) => {
-    if (!binary) seen.push(JSON.parse(data.toString('utf8')));
+    if (!binary) seen.push(JSON.parse(wsDataToBuffer(data).toString('utf8')));
   });
   return new Promise((resolve) => ws.on('close', () => resolve(seen)));
 }

@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { WebCallClient, JoinError } from '../../src/client/web-call-client.ts';
 import { STORES } from '../helpers/stores.ts';
 import { type MediaServer, concat, eventually, fakeProviders, silence, startMediaServer, tone } from './helpers.ts';
+import { wsDataToBuffer } from '../../src/lib/ws-data.ts';
 
 const salesFlow = {
   start_node_id: 'greet',
@@ -288,7 +289,7 @@ async function rawJoin(baseUrl: string, first: string): Promise<{ code: string; 
   const ws = new WebSocket(`${baseUrl.replace('http', 'ws')}/v2/web-call`);
   let code = '';
   ws.on('open', () => ws.send(first));
-  ws.on('message', (d) => (code = JSON.parse(d.toString()).code));
+  ws.on('message', (d) => (code = JSON.parse(wsDataToBuffer(d).toString('utf8')).code));
   const closeCode = await new Promise<number>((r) => ws.on('close', (c) => r(c)));
   return { code, closeCode };
 }

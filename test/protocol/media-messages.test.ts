@@ -39,7 +39,7 @@ const SERVER_EXAMPLES: ServerMessage[] = [
 
 /** Every schema's default message plus the hand-made ones. */
 function serverExamples(): ServerMessage[] {
-  const created = ServerMessage.anyOf.map((schema) => Value.Create(schema) as ServerMessage);
+  const created = ServerMessage.anyOf.map((schema): ServerMessage => Value.Create(schema));
   return [...created, ...SERVER_EXAMPLES];
 }
 
@@ -123,7 +123,7 @@ describe('client messages: the server parser against the schemas', () => {
 
   test('every valid hangup and ping is accepted, the ping with its id', () => {
     const examples: ClientMessage[] = [{ type: 'hangup' }, { type: 'ping' }, { type: 'ping', id: 7 }, { type: 'ping', id: 'abc' }, { type: 'ping', id: null }];
-    const created = ClientMessage.anyOf.filter((s) => s.properties.type.const !== 'join').map((s) => Value.Create(s) as ClientMessage);
+    const created = ClientMessage.anyOf.filter((s) => s.properties.type.const !== 'join').map((s): ClientMessage => Value.Create(s));
     for (const message of [...examples, ...created]) {
       assert.ok(Value.Check(ClientMessage, message), JSON.stringify(message));
       const parsed = parseClientMessage(JSON.stringify(message));

@@ -43,7 +43,7 @@ function SignIn({ onSignedIn }: { onSignedIn: (key: string) => void }) {
   return (
     <main class="narrow">
       <h1>Switchboard dashboard</h1>
-      <form class="card" onSubmit={submit} id="sign-in">
+      <form class="card" onSubmit={(e) => void submit(e)} id="sign-in">
         <p>Sign in with an API key (<code>npm run -s cli -- keys create</code>). It is kept in this tab's memory only: reloading the page signs you out.</p>
         <div class="row">
           <input id="api-key" type="password" autocomplete="off" placeholder="sb_..." size={56} value={key} onInput={(e) => setKey((e.target as HTMLInputElement).value)} required />

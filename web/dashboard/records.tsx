@@ -27,7 +27,7 @@ function usePaged<T>(api: Api, path: string, field: string) {
     }
   };
   useEffect(() => void load(null), [path]);
-  return { ...page, error, loading, more: () => load(page.next) };
+  return { ...page, error, loading, more: () => void load(page.next) };
 }
 
 interface Lead {

@@ -151,7 +151,7 @@ export function ResourcePage({ api, kind, id }: { api: Api; kind: Kind; id: stri
         <Card title={isNew ? 'Definition' : kind.route === 'agents' ? 'Latest version (saving makes a new version)' : 'Definition'}>
           <textarea class="json" id="json-editor" spellcheck={false} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
           <div class="row">
-            <button id="save" onClick={save}>{isNew ? 'Create' : 'Save'}</button>
+            <button id="save" onClick={() => void save()}>{isNew ? 'Create' : 'Save'}</button>
             {!isNew && item.data && <button class="secondary" onClick={() => setText(editable(kind, item.data!))}>Revert</button>}
           </div>
           <ErrorBox error={error} id="editor-error" />

@@ -86,7 +86,7 @@ export function WebhooksPage({ api }: { api: Api }) {
     <main>
       <h1>Webhooks</h1>
       <Card title="Add a webhook" id="webhook-create">
-        <form onSubmit={create}>
+        <form onSubmit={(e) => void create(e)}>
           <div class="row">
             <input id="webhook-url" type="url" placeholder="https://example.com/hooks/switchboard" size={50} required value={url}
               onInput={(e) => setUrl((e.target as HTMLInputElement).value)} />
@@ -126,7 +126,7 @@ export function WebhooksPage({ api }: { api: Api }) {
                   <td>
                     {confirming === w.id ? (
                       <span class="row">
-                        <button class="danger" data-action="confirm-delete" onClick={() => remove(w.id)}>Confirm delete</button>
+                        <button class="danger" data-action="confirm-delete" onClick={() => void remove(w.id)}>Confirm delete</button>
                         <button class="secondary" onClick={() => setConfirming(null)}>Cancel</button>
                       </span>
                     ) : (

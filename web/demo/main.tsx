@@ -152,8 +152,8 @@ function Demo() {
               <option key={a.agent_id} value={a.agent_id}>{a.agent_name ?? a.agent_id} (v{a.version})</option>
             ))}
           </select>
-          {!inCall && <button id="start" disabled={!agentId} onClick={start}>Start call</button>}
-          {inCall && <button id="hangup" class="danger" disabled={phase !== 'in_call'} onClick={hangUp}>Hang up</button>}
+          {!inCall && <button id="start" disabled={!agentId} onClick={() => void start()}>Start call</button>}
+          {inCall && <button id="hangup" class="danger" disabled={phase !== 'in_call'} onClick={() => void hangUp()}>Hang up</button>}
           {phase === 'in_call' && <button id="mute" class="secondary" onClick={toggleMute}>{muted ? 'Unmute' : 'Mute'}</button>}
         </div>
         {agents && agents.length === 0 && <p class="muted">The operator's account has no agents yet: create one with the API, then reload.</p>}

@@ -42,9 +42,9 @@ const READERS: { [K in ServerMessageType]: (m: Json) => Extract<ServerMessage, {
       },
     };
   },
-  agent_start_talking: (m) => ({ type: 'agent_start_talking', utterance_id: String(m.utterance_id ?? '') }),
-  agent_stop_talking: (m) => ({ type: 'agent_stop_talking', utterance_id: String(m.utterance_id ?? ''), cut_off: m.cut_off === true }),
-  clear: (m) => ({ type: 'clear', utterance_id: String(m.utterance_id ?? '') }),
+  agent_start_talking: (m) => ({ type: 'agent_start_talking', utterance_id: isString(m.utterance_id) ? m.utterance_id : '' }),
+  agent_stop_talking: (m) => ({ type: 'agent_stop_talking', utterance_id: isString(m.utterance_id) ? m.utterance_id : '', cut_off: m.cut_off === true }),
+  clear: (m) => ({ type: 'clear', utterance_id: isString(m.utterance_id) ? m.utterance_id : '' }),
   update: (m) => {
     if (!Array.isArray(m.transcript)) return null;
     const transcript: TranscriptEntry[] = [];

@@ -1,4 +1,5 @@
 import WebSocket from 'ws';
+import { wsDataToBuffer } from '../../lib/ws-data.ts';
 import type { SttProvider, SttResult, SttStream } from '../stt.ts';
 import { ProviderError } from '../errors.ts';
 
@@ -83,7 +84,7 @@ class DeepgramStream implements SttStream {
       if (isBinary) return;
       let m: ResultsMessage;
       try {
-        m = JSON.parse(String(data)) as ResultsMessage;
+        m = JSON.parse(wsDataToBuffer(data).toString('utf8')) as ResultsMessage;
       } catch {
         return;
       }

@@ -31,7 +31,7 @@ async function run(job: Job): Promise<ArrayBuffer> {
   const file = join(dir, `${job.id}.wav`);
   const wav = readFileSync(file);
   rmSync(file, { force: true });
-  return wav.buffer.slice(wav.byteOffset, wav.byteOffset + wav.byteLength) as ArrayBuffer;
+  return wav.buffer.slice(wav.byteOffset, wav.byteOffset + wav.byteLength);
 }
 
 parentPort?.on('message', (job: Job | 'close') => {

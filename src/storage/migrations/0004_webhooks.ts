@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
-import type { Dialect } from '../store.ts';
+import type { Dialect } from '../dialect.ts';
 
 /** Leads, tickets, webhooks, the event outbox and its deliveries and attempts. */
 export const webhooks = (dialect: Dialect): Migration => ({

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
-import type { Dialect } from '../store.ts';
+import type { Dialect } from '../dialect.ts';
 import { foundation } from './0001_foundation.ts';
 import { agents } from './0002_agents.ts';
 import { calls } from './0003_calls.ts';
