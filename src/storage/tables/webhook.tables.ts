@@ -1,4 +1,7 @@
 import type { Generated } from 'kysely';
+import type { LeadCustomFields } from '../../domain/lead.ts';
+import type { TicketPriority, TicketStatus } from '../../domain/ticket.ts';
+import type { JsonText } from '../json-column.ts';
 
 /** Tables of webhooks, their events and deliveries, and of leads and tickets (migration 0004). */
 
@@ -13,7 +16,7 @@ export interface LeadTable {
   email: string | null;
   notes: string | null;
   /** JSON object of string, number or boolean values. */
-  custom_fields: string | null;
+  custom_fields: JsonText<LeadCustomFields> | null;
   /** The call whose conversation created it, if any. */
   call_id: string | null;
   created_at: number;
@@ -25,8 +28,8 @@ export interface TicketTable {
   account_id: string;
   subject: string;
   description: string;
-  priority: string;
-  status: string;
+  priority: TicketPriority;
+  status: TicketStatus;
   lead_id: number | null;
   call_id: string | null;
   created_at: number;
