@@ -1,5 +1,6 @@
 import { type Insertable, type Selectable, type Updateable, sql } from 'kysely';
 import type {
+  DeliveryLane,
   DeliveryStatus,
   DisabledReason,
   EventData,
@@ -62,8 +63,9 @@ export interface ClaimedDelivery extends Delivery {
 export interface ClaimQuery {
   /** Epoch milliseconds. */
   nowMs: number;
-  lane: Delivery['lane'];
+  lane: DeliveryLane;
   limit: number;
+  /** How long the claimed deliveries stay this worker's, in milliseconds. */
   leaseMs: number;
   owner: string;
   /** Endpoints already at their concurrency cap in this worker. */
