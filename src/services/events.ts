@@ -1,13 +1,11 @@
-import type { Kysely } from 'kysely';
-import type { Database } from '../storage/schema.ts';
+import type { EventData, EventKind } from '../domain/webhook.ts';
+import type { Executor } from '../storage/store.ts';
 
-export const EVENT_KINDS = ['lead.created', 'lead.updated', 'ticket.created', 'call.finished'] as const;
-export type EventKind = (typeof EVENT_KINDS)[number];
-
+/** Something that happened in an account, to be reported to its webhooks. */
 export interface AccountEvent {
   accountId: string;
   kind: EventKind;
-  data: Record<string, unknown>;
+  data: EventData;
   /** An extra destination for this event alone (an agent's `webhook_url` for `call.finished`). */
   agentWebhookUrl?: string | null;
 }
@@ -17,5 +15,5 @@ export interface AccountEvent {
  * (the caller's transaction) as the change that caused it, so the two commit or fail together.
  */
 export interface EventOutbox {
-  record(db: Kysely<Database>, event: AccountEvent): Promise<void>;
+  record(db: Executor, event: AccountEvent): Promise<void>;
 }

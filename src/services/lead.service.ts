@@ -1,10 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { Clock } from '../lib/clock.ts';
-import { parseJson, toJson } from '../lib/json.ts';
 import { errors } from '../domain/errors.ts';
 import { Name, Nullable, Strict, Text } from '../domain/schema-kit.ts';
-import type { LeadChanges, LeadRepository, LeadRow } from '../storage/lead.repository.ts';
+import type { Lead, LeadChanges, LeadRepository } from '../storage/lead.repository.ts';
 import type { Store } from '../storage/store.ts';
 import type { EventOutbox } from './events.ts';
 
@@ -79,7 +78,7 @@ export class LeadService {
   async createLead(accountId: string, fields: LeadCreateInput, options: { callId?: string | null } = {}): Promise<LeadView> {
     check(LeadCreateBody, fields);
     const now = this.#d.clock.now();
-    return this.#d.store.db.transaction().execute(async (trx) => {
+    return this.#d.store.transaction(async (tx) => {
       const row = await this.#d.leads.insert(
         {
           account_id: accountId,
@@ -87,15 +86,15 @@ export class LeadService {
           phone: fields.phone,
           email: fields.email ?? null,
           notes: fields.notes ?? null,
-          custom_fields: toJson(fields.custom_fields ?? {}),
+          custom_fields: fields.custom_fields ?? {},
           call_id: options.callId ?? null,
           created_at: now,
           updated_at: now,
         },
-        trx,
+        tx,
       );
       const lead = toLeadView(row);
-      await this.#d.outbox.record(trx, { accountId, kind: 'lead.created', data: { ...lead } });
+      await this.#d.outbox.record(tx, { accountId, kind: 'lead.created', data: { ...lead } });
       return lead;
     });
   }
@@ -109,8 +108,8 @@ export class LeadService {
     if (!UPDATABLE.some((field) => input[field] !== undefined)) {
       throw errors.invalidRequest(`give at least one field to change: ${UPDATABLE.join(', ')}`);
     }
-    return this.#d.store.db.transaction().execute(async (trx) => {
-      const row = await this.#d.leads.findForUpdate(accountId, input.id, trx);
+    return this.#d.store.transaction(async (tx) => {
+      const row = await this.#d.leads.findForUpdate(accountId, input.id, tx);
       if (!row) throw errors.leadNotFound(input.id);
       const before = toLeadView(row);
       const changed: string[] = [];
@@ -119,14 +118,13 @@ export class LeadService {
         const value = input[field];
         if (value === undefined || JSON.stringify(value) === JSON.stringify(before[field])) continue;
         changed.push(field);
-        if (field === 'custom_fields') changes.custom_fields = toJson(value);
-        else (changes as Record<string, unknown>)[field] = value;
+        Object.assign(changes, { [field]: value });
       }
       if (changed.length === 0) return before;
       changes.updated_at = Math.max(this.#d.clock.now(), row.updated_at);
-      await this.#d.leads.update(row.id, changes, trx);
-      const lead = toLeadView({ ...row, ...changes } as LeadRow);
-      await this.#d.outbox.record(trx, { accountId, kind: 'lead.updated', data: { ...lead, changed_fields: changed } });
+      await this.#d.leads.update(row.id, changes, tx);
+      const lead = toLeadView({ ...row, ...changes });
+      await this.#d.outbox.record(tx, { accountId, kind: 'lead.updated', data: { ...lead, changed_fields: changed } });
       return lead;
     });
   }
@@ -146,14 +144,15 @@ export class LeadService {
   }
 }
 
-export function toLeadView(row: LeadRow): LeadView {
+/** The lead as the API answers it and events carry it. */
+export function toLeadView(row: Lead): LeadView {
   return {
     id: Number(row.id),
     name: row.name,
     phone: row.phone,
     email: row.email,
     notes: row.notes,
-    custom_fields: parseJson<Record<string, string | number | boolean>>(row.custom_fields) ?? {},
+    custom_fields: row.custom_fields ?? {},
     call_id: row.call_id,
     created_at: row.created_at,
     updated_at: row.updated_at,

@@ -3,12 +3,10 @@ import type { Clock } from '../lib/clock.ts';
 import { errors } from '../domain/errors.ts';
 import { Nullable, ResourceId, Strict, Text } from '../domain/schema-kit.ts';
 import type { Store } from '../storage/store.ts';
-import type { TicketRepository, TicketRow } from '../storage/ticket.repository.ts';
+import type { Ticket, TicketRepository } from '../storage/ticket.repository.ts';
+import { TICKET_PRIORITIES, TICKET_STATUSES } from '../domain/ticket.ts';
 import type { EventOutbox } from './events.ts';
 import { RecordId, check } from './lead.service.ts';
-
-export const TICKET_PRIORITIES = ['low', 'normal', 'high', 'urgent'] as const;
-export type TicketPriority = (typeof TICKET_PRIORITIES)[number];
 
 export const TicketCreateBody = Strict({
   subject: Type.String({ minLength: 1, maxLength: 512 }),
@@ -25,7 +23,7 @@ export const TicketResponse = Type.Object(
     subject: Type.String(),
     description: Type.String(),
     priority: Type.Union(TICKET_PRIORITIES.map((p) => Type.Literal(p))),
-    status: Type.Literal('open'),
+    status: Type.Union(TICKET_STATUSES.map((s) => Type.Literal(s))),
     lead_id: Nullable(Type.Integer()),
     call_id: Nullable(Type.String()),
     created_at: Type.Integer({ description: 'Epoch milliseconds.' }),
@@ -57,11 +55,11 @@ export class TicketService {
   async createTicket(accountId: string, fields: TicketCreateInput): Promise<TicketView> {
     check(TicketCreateBody, fields);
     const now = this.#d.clock.now();
-    return this.#d.store.db.transaction().execute(async (trx) => {
+    return this.#d.store.transaction(async (tx) => {
       const leadId = fields.lead_id ?? null;
       const callId = fields.call_id ?? null;
-      if (leadId !== null && !(await this.#d.tickets.leadExists(accountId, leadId, trx))) throw errors.leadNotFound(leadId);
-      if (callId !== null && !(await this.#d.tickets.callExists(accountId, callId, trx))) throw errors.callNotFound(callId);
+      if (leadId !== null && !(await this.#d.tickets.leadExists(accountId, leadId, tx))) throw errors.leadNotFound(leadId);
+      if (callId !== null && !(await this.#d.tickets.callExists(accountId, callId, tx))) throw errors.callNotFound(callId);
       const row = await this.#d.tickets.insert(
         {
           account_id: accountId,
@@ -74,10 +72,10 @@ export class TicketService {
           created_at: now,
           updated_at: now,
         },
-        trx,
+        tx,
       );
       const ticket = toTicketView(row);
-      await this.#d.outbox.record(trx, { accountId, kind: 'ticket.created', data: { ...ticket } });
+      await this.#d.outbox.record(tx, { accountId, kind: 'ticket.created', data: { ...ticket } });
       return ticket;
     });
   }
@@ -91,13 +89,14 @@ export class TicketService {
   }
 }
 
-export function toTicketView(row: TicketRow): TicketView {
+/** The ticket as the API answers it and events carry it. */
+export function toTicketView(row: Ticket): TicketView {
   return {
     id: Number(row.id),
     subject: row.subject,
     description: row.description,
-    priority: row.priority as TicketPriority,
-    status: 'open',
+    priority: row.priority,
+    status: row.status,
     lead_id: row.lead_id === null ? null : Number(row.lead_id),
     call_id: row.call_id,
     created_at: row.created_at,

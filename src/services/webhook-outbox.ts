@@ -1,18 +1,9 @@
-import { sql, type Kysely } from 'kysely';
 import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
-import type { Database } from '../storage/schema.ts';
-import type { Dialect } from '../storage/store.ts';
-import type { DeliveryRow, WebhookRepository } from '../storage/webhook.repository.ts';
+import { subscribes } from '../domain/webhook.ts';
+import type { Executor } from '../storage/store.ts';
+import type { Delivery, WebhookRepository } from '../storage/webhook.repository.ts';
 import type { AccountEvent, EventOutbox } from './events.ts';
-
-/** PostgreSQL channel on which committed events wake the delivery workers of every process. */
-export const WEBHOOK_NOTIFY_CHANNEL = 'switchboard_webhooks';
-
-/** Whether a subscription's `events` (a list of kinds, or ["*"]) covers `kind`. */
-export function subscribes(events: readonly string[], kind: string): boolean {
-  return events.includes('*') || events.includes(kind);
-}
 
 /** The endpoint a delivery counts against for the per-endpoint concurrency cap. */
 export function endpointKey(webhookId: string | null, url: string): string {
@@ -22,7 +13,6 @@ export function endpointKey(webhookId: string | null, url: string): string {
 export interface WebhookOutboxDeps {
   webhooks: WebhookRepository;
   clock: Clock;
-  dialect: Dialect;
   /** Called when deliveries were recorded: wakes this process's worker (after the commit, see below). */
   onRecorded?: () => void;
 }
@@ -39,20 +29,20 @@ export class WebhookOutbox implements EventOutbox {
     this.#d = deps;
   }
 
-  async record(db: Kysely<Database>, event: AccountEvent): Promise<void> {
+  async record(db: Executor, event: AccountEvent): Promise<void> {
     const now = this.#d.clock.now();
     const eventId = newId('event');
     await this.#d.webhooks.insertEvent(
-      { id: eventId, account_id: event.accountId, kind: event.kind, data: JSON.stringify(event.data), created_at: now },
+      { id: eventId, account_id: event.accountId, kind: event.kind, data: event.data, created_at: now },
       db,
     );
     const targets: Array<{ webhookId: string | null; url: string }> = [];
     for (const hook of await this.#d.webhooks.activeWebhooks(event.accountId, db)) {
-      if (subscribes(JSON.parse(hook.events) as string[], event.kind)) targets.push({ webhookId: hook.id, url: hook.url });
+      if (subscribes(hook.events, event.kind)) targets.push({ webhookId: hook.id, url: hook.url });
     }
     if (event.agentWebhookUrl) targets.push({ webhookId: null, url: event.agentWebhookUrl });
     if (targets.length === 0) return;
-    const rows: DeliveryRow[] = targets.map((target) => ({
+    const deliveries: Delivery[] = targets.map((target) => ({
       id: newId('delivery'),
       event_id: eventId,
       account_id: event.accountId,
@@ -75,11 +65,11 @@ export class WebhookOutbox implements EventOutbox {
       created_at: now,
       updated_at: now,
     }));
-    await this.#d.webhooks.insertDeliveries(rows, db);
+    await this.#d.webhooks.insertDeliveries(deliveries, db);
     // PostgreSQL delivers a NOTIFY only when (and if) the transaction commits: every worker
     // listening wakes after the commit. In-process, onRecorded wakes this worker too; on SQLite
     // its claim queues behind the transaction on the single connection, so it runs after the commit.
-    if (this.#d.dialect === 'postgres') await sql`select pg_notify(${WEBHOOK_NOTIFY_CHANNEL}, '')`.execute(db);
+    await this.#d.webhooks.notifyWorkers(db);
     this.#d.onRecorded?.();
   }
 }

@@ -2,25 +2,31 @@ import type { Clock } from '../lib/clock.ts';
 import { isId, newId } from '../lib/ids.ts';
 import { AppError, errors } from '../domain/errors.ts';
 import type { Store } from '../storage/store.ts';
-import type { WebhookAttemptTable, WebhookDeliveryTable } from '../storage/tables/webhook.tables.ts';
-import type { AttemptRow, DeliveryRow, WebhookRepository, WebhookRow } from '../storage/webhook.repository.ts';
+import type { Delivery, DeliveryAttempt, Webhook, WebhookRepository } from '../storage/webhook.repository.ts';
 import type { SecretBox } from '../lib/secret-box.ts';
 import { generateWebhookSecret } from '../domain/webhook-secret.ts';
-import { EVENT_KINDS } from './events.ts';
+import {
+  EVENT_KINDS,
+  type DeliveryStatus,
+  type DisabledReason,
+  type EventKind,
+  type SubscribedEvents,
+  type WebhookStatus,
+  isEventKind,
+} from '../domain/webhook.ts';
 
 /** Webhooks one account may have. */
 export const MAX_WEBHOOKS_PER_ACCOUNT = 50;
 /** Longest webhook URL accepted. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'cancelled';
-
+/** A subscription as the API answers it: never its secret (see `setWebhook`). */
 export interface WebhookView {
   id: string;
   url: string;
-  events: string[];
-  status: 'active' | 'disabled';
-  disabled_reason: string | null;
+  events: SubscribedEvents;
+  status: WebhookStatus;
+  disabled_reason: DisabledReason | null;
   disabled_at: number | null;
   failing_since: number | null;
   created_at: number;
@@ -28,11 +34,11 @@ export interface WebhookView {
 }
 
 /** One attempt in the delivery log: the stored attempt without its keys. */
-export type AttemptView = Omit<WebhookAttemptTable, 'delivery_id' | 'account_id'>;
+export type AttemptView = Omit<DeliveryAttempt, 'delivery_id' | 'account_id'>;
 
 /** One delivery in the log: the stored delivery's public columns, its kind as `event`, its attempts. */
 export type DeliveryView = Pick<
-  WebhookDeliveryTable,
+  Delivery,
   | 'id'
   | 'event_id'
   | 'webhook_id'
@@ -45,7 +51,7 @@ export type DeliveryView = Pick<
   | 'delivered_at'
   | 'created_at'
 > & {
-  event: string;
+  event: EventKind;
   status: DeliveryStatus;
   attempt_count: number;
   attempts: AttemptView[];
@@ -59,8 +65,9 @@ export interface SetWebhookInput {
 
 export interface DeliveryFilter {
   webhook_id?: string;
+  /** An event kind; anything else is refused. */
   event?: string;
-  status?: string;
+  status?: DeliveryStatus;
   event_id?: string;
   limit?: number;
   pagination_key?: string;
@@ -94,36 +101,36 @@ export class WebhookService {
     if (input.id !== undefined && !isId('webhook', input.id)) throw errors.webhookNotFound(input.id);
     const now = this.#d.clock.now();
     try {
-      return await this.#d.store.db.transaction().execute(async (trx) => {
+      return await this.#d.store.transaction(async (tx) => {
         const existing = input.id !== undefined
-          ? await this.#d.webhooks.findWebhook(accountId, input.id, trx)
-          : await this.#d.webhooks.findWebhookByUrl(accountId, url, trx);
+          ? await this.#d.webhooks.findWebhook(accountId, input.id, tx)
+          : await this.#d.webhooks.findWebhookByUrl(accountId, url, tx);
         if (input.id !== undefined && !existing) throw errors.webhookNotFound(input.id);
         if (existing) {
-          if (existing.url !== url && (await this.#d.webhooks.findWebhookByUrl(accountId, url, trx))) {
+          if (existing.url !== url && (await this.#d.webhooks.findWebhookByUrl(accountId, url, tx))) {
             throw errors.webhookUrlTaken();
           }
-          const changes = {
+          const changes: Pick<Webhook, 'url' | 'events' | 'status' | 'disabled_reason' | 'disabled_at' | 'failing_since' | 'updated_at'> = {
             url,
-            events: JSON.stringify(events),
+            events,
             status: 'active',
             disabled_reason: null,
             disabled_at: null,
             failing_since: existing.status === 'active' ? existing.failing_since : null,
             updated_at: Math.max(now, existing.updated_at),
           };
-          await this.#d.webhooks.updateWebhook(existing.id, changes, trx);
+          await this.#d.webhooks.updateWebhook(existing.id, changes, tx);
           return { created: false, webhook: toWebhookView({ ...existing, ...changes }) };
         }
-        if ((await this.#d.webhooks.countWebhooks(accountId, trx)) >= MAX_WEBHOOKS_PER_ACCOUNT) {
+        if ((await this.#d.webhooks.countWebhooks(accountId, tx)) >= MAX_WEBHOOKS_PER_ACCOUNT) {
           throw errors.webhookLimitReached(MAX_WEBHOOKS_PER_ACCOUNT);
         }
         const secret = generateWebhookSecret();
-        const row: WebhookRow = {
+        const webhook: Webhook = {
           id: newId('webhook'),
           account_id: accountId,
           url,
-          events: JSON.stringify(events),
+          events,
           secret_encrypted: this.#d.box.encrypt(secret),
           status: 'active',
           disabled_reason: null,
@@ -132,8 +139,8 @@ export class WebhookService {
           created_at: now,
           updated_at: now,
         };
-        await this.#d.webhooks.insertWebhook(row, trx);
-        return { created: true, webhook: { ...toWebhookView(row), secret } };
+        await this.#d.webhooks.insertWebhook(webhook, tx);
+        return { created: true, webhook: { ...toWebhookView(webhook), secret } };
       });
     } catch (error) {
       // A concurrent set.php created the same URL first: this request becomes its update.
@@ -150,21 +157,23 @@ export class WebhookService {
 
   /** Deletes a webhook (by id or URL); its pending deliveries are cancelled with it. */
   async deleteWebhook(accountId: string, target: { id?: string; url?: string }): Promise<{ deleted: true; id: string }> {
-    return this.#d.store.db.transaction().execute(async (trx) => {
-      const row = target.id !== undefined
-        ? isId('webhook', target.id) ? await this.#d.webhooks.findWebhook(accountId, target.id, trx) : undefined
-        : await this.#d.webhooks.findWebhookByUrl(accountId, target.url ?? '', trx);
-      if (!row) throw errors.webhookNotFound(target.id ?? target.url ?? '');
-      await this.#d.webhooks.cancelPending(row.id, this.#d.clock.now(), 'the webhook was deleted', trx);
-      await this.#d.webhooks.deleteWebhook(accountId, row.id, trx);
-      return { deleted: true as const, id: row.id };
+    return this.#d.store.transaction(async (tx) => {
+      const webhook = target.id !== undefined
+        ? isId('webhook', target.id) ? await this.#d.webhooks.findWebhook(accountId, target.id, tx) : undefined
+        : await this.#d.webhooks.findWebhookByUrl(accountId, target.url ?? '', tx);
+      if (!webhook) throw errors.webhookNotFound(target.id ?? target.url ?? '');
+      await this.#d.webhooks.cancelPending(webhook.id, this.#d.clock.now(), 'the webhook was deleted', tx);
+      await this.#d.webhooks.deleteWebhook(accountId, webhook.id, tx);
+      return { deleted: true as const, id: webhook.id };
     });
   }
 
   /** The delivery log, newest first, each delivery with its attempts. */
   async listDeliveries(accountId: string, filter: DeliveryFilter): Promise<{ deliveries: DeliveryView[]; next_pagination_key: string | null }> {
-    if (filter.event !== undefined && !(EVENT_KINDS as readonly string[]).includes(filter.event)) {
-      throw errors.invalidRequest(`event "${filter.event}" is not an event kind (${EVENT_KINDS.join(', ')})`);
+    let kind: EventKind | undefined;
+    if (filter.event !== undefined) {
+      if (!isEventKind(filter.event)) throw errors.invalidRequest(`event "${filter.event}" is not an event kind (${EVENT_KINDS.join(', ')})`);
+      kind = filter.event;
     }
     let after: { createdAt: number; id: string } | undefined;
     if (filter.pagination_key !== undefined) {
@@ -176,14 +185,14 @@ export class WebhookService {
     const rows = await this.#d.webhooks.listDeliveries({
       accountId,
       webhookId: filter.webhook_id,
-      kind: filter.event,
+      kind,
       status: filter.status,
       eventId: filter.event_id,
       limit,
       after,
     });
     const attempts = await this.#d.webhooks.attemptsOf(rows.map((row) => row.id));
-    const byDelivery = new Map<string, AttemptRow[]>();
+    const byDelivery = new Map<string, DeliveryAttempt[]>();
     for (const attempt of attempts) {
       const list = byDelivery.get(attempt.delivery_id) ?? [];
       list.push(attempt);
@@ -200,23 +209,23 @@ export class WebhookService {
    */
   async redeliver(accountId: string, deliveryId: string): Promise<DeliveryView> {
     const now = this.#d.clock.now();
-    const row = await this.#d.store.db.transaction().execute(async (trx) => {
-      const delivery = isId('delivery', deliveryId) ? await this.#d.webhooks.findDelivery(accountId, deliveryId, trx) : undefined;
+    const row = await this.#d.store.transaction(async (tx) => {
+      const delivery = isId('delivery', deliveryId) ? await this.#d.webhooks.findDelivery(accountId, deliveryId, tx) : undefined;
       if (!delivery) throw errors.deliveryNotFound(deliveryId);
       if (delivery.webhook_id !== null) {
-        const hook = await this.#d.webhooks.findWebhook(accountId, delivery.webhook_id, trx);
+        const hook = await this.#d.webhooks.findWebhook(accountId, delivery.webhook_id, tx);
         if (!hook) throw errors.webhookGone('deleted');
         if (hook.status !== 'active') throw errors.webhookGone('disabled');
       }
       if (delivery.locked_until !== null && delivery.locked_until > now) throw errors.deliveryInFlight();
-      const changes = {
+      const changes: Pick<Delivery, 'status' | 'lane' | 'manual' | 'next_attempt_at' | 'updated_at'> = {
         status: 'pending',
         lane: 0,
         manual: delivery.status === 'pending' ? delivery.manual : 1,
         next_attempt_at: now,
         updated_at: now,
       };
-      await this.#d.webhooks.updateDelivery(delivery.id, changes, trx);
+      await this.#d.webhooks.updateDelivery(delivery.id, changes, tx);
       return { ...delivery, ...changes };
     });
     this.#d.wake?.();
@@ -226,12 +235,7 @@ export class WebhookService {
   /** The account's secret for deliveries to agents' `webhook_url`, created on first request. */
   async agentSecret(accountId: string): Promise<{ secret: string; created_at: number; updated_at: number }> {
     const now = this.#d.clock.now();
-    await this.#d.webhooks.putAgentSecretIfMissing(accountId, this.#d.box.encrypt(generateWebhookSecret()), now);
-    const row = await this.#d.store.db
-      .selectFrom('agent_webhook_secrets')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .executeTakeFirstOrThrow();
+    const row = await this.#d.webhooks.putAgentSecretIfMissing(accountId, this.#d.box.encrypt(generateWebhookSecret()), now);
     return { secret: this.#d.box.decrypt(row.secret_encrypted), created_at: row.created_at, updated_at: row.updated_at };
   }
 
@@ -241,12 +245,12 @@ export class WebhookService {
     return this.agentSecret(accountId);
   }
 
-  /** Re-encrypts every stored secret not under the primary server key; returns how many. */
   /** Deliveries in the store by status (all accounts), for the metrics endpoint. */
-  async countDeliveries(): Promise<Array<{ status: string; count: number }>> {
+  async countDeliveries(): Promise<Array<{ status: DeliveryStatus; count: number }>> {
     return this.#d.webhooks.countDeliveries();
   }
 
+  /** Re-encrypts every stored secret not under the primary server key; returns how many. */
   async reencryptSecrets(): Promise<number> {
     let count = 0;
     for (const entry of await this.#d.webhooks.allEncryptedSecrets()) {
@@ -274,42 +278,45 @@ export function checkWebhookUrl(raw: string): string {
 }
 
 /** A non-empty list of known kinds (duplicates dropped), or exactly ["*"]. */
-export function checkEvents(events: string[]): string[] {
+export function checkEvents(events: string[]): SubscribedEvents {
   if (events.length === 0) throw errors.invalidRequest('events must list at least one event kind, or be ["*"]');
   if (events.includes('*')) {
     if (events.length !== 1) throw errors.invalidRequest('events must be exactly ["*"] to subscribe to every kind');
     return ['*'];
   }
+  const kinds: EventKind[] = [];
   for (const kind of events) {
-    if (!(EVENT_KINDS as readonly string[]).includes(kind)) {
+    if (!isEventKind(kind)) {
       throw errors.invalidRequest(`unknown event kind "${kind}"; known kinds: ${EVENT_KINDS.join(', ')}, or "*"`, { event: kind });
     }
+    kinds.push(kind);
   }
-  return [...new Set(events)];
+  return [...new Set(kinds)];
 }
 
-export function toWebhookView(row: WebhookRow): WebhookView {
+/** A subscription as the API answers it (without its secret). */
+export function toWebhookView(webhook: Webhook): WebhookView {
   return {
-    id: row.id,
-    url: row.url,
-    events: JSON.parse(row.events) as string[],
-    status: row.status as WebhookView['status'],
-    disabled_reason: row.disabled_reason,
-    disabled_at: row.disabled_at,
-    failing_since: row.failing_since,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
+    id: webhook.id,
+    url: webhook.url,
+    events: webhook.events,
+    status: webhook.status,
+    disabled_reason: webhook.disabled_reason,
+    disabled_at: webhook.disabled_at,
+    failing_since: webhook.failing_since,
+    created_at: webhook.created_at,
+    updated_at: webhook.updated_at,
   };
 }
 
-function toDeliveryView(row: DeliveryRow, attempts: AttemptRow[]): DeliveryView {
+function toDeliveryView(row: Delivery, attempts: DeliveryAttempt[]): DeliveryView {
   return {
     id: row.id,
     event_id: row.event_id,
     event: row.kind,
     webhook_id: row.webhook_id,
     url: row.url,
-    status: row.status as DeliveryStatus,
+    status: row.status,
     attempt_count: row.attempts,
     next_attempt_at: row.next_attempt_at,
     last_attempt_at: row.last_attempt_at,

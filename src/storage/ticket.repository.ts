@@ -1,22 +1,25 @@
-import type { Insertable, Kysely, Selectable } from 'kysely';
-import type { Database } from './schema.ts';
+import type { Insertable, Selectable } from 'kysely';
+import type { Executor } from './store.ts';
 import type { TicketTable } from './tables/webhook.tables.ts';
 
-export type TicketRow = Selectable<TicketTable>;
+/** A ticket as stored. */
+export type Ticket = Selectable<TicketTable>;
+/** A ticket to insert; its id is generated. */
+export type NewTicket = Insertable<TicketTable>;
 
 /** Support tickets of an account; integer ids. */
 export class TicketRepository {
-  readonly #db: Kysely<Database>;
-  constructor(db: Kysely<Database>) {
+  readonly #db: Executor;
+  constructor(db: Executor) {
     this.#db = db;
   }
 
-  async insert(row: Insertable<TicketTable>, db: Kysely<Database> = this.#db): Promise<TicketRow> {
-    return db.insertInto('tickets').values(row).returningAll().executeTakeFirstOrThrow();
+  async insert(ticket: NewTicket, db: Executor = this.#db): Promise<Ticket> {
+    return db.insertInto('tickets').values(ticket).returningAll().executeTakeFirstOrThrow();
   }
 
   /** Newest first; `before` continues after that id; optionally one lead's tickets. */
-  async list(accountId: string, options: { limit: number; before?: number; leadId?: number }): Promise<TicketRow[]> {
+  async list(accountId: string, options: { limit: number; before?: number; leadId?: number }): Promise<Ticket[]> {
     let query = this.#db.selectFrom('tickets').selectAll().where('account_id', '=', accountId);
     if (options.before !== undefined) query = query.where('id', '<', options.before);
     if (options.leadId !== undefined) query = query.where('lead_id', '=', options.leadId);
@@ -24,12 +27,12 @@ export class TicketRepository {
   }
 
   /** Whether the call exists under the account (a ticket may name the call it came from). */
-  async callExists(accountId: string, callId: string, db: Kysely<Database> = this.#db): Promise<boolean> {
+  async callExists(accountId: string, callId: string, db: Executor = this.#db): Promise<boolean> {
     const row = await db.selectFrom('calls').select('call_id').where('call_id', '=', callId).where('account_id', '=', accountId).executeTakeFirst();
     return row !== undefined;
   }
 
-  async leadExists(accountId: string, leadId: number, db: Kysely<Database> = this.#db): Promise<boolean> {
+  async leadExists(accountId: string, leadId: number, db: Executor = this.#db): Promise<boolean> {
     const row = await db.selectFrom('leads').select('id').where('id', '=', leadId).where('account_id', '=', accountId).executeTakeFirst();
     return row !== undefined;
   }

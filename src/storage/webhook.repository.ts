@@ -1,33 +1,71 @@
-import { type Insertable, type Kysely, type Selectable, type Updateable, sql } from 'kysely';
-import type { Database } from './schema.ts';
-import type { Dialect } from './store.ts';
+import { type Insertable, type Selectable, type Updateable, sql } from 'kysely';
 import type {
+  DeliveryLane,
+  DeliveryStatus,
+  DisabledReason,
+  EventData,
+  EventKind,
+  SubscribedEvents,
+  WebhookStatus,
+} from '../domain/webhook.ts';
+import { type JsonText, decodeJson, encodeJson } from './json-column.ts';
+import { PgNotificationListener } from './pg-notifications.ts';
+import type { Dialect, Executor } from './store.ts';
+import type {
+  AgentWebhookSecretTable,
   WebhookAttemptTable,
   WebhookDeliveryTable,
   WebhookEventTable,
   WebhookTable,
 } from './tables/webhook.tables.ts';
 
-export type WebhookRow = Selectable<WebhookTable>;
-export type WebhookChanges = Updateable<WebhookTable>;
-export type DeliveryRow = Selectable<WebhookDeliveryTable>;
+/** PostgreSQL channel on which committed events wake the delivery workers of every process. */
+const WORK_CHANNEL = 'switchboard_webhooks';
+
+type WebhookRow = Selectable<WebhookTable>;
+
+/** A subscription as stored, its `events` decoded. */
+export interface Webhook extends Omit<WebhookRow, 'events'> {
+  events: SubscribedEvents;
+}
+/** Columns of a subscription to change. */
+export interface WebhookChanges extends Omit<Updateable<WebhookTable>, 'events'> {
+  events?: SubscribedEvents;
+}
+/** The account's secret for deliveries to agents' `webhook_url`, encrypted. */
+export type AgentWebhookSecret = Selectable<AgentWebhookSecretTable>;
+/** A new event of the outbox; its `data` is stored as JSON text and sent as stored. */
+export interface NewEvent extends Omit<Insertable<WebhookEventTable>, 'data'> {
+  data: EventData;
+}
+/** One event to one destination: the queue's row. */
+export type Delivery = Selectable<WebhookDeliveryTable>;
 export type DeliveryChanges = Updateable<WebhookDeliveryTable>;
-export type AttemptRow = Selectable<WebhookAttemptTable>;
+/** One attempt of a delivery, as logged. */
+export type DeliveryAttempt = Selectable<WebhookAttemptTable>;
+
+/** What a claimed delivery's subscription is now (its URL and secret are used at send time). */
+export interface ClaimedWebhook {
+  url: string;
+  status: WebhookStatus;
+  failing_since: number | null;
+  secret_encrypted: string;
+}
 
 /** A claimed delivery with what sending it needs. */
-export interface ClaimedDelivery extends DeliveryRow {
-  data: string;
-  /** The subscription's current state; null for an agent `webhook_url` (or a deleted subscription). */
-  webhook_url: string | null;
-  webhook_status: string | null;
-  webhook_failing_since: number | null;
-  webhook_secret: string | null;
+export interface ClaimedDelivery extends Delivery {
+  /** The event's data, the JSON text spliced into the body byte for byte. */
+  data: JsonText<EventData>;
+  /** The subscription's current state; null for an agent `webhook_url`, or when the subscription was deleted. */
+  webhook: ClaimedWebhook | null;
 }
 
 export interface ClaimQuery {
+  /** Epoch milliseconds. */
   nowMs: number;
-  lane: 0 | 1;
+  lane: DeliveryLane;
   limit: number;
+  /** How long the claimed deliveries stay this worker's, in milliseconds. */
   leaseMs: number;
   owner: string;
   /** Endpoints already at their concurrency cap in this worker. */
@@ -37,51 +75,78 @@ export interface ClaimQuery {
 export interface DeliveryListQuery {
   accountId: string;
   webhookId?: string;
-  kind?: string;
-  status?: string;
+  kind?: EventKind;
+  status?: DeliveryStatus;
   eventId?: string;
   limit: number;
   /** Continue after this delivery (newest first). */
   after?: { createdAt: number; id: string };
 }
 
-/** Webhooks, the agent-webhook secrets, events, deliveries (the queue) and attempts. */
+/** A successful attempt recorded by `finishDelivered`; times are epoch milliseconds. */
+export interface DeliveredAttempt {
+  id: string;
+  attempts: number;
+  startedAt: number;
+  statusCode: number;
+  latencyMs: number;
+  now: number;
+}
+
+function decodeWebhook(row: WebhookRow): Webhook {
+  return { ...row, events: decodeJson(row.events) };
+}
+
+/**
+ * Webhooks, the agent-webhook secrets, events, deliveries (the queue) and attempts; and the
+ * PostgreSQL notifications that wake the workers. Methods that take an `Executor` last run on it
+ * (a caller's transaction), else on the store's own handle.
+ */
 export class WebhookRepository {
-  readonly #db: Kysely<Database>;
+  readonly #db: Executor;
   readonly #dialect: Dialect;
-  constructor(db: Kysely<Database>, dialect: Dialect) {
+  constructor(db: Executor, dialect: Dialect) {
     this.#db = db;
     this.#dialect = dialect;
   }
 
   // --- subscriptions -------------------------------------------------------------------------
 
-  async insertWebhook(row: WebhookRow, db: Kysely<Database> = this.#db): Promise<void> {
-    await db.insertInto('webhooks').values(row).execute();
+  async insertWebhook(webhook: Webhook, db: Executor = this.#db): Promise<void> {
+    await db.insertInto('webhooks').values({ ...webhook, events: encodeJson(webhook.events) }).execute();
   }
 
-  async findWebhook(accountId: string, id: string, db: Kysely<Database> = this.#db): Promise<WebhookRow | undefined> {
-    return db.selectFrom('webhooks').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  async findWebhook(accountId: string, id: string, db: Executor = this.#db): Promise<Webhook | undefined> {
+    const row = await db.selectFrom('webhooks').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+    return row && decodeWebhook(row);
   }
 
-  async findWebhookByUrl(accountId: string, url: string, db: Kysely<Database> = this.#db): Promise<WebhookRow | undefined> {
-    return db.selectFrom('webhooks').selectAll().where('url', '=', url).where('account_id', '=', accountId).executeTakeFirst();
+  async findWebhookByUrl(accountId: string, url: string, db: Executor = this.#db): Promise<Webhook | undefined> {
+    const row = await db.selectFrom('webhooks').selectAll().where('url', '=', url).where('account_id', '=', accountId).executeTakeFirst();
+    return row && decodeWebhook(row);
   }
 
-  async updateWebhook(id: string, changes: WebhookChanges, db: Kysely<Database> = this.#db): Promise<void> {
-    await db.updateTable('webhooks').set(changes).where('id', '=', id).execute();
+  async updateWebhook(id: string, changes: WebhookChanges, db: Executor = this.#db): Promise<void> {
+    const { events, ...rest } = changes;
+    await db
+      .updateTable('webhooks')
+      .set(events === undefined ? rest : { ...rest, events: encodeJson(events) })
+      .where('id', '=', id)
+      .execute();
   }
 
-  async deleteWebhook(accountId: string, id: string, db: Kysely<Database> = this.#db): Promise<boolean> {
+  async deleteWebhook(accountId: string, id: string, db: Executor = this.#db): Promise<boolean> {
     const result = await db.deleteFrom('webhooks').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
     return Number(result.numDeletedRows) > 0;
   }
 
-  async listWebhooks(accountId: string): Promise<WebhookRow[]> {
-    return this.#db.selectFrom('webhooks').selectAll().where('account_id', '=', accountId).orderBy('created_at').orderBy('id').execute();
+  /** Oldest first. */
+  async listWebhooks(accountId: string): Promise<Webhook[]> {
+    const rows = await this.#db.selectFrom('webhooks').selectAll().where('account_id', '=', accountId).orderBy('created_at').orderBy('id').execute();
+    return rows.map(decodeWebhook);
   }
 
-  async countWebhooks(accountId: string, db: Kysely<Database> = this.#db): Promise<number> {
+  async countWebhooks(accountId: string, db: Executor = this.#db): Promise<number> {
     const row = await db
       .selectFrom('webhooks')
       .select((eb) => eb.fn.countAll<number>().as('count'))
@@ -91,17 +156,18 @@ export class WebhookRepository {
   }
 
   /** The account's active subscriptions, for fan-out. */
-  async activeWebhooks(accountId: string, db: Kysely<Database>): Promise<Array<Pick<WebhookRow, 'id' | 'url' | 'events'>>> {
-    return db
+  async activeWebhooks(accountId: string, db: Executor): Promise<Array<Pick<Webhook, 'id' | 'url' | 'events'>>> {
+    const rows = await db
       .selectFrom('webhooks')
       .select(['id', 'url', 'events'])
       .where('account_id', '=', accountId)
       .where('status', '=', 'active')
       .execute();
+    return rows.map((row) => ({ id: row.id, url: row.url, events: decodeJson(row.events) }));
   }
 
   /** Pending deliveries of a webhook become `cancelled` (it was deleted or disabled). */
-  async cancelPending(webhookId: string, nowMs: number, reason: string, db: Kysely<Database> = this.#db): Promise<void> {
+  async cancelPending(webhookId: string, nowMs: number, reason: string, db: Executor = this.#db): Promise<void> {
     await db
       .updateTable('webhook_deliveries')
       .set({ status: 'cancelled', next_attempt_at: null, last_error: reason, updated_at: nowMs })
@@ -110,19 +176,61 @@ export class WebhookRepository {
       .execute();
   }
 
-  async getAgentSecret(accountId: string, db: Kysely<Database> = this.#db): Promise<string | undefined> {
+  /** A delivery to the webhook succeeded: its run of failed attempts is over. */
+  async clearFailing(webhookId: string, db: Executor = this.#db): Promise<void> {
+    await db.updateTable('webhooks').set({ failing_since: null }).where('id', '=', webhookId).execute();
+  }
+
+  /**
+   * An attempt to the webhook failed: its run of failures starts at `startedAtMs` unless one is
+   * already running (possibly recorded by another worker). When the run has lasted
+   * `disableAfterMs` or more by `nowMs`, the webhook is disabled as `failing` (see
+   * `disableWebhook`); returns whether this call disabled it. Times are epoch milliseconds.
+   */
+  async recordFailure(
+    webhookId: string,
+    times: { startedAtMs: number; nowMs: number; disableAfterMs: number },
+    db: Executor = this.#db,
+  ): Promise<boolean> {
+    await db
+      .updateTable('webhooks')
+      .set({ failing_since: times.startedAtMs })
+      .where('id', '=', webhookId)
+      .where('failing_since', 'is', null)
+      .execute();
+    const hook = await db.selectFrom('webhooks').select('failing_since').where('id', '=', webhookId).executeTakeFirst();
+    if (hook?.failing_since == null || times.nowMs - hook.failing_since < times.disableAfterMs) return false;
+    await this.disableWebhook(webhookId, 'failing', times.nowMs, db);
+    return true;
+  }
+
+  /**
+   * Disables an active webhook for `reason` and cancels its pending deliveries (their
+   * `last_error` says why); a webhook already disabled keeps its first reason.
+   */
+  async disableWebhook(webhookId: string, reason: DisabledReason, nowMs: number, db: Executor = this.#db): Promise<void> {
+    await db
+      .updateTable('webhooks')
+      .set({ status: 'disabled', disabled_reason: reason, disabled_at: nowMs, updated_at: nowMs })
+      .where('id', '=', webhookId)
+      .where('status', '=', 'active')
+      .execute();
+    await this.cancelPending(webhookId, nowMs, `the webhook was disabled (${reason})`, db);
+  }
+
+  async getAgentSecret(accountId: string, db: Executor = this.#db): Promise<string | undefined> {
     const row = await db.selectFrom('agent_webhook_secrets').select('secret_encrypted').where('account_id', '=', accountId).executeTakeFirst();
     return row?.secret_encrypted;
   }
 
   /** Stores the account's agent-webhook secret unless one exists (race-safe); returns the stored one. */
-  async putAgentSecretIfMissing(accountId: string, encrypted: string, nowMs: number, db: Kysely<Database> = this.#db): Promise<string> {
+  async putAgentSecretIfMissing(accountId: string, encrypted: string, nowMs: number, db: Executor = this.#db): Promise<AgentWebhookSecret> {
     await db
       .insertInto('agent_webhook_secrets')
       .values({ account_id: accountId, secret_encrypted: encrypted, created_at: nowMs, updated_at: nowMs })
       .onConflict((oc) => oc.column('account_id').doNothing())
       .execute();
-    return (await this.getAgentSecret(accountId, db)) as string;
+    return db.selectFrom('agent_webhook_secrets').selectAll().where('account_id', '=', accountId).executeTakeFirstOrThrow();
   }
 
   async replaceAgentSecret(accountId: string, encrypted: string, nowMs: number): Promise<void> {
@@ -158,12 +266,29 @@ export class WebhookRepository {
 
   // --- the outbox ----------------------------------------------------------------------------
 
-  async insertEvent(row: Insertable<WebhookEventTable>, db: Kysely<Database>): Promise<void> {
-    await db.insertInto('webhook_events').values(row).execute();
+  async insertEvent(event: NewEvent, db: Executor): Promise<void> {
+    await db.insertInto('webhook_events').values({ ...event, data: encodeJson(event.data) }).execute();
   }
 
-  async insertDeliveries(rows: DeliveryRow[], db: Kysely<Database>): Promise<void> {
-    if (rows.length > 0) await db.insertInto('webhook_deliveries').values(rows).execute();
+  async insertDeliveries(deliveries: Delivery[], db: Executor): Promise<void> {
+    if (deliveries.length > 0) await db.insertInto('webhook_deliveries').values(deliveries).execute();
+  }
+
+  /**
+   * Wakes the delivery workers of every process once `db`'s transaction commits: a NOTIFY on
+   * PostgreSQL, which delivers it only when (and if) the transaction commits. Nothing on SQLite
+   * (one process; its worker is woken in-process).
+   */
+  async notifyWorkers(db: Executor): Promise<void> {
+    if (this.#dialect === 'postgres') await sql`select pg_notify(${WORK_CHANNEL}, '')`.execute(db);
+  }
+
+  /**
+   * PostgreSQL only: holds a connection to `url` that calls `onWork` whenever `notifyWorkers`
+   * committed anywhere. Rejects if it cannot connect; `onError` reports a connection lost later.
+   */
+  async listenForWork(url: string, onWork: () => void, onError: (error: Error) => void): Promise<PgNotificationListener> {
+    return PgNotificationListener.listen({ url, channel: WORK_CHANNEL, onNotification: onWork, onError });
   }
 
   // --- the queue -----------------------------------------------------------------------------
@@ -204,7 +329,14 @@ export class WebhookRepository {
         claimed.map((row) => row.id),
       )
       .execute();
-    return rows.sort((a, b) => (a.next_attempt_at ?? 0) - (b.next_attempt_at ?? 0));
+    const deliveries = rows.map(({ webhook_url, webhook_status, webhook_secret, webhook_failing_since, ...delivery }): ClaimedDelivery => ({
+      ...delivery,
+      webhook:
+        webhook_url === null || webhook_status === null || webhook_secret === null
+          ? null
+          : { url: webhook_url, status: webhook_status, failing_since: webhook_failing_since, secret_encrypted: webhook_secret },
+    }));
+    return deliveries.sort((a, b) => (a.next_attempt_at ?? 0) - (b.next_attempt_at ?? 0));
   }
 
   /** Gives deliveries back to the queue unchanged (e.g. their endpoint was at its cap). */
@@ -229,7 +361,7 @@ export class WebhookRepository {
   }
 
   /** Appends attempts to the log (an attempt already logged under that number is kept). */
-  async insertAttempts(attempts: AttemptRow[], db: Kysely<Database>): Promise<void> {
+  async insertAttempts(attempts: DeliveryAttempt[], db: Executor): Promise<void> {
     if (attempts.length === 0) return;
     await db
       .insertInto('webhook_attempts')
@@ -242,7 +374,7 @@ export class WebhookRepository {
    * Records a delivery's outcome if this worker still holds its lease (releasing it); returns
    * whether the delivery row was updated.
    */
-  async finishAttempt(deliveryId: string, changes: DeliveryChanges, owner: string, db: Kysely<Database>): Promise<boolean> {
+  async finishAttempt(deliveryId: string, changes: DeliveryChanges, owner: string, db: Executor): Promise<boolean> {
     const result = await db
       .updateTable('webhook_deliveries')
       .set({ ...changes, locked_until: null, locked_by: null })
@@ -256,11 +388,7 @@ export class WebhookRepository {
    * Records many successful deliveries in one statement (the common case, so a batch of
    * successes costs one round trip), each only if this worker still holds its lease.
    */
-  async finishDelivered(
-    rows: Array<{ id: string; attempts: number; startedAt: number; statusCode: number; latencyMs: number; now: number }>,
-    owner: string,
-    db: Kysely<Database>,
-  ): Promise<void> {
+  async finishDelivered(rows: DeliveredAttempt[], owner: string, db: Executor): Promise<void> {
     if (rows.length === 0) return;
     const values = sql.join(
       rows.map(
@@ -280,15 +408,16 @@ export class WebhookRepository {
     `.execute(db);
   }
 
-  async findDelivery(accountId: string, id: string, db: Kysely<Database> = this.#db): Promise<DeliveryRow | undefined> {
+  async findDelivery(accountId: string, id: string, db: Executor = this.#db): Promise<Delivery | undefined> {
     return db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
   }
 
-  async updateDelivery(id: string, changes: DeliveryChanges, db: Kysely<Database> = this.#db): Promise<void> {
+  async updateDelivery(id: string, changes: DeliveryChanges, db: Executor = this.#db): Promise<void> {
     await db.updateTable('webhook_deliveries').set(changes).where('id', '=', id).execute();
   }
 
-  async listDeliveries(query: DeliveryListQuery): Promise<DeliveryRow[]> {
+  /** Newest first. */
+  async listDeliveries(query: DeliveryListQuery): Promise<Delivery[]> {
     let q = this.#db.selectFrom('webhook_deliveries').selectAll().where('account_id', '=', query.accountId);
     if (query.webhookId !== undefined) q = q.where('webhook_id', '=', query.webhookId);
     if (query.kind !== undefined) q = q.where('kind', '=', query.kind);
@@ -303,7 +432,8 @@ export class WebhookRepository {
     return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
   }
 
-  async attemptsOf(deliveryIds: string[]): Promise<AttemptRow[]> {
+  /** The attempts of these deliveries, by delivery then attempt number. */
+  async attemptsOf(deliveryIds: string[]): Promise<DeliveryAttempt[]> {
     if (deliveryIds.length === 0) return [];
     return this.#db
       .selectFrom('webhook_attempts')
@@ -315,7 +445,7 @@ export class WebhookRepository {
   }
 
   /** Counts by status, for metrics and tests. */
-  async countDeliveries(): Promise<Array<{ status: string; count: number }>> {
+  async countDeliveries(): Promise<Array<{ status: DeliveryStatus; count: number }>> {
     const rows = await this.#db
       .selectFrom('webhook_deliveries')
       .select(['status', (eb) => eb.fn.countAll<number>().as('count')])

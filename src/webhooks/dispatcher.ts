@@ -1,16 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import pg from 'pg';
+import { Batcher } from '../lib/batcher.ts';
+import { CappedMap } from '../lib/capped-map.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
-import type { Store } from '../storage/store.ts';
-import type { Kysely } from 'kysely';
-import type { Database } from '../storage/schema.ts';
-import type { AttemptRow, ClaimedDelivery, DeliveryChanges, WebhookRepository } from '../storage/webhook.repository.ts';
-import { WEBHOOK_NOTIFY_CHANNEL } from '../services/webhook-outbox.ts';
-import type { WebhookHttpClient, SendResult } from './http-client.ts';
-import { retryDelayMs } from './retry-schedule.ts';
 import type { SecretBox } from '../lib/secret-box.ts';
+import type { PgNotificationListener } from '../storage/pg-notifications.ts';
+import type { Executor, Store } from '../storage/store.ts';
+import type { ClaimedDelivery, DeliveryAttempt, DeliveryChanges, WebhookRepository } from '../storage/webhook.repository.ts';
+import { type AttemptDecision, decideAttempt } from './attempt-outcome.ts';
+import type { WebhookHttpClient, SendResult } from './http-client.ts';
 import { deliveryBody, generateWebhookSecret, signedHeaders } from './signer.ts';
 
 export interface DispatcherOptions {
@@ -20,26 +19,32 @@ export interface DispatcherOptions {
   box: SecretBox;
   clock: Clock;
   log: Logger;
+  /** Delays before the 2nd, 3rd, ... attempts, in milliseconds. */
   retryScheduleMs: readonly number[];
-  /** Whole-attempt timeout; the lease on a claimed delivery is this plus a margin. */
+  /** Whole-attempt timeout in milliseconds; the lease on a claimed delivery is this plus a margin. */
   timeoutMs: number;
+  /** A subscription whose attempts have all failed for this long (milliseconds) is disabled as `failing`. */
   disableAfterMs: number;
+  /** Deliveries in flight at most. */
   concurrency: number;
+  /** Deliveries in flight per endpoint at most. */
   endpointConcurrency: number;
+  /** How often to look for due deliveries without being woken, in milliseconds. */
   pollIntervalMs: number;
   /** PostgreSQL URL to LISTEN on for other processes' events (optional: polling covers them). */
   listenUrl?: string | null;
+  /** Uniform in [0, 1), for the retry delays' jitter (default Math.random). */
   random?: () => number;
 }
 
+/** An attempt decided and waiting to be recorded with others (group commit). */
 interface RecordPlan {
   delivery: ClaimedDelivery;
+  /** When the attempt finished, epoch milliseconds. */
   now: number;
-  attempt: AttemptRow;
+  decision: AttemptDecision;
+  attempt: DeliveryAttempt;
   changes: DeliveryChanges;
-  ok: boolean;
-  refused: boolean;
-  disable: string | null;
 }
 
 /**
@@ -52,6 +57,10 @@ export function leaseMs(timeoutMs: number): number {
 /** Retries never take more than this share of the slots, so first attempts never wait behind them. */
 const RETRY_SHARE = 0.5;
 const CLAIM_BATCH = 256;
+/** Attempts recorded per transaction at most. */
+const RECORD_BATCH = 500;
+/** Decrypted secrets kept in memory, by their encrypted form. */
+const SECRET_CACHE_SIZE = 10_000;
 
 /**
  * The delivery worker: claims due deliveries (leases), sends them, records each attempt and
@@ -66,7 +75,7 @@ export class WebhookDispatcher {
   readonly owner = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   readonly #inFlight = new Set<Promise<void>>();
   readonly #perEndpoint = new Map<string, number>();
-  readonly #secrets = new Map<string, string>();
+  readonly #secrets = new CappedMap<string, string>(SECRET_CACHE_SIZE);
   #retriesInFlight = 0;
   #sentCount = 0;
   #pumping: Promise<void> | null = null;
@@ -77,15 +86,24 @@ export class WebhookDispatcher {
   #draining = 0;
   #closed = false;
   #timer: NodeJS.Timeout | null = null;
-  #listener: pg.Client | null = null;
+  #listener: PgNotificationListener | null = null;
   readonly #log: Logger;
-  #toRecord: Array<{ plan: RecordPlan; resolve: () => void; reject: (error: unknown) => void }> = [];
-  #flushing = false;
+  readonly #random: () => number;
+  /**
+   * Attempts are recorded in batches, one transaction each (one commit for many deliveries), and
+   * one transaction at a time: what finishes meanwhile goes in the next, larger batch, instead of
+   * taking more pool connections (PostgreSQL) or queueing on the one connection (SQLite).
+   */
+  readonly #recorder: Batcher<RecordPlan>;
 
   constructor(options: DispatcherOptions) {
     this.#o = options;
     this.#log = options.log;
+    this.#random = options.random ?? Math.random;
     this.#refillAt = Math.max(1, Math.floor(options.concurrency / 8));
+    this.#recorder = new Batcher((plans) => options.store.transaction((tx) => this.#recordBatch(plans, tx)), RECORD_BATCH, {
+      maxConcurrentFlushes: 1,
+    });
   }
 
   /** Starts the background loop; idempotent. */
@@ -149,23 +167,25 @@ export class WebhookDispatcher {
     this.#timer = null;
     const listener = this.#listener;
     this.#listener = null;
-    await listener?.end().catch(() => {});
+    await listener?.close();
     await this.#pumping;
     await Promise.allSettled([...this.#inFlight]);
   }
 
   async #listen(url: string): Promise<void> {
-    const client = new pg.Client({ connectionString: url });
-    client.on('error', (error) => this.#log.warn({ err: error }, 'webhook listener lost its connection; polling continues'));
-    client.on('notification', () => this.wake());
+    let listener: PgNotificationListener;
     try {
-      await client.connect();
-      await client.query(`LISTEN ${WEBHOOK_NOTIFY_CHANNEL}`);
-      this.#listener = client;
+      listener = await this.#o.webhooks.listenForWork(
+        url,
+        () => this.wake(),
+        (error) => this.#log.warn({ err: error }, 'webhook listener lost its connection; polling continues'),
+      );
     } catch (error) {
       this.#log.warn({ err: error }, 'webhook listener could not start; polling only');
-      await client.end().catch(() => {});
+      return;
     }
+    if (this.#closed) await listener.close();
+    else this.#listener = listener;
   }
 
   #pump(): Promise<void> {
@@ -245,64 +265,54 @@ export class WebhookDispatcher {
   async #deliver(d: ClaimedDelivery): Promise<void> {
     const o = this.#o;
     const startedAt = o.clock.now();
-    if (d.webhook_id !== null && d.webhook_status !== 'active') {
-      const reason = d.webhook_status === null ? 'the webhook was deleted' : 'the webhook is disabled';
+    const hook = d.webhook;
+    if (d.webhook_id !== null && hook?.status !== 'active') {
+      const reason = hook === null ? 'the webhook was deleted' : 'the webhook is disabled';
       await o.webhooks.updateDelivery(d.id, {
         status: 'cancelled', next_attempt_at: null, last_error: reason, locked_until: null, locked_by: null, updated_at: startedAt,
       });
       return;
     }
-    const url = d.webhook_url ?? d.url;
-    const secret = d.webhook_id !== null ? this.#decrypt(d.webhook_secret as string) : await this.#agentSecret(d.account_id);
+    // From here `hook` is the active subscription, or null for an agent's webhook_url.
+    const url = hook?.url ?? d.url;
+    const secret = hook !== null ? this.#decrypt(hook.secret_encrypted) : await this.#agentSecret(d.account_id);
     const body = deliveryBody(d.kind, d.data, startedAt);
     // webhook-id is the event id: the same on every attempt, so receivers can drop duplicates.
     const headers = signedHeaders(secret, d.kind, d.event_id, startedAt, body);
-    const result = await o.client.send(url, headers as unknown as Record<string, string>, body);
+    const result = await o.client.send(url, headers, body);
     await this.#record(d, startedAt, result);
   }
 
-  /** Decides the outcome of an attempt and queues it to be recorded with others (group commit). */
+  /** Decides what the attempt means and queues it to be recorded with others (group commit). */
   #record(d: ClaimedDelivery, startedAt: number, result: SendResult): Promise<void> {
-    const o = this.#o;
-    const now = o.clock.now();
+    const now = this.#o.clock.now();
     const attempt = d.attempts + 1;
-    const ok = result.failure === null;
-    let outcome: string;
-    let nextAt: number | null = null;
-    let disable: string | null = null;
-    if (ok) outcome = 'delivered';
-    else if (result.failure === 'refused') outcome = 'refused';
-    else if (result.statusCode === 410) {
-      outcome = 'gone';
-      disable = 'gone';
-    } else if (d.manual === 1) outcome = 'failed';
-    else {
-      const delay = retryDelayMs(attempt, o.retryScheduleMs, {
-        retryAfterMs: result.statusCode === 429 ? result.retryAfterMs : null,
-        random: o.random,
-      });
-      if (delay === null) outcome = 'exhausted';
-      else {
-        outcome = 'retrying';
-        nextAt = now + delay;
-      }
-    }
+    const decision = decideAttempt({
+      attempt,
+      manual: d.manual === 1,
+      lane: d.lane,
+      result,
+      nowMs: now,
+      retryScheduleMs: this.#o.retryScheduleMs,
+      random: this.#random,
+    });
     const changes: DeliveryChanges = {
-      status: ok ? 'delivered' : nextAt !== null ? 'pending' : 'failed',
-      lane: nextAt !== null ? 1 : d.lane,
+      status: decision.status,
+      lane: decision.lane,
       manual: 0,
       attempts: attempt,
-      next_attempt_at: nextAt,
+      next_attempt_at: decision.nextAttemptAt,
       last_attempt_at: startedAt,
       last_status_code: result.statusCode,
       last_error: result.error,
       last_latency_ms: result.latencyMs,
       updated_at: now,
     };
-    if (ok) changes.delivered_at = now;
-    const plan: RecordPlan = {
+    if (decision.status === 'delivered') changes.delivered_at = now;
+    return this.#recorder.submit({
       delivery: d,
       now,
+      decision,
       attempt: {
         delivery_id: d.id,
         attempt,
@@ -310,90 +320,54 @@ export class WebhookDispatcher {
         started_at: startedAt,
         status_code: result.statusCode,
         latency_ms: result.latencyMs,
-        outcome,
+        outcome: decision.outcome,
         error: result.error,
         response_excerpt: result.excerpt,
-        next_attempt_at: nextAt,
+        next_attempt_at: decision.nextAttemptAt,
       },
       changes,
-      ok,
-      refused: result.failure === 'refused',
-      disable,
-    };
-    return new Promise((resolve, reject) => {
-      this.#toRecord.push({ plan, resolve, reject });
-      if (this.#toRecord.length === 1) setImmediate(() => void this.#flush());
     });
   }
 
-  /** Records every queued attempt in one transaction: one commit for many deliveries. */
-  async #flush(): Promise<void> {
-    if (this.#flushing) return;
-    this.#flushing = true;
-    try {
-      while (this.#toRecord.length > 0) {
-        const batch = this.#toRecord.splice(0, 500);
-        try {
-          await this.#o.store.db.transaction().execute(async (trx) => {
-            await this.#o.webhooks.insertAttempts(batch.map((item) => item.plan.attempt), trx);
-            // Plain successes in one statement; anything else one by one.
-            const plain = new Set(batch.filter(({ plan }) => plan.ok && plan.delivery.webhook_failing_since === null).map(({ plan }) => plan));
-            await this.#o.webhooks.finishDelivered(
-              [...plain].map((plan) => ({
-                id: plan.delivery.id,
-                attempts: plan.attempt.attempt,
-                startedAt: plan.attempt.started_at,
-                statusCode: plan.attempt.status_code ?? 0,
-                latencyMs: plan.attempt.latency_ms,
-                now: plan.now,
-              })),
-              this.owner,
-              trx,
-            );
-            for (const { plan } of batch) if (!plain.has(plan)) await this.#apply(plan, trx);
-          });
-          for (const item of batch) item.resolve();
-        } catch (error) {
-          for (const item of batch) item.reject(error);
-        }
-      }
-    } finally {
-      this.#flushing = false;
-    }
+  /** Records a batch of attempts in `tx`: the log, plain successes in one statement, the rest one by one. */
+  async #recordBatch(plans: RecordPlan[], tx: Executor): Promise<void> {
+    const webhooks = this.#o.webhooks;
+    await webhooks.insertAttempts(plans.map((plan) => plan.attempt), tx);
+    // A success to a subscription with no run of failures to end changes nothing but the delivery.
+    const plain = new Set(plans.filter((plan) => plan.decision.status === 'delivered' && (plan.delivery.webhook?.failing_since ?? null) === null));
+    await webhooks.finishDelivered(
+      [...plain].map((plan) => ({
+        id: plan.delivery.id,
+        attempts: plan.attempt.attempt,
+        startedAt: plan.attempt.started_at,
+        statusCode: plan.attempt.status_code ?? 0,
+        latencyMs: plan.attempt.latency_ms,
+        now: plan.now,
+      })),
+      this.owner,
+      tx,
+    );
+    for (const plan of plans) if (!plain.has(plan)) await this.#apply(plan, tx);
   }
 
-  async #apply(plan: RecordPlan, trx: Kysely<Database>): Promise<void> {
-    const o = this.#o;
+  /** Records one attempt's delivery changes and what it means for its subscription. */
+  async #apply(plan: RecordPlan, tx: Executor): Promise<void> {
+    const webhooks = this.#o.webhooks;
     const d = plan.delivery;
-    const { now } = plan;
-    await o.webhooks.finishAttempt(d.id, plan.changes, this.owner, trx);
+    await webhooks.finishAttempt(d.id, plan.changes, this.owner, tx);
     if (d.webhook_id === null) return;
-    if (plan.ok) {
-      if (d.webhook_failing_since !== null) {
-        await trx.updateTable('webhooks').set({ failing_since: null }).where('id', '=', d.webhook_id).execute();
-      }
-      return;
-    }
-    if (plan.refused) return; // the destination, not the receiver, is at fault
-    let disable = plan.disable;
-    if (disable === null) {
-      await trx
-        .updateTable('webhooks')
-        .set({ failing_since: plan.attempt.started_at })
-        .where('id', '=', d.webhook_id)
-        .where('failing_since', 'is', null)
-        .execute();
-      const hook = await trx.selectFrom('webhooks').select('failing_since').where('id', '=', d.webhook_id).executeTakeFirst();
-      if (hook?.failing_since != null && now - hook.failing_since >= o.disableAfterMs) disable = 'failing';
-    }
-    if (disable !== null) {
-      await trx
-        .updateTable('webhooks')
-        .set({ status: 'disabled', disabled_reason: disable, disabled_at: now, updated_at: now })
-        .where('id', '=', d.webhook_id)
-        .where('status', '=', 'active')
-        .execute();
-      await o.webhooks.cancelPending(d.webhook_id, now, `the webhook was disabled (${disable})`, trx);
+    switch (plan.decision.webhook) {
+      case 'succeeded':
+        if ((d.webhook?.failing_since ?? null) !== null) await webhooks.clearFailing(d.webhook_id, tx);
+        return;
+      case 'failed':
+        await webhooks.recordFailure(d.webhook_id, { startedAtMs: plan.attempt.started_at, nowMs: plan.now, disableAfterMs: this.#o.disableAfterMs }, tx);
+        return;
+      case 'gone':
+        await webhooks.disableWebhook(d.webhook_id, 'gone', plan.now, tx);
+        return;
+      case 'unaffected':
+        return;
     }
   }
 
@@ -401,7 +375,6 @@ export class WebhookDispatcher {
     let plain = this.#secrets.get(encrypted);
     if (plain === undefined) {
       plain = this.#o.box.decrypt(encrypted);
-      if (this.#secrets.size > 10_000) this.#secrets.clear();
       this.#secrets.set(encrypted, plain);
     }
     return plain;
@@ -409,8 +382,9 @@ export class WebhookDispatcher {
 
   /** The account's secret for agent `webhook_url` deliveries, created on first use. */
   async #agentSecret(accountId: string): Promise<string> {
-    let stored = await this.#o.webhooks.getAgentSecret(accountId);
-    stored ??= await this.#o.webhooks.putAgentSecretIfMissing(accountId, this.#o.box.encrypt(generateWebhookSecret()), this.#o.clock.now());
+    const stored =
+      (await this.#o.webhooks.getAgentSecret(accountId)) ??
+      (await this.#o.webhooks.putAgentSecretIfMissing(accountId, this.#o.box.encrypt(generateWebhookSecret()), this.#o.clock.now())).secret_encrypted;
     return this.#decrypt(stored);
   }
 }

@@ -36,7 +36,8 @@ export function deliveryBody(kind: string, dataJson: string, sentAtMs: number): 
   return `{"event":${JSON.stringify(kind)},"data":${dataJson},"sent_at":"${new Date(sentAtMs).toISOString()}"}`;
 }
 
-export interface SignedHeaders {
+/** The headers of a delivery attempt; a type alias, not an interface, so that it is the `Record<string, string>` the client sends. */
+export type SignedHeaders = {
   'content-type': string;
   'user-agent': string;
   'x-service-event': string;
@@ -44,7 +45,7 @@ export interface SignedHeaders {
   'webhook-id': string;
   'webhook-timestamp': string;
   'webhook-signature': string;
-}
+};
 
 export const USER_AGENT = 'Switchboard-Webhooks/1.0';
 

@@ -46,7 +46,7 @@ export function createWebhookParts(config: Config, store: Store, clock: Clock, l
     listenUrl: store.dialect === 'postgres' ? config.databaseUrl : null,
   });
   const wake = () => dispatcher.wake();
-  const outbox = new WebhookOutbox({ webhooks: repository, clock, dialect: store.dialect, onRecorded: wake });
+  const outbox = new WebhookOutbox({ webhooks: repository, clock, onRecorded: wake });
   const webhooks = new WebhookService({ store, webhooks: repository, box, clock, wake });
   let closing: Promise<void> | null = null;
   return {

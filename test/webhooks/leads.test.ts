@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { STORES } from '../helpers/stores.ts';
+import type { EventKind } from '../../src/domain/webhook.ts';
 
 for (const kind of STORES) {
   describe(`leads and tickets on ${kind.name}`, { skip: kind.skip }, () => {
@@ -18,7 +19,7 @@ for (const kind of STORES) {
 
     const post = (url: string, body: unknown, k = key) => h.request({ method: 'POST', url, key: k, body });
     const get = (url: string, k = key) => h.request({ method: 'GET', url, key: k });
-    const events = (kindName: string) =>
+    const events = (kindName: EventKind) =>
       h.runtime.store.db.selectFrom('webhook_events').selectAll().where('account_id', '=', accountId).where('kind', '=', kindName).orderBy('created_at').execute();
 
     it('creates a lead with an integer id and records lead.created', async () => {

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors } from '../../domain/errors.ts';
-import { EVENT_KINDS } from '../../services/events.ts';
+import { EVENT_KINDS } from '../../domain/webhook.ts';
 import type { WebhookService } from '../../services/webhook.service.ts';
 import { ErrorResponse, authErrors } from '../schemas/common.schemas.ts';
 import {

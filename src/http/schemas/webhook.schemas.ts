@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, ResourceId, Strict } from '../../domain/schema-kit.ts';
-import { EVENT_KINDS } from '../../services/events.ts';
+import { DELIVERY_STATUSES, EVENT_KINDS, WEBHOOK_STATUSES } from '../../domain/webhook.ts';
 
 /** A positive integer in a query string (query values arrive as strings). */
 export const IntegerText = Type.String({ pattern: '^[1-9][0-9]{0,15}$' });
@@ -29,7 +29,7 @@ export const WebhookResponse = Type.Object(
     url: Type.String(),
     events: Type.Array(Type.String()),
     secret: Type.Optional(Type.String({ description: 'Only in the response that created the webhook.' })),
-    status: Type.Union([Type.Literal('active'), Type.Literal('disabled')]),
+    status: Type.Union(WEBHOOK_STATUSES.map((s) => Type.Literal(s))),
     disabled_reason: Nullable(Type.String({ description: 'gone (the receiver answered 410) or failing (failed continuously for 5 days).' })),
     disabled_at: Nullable(Type.Integer()),
     failing_since: Nullable(Type.Integer({ description: 'Start of the current run of failed attempts (epoch ms).' })),
@@ -45,8 +45,6 @@ export const ListWebhooksResponse = Type.Object({
 });
 
 export const DeleteWebhookResponse = Type.Object({ deleted: Type.Literal(true), id: Type.String() });
-
-export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'cancelled'] as const;
 
 export const DeliveriesQuery = Strict({
   webhook_id: Type.Optional(WebhookId),

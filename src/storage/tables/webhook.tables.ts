@@ -1,6 +1,22 @@
 import type { Generated } from 'kysely';
+import type { LeadCustomFields } from '../../domain/lead.ts';
+import type { TicketPriority, TicketStatus } from '../../domain/ticket.ts';
+import type {
+  AttemptOutcome,
+  DeliveryLane,
+  DeliveryStatus,
+  DisabledReason,
+  EventData,
+  EventKind,
+  SubscribedEvents,
+  WebhookStatus,
+} from '../../domain/webhook.ts';
+import type { JsonText } from '../json-column.ts';
 
-/** Tables of webhooks, their events and deliveries, and of leads and tickets (migration 0004). */
+/**
+ * Tables of webhooks, their events and deliveries, and of leads and tickets (migration 0004).
+ * Times (`*_at`, `failing_since`, `locked_until`) are epoch milliseconds.
+ */
 
 type GeneratedId = Generated<number>;
 
@@ -13,7 +29,7 @@ export interface LeadTable {
   email: string | null;
   notes: string | null;
   /** JSON object of string, number or boolean values. */
-  custom_fields: string | null;
+  custom_fields: JsonText<LeadCustomFields> | null;
   /** The call whose conversation created it, if any. */
   call_id: string | null;
   created_at: number;
@@ -25,8 +41,8 @@ export interface TicketTable {
   account_id: string;
   subject: string;
   description: string;
-  priority: string;
-  status: string;
+  priority: TicketPriority;
+  status: TicketStatus;
   lead_id: number | null;
   call_id: string | null;
   created_at: number;
@@ -38,13 +54,12 @@ export interface WebhookTable {
   account_id: string;
   url: string;
   /** JSON array of event kinds, or ["*"]. */
-  events: string;
-  /** The signing secret, AES-256-GCM encrypted under the server key (see webhooks/secret-box.ts). */
+  events: JsonText<SubscribedEvents>;
+  /** The signing secret, AES-256-GCM encrypted under the server key (see lib/secret-box.ts). */
   secret_encrypted: string;
-  /** active | disabled */
-  status: string;
+  status: WebhookStatus;
   /** Why it was disabled: gone (410) | failing (continuously failing for the disable window). */
-  disabled_reason: string | null;
+  disabled_reason: DisabledReason | null;
   disabled_at: number | null;
   /** Start of the current run of failed attempts; null after a success. */
   failing_since: number | null;
@@ -63,9 +78,12 @@ export interface AgentWebhookSecretTable {
 export interface WebhookEventTable {
   id: string;
   account_id: string;
-  kind: string;
-  /** The event's `data`, as JSON text (sent byte for byte inside the body). */
-  data: string;
+  kind: EventKind;
+  /**
+   * The event's `data`, as JSON text: written once, never decoded by the server, sent byte for
+   * byte inside every delivery's body.
+   */
+  data: JsonText<EventData>;
   created_at: number;
 }
 
@@ -79,13 +97,12 @@ export interface WebhookDeliveryTable {
   url: string;
   /** What the per-endpoint concurrency cap counts by: the webhook id, or `url:<url>`. */
   endpoint_key: string;
-  kind: string;
-  /** pending | delivered | failed | cancelled */
-  status: string;
+  kind: EventKind;
+  status: DeliveryStatus;
   /** 0: first attempts and manual redeliveries; 1: automatic retries. */
-  lane: number;
-  /** 1 while a manual redelivery is queued (its failure is not rescheduled). */
-  manual: number;
+  lane: DeliveryLane;
+  /** 1 while a manual redelivery is queued (its failure is not rescheduled), else 0. */
+  manual: 0 | 1;
   attempts: number;
   next_attempt_at: number | null;
   /** Lease: a worker owns the delivery until then. */
@@ -107,8 +124,7 @@ export interface WebhookAttemptTable {
   started_at: number;
   status_code: number | null;
   latency_ms: number;
-  /** delivered | failed (will retry) | exhausted | refused | gone */
-  outcome: string;
+  outcome: AttemptOutcome;
   error: string | null;
   /** Up to 1 KB of the response body, for the log. */
   response_excerpt: string | null;

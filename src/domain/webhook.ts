@@ -1,0 +1,50 @@
+/**
+ * Webhook vocabulary: the event kinds, a subscription's filter and state, a delivery's status and
+ * lane, and the outcomes an attempt is logged with. Storage types its columns with these, the
+ * services and the worker decide with them, the HTTP schemas list them.
+ */
+
+/** Every event kind, in the order `list.php` answers them as `available_events`. */
+export const EVENT_KINDS = ['lead.created', 'lead.updated', 'ticket.created', 'call.finished'] as const;
+export type EventKind = (typeof EVENT_KINDS)[number];
+
+/** Whether `text` names an event kind. */
+export function isEventKind(text: string): text is EventKind {
+  return EVENT_KINDS.some((kind) => kind === text);
+}
+
+/** An event's `data`: a JSON object (the lead, the ticket, the call as its kind defines). */
+export type EventData = Record<string, unknown>;
+
+/** What a subscription listens to: some event kinds, or `['*']` for every kind (including kinds added later). */
+export type SubscribedEvents = EventKind[] | ['*'];
+
+/** Whether a subscription's `events` cover `kind`. */
+export function subscribes(events: SubscribedEvents, kind: EventKind): boolean {
+  return events.some((listed) => listed === '*' || listed === kind);
+}
+
+/** A subscription is sent to while `active`; `disabled` until it is updated again. */
+export const WEBHOOK_STATUSES = ['active', 'disabled'] as const;
+export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
+
+/**
+ * Why a subscription was disabled: `gone`, a delivery was answered 410; `failing`, every attempt
+ * failed for the disable window.
+ */
+export type DisabledReason = 'gone' | 'failing';
+
+/** A delivery (one event to one destination): waiting to be sent, or finished one way or another. */
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'cancelled'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** The queue's lanes: 0 for first attempts and manual redeliveries, 1 for automatic retries. */
+export type DeliveryLane = 0 | 1;
+
+/**
+ * What one attempt came to, as the delivery log shows it: `delivered`; `retrying` (another attempt
+ * is scheduled); `exhausted` (no attempt left); `refused` (the destination address is not allowed);
+ * `gone` (answered 410, the subscription was disabled); `failed` (a manual redelivery that failed).
+ */
+export const ATTEMPT_OUTCOMES = ['delivered', 'retrying', 'exhausted', 'refused', 'gone', 'failed'] as const;
+export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
