@@ -47,7 +47,7 @@ for (const kind of STORES) {
       assert.equal(Number(timestamp), Math.floor(h.clock.now() / 1000));
       const expected = expectedSignatures(hook.secret, got.raw, id, timestamp);
       assert.equal(got.headers['x-service-signature'], expected.service);
-      assert.match(got.headers['x-service-signature'] as string, /^sha256=[0-9a-f]{64}$/);
+      assert.match(got.headers['x-service-signature'], /^sha256=[0-9a-f]{64}$/);
       assert.equal(got.headers['webhook-signature'], expected.standard);
       const verified = verifyWebhook(got.raw, got.headers, hook.secret, { nowMs: h.clock.now() });
       assert.equal(verified.event, 'lead.created');
@@ -93,11 +93,11 @@ for (const kind of STORES) {
       assert.equal(sub[0]?.json.data.call_status, 'error');
       assert.equal(sub[0]?.json.data.disconnection_reason, 'error_user_not_joined');
       assert.equal(agent[0]?.headers['x-service-event'], 'call.finished');
-      verifyWebhook(sub[0]!.raw, sub[0]!.headers, hook.secret, { nowMs: h.clock.now() });
+      verifyWebhook(sub[0].raw, sub[0].headers, hook.secret, { nowMs: h.clock.now() });
       const secret = await h.request({ method: 'GET', url: '/api/v1/webhooks/agent-secret.php', key: apiKey });
       assert.equal(secret.status, 200);
       assert.match(secret.json.secret, /^whsec_/);
-      verifyWebhook(agent[0]!.raw, agent[0]!.headers, secret.json.secret, { nowMs: h.clock.now() });
+      verifyWebhook(agent[0].raw, agent[0].headers, secret.json.secret, { nowMs: h.clock.now() });
       assert.throws(() => verifyWebhook(agent[0]!.raw, agent[0]!.headers, hook.secret, { nowMs: h.clock.now() }));
       const rotated = await h.request({ method: 'POST', url: '/api/v1/webhooks/agent-secret.php', key: apiKey, body: {} });
       assert.notEqual(rotated.json.secret, secret.json.secret);

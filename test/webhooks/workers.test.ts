@@ -138,7 +138,7 @@ describe('two workers on one PostgreSQL queue', { skip: pg.skip }, () => {
     await Promise.all(runtimes.map((r) => r.services.webhookDispatcher.start()));
     await rx.waitFor(N, 30_000);
     await new Promise((r) => setTimeout(r, 300));
-    const keys = rx.received.map((r) => `${r.path} ${r.headers['webhook-id']}`);
+    const keys = rx.received.map((r) => `${r.path} ${String(r.headers['webhook-id'])}`);
     assert.equal(keys.length, N, 'no request twice');
     assert.equal(new Set(keys).size, N);
     const [one, two] = runtimes.map((r) => r.services.webhookDispatcher.handled);
