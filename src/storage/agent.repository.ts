@@ -27,6 +27,25 @@ export interface AgentWithVersion {
   version: AgentVersion;
 }
 
+/** The columns of an agent with one of its versions (see toAgentWithVersion). */
+const AGENT_WITH_VERSION = [
+  'agents.id',
+  'agents.created_at',
+  'agents.latest_version',
+  'agent_versions.agent_id',
+  'agent_versions.version',
+  'agent_versions.config',
+  'agent_versions.engine_snapshot',
+  'agent_versions.created_at as version_created_at',
+] as const;
+
+function toAgentWithVersion(row: Pick<AgentHead, 'id' | 'created_at' | 'latest_version'> & Omit<AgentVersionTable, 'created_at'> & { version_created_at: number }): AgentWithVersion {
+  return {
+    agent: { id: row.id, created_at: row.created_at, latest_version: row.latest_version },
+    version: decodeVersion({ ...row, created_at: row.version_created_at }),
+  };
+}
+
 function decodeVersion(row: AgentVersionTable): AgentVersion {
   return { agent_id: row.agent_id, version: row.version, config: decodeJson(row.config), engine: decodeJson(row.engine_snapshot), created_at: row.created_at };
 }
@@ -123,16 +142,7 @@ export class AgentRepository {
     let query = this.#db
       .selectFrom('agents')
       .innerJoin('agent_versions', 'agent_versions.agent_id', 'agents.id')
-      .select([
-        'agents.id',
-        'agents.created_at',
-        'agents.latest_version',
-        'agent_versions.agent_id',
-        'agent_versions.version',
-        'agent_versions.config',
-        'agent_versions.engine_snapshot',
-        'agent_versions.created_at as version_created_at',
-      ])
+      .select(AGENT_WITH_VERSION)
       .where('agents.id', '=', id)
       .where('agents.account_id', '=', accountId);
     query =
@@ -140,7 +150,7 @@ export class AgentRepository {
         ? query.whereRef('agent_versions.version', '=', 'agents.latest_version')
         : query.where('agent_versions.version', '=', version);
     const row = await query.executeTakeFirst();
-    return row && { agent: { id: row.id, created_at: row.created_at, latest_version: row.latest_version }, version: decodeVersion({ ...row, created_at: row.version_created_at }) };
+    return row && toAgentWithVersion(row);
   }
 
   /** Appends `version`; fails if another writer took that number first. */
@@ -164,24 +174,12 @@ export class AgentRepository {
       .innerJoin('agent_versions', (join) =>
         join.onRef('agent_versions.agent_id', '=', 'agents.id').onRef('agent_versions.version', '=', 'agents.latest_version'),
       )
-      .select([
-        'agents.id',
-        'agents.created_at',
-        'agents.latest_version',
-        'agent_versions.agent_id',
-        'agent_versions.version',
-        'agent_versions.config',
-        'agent_versions.engine_snapshot',
-        'agent_versions.created_at as version_created_at',
-      ])
+      .select(AGENT_WITH_VERSION)
       .where('agents.account_id', '=', accountId)
       .orderBy('agents.created_at', 'desc')
       .orderBy('agents.id', 'desc')
       .execute();
-    return rows.map((row) => ({
-      agent: { id: row.id, created_at: row.created_at, latest_version: row.latest_version },
-      version: decodeVersion({ ...row, created_at: row.version_created_at }),
-    }));
+    return rows.map(toAgentWithVersion);
   }
 
   async listVersions(agentId: string): Promise<AgentVersion[]> {

@@ -6,7 +6,7 @@ import { CompiledStatement } from './compiled.ts';
 import { decodeJsonOrNull, encodeJsonOrNull } from './json-column.ts';
 import type { Database } from './schema.ts';
 import type { Dialect, Executor, Store } from './store.ts';
-import type { CallTable, IdempotencyKeyTable } from './tables/call.tables.ts';
+import { CALL_JSON_FIELDS, type CallTable, type IdempotencyKeyTable } from './tables/call.tables.ts';
 
 type CallRow = CallTable;
 
@@ -25,11 +25,7 @@ void CALL_COLUMNS_COMPLETE;
 /** Rows per group-committed INSERT. Measured at 50 connections: 8 → 21 %, 24-32 → 31 %, 200 → 22-24 % of the baseline: small enough that waves of requests do not wait in lock-step for one commit, large enough to share its cost. */
 const INSERT_BATCH_MAX = 32;
 
-/** The JSON fields of a call, stored as TEXT. */
-const JSON_FIELDS: ReadonlySet<string> = new Set<keyof Call>([
-  'metadata', 'agent_override', 'service_llm_dynamic_variables', 'override_dynamic_variables', 'custom_attributes',
-  'transcript_object', 'call_analysis', 'latency',
-]);
+const JSON_FIELDS: ReadonlySet<string> = new Set(CALL_JSON_FIELDS);
 
 /** A stored row as the service's Call: JSON fields parsed. */
 function decodeCall(row: CallRow): Call {
