@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { newId } from './lib/ids.ts';
 import { requireApiKey } from './http/auth.ts';
 import { installErrorHandling } from './http/error-handler.ts';
-import { HttpMetrics } from './http/metrics.ts';
+import { installHttpMetrics } from './http/metrics.ts';
 import { agentRoutes } from './http/routes/agent.routes.ts';
 import { callRoutes } from './http/routes/call.routes.ts';
 import { healthRoutes } from './http/routes/health.routes.ts';
@@ -61,14 +61,15 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  const metrics = new HttpMetrics({ collectDefaults: options.processMetrics ?? false });
-  metrics.addGauge('switchboard_calls', 'Calls in the store by status.', ['status'], async () =>
+  const metrics = runtime.metrics;
+  if (options.processMetrics) metrics.collectProcessMetrics();
+  metrics.gauge('switchboard_calls', 'Calls in the store by status.', ['status'], async () =>
     (await runtime.services.calls.countByStatus()).map((row) => ({ labels: { status: row.call_status }, value: row.count })),
   );
-  metrics.addGauge('switchboard_webhook_deliveries', 'Webhook deliveries in the store by status (pending is the queue).', ['status'], async () =>
+  metrics.gauge('switchboard_webhook_deliveries', 'Webhook deliveries in the store by status (pending is the queue).', ['status'], async () =>
     (await runtime.services.webhooks.countDeliveries()).map((row) => ({ labels: { status: row.status }, value: row.count })),
   );
-  metrics.install(app);
+  installHttpMetrics(app, metrics);
   healthRoutes(app, runtime.store);
   // The SDK bundle, /demo and /dashboard: public pages; the demo's server side uses DEMO_API_KEY.
   await app.register(webRoutes({ demoApiKey: runtime.config.demoApiKey }));

@@ -1,6 +1,7 @@
 import type { Config } from './config/config.ts';
 import { type Clock, systemClock } from './lib/clock.ts';
 import type { Logger } from './lib/logger.ts';
+import { Metrics } from './lib/metrics.ts';
 import { type Scheduler, realScheduler } from './lib/scheduler.ts';
 import { TokenBuckets } from './lib/token-bucket.ts';
 import { AccountRepository } from './storage/account.repository.ts';
@@ -47,6 +48,8 @@ export interface Runtime {
   readonly clock: Clock;
   /** The process's root logger; components log through children of it. */
   readonly logger: Logger;
+  /** The process's Prometheus registry (served on /metrics); components add their counters to it. */
+  readonly metrics: Metrics;
   readonly store: Store;
   readonly services: Services;
   /** Speech engines and the calls in progress (the web-call transport joins calls through `sessions`). */
@@ -73,6 +76,7 @@ export interface RuntimeOptions {
 export async function createRuntime(config: Config, options: RuntimeOptions): Promise<Runtime> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger;
+  const metrics = new Metrics();
   const store =
     options.store ??
     (await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize }));
@@ -123,6 +127,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     config,
     clock,
     logger,
+    metrics,
     store,
     services: { accounts, agents, calls, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, leads, tickets, housekeeping },
     media: { providers, sessions },
