@@ -1,3 +1,5 @@
+import type { FastifyInstance } from 'fastify';
+import { type TableMetadata, sql } from 'kysely';
 import { type Harness, sampleFlow } from './harness.ts';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -73,4 +75,183 @@ export async function tableCounts(h: Harness): Promise<Record<string, number>> {
   const engines = await db.selectFrom('conversation_flows').select((eb) => eb.fn.max('updated_at').as('m')).executeTakeFirst();
   counts.flows_updated_at = Number(engines?.m ?? 0);
   return counts;
+}
+
+/** A route as the app registered it: a method and a URL template (`/v2/get-call/:call_id`). */
+export interface AppRoute {
+  method: string;
+  url: string;
+}
+
+/**
+ * Every route of a built app, read from Fastify's own route tree (`printRoutes`), so a route added
+ * later is listed without editing a table. The HEAD twins Fastify adds to GET routes are left out.
+ */
+export function appRoutes(app: FastifyInstance): AppRoute[] {
+  const routes: AppRoute[] = [];
+  const prefixes: string[] = [];
+  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
+    const match = /^(.*?)[├└]── (.*?)(?: \(([A-Z, ]+)\))?$/.exec(line);
+    if (!match) continue;
+    const depth = (match[1] ?? '').length / 4;
+    const url = (depth === 0 ? '' : (prefixes[depth - 1] ?? '')) + (match[2] ?? '');
+    prefixes[depth] = url;
+    prefixes.length = depth + 1;
+    for (const method of (match[3] ?? '').split(', ').filter((m) => m !== '' && m !== 'HEAD')) routes.push({ method, url });
+  }
+  return routes;
+}
+
+/** A JSON Schema as the OpenAPI document gives it (plain data). */
+export type JsonSchema = Record<string, any>;
+
+/** The request schemas of a route: its body, and its query and path parameters by name. */
+export interface RouteSchemas {
+  body?: JsonSchema;
+  query: Record<string, { schema: JsonSchema; required: boolean }>;
+  params: Record<string, JsonSchema>;
+}
+
+/**
+ * The request schemas of every documented route, from the app's own OpenAPI document, keyed
+ * `METHOD /url/:param` as `appRoutes` lists them. Hidden routes (pages, bundles, health) have none.
+ */
+export function routeSchemas(app: FastifyInstance): Map<string, RouteSchemas> {
+  const doc = app.swagger() as { paths: Record<string, Record<string, any>> };
+  const schemas = new Map<string, RouteSchemas>();
+  for (const [path, operations] of Object.entries(doc.paths)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      const entry: RouteSchemas = { body: operation.requestBody?.content?.['application/json']?.schema, query: {}, params: {} };
+      for (const parameter of operation.parameters ?? []) {
+        if (parameter.in === 'query') entry.query[parameter.name] = { schema: parameter.schema, required: parameter.required === true };
+        if (parameter.in === 'path') entry.params[parameter.name] = parameter.schema;
+      }
+      schemas.set(`${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`, entry);
+    }
+  }
+  return schemas;
+}
+
+/** `Fixture` plus a lead, a ticket, a webhook subscription and a delivery to it. */
+export interface FullFixture extends Fixture {
+  leadId: number;
+  webhookId: string;
+  deliveryId: string;
+}
+
+/** `makeFixture`, then a webhook on every event kind, a lead (so a delivery) and a ticket on it. */
+export async function makeFullFixture(h: Harness, key: string): Promise<FullFixture> {
+  const base = await makeFixture(h, key);
+  const hook = await h.request({ method: 'POST', url: '/api/v1/webhooks/set.php', key, body: { url: 'https://example.com/hook', events: ['*'] } });
+  const lead = await h.request({ method: 'POST', url: '/api/v1/leads/create.php', key, body: { name: 'Ada', phone: '555-0100' } });
+  await h.request({ method: 'POST', url: '/api/v1/tickets/create.php', key, body: { subject: 's', description: 'd', lead_id: lead.json.id } });
+  const log = await h.request({ method: 'GET', url: '/api/v1/webhooks/deliveries.php', key });
+  if (hook.status !== 201 || lead.status !== 201 || log.status !== 200 || !log.json.deliveries[0]) {
+    throw new Error(`fixture: ${hook.raw} ${lead.raw} ${log.raw}`);
+  }
+  return { ...base, leadId: lead.json.id, webhookId: hook.json.id, deliveryId: log.json.deliveries[0].id };
+}
+
+/** The value of each path parameter (by its name) in a request that names an existing thing. */
+export function paramValues(f: FullFixture): Record<string, string> {
+  return {
+    conversation_flow_id: f.flowId,
+    llm_id: f.llmId,
+    agent_id: f.agentId,
+    call_id: f.callId,
+    file: 'web-sdk.js',
+    '*': 'index.html',
+  };
+}
+
+/**
+ * A valid request per route (`METHOD /url/:param`), the base the bad-input corpus mutates. A
+ * route missing here still gets every case, on a base synthesised from its schema.
+ */
+export const VALID_REQUESTS: Record<string, (f: FullFixture) => { body?: unknown; query?: Record<string, string> }> = {
+  'POST /create-conversation-flow': () => ({ body: sampleFlow() }),
+  'PATCH /update-conversation-flow/:conversation_flow_id': () => ({ body: { global_prompt: 'x', model_temperature: 0.5, begin_after_user_silence_ms: 1000 } }),
+  'POST /create-service-llm': () => ({
+    body: {
+      general_prompt: 'x',
+      begin_message: 'Hello',
+      model_temperature: 1,
+      begin_after_user_silence_ms: 500,
+      states: [{ name: 'start', state_prompt: 'p', edges: [{ destination_state_name: 'start', description: 'd' }] }],
+      starting_state: 'start',
+      default_dynamic_variables: { a: 'b' },
+    },
+  }),
+  'PATCH /update-service-llm/:llm_id': () => ({ body: { general_prompt: 'y' } }),
+  'POST /create-agent': (f) => ({
+    body: {
+      response_engine: { type: 'conversation_flow', conversation_flow_id: f.flowId },
+      agent_name: 'A',
+      voice_id: 'flite-kal16',
+      language: 'en-US',
+      webhook_url: 'https://example.com/agent',
+      data_storage_setting: 'everything',
+      max_call_duration_ms: 600_000,
+      end_call_after_silence_ms: 60_000,
+      interruption_sensitivity: 0.5,
+    },
+  }),
+  'GET /get-agent/:agent_id': () => ({ query: { version: '1' } }),
+  'PATCH /update-agent/:agent_id': () => ({ body: { agent_name: 'x', max_call_duration_ms: 600_000 } }),
+  'POST /v2/create-web-call': (f) => ({
+    body: {
+      agent_id: f.agentId,
+      agent_version: 1,
+      metadata: { a: 1 },
+      service_llm_dynamic_variables: { name: 'Ada' },
+      agent_override: { agent: { max_call_duration_ms: 600_000 }, conversation_flow: { model_temperature: 0.5 } },
+    },
+  }),
+  'PATCH /v2/update-call/:call_id': () => ({ body: { metadata: { a: 1 }, custom_attributes: { n: 1, s: 'x', b: true }, override_dynamic_variables: { a: 'b' } } }),
+  'POST /v2/list-calls': (f) => ({
+    body: {
+      filter_criteria: { agent_id: [f.agentId], call_status: ['registered'], start_timestamp: { lower_threshold: 0, upper_threshold: 1 } },
+      sort_order: 'ascending',
+      limit: 10,
+      pagination_key: f.callId,
+    },
+  }),
+  'POST /api/v1/webhooks/set.php': (f) => ({ body: { id: f.webhookId, url: 'https://example.com/hook', events: ['lead.created'] } }),
+  'POST /api/v1/webhooks/delete.php': (f) => ({ body: { id: f.webhookId } }),
+  'GET /api/v1/webhooks/deliveries.php': (f) => ({
+    query: { webhook_id: f.webhookId, event: 'lead.created', status: 'pending', limit: '10', pagination_key: f.deliveryId },
+  }),
+  'POST /api/v1/webhooks/redeliver.php': (f) => ({ body: { delivery_id: f.deliveryId } }),
+  'POST /api/v1/webhooks/agent-secret.php': () => ({ body: {} }),
+  'POST /api/v1/leads/create.php': () => ({ body: { name: 'Ada', phone: '555-0100', email: 'ada@example.com', notes: 'n', custom_fields: { a: 1 } } }),
+  'POST /api/v1/leads/update.php': (f) => ({ body: { id: f.leadId, name: 'Ada', phone: '555-0101', email: 'a@example.com', notes: 'm', custom_fields: { b: 'x' } } }),
+  'GET /api/v1/leads/get.php': (f) => ({ query: { id: String(f.leadId) } }),
+  'GET /api/v1/leads/list.php': (f) => ({ query: { limit: '10', pagination_key: String(f.leadId + 1) } }),
+  'POST /api/v1/tickets/create.php': (f) => ({ body: { subject: 's', description: 'd', priority: 'high', lead_id: f.leadId, call_id: f.callId } }),
+  'GET /api/v1/tickets/list.php': (f) => ({ query: { limit: '10', pagination_key: '1000', lead_id: String(f.leadId) } }),
+  'POST /demo/api/calls': (f) => ({ body: { agent_id: f.agentId } }),
+};
+
+const introspected = new WeakMap<Harness, TableMetadata[]>();
+
+/**
+ * A fingerprint of everything stored: each table's row count and, where it has one, its greatest
+ * `updated_at`. Equal before and after a request means the request wrote nothing (the harness
+ * clock is advanced between requests, so an update moves `updated_at`). Tables are read from the
+ * store itself, so a new table is covered without editing this.
+ */
+export async function storeFingerprint(h: Harness): Promise<Record<string, string>> {
+  let tables = introspected.get(h);
+  if (!tables) {
+    tables = (await h.runtime.store.db.introspection.getTables()).filter((t) => !t.name.startsWith('kysely_'));
+    introspected.set(h, tables);
+  }
+  const parts = tables.flatMap((t) => [
+    sql`(select count(*) from ${sql.table(t.name)}) as ${sql.id(t.name)}`,
+    ...(t.columns.some((c) => c.name === 'updated_at')
+      ? [sql`(select max(updated_at) from ${sql.table(t.name)}) as ${sql.id(`${t.name}__updated_at`)}`]
+      : []),
+  ]);
+  const row = await sql<Record<string, unknown>>`select ${sql.join(parts)}`.execute(h.runtime.store.db);
+  return Object.fromEntries(Object.entries(row.rows[0] ?? {}).map(([k, v]) => [k, String(v)]));
 }
