@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { newId } from './lib/ids.ts';
 import { requireApiKey } from './http/auth.ts';
 import { installErrorHandling } from './http/error-handler.ts';
+import { installInputGuard } from './http/input-guard.ts';
 import { installHttpMetrics } from './http/metrics.ts';
 import { agentRoutes } from './http/routes/agent.routes.ts';
 import { callRoutes } from './http/routes/call.routes.ts';
@@ -46,6 +47,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     done();
   });
   installErrorHandling(app);
+  installInputGuard(app);
 
   await app.register(swagger, {
     openapi: {

@@ -10,6 +10,11 @@ export const Text = (maxLength = 32_768) => Type.String({ maxLength });
 export const StringMap = Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.String({ maxLength: 8192 }), {
   maxProperties: 200,
 });
+/** The latest instant a JavaScript Date can hold (year 275760), in epoch ms. */
+export const MAX_EPOCH_MS = 8_640_000_000_000_000;
+/** A point in time in a request, epoch ms: bounded so it fits every store's bigint and a Date. */
+export const EpochMs = (options: { description?: string } = {}) =>
+  Type.Integer({ minimum: 0, maximum: MAX_EPOCH_MS, description: 'Epoch milliseconds.', ...options });
 /** Any JSON object (free-form). */
 export const FreeObject = Type.Object({}, { additionalProperties: true });
 

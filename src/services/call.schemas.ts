@@ -2,7 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { AgentOverride, StoragePolicySchema } from '../domain/agent.ts';
 import { CALL_STATUSES } from '../domain/call-status.ts';
-import { FreeObject, ResourceId, StringMap, Strict } from '../domain/schema-kit.ts';
+import { EpochMs, FreeObject, ResourceId, StringMap, Strict } from '../domain/schema-kit.ts';
 
 export const CreateWebCallBody = Strict({
   agent_id: ResourceId,
@@ -38,8 +38,8 @@ export const ListCallsBody = Strict({
       call_status: Type.Optional(Type.Array(CallStatusSchema, { maxItems: 4 })),
       start_timestamp: Type.Optional(
         Strict({
-          lower_threshold: Type.Optional(Type.Integer({ minimum: 0 })),
-          upper_threshold: Type.Optional(Type.Integer({ minimum: 0 })),
+          lower_threshold: Type.Optional(EpochMs()),
+          upper_threshold: Type.Optional(EpochMs()),
         }),
       ),
     }),

@@ -105,7 +105,7 @@ for (const kind of STORES) {
     });
 
     it('stores and returns odd but valid unicode intact', async () => {
-      const odd = { name: 'Zoë 🙂 \u202eRTL\u202c 名前', nul: 'a\u0000b', combining: 'e\u0301' };
+      const odd = { name: 'Zoë 🙂 \u202eRTL\u202c 名前', combining: 'e\u0301', control: 'a\u0001b\u007f', replacement: '\ufffd' };
       const res = await h.request({ method: 'PATCH', url: `/v2/update-call/${f.callId}`, key, body: { metadata: odd } });
       assert.equal(res.status, 200);
       assert.deepEqual(res.json.metadata, odd);

@@ -207,7 +207,7 @@ function fields(schema: JsonSchema | undefined, value: unknown, path: Path = [],
     return out;
   }
   if (isObject || (value === undefined && s?.type === 'object')) {
-    const keys = new Set([...Object.keys(s?.properties ?? {}), ...Object.keys(isObject ? (value as object) : {})]);
+    const keys = new Set([...Object.keys(s?.properties ?? {}), ...Object.keys(isObject ? value : {})]);
     for (const key of keys) {
       const child = isObject ? (value as Record<string, unknown>)[key] : undefined;
       out.push({ path: [...path, key], schema: branch(s?.properties?.[key], child), value: child });

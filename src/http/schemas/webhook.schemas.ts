@@ -2,8 +2,11 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, ResourceId, Strict } from '../../domain/schema-kit.ts';
 import { DELIVERY_STATUSES, EVENT_KINDS, WEBHOOK_STATUSES } from '../../domain/webhook.ts';
 
-/** A positive integer in a query string (query values arrive as strings). */
-export const IntegerText = Type.String({ pattern: '^[1-9][0-9]{0,15}$' });
+/**
+ * A positive integer in a query string (query values arrive as strings): at most 15 digits, so it
+ * is a safe integer when read (16 digits may not be: 9999999999999999 reads as 10^16).
+ */
+export const IntegerText = Type.String({ pattern: '^[1-9][0-9]{0,14}$', description: 'A positive integer of at most 15 digits.' });
 const Limit = Type.String({ pattern: '^([1-9]|[1-9][0-9]|1[0-9][0-9]|200)$', description: '1 to 200 (default 50).' });
 const WebhookId = ResourceId;
 
