@@ -22,6 +22,7 @@ import { LeadRepository } from './storage/lead.repository.ts';
 import { TicketRepository } from './storage/ticket.repository.ts';
 import type { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import { createWebhookParts } from './webhooks/webhook-runtime.ts';
+import { DestinationPolicy } from './webhooks/destination-policy.ts';
 import { type Providers, buildProviders } from './providers/registry.ts';
 import { logProviderFailures } from './providers/logged.ts';
 import { DEFAULT_SESSION_TIMINGS, type SessionTimings } from './media/call-session.ts';
@@ -84,8 +85,10 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   const tokenSecret = await accountRepo.getOrCreateSecret('access_token_key', AccessTokenSigner.generateSecret, clock.now());
 
   const accounts = new AccountService({ store, accounts: accountRepo, clock, defaultRateLimitPerMinute: config.defaultRateLimitPerMinute, keyCacheTtlMs: config.apiKeyCacheTtlMs });
-  const agents = new AgentService({ store, agents: new AgentRepository(store), clock, cacheHeads: store.dialect === 'sqlite' });
-  const webhookParts = createWebhookParts(config, store, clock, logger.child({ component: 'webhooks' }));
+  // Where webhooks may go (WEBHOOK_ALLOWED_CIDRS): URLs are judged when set and at every connect.
+  const destinations = new DestinationPolicy(config.webhooks.allowedCidrs);
+  const agents = new AgentService({ store, agents: new AgentRepository(store), clock, destinations, cacheHeads: store.dialect === 'sqlite' });
+  const webhookParts = createWebhookParts(config, store, clock, logger.child({ component: 'webhooks' }), destinations);
   const outbox: EventOutbox = webhookParts.outbox;
   const leads = new LeadService({ store, leads: new LeadRepository(store.db, store.dialect), outbox, clock });
   const tickets = new TicketService({ store, tickets: new TicketRepository(store.db), outbox, clock });

@@ -18,6 +18,7 @@ import { type ConversationFlowDefinition, checkFlowGraph } from '../domain/conve
 import { type ServiceLlmDefinition, checkLlmStates } from '../domain/service-llm.ts';
 import type { AgentRepository, EngineDefinitions, EngineKind } from '../storage/agent.repository.ts';
 import type { Executor, Store } from '../storage/store.ts';
+import { type DestinationCheck, checkWebhookUrl } from './webhook-url.ts';
 
 export type ConversationFlowView = ConversationFlowDefinition & {
   conversation_flow_id: string;
@@ -44,6 +45,7 @@ export class AgentService {
   readonly #store: Store;
   readonly #repo: AgentRepository;
   readonly #clock: Clock;
+  readonly #destinations: DestinationCheck;
   /** Immutable agent versions already read, by `agentId:version`. */
   readonly #versions = new CappedMap<string, ResolvedAgentVersion>(VERSION_CACHE_MAX);
   /** Agent heads (owner, latest version) by agent id, when this process is the only writer. */
@@ -55,12 +57,14 @@ export class AgentService {
    * `cacheHeads`: this process is the only one that writes agents to the store (the embedded
    * store, which one server process owns), so the agent read on every create-web-call can be
    * served from memory and evicted on every update and delete. Several processes share a
-   * PostgreSQL store, so there the head is read per call.
+   * PostgreSQL store, so there the head is read per call. `destinations` judges a `webhook_url`'s
+   * host when it is set.
    */
-  constructor(deps: { store: Store; agents: AgentRepository; clock: Clock; cacheHeads?: boolean }) {
+  constructor(deps: { store: Store; agents: AgentRepository; clock: Clock; destinations: DestinationCheck; cacheHeads?: boolean }) {
     this.#store = deps.store;
     this.#repo = deps.agents;
     this.#clock = deps.clock;
+    this.#destinations = deps.destinations;
     this.#heads = deps.cacheHeads ? new CappedMap(HEAD_CACHE_MAX) : null;
   }
 
@@ -116,7 +120,17 @@ export class AgentService {
 
   // --- agents -------------------------------------------------------------------------------
 
+  /**
+   * Checks agent settings a request gives beyond their schema: a `webhook_url` goes through the one
+   * webhook URL check (src/services/webhook-url.ts). `prefix` says where they are in the request
+   * (`agent_override.agent.` for a call's override).
+   */
+  checkSettings(settings: { webhook_url?: string | null }, prefix = ''): void {
+    if (typeof settings.webhook_url === 'string') checkWebhookUrl(settings.webhook_url, this.#destinations, `${prefix}webhook_url`);
+  }
+
   async createAgent(accountId: string, input: AgentCreate): Promise<AgentView> {
+    this.checkSettings(input);
     const now = this.#clock.now();
     const config = mergeAgentConfig({ ...AGENT_DEFAULTS, response_engine: input.response_engine }, input);
     const id = newId('agent');
@@ -139,6 +153,7 @@ export class AgentService {
 
   /** Every update makes the next version; the engine definition is pinned again as it is now. */
   async updateAgent(accountId: string, id: string, changes: AgentUpdate): Promise<AgentView> {
+    this.checkSettings(changes);
     for (let attempt = 0; attempt < VERSION_APPEND_ATTEMPTS; attempt++) {
       const current = await this.#repo.findAgentVersion(accountId, id);
       if (!current) throw errors.agentNotFound(id);

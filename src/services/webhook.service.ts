@@ -4,6 +4,7 @@ import { AppError, errors } from '../domain/errors.ts';
 import type { Store } from '../storage/store.ts';
 import type { Delivery, DeliveryAttempt, Webhook, WebhookRepository } from '../storage/webhook.repository.ts';
 import type { SecretBox } from '../lib/secret-box.ts';
+import { type DestinationCheck, checkWebhookUrl } from './webhook-url.ts';
 import { generateWebhookSecret } from '../domain/webhook-secret.ts';
 import {
   EVENT_KINDS,
@@ -17,8 +18,6 @@ import {
 
 /** Webhooks one account may have. */
 export const MAX_WEBHOOKS_PER_ACCOUNT = 50;
-/** Longest webhook URL accepted. */
-export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
 /** A subscription as the API answers it: never its secret (see `setWebhook`). */
 export interface WebhookView {
@@ -78,6 +77,8 @@ export interface WebhookServiceDeps {
   webhooks: WebhookRepository;
   box: SecretBox;
   clock: Clock;
+  /** Judges a URL's host when it is set (the delivery policy; names are judged again at connect time). */
+  destinations: DestinationCheck;
   /** Wakes the delivery worker (a redelivery was queued). */
   wake?: () => void;
 }
@@ -96,7 +97,7 @@ export class WebhookService {
    * The secret is returned on creation only.
    */
   async setWebhook(accountId: string, input: SetWebhookInput): Promise<{ created: boolean; webhook: WebhookView & { secret?: string } }> {
-    const url = checkWebhookUrl(input.url);
+    const url = checkWebhookUrl(input.url, this.#d.destinations);
     const events = checkEvents(input.events);
     if (input.id !== undefined && !isId('webhook', input.id)) throw errors.webhookNotFound(input.id);
     const now = this.#d.clock.now();
@@ -260,21 +261,6 @@ export class WebhookService {
     }
     return count;
   }
-}
-
-/** An absolute http(s) URL without whitespace, at most 2048 characters. */
-export function checkWebhookUrl(raw: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw errors.invalidRequest('url must be an absolute http or https URL');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw errors.invalidRequest('url must be an absolute http or https URL');
-  if (raw.length > MAX_WEBHOOK_URL_LENGTH || /\s/.test(raw)) {
-    throw errors.invalidRequest(`url must be at most ${MAX_WEBHOOK_URL_LENGTH} characters without spaces`);
-  }
-  return raw;
 }
 
 /** A non-empty list of known kinds (duplicates dropped), or exactly ["*"]. */

@@ -5,7 +5,7 @@ import { WebhookOutbox } from '../services/webhook-outbox.ts';
 import { WebhookService } from '../services/webhook.service.ts';
 import type { Store } from '../storage/store.ts';
 import { WebhookRepository } from '../storage/webhook.repository.ts';
-import { DestinationPolicy } from './destination-policy.ts';
+import type { DestinationPolicy } from './destination-policy.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
 import { WebhookHttpClient } from './http-client.ts';
 import { SecretBox } from '../lib/secret-box.ts';
@@ -19,13 +19,17 @@ export interface WebhookParts {
   close(): Promise<void>;
 }
 
-/** Wires the webhook pieces: server key, SSRF-safe client, worker, outbox and service. */
-export function createWebhookParts(config: Config, store: Store, clock: Clock, log: Logger): WebhookParts {
+/**
+ * Wires the webhook pieces: server key, SSRF-safe client, worker, outbox and service. `policy` is
+ * the process's one destination policy (the service judges URLs with it when they are set, the
+ * client every address it connects to).
+ */
+export function createWebhookParts(config: Config, store: Store, clock: Clock, log: Logger, policy: DestinationPolicy): WebhookParts {
   const settings = config.webhooks;
   const repository = new WebhookRepository(store.db, store.dialect);
   const box = SecretBox.fromConfig(settings.secretKeys, config.dataDir);
   const client = new WebhookHttpClient({
-    policy: new DestinationPolicy(settings.allowedCidrs),
+    policy,
     connectTimeoutMs: settings.connectTimeoutMs,
     timeoutMs: settings.timeoutMs,
     maxSocketsPerHost: settings.concurrency,
@@ -47,7 +51,7 @@ export function createWebhookParts(config: Config, store: Store, clock: Clock, l
   });
   const wake = () => dispatcher.wake();
   const outbox = new WebhookOutbox({ webhooks: repository, clock, onRecorded: wake });
-  const webhooks = new WebhookService({ store, webhooks: repository, box, clock, wake });
+  const webhooks = new WebhookService({ store, webhooks: repository, box, clock, destinations: policy, wake });
   let closing: Promise<void> | null = null;
   return {
     repository,

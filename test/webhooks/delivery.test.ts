@@ -315,36 +315,4 @@ for (const kind of STORES) {
       assert.equal(missing.status, 422);
     });
   });
-
-  describe(`webhook destinations on ${kind.name} (default policy)`, { skip: kind.skip }, () => {
-    let h: Harness;
-    let rx: Receiver;
-    before(async () => {
-      h = await startHarness(kind.name);
-      rx = await Receiver.start();
-    });
-    after(async () => {
-      await rx.close();
-      await h.close();
-    });
-
-    it('refuses loopback by IP literal and by name, permanently, recorded in the log', async () => {
-      const { apiKey } = await h.account();
-      await subscribe(h, apiKey, rx.url('/ssrf'), ['*']);
-      await subscribe(h, apiKey, `http://localhost:${rx.port}/ssrf-name`, ['*']);
-      await subscribe(h, apiKey, 'http://169.254.169.254/latest/meta-data', ['*']);
-      await subscribe(h, apiKey, `http://[::ffff:127.0.0.1]:${rx.port}/mapped`, ['*']);
-      await createLead(h, apiKey);
-      await h.runtime.services.webhookDispatcher.drain();
-      assert.equal(rx.received.length, 0);
-      const log = await deliveries(h, apiKey);
-      assert.equal(log.length, 4);
-      for (const d of log) {
-        assert.equal(d.status, 'failed', d.url);
-        assert.equal(d.next_attempt_at, null);
-        assert.equal(d.attempts[0].outcome, 'refused');
-        assert.match(d.last_error, /destination refused/);
-      }
-    });
-  });
 }

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { WebhookService } from '../../src/services/webhook.service.ts';
 import { WebhookRepository } from '../../src/storage/webhook.repository.ts';
 import { KEY_FILE_NAME, SecretBox } from '../../src/lib/secret-box.ts';
+import { DestinationPolicy } from '../../src/webhooks/destination-policy.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { STORES } from '../helpers/stores.ts';
 
@@ -140,7 +141,7 @@ for (const kind of STORES) {
       const oldKey = Buffer.from(fs.readFileSync(path.join(h.testStore.dataDir, KEY_FILE_NAME), 'utf8').trim(), 'base64');
       const newKey = randomBytes(32);
       const repo = new WebhookRepository(h.runtime.store.db, h.runtime.store.dialect);
-      const serviceWith = (keys: Buffer[]) => new WebhookService({ store: h.runtime.store, webhooks: repo, box: new SecretBox(keys), clock: h.clock });
+      const serviceWith = (keys: Buffer[]) => new WebhookService({ store: h.runtime.store, webhooks: repo, box: new SecretBox(keys), clock: h.clock, destinations: new DestinationPolicy() });
       const rotating = serviceWith([newKey, oldKey]);
       assert.ok((await rotating.reencryptSecrets()) >= 2);
       assert.equal(await rotating.reencryptSecrets(), 0, 'idempotent');
