@@ -3,6 +3,7 @@ import { type ConversationFlowDefinition, ConversationFlowOverride } from './con
 import { type ServiceLlmDefinition, ServiceLlmOverride } from './service-llm.ts';
 import { Name, Nullable, ResourceId, Strict } from './schema-kit.ts';
 import { STORAGE_POLICIES, type StoragePolicy } from './storage-policy.ts';
+import { MAX_WEBHOOK_URL_LENGTH } from './webhook.ts';
 
 const EngineId = ResourceId;
 
@@ -13,7 +14,16 @@ export const ResponseEngine = Type.Union([
 export type ResponseEngine = Static<typeof ResponseEngine>;
 
 export const StoragePolicySchema = Type.Union(STORAGE_POLICIES.map((p) => Type.Literal(p)));
-export const WebhookUrl = Type.String({ minLength: 1, maxLength: 2048, pattern: '^https?://[^\\s]+$' });
+/**
+ * A URL deliveries go to: a subscription's `url` and an agent's `webhook_url`. The schema bounds
+ * it; src/services/webhook-url.ts checks the rest (http(s), no credentials, an allowed host) and
+ * says which rule failed.
+ */
+export const WebhookUrl = Type.String({
+  minLength: 1,
+  maxLength: MAX_WEBHOOK_URL_LENGTH,
+  description: 'An absolute http(s) URL without user name or password, to an allowed destination (docs/webhooks.md).',
+});
 
 /** Agent fields besides the response engine: what `agent_override.agent` may change for one call. */
 export const AgentSettings = {

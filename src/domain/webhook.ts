@@ -4,6 +4,9 @@
  * services and the worker decide with them, the HTTP schemas list them.
  */
 
+/** Longest URL a webhook may be delivered to (a subscription's `url`, an agent's `webhook_url`). */
+export const MAX_WEBHOOK_URL_LENGTH = 2048;
+
 /** Every event kind, in the order `list.php` answers them as `available_events`. */
 export const EVENT_KINDS = ['lead.created', 'lead.updated', 'ticket.created', 'call.finished'] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];

@@ -1,7 +1,5 @@
 import { errors } from '../domain/errors.ts';
-
-/** Longest webhook URL accepted. */
-export const MAX_WEBHOOK_URL_LENGTH = 2048;
+import { MAX_WEBHOOK_URL_LENGTH } from '../domain/webhook.ts';
 
 /**
  * What can be told of a destination when a URL is set, without resolving names: the delivery

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { type TableMetadata, sql } from 'kysely';
+import { type CompiledQuery, sql } from 'kysely';
 import { type Harness, sampleFlow } from './harness.ts';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -232,7 +232,8 @@ export const VALID_REQUESTS: Record<string, (f: FullFixture) => { body?: unknown
   'POST /demo/api/calls': (f) => ({ body: { agent_id: f.agentId } }),
 };
 
-const introspected = new WeakMap<Harness, TableMetadata[]>();
+/** The fingerprint query of each harness's store, compiled once. */
+const fingerprintQueries = new WeakMap<Harness, CompiledQuery<Record<string, unknown>>>();
 
 /**
  * A fingerprint of everything stored: each table's row count and, where it has one, its greatest
@@ -241,17 +242,19 @@ const introspected = new WeakMap<Harness, TableMetadata[]>();
  * store itself, so a new table is covered without editing this.
  */
 export async function storeFingerprint(h: Harness): Promise<Record<string, string>> {
-  let tables = introspected.get(h);
-  if (!tables) {
-    tables = (await h.runtime.store.db.introspection.getTables()).filter((t) => !t.name.startsWith('kysely_'));
-    introspected.set(h, tables);
+  const db = h.runtime.store.db;
+  let query = fingerprintQueries.get(h);
+  if (!query) {
+    const tables = (await db.introspection.getTables()).filter((t) => !t.name.startsWith('kysely_'));
+    const parts = tables.flatMap((t) => [
+      sql`(select count(*) from ${sql.table(t.name)}) as ${sql.id(t.name)}`,
+      ...(t.columns.some((c) => c.name === 'updated_at')
+        ? [sql`(select max(updated_at) from ${sql.table(t.name)}) as ${sql.id(`${t.name}__updated_at`)}`]
+        : []),
+    ]);
+    query = sql<Record<string, unknown>>`select ${sql.join(parts)}`.compile(db);
+    fingerprintQueries.set(h, query);
   }
-  const parts = tables.flatMap((t) => [
-    sql`(select count(*) from ${sql.table(t.name)}) as ${sql.id(t.name)}`,
-    ...(t.columns.some((c) => c.name === 'updated_at')
-      ? [sql`(select max(updated_at) from ${sql.table(t.name)}) as ${sql.id(`${t.name}__updated_at`)}`]
-      : []),
-  ]);
-  const row = await sql<Record<string, unknown>>`select ${sql.join(parts)}`.execute(h.runtime.store.db);
+  const row = await db.executeQuery(query);
   return Object.fromEntries(Object.entries(row.rows[0] ?? {}).map(([k, v]) => [k, String(v)]));
 }

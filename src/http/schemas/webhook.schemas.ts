@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, ResourceId, Strict } from '../../domain/schema-kit.ts';
-import { DELIVERY_STATUSES, EVENT_KINDS, WEBHOOK_STATUSES } from '../../domain/webhook.ts';
+import { DELIVERY_STATUSES, EVENT_KINDS, MAX_WEBHOOK_URL_LENGTH, WEBHOOK_STATUSES } from '../../domain/webhook.ts';
+import { WebhookUrl } from '../../domain/agent.ts';
 
 /**
  * A positive integer in a query string (query values arrive as strings): at most 15 digits, so it
@@ -11,7 +12,7 @@ const Limit = Type.String({ pattern: '^([1-9]|[1-9][0-9]|1[0-9][0-9]|200)$', des
 const WebhookId = ResourceId;
 
 export const SetWebhookBody = Strict({
-  url: Type.String({ minLength: 1, maxLength: 2048, description: 'Absolute http(s) URL.' }),
+  url: WebhookUrl,
   events: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
     minItems: 1,
     maxItems: 16,
@@ -23,7 +24,7 @@ export type SetWebhookBody = Static<typeof SetWebhookBody>;
 
 export const DeleteWebhookBody = Strict({
   id: Type.Optional(WebhookId),
-  url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+  url: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_WEBHOOK_URL_LENGTH })),
 });
 
 export const WebhookResponse = Type.Object(
