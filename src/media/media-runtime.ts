@@ -5,6 +5,7 @@ import type { ProviderOptions } from '../providers/registry.ts';
 import type { FlowTools } from '../voice/index.ts';
 import { type AgentForCall, effectiveEngine, engineNeedsMissingLlm } from './engine-factory.ts';
 import type { Logger } from '../lib/logger.ts';
+import { storableText } from '../domain/text.ts';
 
 /** LeadService.createLead as the flow's create_lead node uses it. */
 export interface LeadCreator {
@@ -21,6 +22,9 @@ export interface TicketCreator {
 
 const PRIORITIES = new Set(['low', 'normal', 'high', 'urgent']);
 
+/** A field a flow rendered from the conversation, trimmed and storable (domain/text.ts). */
+const text = (value: string) => storableText(value).trim();
+
 /** The tools of a call's flow: leads and tickets of the call's account, linked to the call. */
 export function flowToolsFor(leads: LeadCreator | undefined, tickets: TicketCreator | undefined) {
   return (call: { accountId: string; callId: string }): FlowTools => ({
@@ -29,10 +33,10 @@ export function flowToolsFor(leads: LeadCreator | undefined, tickets: TicketCrea
       return leads.createLead(
         call.accountId,
         {
-          name: fields.name.trim() || 'Unknown',
-          phone: fields.phone.trim(),
-          ...(fields.email?.trim() ? { email: fields.email.trim() } : {}),
-          ...(fields.notes?.trim() ? { notes: fields.notes.trim() } : {}),
+          name: text(fields.name) || 'Unknown',
+          phone: text(fields.phone),
+          ...(fields.email && text(fields.email) ? { email: text(fields.email) } : {}),
+          ...(fields.notes && text(fields.notes) ? { notes: text(fields.notes) } : {}),
         },
         { callId: call.callId },
       );
@@ -41,8 +45,8 @@ export function flowToolsFor(leads: LeadCreator | undefined, tickets: TicketCrea
       if (!tickets) throw new Error('tickets are not available on this server');
       const priority = fields.priority?.trim().toLowerCase();
       return tickets.createTicket(call.accountId, {
-        subject: fields.subject.trim() || 'Support request',
-        description: fields.description,
+        subject: text(fields.subject) || 'Support request',
+        description: storableText(fields.description),
         ...(priority && PRIORITIES.has(priority) ? { priority: priority as 'low' } : {}),
         call_id: call.callId,
       });

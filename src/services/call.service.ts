@@ -3,6 +3,7 @@ import type { Static } from '@sinclair/typebox';
 import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import { jsonByteLength } from '../lib/json.ts';
+import { storableText } from '../domain/text.ts';
 import { withoutUndefined } from '../lib/objects.ts';
 import type { TokenBuckets } from '../lib/token-bucket.ts';
 import { AppError, errors } from '../domain/errors.ts';
@@ -267,7 +268,8 @@ export class CallService {
         disconnection_reason: outcome.reason,
         end_timestamp: now,
         duration_ms: row.start_timestamp === null ? 0 : now - row.start_timestamp,
-        transcript: outcome.transcript ?? null,
+        // Said or generated during the call: made storable rather than refused (domain/text.ts).
+        transcript: outcome.transcript == null ? null : storableText(outcome.transcript),
         transcript_object: outcome.transcriptObject ?? null,
         recording_path: outcome.recordingPath ?? null,
         call_analysis: outcome.callAnalysis ?? null,
