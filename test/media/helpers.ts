@@ -10,7 +10,8 @@ import { EnergyVad, FakeStt, FakeTts, type FakeLlm } from '../../src/providers/f
 import type { LlmProvider } from '../../src/providers/llm.ts';
 import { WebCallClient } from '../../src/client/web-call-client.ts';
 import { type StoreName, type TestStore, openTestStore } from '../helpers/stores.ts';
-import { createSilentLogger } from '../../src/lib/logger.ts';
+import { pino } from 'pino';
+import { createSilentLogger, type Logger } from '../../src/lib/logger.ts';
 
 export interface MediaServer {
   baseUrl: string;
@@ -34,13 +35,15 @@ export interface MediaServerOptions {
   providers?: Providers;
   timings?: Partial<SessionTimings>;
   env?: Record<string, string>;
+  /** The server's logger; default silent (tests that check what is logged pass one: see `capturingLogger`). */
+  logger?: Logger;
 }
 
 export async function startMediaServer(storeName: StoreName, options: MediaServerOptions = {}): Promise<MediaServer> {
   const testStore = await openTestStore(storeName);
   const config = loadConfig({ DATA_DIR: testStore.dataDir, PORT: '0', WEBHOOK_WORKER: 'false', ...options.env });
   const runtime = await createRuntime(config, {
-    logger: createSilentLogger(),
+    logger: options.logger ?? createSilentLogger(),
     store: testStore.store,
     ...(options.providers ? { providers: options.providers } : {}),
     ...(options.timings ? { sessionTimings: options.timings } : {}),
@@ -139,4 +142,11 @@ export async function eventually<T>(check: () => Promise<T | undefined | false> 
     if (Date.now() > until) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, stepMs));
   }
+}
+
+/** A logger that keeps every line it writes (parsed), for tests of what the server logs. */
+export function capturingLogger(): { logger: Logger; lines: Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+  return { logger, lines };
 }
