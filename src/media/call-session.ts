@@ -227,6 +227,17 @@ export class CallSession {
     else if (message.type === 'ping') this.#conn.sendEvent({ type: 'pong', id: message.id ?? null });
   }
 
+  /**
+   * The transport cut the client off for sending far faster than real time (its inbound limits):
+   * the call ends `error_client_flood` and the socket closes with CLOSE.tooFast.
+   */
+  onFlood(): void {
+    if (this.#ending) return;
+    this.#d.log.warn('client sent far faster than real time: call cut off');
+    this.#conn.sendEvent({ type: 'error', code: 'error_client_flood', message: 'Audio or messages arrived far faster than real time; the call ends.' });
+    void this.end('error_client_flood', CLOSE.tooFast);
+  }
+
   /** The socket closed: cleanly (the user hung up) or not (the client vanished). */
   onClosed(clean: boolean): void {
     void this.end(clean ? 'user_hangup' : 'client_disconnected');
