@@ -86,7 +86,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   });
 
   // WebSocket GET /v2/web-call (docs/media-protocol.md); closing the app ends calls in progress.
-  attachWebCallTransport(app, runtime.media.sessions);
+  attachWebCallTransport(app, runtime.media.sessions, { metrics });
 
   return app;
 }

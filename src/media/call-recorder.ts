@@ -5,24 +5,33 @@ import { wavHeader, wavLayout } from './codec/wav.ts';
 
 /** 16 kHz, as the protocol and the pipeline. */
 const RATE = 16_000;
-/** Samples gathered per channel before they are appended to its file (2 s). */
+/** Samples gathered per channel before they are written to its file (2 s). */
 const CHUNK_SAMPLES = RATE * 2;
-/** Audio waiting for the disk per channel before new audio is dropped (about 30 s): never unbounded. */
+/** Audio waiting for the disk per channel, bytes (about 30 s); beyond it new chunks are dropped, not queued. */
 const MAX_PENDING_BYTES = RATE * 2 * 30;
+/** A recording is never longer than the call's duration plus this, ms. */
+export const MAX_RECORDING_OVERRUN_MS = 1_000;
 
 /**
  * One mono track streamed to a temporary file: samples are placed at a position on the call's
- * timeline (gaps are filled with silence; a write that would go back in time is appended at the
- * current end instead). Memory is one 2 s chunk plus what the disk has not taken yet (bounded).
+ * timeline (a write that would go back in time is appended at the current end instead). Each 2 s
+ * chunk is written at its own offset, so silence is a gap the file never holds (it reads back as
+ * zeros), and a chunk the disk has no room for in time is dropped, not queued: it becomes
+ * silence and the timeline stays right. Memory: one chunk being filled plus at most
+ * MAX_PENDING_BYTES waiting for the disk, whatever happens.
  */
 class TrackWriter {
   readonly file: string;
   #buf = new Int16Array(CHUNK_SAMPLES);
   #fill = 0;
-  /** Samples written to the track so far (flushed or buffered). */
+  /** Timeline position of #buf[0], samples. */
+  #bufAt = 0;
+  /** Samples on the track so far (written, buffered, or skipped as silence). */
   length = 0;
+  #handle: Promise<fsp.FileHandle> | undefined;
   #chain: Promise<void> = Promise.resolve();
   #pendingBytes = 0;
+  /** Samples dropped because the disk was behind (silence in their place). */
   dropped = 0;
   #failed: Error | undefined;
 
@@ -32,7 +41,7 @@ class TrackWriter {
 
   /** Writes `pcm` at sample `at` (or at the end, if `at` is already behind it). */
   write(pcm: Int16Array, at = this.length): void {
-    if (at > this.length) this.#silence(at - this.length);
+    if (at > this.length) this.#skip(at - this.length);
     for (let i = 0; i < pcm.length; ) {
       const n = Math.min(pcm.length - i, CHUNK_SAMPLES - this.#fill);
       this.#buf.set(pcm.subarray(i, i + n), this.#fill);
@@ -45,36 +54,34 @@ class TrackWriter {
 
   /** Pads the track with silence up to `samples`. */
   padTo(samples: number): void {
-    if (samples > this.length) this.#silence(samples - this.length);
+    if (samples > this.length) this.#skip(samples - this.length);
   }
 
-  #silence(n: number): void {
-    let left = n;
-    while (left > 0) {
-      const k = Math.min(left, CHUNK_SAMPLES - this.#fill);
-      this.#buf.fill(0, this.#fill, this.#fill + k);
-      this.#fill += k;
-      left -= k;
-      this.length += k;
-      if (this.#fill === CHUNK_SAMPLES) this.#flush();
-    }
+  /** `n` samples of silence: nothing to write, the next chunk starts after them. */
+  #skip(n: number): void {
+    this.#flush();
+    this.length += n;
+    this.#bufAt = this.length;
   }
 
   #flush(): void {
     if (this.#fill === 0) return;
-    const bytes = Buffer.from(this.#buf.buffer, 0, this.#fill * 2);
-    this.#buf = new Int16Array(CHUNK_SAMPLES);
+    const offset = this.#bufAt * 2;
+    const byteLength = this.#fill * 2;
+    this.#bufAt += this.#fill;
     this.#fill = 0;
-    if (this.#pendingBytes + bytes.byteLength > MAX_PENDING_BYTES) {
+    if (this.#pendingBytes + byteLength > MAX_PENDING_BYTES) {
       // The disk is not keeping up: losing audio is better than growing memory without limit.
-      // Write silence of the same length later so the timeline stays right.
-      this.dropped += bytes.byteLength / 2;
-      bytes.fill(0);
+      // The chunk becomes silence (a gap in the file) and its buffer is filled again.
+      this.dropped += byteLength / 2;
+      return;
     }
-    this.#pendingBytes += bytes.byteLength;
+    const bytes = Buffer.from(this.#buf.buffer, 0, byteLength);
+    this.#buf = new Int16Array(CHUNK_SAMPLES);
+    this.#pendingBytes += byteLength;
     this.#chain = this.#chain.then(async () => {
       try {
-        if (this.#failed === undefined) await fsp.appendFile(this.file, bytes);
+        if (this.#failed === undefined) await (await this.#open()).write(bytes, 0, bytes.byteLength, offset);
       } catch (e) {
         this.#failed = e instanceof Error ? e : new Error(String(e));
       } finally {
@@ -83,10 +90,16 @@ class TrackWriter {
     });
   }
 
-  /** Flushes everything; rejects when a write failed. */
+  #open(): Promise<fsp.FileHandle> {
+    this.#handle ??= fsp.open(this.file, 'w');
+    return this.#handle;
+  }
+
+  /** Flushes everything and closes the file; rejects when a write failed. */
   async finish(): Promise<void> {
     this.#flush();
     await this.#chain;
+    await (await this.#handle?.catch(() => undefined))?.close();
     if (this.#failed !== undefined) throw this.#failed;
   }
 }
@@ -113,7 +126,10 @@ export class CallRecorder {
     this.#agent = new TrackWriter(path.join(dir, `${callId}.agent.tmp`));
   }
 
-  /** The user's audio, appended in order (its position is the count of samples received). */
+  /**
+   * The user's audio, appended in order: its position is the count of samples the transport
+   * admitted, which its inbound limits keep within the call's time plus a 1 s burst.
+   */
   user(pcm: Int16Array): void {
     if (!this.#finished) this.#user.write(pcm);
   }
@@ -125,13 +141,16 @@ export class CallRecorder {
   }
 
   /**
-   * Writes the WAV (`<dir>/<call_id>.wav`, at least `durationMs` long) and removes the temporary
-   * files. Returns the file's path, or null when nothing was recorded.
+   * Writes the WAV (`<dir>/<call_id>.wav`) and removes the temporary files. The WAV is at least
+   * `durationMs` (the call's media time) long and never longer than `durationMs` +
+   * MAX_RECORDING_OVERRUN_MS, whatever the tracks hold. Returns the file's path, or null when
+   * nothing was recorded.
    */
   async finish(durationMs: number): Promise<string | null> {
     if (this.#finished) throw new Error('recorder already finished');
     this.#finished = true;
-    const total = Math.max(this.#user.length, this.#agent.length, Math.round((durationMs * RATE) / 1000));
+    const samplesOf = (ms: number) => Math.round((ms * RATE) / 1000);
+    const total = Math.min(Math.max(this.#user.length, this.#agent.length, samplesOf(durationMs)), samplesOf(durationMs + MAX_RECORDING_OVERRUN_MS));
     this.#user.padTo(total);
     this.#agent.padTo(total);
     try {

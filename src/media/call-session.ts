@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { inspect } from 'node:util';
 import type { Logger } from '../lib/logger.ts';
 import type { Scheduler, TimerHandle } from '../lib/scheduler.ts';
 import { type DisconnectionReason, statusForReason } from '../domain/call-status.ts';
@@ -200,10 +201,11 @@ export class CallSession {
       this.#conn.sendEvent({ type: 'update', transcript, final: true });
       this.#checkPosition();
     });
-    p.on('error', ({ reason, message }) => {
-      this.#d.log.warn({ reason, detail: message.slice(0, 300) }, 'voice pipeline failed');
-      // Provider messages name the engine and what is missing, never user audio or text.
-      this.#conn.sendEvent({ type: 'error', code: reason, message: `${failureMessage(reason)} (${message.slice(0, 300)})` });
+    p.on('error', ({ reason, cause }) => {
+      // The details (a provider's message may quote its upstream's answer) stay in the log, which
+      // carries the call id; the client gets the code and a fixed message.
+      this.#d.log.warn({ reason, detail: describeFailure(cause) }, 'voice pipeline failed');
+      this.#conn.sendEvent({ type: 'error', code: reason, message: failureMessage(reason) });
     });
     p.on('hangup', ({ reason }) => {
       this.#checkPosition();
@@ -223,6 +225,17 @@ export class CallSession {
   onMessage(message: InCallMessage): void {
     if (message.type === 'hangup') void this.end('user_hangup');
     else if (message.type === 'ping') this.#conn.sendEvent({ type: 'pong', id: message.id ?? null });
+  }
+
+  /**
+   * The transport cut the client off for sending far faster than real time (its inbound limits):
+   * the call ends `error_client_flood` and the socket closes with CLOSE.tooFast.
+   */
+  onFlood(): void {
+    if (this.#ending) return;
+    this.#d.log.warn('client sent far faster than real time: call cut off');
+    this.#conn.sendEvent({ type: 'error', code: 'error_client_flood', message: 'Audio or messages arrived far faster than real time; the call ends.' });
+    void this.end('error_client_flood', CLOSE.tooFast);
   }
 
   /** The socket closed: cleanly (the user hung up) or not (the client vanished). */
@@ -329,6 +342,22 @@ function variablesOf(call: Call): CallVariables {
   return { dynamic: call.service_llm_dynamic_variables, overrides: call.override_dynamic_variables };
 }
 
+/** An error's message and those of its causes, for the log: "LLM request failed: HTTP 500: ...", at most 600 characters. */
+function describeFailure(error: unknown): string {
+  const parts: string[] = [];
+  let e = error;
+  for (let depth = 0; depth < 5 && e !== undefined && e !== null; depth++) {
+    if (!(e instanceof Error)) {
+      parts.push(typeof e === 'string' ? e : inspect(e, { depth: 1, breakLength: Infinity }));
+      break;
+    }
+    parts.push(e.message);
+    e = e.cause;
+  }
+  return parts.join(': ').slice(0, 600);
+}
+
+/** What the client is told when an engine fails: fixed text per code (details stay in the log). */
 function failureMessage(reason: string): string {
   switch (reason) {
     case 'error_asr':

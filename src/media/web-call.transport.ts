@@ -2,21 +2,43 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import type { Counter } from 'prom-client';
 import type { Logger } from '../lib/logger.ts';
+import type { Metrics } from '../lib/metrics.ts';
 import { wsDataToBuffer } from '../lib/ws-data.ts';
 import type { CallConnection, CallSession } from './call-session.ts';
+import { InboundLimiter, MAX_TEXT_MESSAGE_BYTES } from './inbound-limits.ts';
 import { JoinRefused, type SessionRegistry } from './session-registry.ts';
-import { JOIN_TIMEOUT_MS, REFUSALS, WEB_CALL_PATH, type RefusalCode } from '../protocol/media.constants.ts';
+import { JOIN_TIMEOUT_MS, PROTOCOL_SAMPLE_RATE, REFUSALS, WEB_CALL_PATH, type RefusalCode } from '../protocol/media.constants.ts';
 import type { ServerMessage } from '../protocol/media.messages.ts';
 import { parseClientMessage, parseJoin } from './protocol.ts';
 
 export interface WebCallTransportOptions {
+  /** The runtime's registry: audio and messages dropped by the inbound limits, clients cut off for flooding. */
+  metrics: Metrics;
   /** Largest message accepted, bytes; default 64 KiB (2 s of audio). Larger ones close the socket (1009). */
   maxPayloadBytes?: number;
   /** WebSocket ping interval, ms; a client that misses one pong is dropped; default 2 000. */
   heartbeatMs?: number;
   /** How long the first (join) message may take, ms; default 5 000 (the protocol's). */
   joinTimeoutMs?: number;
+  /** Monotonic ms for the inbound limits; default performance.now. */
+  now?: () => number;
+}
+
+/** The counters of the inbound limits (docs/media-protocol.md, "Limits"). */
+interface InboundCounters {
+  audioDroppedSeconds: Counter;
+  messagesDropped: Counter<'kind'>;
+  floodDisconnections: Counter;
+}
+
+function inboundCounters(metrics: Metrics): InboundCounters {
+  return {
+    audioDroppedSeconds: metrics.counter('switchboard_media_audio_dropped_seconds_total', 'Seconds of call audio dropped because a client sent it faster than real time.'),
+    messagesDropped: metrics.counter('switchboard_media_messages_dropped_total', 'Whole call messages dropped over the message rate limits, by kind (audio, text).', ['kind']),
+    floodDisconnections: metrics.counter('switchboard_media_flood_disconnections_total', 'Calls cut off because the client sent audio or messages far faster than real time.'),
+  };
 }
 
 /** Agent audio the socket may hold unsent before we queue instead: 16 KiB = 0.5 s. */
@@ -27,17 +49,20 @@ const AUDIO_QUEUE_CHUNKS = 25;
 const SOCKET_HARD_LIMIT_BYTES = 1_048_576;
 /** After our close frame, how long the client has to answer before the socket is destroyed, ms. */
 const CLOSE_GRACE_MS = 2_000;
+/** A client cut off for flooding is destroyed after this long even if its call's end has not closed it yet, ms. */
+const CUT_OFF_DEADLINE_MS = 30_000;
 
 /**
  * The web-call WebSocket endpoint (docs/media-protocol.md) on the app's HTTP server: upgrade on
  * GET /v2/web-call, join handshake, audio and events to and from the call's session. Registered
  * by buildApp so `app.listen()` serves it; closing the app ends every call (server_shutdown).
  */
-export function attachWebCallTransport(app: FastifyInstance, registry: SessionRegistry, options: WebCallTransportOptions = {}): void {
+export function attachWebCallTransport(app: FastifyInstance, registry: SessionRegistry, options: WebCallTransportOptions): void {
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes ?? 65_536, perMessageDeflate: false, clientTracking: true });
   const log = registry.log;
   const heartbeatMs = options.heartbeatMs ?? 2_000;
   const joinTimeoutMs = options.joinTimeoutMs ?? JOIN_TIMEOUT_MS;
+  const inbound = { counters: inboundCounters(options.metrics), now: options.now ?? (() => performance.now()) };
 
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
     const pathname = (request.url ?? '').split('?')[0];
@@ -49,7 +74,7 @@ export function attachWebCallTransport(app: FastifyInstance, registry: SessionRe
       return;
     }
     wss.handleUpgrade(request, socket, head, (ws) => {
-      const conn = new WsConnection(ws, heartbeatMs);
+      const conn = new WsConnection(ws, heartbeatMs, inbound);
       void handleConnection(conn, registry, log, joinTimeoutMs);
     });
   };
@@ -83,19 +108,26 @@ async function handleConnection(conn: WsConnection, registry: SessionRegistry, l
   conn.attach(session);
 }
 
-/** One client socket: bounded agent-audio queue with backpressure, heartbeat, join phase. */
+/**
+ * One client socket: join phase, heartbeat, the inbound limits on what the client sends, and a
+ * bounded agent-audio queue with backpressure.
+ */
 class WsConnection implements CallConnection {
   readonly #ws: WebSocket;
   readonly #audio: Buffer[] = [];
+  readonly #inbound: { counters: InboundCounters; now: () => number };
   #session: CallSession | undefined;
   #alive = true;
   #heartbeat: ReturnType<typeof setInterval>;
   #closed = false;
+  /** Cut off for flooding: nothing more it sends is read. */
+  #flooding = false;
   /** Agent audio chunks dropped because the client did not keep up. */
   dropped = 0;
 
-  constructor(ws: WebSocket, heartbeatMs: number) {
+  constructor(ws: WebSocket, heartbeatMs: number, inbound: { counters: InboundCounters; now: () => number }) {
     this.#ws = ws;
+    this.#inbound = inbound;
     ws.on('pong', () => (this.#alive = true));
     ws.on('error', () => {}); // 'close' follows; errors (e.g. a too large message) need no more handling
     this.#heartbeat = setInterval(() => {
@@ -134,23 +166,55 @@ class WsConnection implements CallConnection {
     });
   }
 
-  /** Hands the socket to its call: audio to the pipeline, control messages to the session. */
+  /**
+   * Hands the socket to its call: audio to the pipeline, control messages to the session, each
+   * through the inbound limits (docs/media-protocol.md, "Limits"): what exceeds them is dropped
+   * unread; a client far beyond them is cut off.
+   */
   attach(session: CallSession): void {
     this.#session = session;
     if (this.#closed) {
       session.onClosed(false);
       return;
     }
+    const limits = new InboundLimiter(this.#inbound.now);
+    const counters = this.#inbound.counters;
     this.#ws.on('message', (data, binary) => {
-      const buf = wsDataToBuffer(data);
+      if (this.#flooding) return; // already read from the socket before it was paused
       if (binary) {
-        session.onAudio(buf);
+        const buf = wsDataToBuffer(data);
+        const verdict = limits.audio(buf.byteLength >> 1);
+        if (verdict.kind === 'flood') return this.#cutOff(session);
+        if (verdict.droppedSamples > 0) counters.audioDroppedSeconds.inc(verdict.droppedSamples / PROTOCOL_SAMPLE_RATE);
+        if (verdict.messageDropped) counters.messagesDropped.inc({ kind: 'audio' });
+        if (verdict.samples > 0) session.onAudio(buf.subarray(0, verdict.samples * 2));
         return;
       }
-      const message = parseClientMessage(buf.toString('utf8'));
+      const verdict = limits.text();
+      if (verdict === 'flood') return this.#cutOff(session);
+      if (verdict === 'drop') {
+        counters.messagesDropped.inc({ kind: 'text' });
+        return; // unanswered: a flood of pings or junk gets nothing back
+      }
+      const buf = wsDataToBuffer(data);
+      const message = buf.byteLength > MAX_TEXT_MESSAGE_BYTES ? null : parseClientMessage(buf.toString('utf8'));
       if (message) session.onMessage(message);
       else this.sendEvent({ type: 'error', code: 'bad_message', message: 'Malformed message; see docs/media-protocol.md.' });
     });
+  }
+
+  /**
+   * The client sends far faster than real time: stop reading the socket (what it sends next stays
+   * in the kernel's buffers, bounded by TCP), and let the session end the call, which closes the
+   * socket with CLOSE.tooFast once the call is stored.
+   */
+  #cutOff(session: CallSession): void {
+    this.#flooding = true;
+    clearInterval(this.#heartbeat); // a paused socket reads no pongs; the call's end closes it
+    setTimeout(() => this.#ws.terminate(), CUT_OFF_DEADLINE_MS).unref();
+    this.#ws.pause();
+    this.#inbound.counters.floodDisconnections.inc();
+    session.onFlood();
   }
 
   refuse(code: RefusalCode, message: string): void {

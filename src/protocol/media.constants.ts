@@ -24,6 +24,8 @@ export const CLOSE = {
   badMessage: 4400,
   unauthorized: 4401,
   joinTimeout: 4408,
+  /** The client sent audio or messages far faster than real time; the call ends `error_client_flood`. */
+  tooFast: 4429,
   unavailable: 4503,
 } as const;
 
@@ -53,7 +55,8 @@ export type RefusalCode = keyof typeof REFUSALS;
 
 /**
  * Every `code` the server sends in an `error` message: the refusals of a join (`bad_message` also
- * answers a malformed message during the call), and the engine failures that end a call. The wire
+ * answers a malformed message during the call), the engine failures that end a call, and
+ * `error_client_flood` when the client is cut off for sending far faster than real time. The wire
  * carries a string: clients should expect codes a newer server adds.
  */
-export type ServerErrorCode = RefusalCode | 'error_asr' | 'error_llm' | 'error_tts';
+export type ServerErrorCode = RefusalCode | 'error_asr' | 'error_llm' | 'error_tts' | 'error_client_flood';

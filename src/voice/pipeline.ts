@@ -28,7 +28,8 @@ export interface PipelineEvents {
   transcript_update: (transcript: readonly Utterance[]) => void;
   /** The call should end now; emitted once. Errors are preceded by an `error` event. */
   hangup: (info: { reason: HangupReason }) => void;
-  error: (info: { reason: FailureReason; message: string }) => void;
+  /** `message` is the failure's own; `cause` is the error itself (its `cause` chain may quote an upstream's answer: log it, never show it). */
+  error: (info: { reason: FailureReason; message: string; cause: unknown }) => void;
   /** One record per agent reply that produced audio. */
   latency: (record: TurnLatency) => void;
 }
@@ -222,6 +223,7 @@ export class VoicePipeline {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#keepSpokenPart();
     if (this.#timer) clearInterval(this.#timer);
     this.#ctrl.abort();
     this.#reply?.ctrl.abort();
@@ -441,6 +443,21 @@ export class VoicePipeline {
     reply.drained();
   }
 
+  /**
+   * The call ends while a reply plays (the user hung up, the client vanished...): what was played
+   * stays in the transcript, marked cut off unless it had all been played, as a barge-in keeps it.
+   */
+  #keepSpokenPart(): void {
+    const reply = this.#reply;
+    if (!reply || reply.startedAt === undefined) return;
+    // Exactly one of this and #runReply records a reply: it records it only while not closed.
+    const complete = reply.synthesisDone && reply.queued.every((n, i) => (reply.sent[i] ?? 0) >= n);
+    reply.cutOff ||= !complete;
+    const heard = heardText(reply);
+    if (!heard) return;
+    this.#addUtterance({ role: 'agent', text: heard, startMs: reply.startMs, endMs: this.elapsedMs(), ...(reply.cutOff ? { cutOff: true } : {}) });
+  }
+
   #addUtterance(u: Utterance): void {
     // Keep start order: a user utterance can be recognised while an earlier agent reply still plays.
     let i = this.#transcript.length;
@@ -452,7 +469,7 @@ export class VoicePipeline {
   #fail(reason: FailureReason, e: unknown): void {
     if (this.#ended) return;
     const message = e instanceof Error ? e.message : String(e);
-    this.#emit('error', { reason, message });
+    this.#emit('error', { reason, message, cause: e });
     this.#end(reason);
   }
 

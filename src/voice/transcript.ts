@@ -6,7 +6,7 @@ export interface Utterance {
   text: string;
   startMs: number;
   endMs: number;
-  /** True when the user spoke over the agent and this reply was cut off (text = what was heard). */
+  /** True when this agent reply was cut off, by the user speaking over it or by the call ending (text = what was heard). */
   cutOff?: boolean;
 }
 

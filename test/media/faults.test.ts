@@ -1,5 +1,6 @@
-// Barge-in as the caller sees it, and faults: a recogniser that is missing or dies, an LLM
-// server that stalls or answers garbage. Each call ends cleanly with the right reason.
+// Barge-in and a hang-up over the agent as the caller sees them, and faults: a recogniser that is
+// missing or dies, an LLM server that stalls, answers garbage or fails, a speech server that
+// fails. Each call ends cleanly with the right reason, and the caller never sees upstream details.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
@@ -9,8 +10,10 @@ import { FliteTts } from '../../src/providers/flite/flite.tts.ts';
 import { FvadProvider } from '../../src/providers/vad/fvad.ts';
 import { PocketsphinxStt } from '../../src/providers/pocketsphinx/pocketsphinx.stt.ts';
 import { OpenAiChatLlm } from '../../src/providers/openai/chat.llm.ts';
+import { OpenAiSpeechTts } from '../../src/providers/openai/speech.tts.ts';
+import { STORES } from '../helpers/stores.ts';
 import { hasPocketsphinx, NO_POCKETSPHINX } from '../voice/capabilities.ts';
-import { concat, fakeProviders, silence, startMediaServer, tone } from './helpers.ts';
+import { capturingLogger, concat, eventually, fakeProviders, silence, startMediaServer, tone } from './helpers.ts';
 
 const flite = new FliteTts();
 after(() => flite.close());
@@ -72,17 +75,46 @@ describe('barge-in over the transport', () => {
   });
 });
 
+for (const kind of STORES) {
+  describe(`a hang-up while the agent speaks on ${kind.name}`, { skip: kind.skip }, () => {
+    it('keeps what the agent said up to the hang-up, marked cut off', async () => {
+      const s = await startMediaServer(kind.name, { providers: fakeProviders([], { msPerChar: 15 }) });
+      try {
+        const client = await s.call(await s.flowAgent(talker));
+        await client.waitFor('agent_start_talking', 5_000);
+        // 1.5 s of the reply heard (about 4.5 s long), then the user hangs up.
+        await eventually(() => client.agentAudio.reduce((n, a) => n + a.pcm.length, 0) >= 24_000);
+        const end = await client.hangup();
+        assert.equal(end.disconnection_reason, 'user_hangup');
+        const call = (await s.api('GET', `/v2/get-call/${client.callId}`)).json;
+        assert.equal(call.transcript_object.length, 1, JSON.stringify(call.transcript_object));
+        const [said] = call.transcript_object;
+        assert.equal(said.role, 'agent');
+        assert.equal(said.cut_off, true);
+        assert.ok(said.content.length > 20 && said.content.length < LONG.length * 0.6, `kept: ${said.content}`);
+        assert.ok(LONG.startsWith(said.content.replace(/\.$/, '')), 'what was kept is the start of the reply');
+        assert.ok(said.end_ms - said.start_ms >= 1_400, `${said.start_ms}..${said.end_ms} ms`);
+        assert.equal(call.transcript, `Agent: ${said.content} [cut off]`);
+      } finally {
+        await s.close();
+      }
+    });
+  });
+}
+
 describe('faults end calls cleanly with the right reason', () => {
-  it('a missing recogniser ends the call at once with error_asr and says what to install', async () => {
+  it('a missing recogniser ends the call at once with error_asr; the log says what to install', async () => {
     const base = fakeProviders([]);
-    const s = await startMediaServer('sqlite', { providers: { ...base, stt: new PocketsphinxStt({ binary: 'definitely_not_pocketsphinx' }) } });
+    const { logger, lines } = capturingLogger();
+    const s = await startMediaServer('sqlite', { providers: { ...base, stt: new PocketsphinxStt({ binary: 'definitely_not_pocketsphinx' }) }, logger });
     try {
       const client = await s.call(await s.flowAgent(talker));
       const end = await client.ended;
       assert.deepEqual([end.call_status, end.disconnection_reason, end.close_code], ['error', 'error_asr', 1011]);
       const err = client.events.find((e) => e.type === 'error');
       assert.equal(err?.['code'], 'error_asr');
-      assert.match(String(err?.['message']), /apt-get install pocketsphinx/);
+      assert.equal(err?.['message'], 'Speech recognition failed; the call ends.');
+      assert.match(String(lines.find((l) => l['msg'] === 'voice pipeline failed')?.['detail']), /apt-get install pocketsphinx/);
       const row = await s.runtime.services.calls.readCall(client.callId);
       assert.deepEqual([row?.call_status, row?.disconnection_reason], ['error', 'error_asr']);
     } finally {
@@ -107,6 +139,64 @@ describe('faults end calls cleanly with the right reason', () => {
       assert.equal(client.events.find((e) => e.type === 'error')?.['code'], 'error_asr');
     } finally {
       await s.close();
+    }
+  });
+
+  const MARKER = 'UPSTREAM-SECRET-7f3a';
+
+  it('the LLM server fails with a body: the caller gets the code and a plain message, the log keeps the details', async () => {
+    const llmServer = await fakeLlmServer((res) => {
+      res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `internal: ${MARKER} key sk-live-xyz` } }));
+    });
+    const { logger, lines } = capturingLogger();
+    const base = fakeProviders(['hello there']);
+    const llm = new OpenAiChatLlm({ baseUrl: llmServer.baseUrl, model: 'm', timeoutMs: 2_000 });
+    const s = await startMediaServer('sqlite', { providers: { ...base, llm }, logger });
+    try {
+      const created = await s.api('POST', '/create-service-llm', { general_prompt: 'Be brief.', begin_message: 'Hello, how can I help?' });
+      const agent = await s.api('POST', '/create-agent', { response_engine: { type: 'service_llm', llm_id: created.json.llm_id } });
+      const client = await s.call(agent.json.agent_id);
+      await client.waitFor('agent_stop_talking', 5_000);
+      void client.play(concat(tone(600), silence(800)));
+      const end = await client.ended;
+      assert.deepEqual([end.call_status, end.disconnection_reason, end.close_code], ['error', 'error_llm', 1011]);
+      const errors = client.events.filter((e) => e.type === 'error');
+      assert.deepEqual(errors.map((e) => [e['code'], e['message']]), [['error_llm', 'The language model failed; the call ends.']]);
+      assert.ok(!JSON.stringify(client.events).includes(MARKER), 'no upstream text reaches the caller');
+      const call = (await s.api('GET', `/v2/get-call/${client.callId}`)).json;
+      assert.deepEqual([call.call_status, call.disconnection_reason], ['error', 'error_llm']);
+      assert.ok(!JSON.stringify(call).includes(MARKER), 'nor the call object');
+      const logged = lines.find((l) => l['msg'] === 'voice pipeline failed');
+      assert.equal(logged?.['callId'], client.callId);
+      assert.match(String(logged?.['detail']), new RegExp(MARKER));
+    } finally {
+      await s.close();
+      await llmServer.close();
+    }
+  });
+
+  it('the speech server fails with a body: error_tts, and the caller sees no upstream text', async () => {
+    const ttsServer = await fakeLlmServer((res) => {
+      res.writeHead(500, { 'content-type': 'text/plain' }).end(`speech backend exploded: ${MARKER}`);
+    });
+    const { logger, lines } = capturingLogger();
+    const base = fakeProviders([]);
+    const tts = new OpenAiSpeechTts({ baseUrl: ttsServer.baseUrl, model: 'tts-1', timeoutMs: 2_000 });
+    const s = await startMediaServer('sqlite', { providers: { ...base, tts }, logger });
+    try {
+      const client = await s.call(await s.flowAgent(talker));
+      const end = await client.ended;
+      assert.deepEqual([end.call_status, end.disconnection_reason, end.close_code], ['error', 'error_tts', 1011]);
+      const errors = client.events.filter((e) => e.type === 'error');
+      assert.deepEqual(errors.map((e) => [e['code'], e['message']]), [['error_tts', 'Speech synthesis failed; the call ends.']]);
+      assert.ok(!JSON.stringify(client.events).includes(MARKER), 'no upstream text reaches the caller');
+      assert.ok(ttsServer.requests > 0);
+      const logged = lines.find((l) => l['msg'] === 'voice pipeline failed');
+      assert.equal(logged?.['callId'], client.callId);
+      assert.match(String(logged?.['detail']), new RegExp(MARKER));
+    } finally {
+      await s.close();
+      await ttsServer.close();
     }
   });
 

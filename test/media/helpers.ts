@@ -8,9 +8,14 @@ import type { SessionTimings } from '../../src/media/call-session.ts';
 import type { Providers } from '../../src/providers/registry.ts';
 import { EnergyVad, FakeStt, FakeTts, type FakeLlm } from '../../src/providers/fake/fake.providers.ts';
 import type { LlmProvider } from '../../src/providers/llm.ts';
+import WebSocket from 'ws';
 import { WebCallClient } from '../../src/client/web-call-client.ts';
+import { PROTOCOL_SAMPLE_RATE, PROTOCOL_VERSION } from '../../src/protocol/media.constants.ts';
+import { webCallUrl } from '../../src/protocol/web-call-url.ts';
+import { wsDataToBuffer } from '../../src/lib/ws-data.ts';
 import { type StoreName, type TestStore, openTestStore } from '../helpers/stores.ts';
-import { createSilentLogger } from '../../src/lib/logger.ts';
+import { pino } from 'pino';
+import { createSilentLogger, type Logger } from '../../src/lib/logger.ts';
 
 export interface MediaServer {
   baseUrl: string;
@@ -34,13 +39,15 @@ export interface MediaServerOptions {
   providers?: Providers;
   timings?: Partial<SessionTimings>;
   env?: Record<string, string>;
+  /** The server's logger; default silent (tests that check what is logged pass one: see `capturingLogger`). */
+  logger?: Logger;
 }
 
 export async function startMediaServer(storeName: StoreName, options: MediaServerOptions = {}): Promise<MediaServer> {
   const testStore = await openTestStore(storeName);
   const config = loadConfig({ DATA_DIR: testStore.dataDir, PORT: '0', WEBHOOK_WORKER: 'false', ...options.env });
   const runtime = await createRuntime(config, {
-    logger: createSilentLogger(),
+    logger: options.logger ?? createSilentLogger(),
     store: testStore.store,
     ...(options.providers ? { providers: options.providers } : {}),
     ...(options.timings ? { sessionTimings: options.timings } : {}),
@@ -139,4 +146,54 @@ export async function eventually<T>(check: () => Promise<T | undefined | false> 
     if (Date.now() > until) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, stepMs));
   }
+}
+
+/** A raw `ws` client joined to a call: sends what the test says, no pacing; for misbehaving clients. */
+export interface RawClient {
+  ws: WebSocket;
+  /** JSON events received, from call_started on. */
+  events: Array<{ type: string; [field: string]: unknown }>;
+  /** Resolves with the close code. */
+  closed: Promise<number>;
+}
+
+/** Connects, sends the join and resolves once call_started arrived. */
+export async function rawJoin(baseUrl: string, accessToken: string): Promise<RawClient> {
+  const ws = new WebSocket(webCallUrl(baseUrl), { perMessageDeflate: false });
+  const events: RawClient['events'] = [];
+  const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+  ws.on('error', () => {});
+  ws.on('message', (data, binary) => {
+    if (!binary) events.push(JSON.parse(wsDataToBuffer(data).toString('utf8')) as RawClient['events'][number]);
+  });
+  await new Promise<void>((resolve, reject) => {
+    ws.on('open', () => ws.send(JSON.stringify({ type: 'join', access_token: accessToken, protocol_version: PROTOCOL_VERSION, sample_rate: PROTOCOL_SAMPLE_RATE })));
+    const onMessage = () => {
+      if (events.some((e) => e.type === 'call_started')) {
+        ws.off('message', onMessage);
+        resolve();
+      }
+    };
+    ws.on('message', onMessage);
+    void closed.then((code) => reject(new Error(`join refused (${code}): ${JSON.stringify(events)}`)));
+  });
+  return { ws, events, closed };
+}
+
+/** A metric's value on the server's /metrics: the sum over its series whose labels include `labels`; 0 when absent. */
+export async function metricValue(baseUrl: string, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  let sum = 0;
+  for (const m of text.matchAll(new RegExp(`^${name}(?:\\{([^}]*)\\})? (\\S+)$`, 'gm'))) {
+    const series = m[1] ?? '';
+    if (Object.entries(labels).every(([k, v]) => series.includes(`${k}="${v}"`))) sum += Number(m[2]);
+  }
+  return sum;
+}
+
+/** A logger that keeps every line it writes (parsed), for tests of what the server logs. */
+export function capturingLogger(): { logger: Logger; lines: Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+  return { logger, lines };
 }
