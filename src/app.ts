@@ -4,6 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { newId } from './lib/ids.ts';
 import { requireApiKey } from './http/auth.ts';
+import { connectionOptions, installConnectionHandling } from './http/connections.ts';
 import { installErrorHandling } from './http/error-handler.ts';
 import { installHttpMetrics } from './http/metrics.ts';
 import { agentRoutes } from './http/routes/agent.routes.ts';
@@ -32,6 +33,8 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   const app = Fastify({
     loggerInstance: logger,
     bodyLimit: BODY_LIMIT_BYTES,
+    // Time limits on clients, trustProxy, and our error body below the routes (src/http/connections.ts).
+    ...connectionOptions(runtime.config.http, runtime.metrics),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : newId('request');
@@ -46,6 +49,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     done();
   });
   installErrorHandling(app);
+  installConnectionHandling(app);
 
   await app.register(swagger, {
     openapi: {

@@ -9,6 +9,7 @@ export type ErrorCategory =
   | 'not_found'
   | 'conflict'
   | 'too_large'
+  | 'range_not_satisfiable'
   | 'rate_limited'
   | 'unavailable' // a dependency is down; retrying later may help
   | 'internal';
@@ -55,6 +56,9 @@ export const errors = {
       retryAfterMs,
     }),
   payloadTooLarge: (message: string) => new AppError('payload_too_large', 'too_large', message),
+  /** A `Range` outside the file (`size` bytes). */
+  rangeNotSatisfiable: (size: number) =>
+    new AppError('range_not_satisfiable', 'range_not_satisfiable', `The range is outside the recording (${size} bytes).`),
 
   callNotFound: (id: string) => notFound('call_not_found', 'call', id),
   agentNotFound: (id: string) => notFound('agent_not_found', 'agent', id),
