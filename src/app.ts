@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { newId } from './lib/ids.ts';
 import { requireApiKey } from './http/auth.ts';
 import { connectionOptions, installConnectionHandling } from './http/connections.ts';
+import { DemoAdmission } from './http/demo-admission.ts';
 import { installErrorHandling } from './http/error-handler.ts';
 import { installHttpMetrics } from './http/metrics.ts';
 import { agentRoutes } from './http/routes/agent.routes.ts';
@@ -75,8 +76,24 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   );
   installHttpMetrics(app, metrics);
   healthRoutes(app, runtime.store);
-  // The SDK bundle, /demo and /dashboard: public pages; the demo's server side uses DEMO_API_KEY.
-  await app.register(webRoutes({ demoApiKey: runtime.config.demoApiKey }));
+  // The SDK bundle, /demo and /dashboard: public pages; the demo's server side uses DEMO_API_KEY
+  // with its own limits (src/http/demo-admission.ts), apart from the operator's API budget.
+  const { config, services } = runtime;
+  const demo =
+    config.demoApiKey === null
+      ? null
+      : {
+          apiKey: config.demoApiKey,
+          accounts: services.accounts,
+          calls: services.calls,
+          admission: new DemoAdmission({
+            clock: runtime.clock,
+            limits: { ratePerMinute: config.demoRateLimitPerMinute, maxConcurrentCalls: config.demoMaxConcurrentCalls },
+            readCall: (callId) => services.calls.readCall(callId),
+            metrics,
+          }),
+        };
+  await app.register(webRoutes({ demo }));
 
   await app.register(async (authed) => {
     requireApiKey(authed, runtime.services.accounts);

@@ -32,6 +32,10 @@ export interface Config {
   readonly publicBaseUrl: string;
   /** The operator API key the /demo page's server side creates calls with (DEMO_API_KEY); null disables the demo. */
   readonly demoApiKey: string | null;
+  /** New demo calls per minute per client address, a /64 for IPv6 (DEMO_RATE_LIMIT_PER_MINUTE, default 10). */
+  readonly demoRateLimitPerMinute: number;
+  /** Demo calls registered or in progress at once, per process (DEMO_MAX_CONCURRENT_CALLS, default 10). */
+  readonly demoMaxConcurrentCalls: number;
   /** Time limits on clients' connections and whom to believe about their address (HTTP_*, TRUST_PROXY). */
   readonly http: HttpConfig;
   /** Webhook delivery: secret keys, SSRF allow-list, timeouts, retry schedule, worker (WEBHOOK_*). */
@@ -98,6 +102,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     apiKeyCacheTtlMs: reader.integer('API_KEY_CACHE_TTL_MS', 2_000, 0, 60_000),
     publicBaseUrl: reader.url('PUBLIC_BASE_URL', `http://${host.includes(':') ? `[${host}]` : host}:${port}`),
     demoApiKey,
+    demoRateLimitPerMinute: reader.integer('DEMO_RATE_LIMIT_PER_MINUTE', 10, 1, 1_000_000),
+    demoMaxConcurrentCalls: reader.integer('DEMO_MAX_CONCURRENT_CALLS', 10, 1, 100_000),
     http: readHttpConfig(reader, problems),
     webhooks: readWebhookConfig(reader, problems),
     media: readMediaConfig(reader, problems),

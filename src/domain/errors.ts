@@ -59,6 +59,13 @@ export const errors = {
   /** A `Range` outside the file (`size` bytes). */
   rangeNotSatisfiable: (size: number) =>
     new AppError('range_not_satisfiable', 'range_not_satisfiable', `The range is outside the recording (${size} bytes).`),
+  /** The demo's per-client-address limit on new calls. */
+  demoRateLimited: (retryAfterMs: number) =>
+    new AppError('demo_rate_limited', 'rate_limited', 'Too many demo calls from this address; try again later.', { retryAfterMs }),
+  /** The demo's cap on calls registered or in progress at once. */
+  demoBusy: (retryAfterMs: number) =>
+    new AppError('demo_busy', 'rate_limited', 'The demo has as many calls as it may run at once; try again later.', { retryAfterMs }),
+
 
   callNotFound: (id: string) => notFound('call_not_found', 'call', id),
   agentNotFound: (id: string) => notFound('agent_not_found', 'agent', id),

@@ -68,7 +68,7 @@ describe('web routes', () => {
     const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-web-empty-'));
     const Fastify = (await import('fastify')).default;
     const app = Fastify();
-    await app.register(webRoutes({ demoApiKey: null, distDir: empty }));
+    await app.register(webRoutes({ demo: null, distDir: empty }));
     const bundle = await app.inject({ method: 'GET', url: '/sdk/web-sdk.js' });
     assert.equal(bundle.statusCode, 503);
     assert.match(bundle.json().message, /build-web/);
