@@ -6,6 +6,9 @@ import { newId } from './lib/ids.ts';
 import { requireApiKey } from './http/auth.ts';
 import { connectionOptions, installConnectionHandling } from './http/connections.ts';
 import { DemoAdmission } from './http/demo-admission.ts';
+import { installJsonBody } from './http/json-body.ts';
+import { installRetellAliases } from './http/retell-aliases.ts';
+import { pagedRoutes } from './http/routes/paged.routes.ts';
 import { installErrorHandling } from './http/error-handler.ts';
 import { installHttpMetrics } from './http/metrics.ts';
 import { agentRoutes } from './http/routes/agent.routes.ts';
@@ -51,6 +54,9 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   });
   installErrorHandling(app);
   installConnectionHandling(app);
+  // Before the routes: both add to routes as they are registered.
+  installJsonBody(app);
+  installRetellAliases(app);
 
   await app.register(swagger, {
     openapi: {
@@ -99,6 +105,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     requireApiKey(authed, runtime.services.accounts);
     await authed.register(agentRoutes(runtime.services.agents));
     await authed.register(callRoutes(runtime.services.calls));
+    await authed.register(pagedRoutes(runtime.services.calls, runtime.services.agents));
     await authed.register(recordingRoutes(runtime.services.calls, runtime.config.dataDir));
     await authed.register(webhookRoutes(runtime.services.webhooks));
     await authed.register(leadRoutes(runtime.services.leads, runtime.services.tickets));

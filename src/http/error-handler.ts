@@ -89,6 +89,8 @@ export function frameworkErrorHandler(error: FastifyError, request: FastifyReque
 export function sendAppError(reply: FastifyReply, error: AppError): FastifyReply {
   const status = STATUS[error.category];
   if (error.retryAfterMs !== undefined) reply.header('Retry-After', Math.max(1, Math.ceil(error.retryAfterMs / 1000)));
+  // Read by Stainless-generated SDKs (Retell's among them), which otherwise retry every 409.
+  reply.header('x-should-retry', error.retryable ? 'true' : 'false');
   const body: ErrorBody = { status: 'error', code: error.code, message: error.message };
   if (error.details) body.details = error.details;
   return reply.code(status).send(body);
