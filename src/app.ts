@@ -1,6 +1,5 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { newId } from './lib/ids.ts';
 import { requireApiKey } from './http/auth.ts';
@@ -8,6 +7,7 @@ import { connectionOptions, installConnectionHandling } from './http/connections
 import { DemoAdmission } from './http/demo-admission.ts';
 import { installJsonBody } from './http/json-body.ts';
 import { installRetellAliases } from './http/retell-aliases.ts';
+import { docsRoutes } from './http/routes/docs.routes.ts';
 import { pagedRoutes } from './http/routes/paged.routes.ts';
 import { installErrorHandling } from './http/error-handler.ts';
 import { installHttpMetrics } from './http/metrics.ts';
@@ -69,7 +69,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
       components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: `sb_...`.' } } },
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(docsRoutes());
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   const metrics = runtime.metrics;

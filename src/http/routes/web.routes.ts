@@ -7,6 +7,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AccountService } from '../../services/account.service.ts';
 import type { CallService } from '../../services/call.service.ts';
 import type { DemoAdmission } from '../demo-admission.ts';
+import { PAGE_CSP, setPageHeaders } from '../page-headers.ts';
 import { PathId } from '../schemas/common.schemas.ts';
 
 /** Where scripts/build-web.ts writes the bundles. */
@@ -39,22 +40,6 @@ const CONTENT_TYPES: Record<string, string> = {
   '.map': 'application/json; charset=utf-8',
   '.json': 'application/json; charset=utf-8',
 };
-
-/**
- * The pages' policy: scripts and connections to this origin only (the SDK's AudioWorklets load
- * from Blob URLs, recordings play from Blob URLs in the dashboard).
- */
-const CSP = [
-  "default-src 'self'",
-  "script-src 'self' blob:",
-  "connect-src 'self'",
-  "media-src 'self' blob:",
-  "img-src 'self' data:",
-  "style-src 'self'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
 
 const NOT_BUILT =
   'The browser bundles are not built. Run `node scripts/build-web.ts` (npm start and npm test run it first).';
@@ -95,13 +80,7 @@ export function webRoutes(options: WebRoutesOptions): FastifyPluginAsyncTypebox 
       if (!(await exists(path.join(distDir, 'manifest.json')))) {
         return reply.code(503).header('content-type', 'text/html; charset=utf-8').send(page('Not built', `<main class="narrow"><h1>Not built</h1><p>${escapeHtml(NOT_BUILT)}</p></main>`));
       }
-      return reply
-        .header('content-type', 'text/html; charset=utf-8')
-        .header('content-security-policy', CSP)
-        .header('x-content-type-options', 'nosniff')
-        .header('referrer-policy', 'no-referrer')
-        .header('cache-control', 'no-store')
-        .send(html);
+      return setPageHeaders(reply, PAGE_CSP).header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store').send(html);
     };
 
     app.get('/demo', { schema: { hide: true } }, async (_request, reply) =>
