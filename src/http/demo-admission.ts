@@ -31,6 +31,9 @@ const REFRESH_EVERY_MS = 1_000;
  * gets 429 with `Retry-After` (`demo_rate_limited`, `demo_busy`), counted in
  * `switchboard_demo_refusals_total{reason}`.
  *
+ * An attempt within its address's limit takes a token from the address's bucket even when the
+ * cap then refuses it, so one address hammering a busy demo runs out of its own budget first.
+ *
  * The demo's calls are remembered here until the store says they ended or their token expired
  * unused (asked at most once a second, and only when the cap is reached), so memory is bounded by
  * the cap. Limits are per process.

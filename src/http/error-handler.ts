@@ -58,6 +58,7 @@ export const PROTOCOL_ERRORS = {
   expectation_failed: { status: 417, code: 'expectation_failed', message: 'Only "Expect: 100-continue" is supported.' },
   shutting_down: { status: 503, code: 'shutting_down', message: 'The server is shutting down; retry the request.' },
 } as const satisfies Record<string, { status: number; code: string; message: string }>;
+/** The name of one of the HTTP layer's own errors. */
 export type ProtocolError = keyof typeof PROTOCOL_ERRORS;
 
 /** The whole response for a protocol error, to write on a raw socket (it closes the connection). */
