@@ -1,9 +1,14 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { newId } from './lib/ids.ts';
 import { requireApiKey } from './http/auth.ts';
+import { connectionOptions, installConnectionHandling } from './http/connections.ts';
+import { DemoAdmission } from './http/demo-admission.ts';
+import { installJsonBody } from './http/json-body.ts';
+import { installRetellAliases } from './http/retell-aliases.ts';
+import { docsRoutes } from './http/routes/docs.routes.ts';
+import { pagedRoutes } from './http/routes/paged.routes.ts';
 import { installErrorHandling } from './http/error-handler.ts';
 import { installInputGuard } from './http/input-guard.ts';
 import { installHttpMetrics } from './http/metrics.ts';
@@ -33,6 +38,8 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   const app = Fastify({
     loggerInstance: logger,
     bodyLimit: BODY_LIMIT_BYTES,
+    // Time limits on clients, trustProxy, and our error body below the routes (src/http/connections.ts).
+    ...connectionOptions(runtime.config.http, runtime.metrics),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : newId('request');
@@ -47,6 +54,10 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     done();
   });
   installErrorHandling(app);
+  installConnectionHandling(app);
+  // Before the routes: both add to routes as they are registered.
+  installJsonBody(app);
+  installRetellAliases(app);
   installInputGuard(app);
 
   await app.register(swagger, {
@@ -60,7 +71,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
       components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: `sb_...`.' } } },
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(docsRoutes());
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   const metrics = runtime.metrics;
@@ -73,13 +84,30 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   );
   installHttpMetrics(app, metrics);
   healthRoutes(app, runtime.store);
-  // The SDK bundle, /demo and /dashboard: public pages; the demo's server side uses DEMO_API_KEY.
-  await app.register(webRoutes({ demoApiKey: runtime.config.demoApiKey }));
+  // The SDK bundle, /demo and /dashboard: public pages; the demo's server side uses DEMO_API_KEY
+  // with its own limits (src/http/demo-admission.ts), apart from the operator's API budget.
+  const { config, services } = runtime;
+  const demo =
+    config.demoApiKey === null
+      ? null
+      : {
+          apiKey: config.demoApiKey,
+          accounts: services.accounts,
+          calls: services.calls,
+          admission: new DemoAdmission({
+            clock: runtime.clock,
+            limits: { ratePerMinute: config.demoRateLimitPerMinute, maxConcurrentCalls: config.demoMaxConcurrentCalls },
+            readCall: (callId) => services.calls.readCall(callId),
+            metrics,
+          }),
+        };
+  await app.register(webRoutes({ demo }));
 
   await app.register(async (authed) => {
     requireApiKey(authed, runtime.services.accounts);
     await authed.register(agentRoutes(runtime.services.agents));
     await authed.register(callRoutes(runtime.services.calls));
+    await authed.register(pagedRoutes(runtime.services.calls, runtime.services.agents));
     await authed.register(recordingRoutes(runtime.services.calls, runtime.config.dataDir));
     await authed.register(webhookRoutes(runtime.services.webhooks));
     await authed.register(leadRoutes(runtime.services.leads, runtime.services.tickets));

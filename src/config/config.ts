@@ -1,4 +1,5 @@
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { type Env, EnvReader } from './env-reader.ts';
 import { type MediaConfig, readMediaConfig } from './media.config.ts';
 import { type WebhookConfig, readWebhookConfig } from './webhook.config.ts';
@@ -31,10 +32,32 @@ export interface Config {
   readonly publicBaseUrl: string;
   /** The operator API key the /demo page's server side creates calls with (DEMO_API_KEY); null disables the demo. */
   readonly demoApiKey: string | null;
+  /** New demo calls per minute per client address, a /64 for IPv6 (DEMO_RATE_LIMIT_PER_MINUTE, default 10). */
+  readonly demoRateLimitPerMinute: number;
+  /** Demo calls registered or in progress at once, per process (DEMO_MAX_CONCURRENT_CALLS, default 10). */
+  readonly demoMaxConcurrentCalls: number;
+  /** Time limits on clients' connections and whom to believe about their address (HTTP_*, TRUST_PROXY). */
+  readonly http: HttpConfig;
   /** Webhook delivery: secret keys, SSRF allow-list, timeouts, retry schedule, worker (WEBHOOK_*). */
   readonly webhooks: WebhookConfig;
   /** Speech and language engines: LLM_*, STT_*, TTS_*, VAD_PROVIDER (see src/config/media.config.ts). */
   readonly media: MediaConfig;
+}
+
+/** The HTTP server's limits on clients (src/http/connections.ts applies them). */
+export interface HttpConfig {
+  /** A request's headers must arrive within this of its first byte (HTTP_HEADERS_TIMEOUT_MS, default 10000). */
+  readonly headersTimeoutMs: number;
+  /** A request's whole body must arrive within this of its first byte (HTTP_REQUEST_TIMEOUT_MS, default 30000; at least the headers timeout). */
+  readonly requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this (HTTP_KEEP_ALIVE_TIMEOUT_MS, default 72000). */
+  readonly keepAliveTimeoutMs: number;
+  /**
+   * Whether X-Forwarded-For names the client (TRUST_PROXY, default false: the socket's address
+   * is the client's). true trusts every proxy, a number that many hops, a list the proxies at
+   * those addresses or ranges (and `loopback`, `linklocal`, `uniquelocal`).
+   */
+  readonly trustProxy: boolean | number | string[];
 }
 
 export class ConfigError extends Error {
@@ -79,9 +102,52 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     apiKeyCacheTtlMs: reader.integer('API_KEY_CACHE_TTL_MS', 2_000, 0, 60_000),
     publicBaseUrl: reader.url('PUBLIC_BASE_URL', `http://${host.includes(':') ? `[${host}]` : host}:${port}`),
     demoApiKey,
+    demoRateLimitPerMinute: reader.integer('DEMO_RATE_LIMIT_PER_MINUTE', 10, 1, 1_000_000),
+    demoMaxConcurrentCalls: reader.integer('DEMO_MAX_CONCURRENT_CALLS', 10, 1, 100_000),
+    http: readHttpConfig(reader, problems),
     webhooks: readWebhookConfig(reader, problems),
     media: readMediaConfig(reader, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
+}
+
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function readHttpConfig(reader: EnvReader, problems: string[]): HttpConfig {
+  const headersTimeoutMs = reader.integer('HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000);
+  const requestTimeoutMs = reader.integer('HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000);
+  if (requestTimeoutMs < headersTimeoutMs) {
+    problems.push(`HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs}) must be at least HTTP_HEADERS_TIMEOUT_MS (${headersTimeoutMs})`);
+  }
+  return {
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: reader.integer('HTTP_KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 3_600_000),
+    trustProxy: readTrustProxy(reader, problems),
+  };
+}
+
+function readTrustProxy(reader: EnvReader, problems: string[]): boolean | number | string[] {
+  const raw = reader.optional('TRUST_PROXY');
+  if (raw === null) return false;
+  if (/^\d+$/.test(raw.trim())) return reader.integer('TRUST_PROXY', 0, 0, 100);
+  if (['true', 'false'].includes(raw.toLowerCase())) return reader.boolean('TRUST_PROXY', false);
+  const entries = reader.list('TRUST_PROXY');
+  const bad = entries.filter((entry) => !PROXY_NAMES.has(entry) && !isAddressOrRange(entry));
+  if (bad.length > 0 || entries.length === 0) {
+    problems.push(`TRUST_PROXY must be true, false, a number of hops, or addresses and CIDR ranges of the proxies (got "${raw}")`);
+    return false;
+  }
+  return entries;
+}
+
+function isAddressOrRange(entry: string): boolean {
+  if (ipaddr.isValid(entry)) return true;
+  try {
+    ipaddr.parseCIDR(entry);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -9,6 +9,7 @@ export type ErrorCategory =
   | 'not_found'
   | 'conflict'
   | 'too_large'
+  | 'range_not_satisfiable'
   | 'rate_limited'
   | 'unavailable' // a dependency is down; retrying later may help
   | 'internal';
@@ -17,6 +18,8 @@ export interface AppErrorOptions {
   details?: Record<string, unknown>;
   retryAfterMs?: number;
   cause?: unknown;
+  /** Whether sending the same request again later may succeed, where the category does not say (a conflict that passes). */
+  retryable?: boolean;
 }
 
 export class AppError extends Error {
@@ -24,6 +27,7 @@ export class AppError extends Error {
   readonly category: ErrorCategory;
   readonly details: Record<string, unknown> | undefined;
   readonly retryAfterMs: number | undefined;
+  readonly #retryable: boolean | undefined;
 
   constructor(code: string, category: ErrorCategory, message: string, options: AppErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -32,11 +36,12 @@ export class AppError extends Error {
     this.category = category;
     this.details = options.details;
     this.retryAfterMs = options.retryAfterMs;
+    this.#retryable = options.retryable;
   }
 
   /** Whether the same request may succeed if sent again later. */
   get retryable(): boolean {
-    return this.category === 'rate_limited' || this.category === 'unavailable' || this.category === 'internal';
+    return this.#retryable ?? (this.category === 'rate_limited' || this.category === 'unavailable' || this.category === 'internal');
   }
 }
 
@@ -55,6 +60,17 @@ export const errors = {
       retryAfterMs,
     }),
   payloadTooLarge: (message: string) => new AppError('payload_too_large', 'too_large', message),
+  /** A body-less request to a route whose body has required fields. */
+  emptyBody: () => new AppError('invalid_json', 'invalid', 'The JSON body is empty.'),
+  /** A `Range` outside the file (`size` bytes). */
+  rangeNotSatisfiable: (size: number) =>
+    new AppError('range_not_satisfiable', 'range_not_satisfiable', `The range is outside the recording (${size} bytes).`),
+  /** The demo's per-client-address limit on new calls. */
+  demoRateLimited: (retryAfterMs: number) =>
+    new AppError('demo_rate_limited', 'rate_limited', 'Too many demo calls from this address; try again later.', { retryAfterMs }),
+  /** The demo's cap on calls registered or in progress at once. */
+  demoBusy: (retryAfterMs: number) =>
+    new AppError('demo_busy', 'rate_limited', 'The demo has as many calls as it may run at once; try again later.', { retryAfterMs }),
 
   callNotFound: (id: string) => notFound('call_not_found', 'call', id),
   agentNotFound: (id: string) => notFound('agent_not_found', 'agent', id),
@@ -91,7 +107,7 @@ export const errors = {
       'This Idempotency-Key was used with a different request body in the last 24 hours.',
     ),
   idempotencyKeyInFlight: () =>
-    new AppError('idempotency_key_in_flight', 'conflict', 'A request with this Idempotency-Key is still in progress.'),
+    new AppError('idempotency_key_in_flight', 'conflict', 'A request with this Idempotency-Key is still in progress.', { retryable: true }),
 
   storageUnavailable: (cause: unknown) =>
     new AppError('storage_unavailable', 'unavailable', 'The store is not reachable.', { cause }),

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type AppError, type ErrorCategory, isAppError } from '../domain/errors.ts';
+import { type AppError, type ErrorCategory, isAppError, truncateForMessage } from '../domain/errors.ts';
+import { rawJsonResponse } from '../lib/raw-http.ts';
 
 /** The HTTP status of each error category; the only place statuses are chosen for errors. */
 const STATUS: Record<ErrorCategory, number> = {
@@ -9,6 +10,7 @@ const STATUS: Record<ErrorCategory, number> = {
   not_found: 422, // spec: "a call or agent that does not exist under the caller's key ... 422"
   conflict: 409,
   too_large: 413,
+  range_not_satisfiable: 416,
   rate_limited: 429,
   unavailable: 503,
   internal: 500,
@@ -35,9 +37,61 @@ const FASTIFY_CODES: Record<string, { status: number; code: string; message: str
   FST_ERR_CTP_INVALID_TYPE: { status: 400, code: 'invalid_content_type', message: 'Invalid Content-Type.' },
 };
 
+/**
+ * Errors of the HTTP layer itself, answered before a route runs (some before Fastify sees the
+ * request): the body never echoes the request.
+ */
+export const PROTOCOL_ERRORS = {
+  /** Headers or body not received within HTTP_HEADERS_TIMEOUT_MS / HTTP_REQUEST_TIMEOUT_MS. */
+  request_timeout: { status: 408, code: 'request_timeout', message: 'The request was not received in time.' },
+  /** Not parseable as HTTP/1.1 (bad request line or header, bad chunking, Content-Length with Transfer-Encoding). */
+  malformed: { status: 400, code: 'malformed_request', message: 'The request is not valid HTTP.' },
+  /** Request line and headers above Node's 16 KiB. */
+  headers_too_large: { status: 431, code: 'headers_too_large', message: 'The request headers are too large.' },
+  /** A path with bad percent-encoding. */
+  bad_url: { status: 400, code: 'invalid_url', message: 'The URL is not valid (bad percent-encoding).' },
+  /** A path parameter longer than the router allows. */
+  uri_too_long: { status: 414, code: 'uri_too_long', message: 'A path segment of the URL is too long.' },
+  missing_host: { status: 400, code: 'invalid_request', message: 'An HTTP/1.1 request needs a Host header.' },
+  /** CONNECT (this is not a proxy): as any method and path without a route. */
+  connect: { status: 404, code: 'route_not_found', message: 'No route CONNECT.' },
+  expectation_failed: { status: 417, code: 'expectation_failed', message: 'Only "Expect: 100-continue" is supported.' },
+  shutting_down: { status: 503, code: 'shutting_down', message: 'The server is shutting down; retry the request.' },
+} as const satisfies Record<string, { status: number; code: string; message: string }>;
+/** The name of one of the HTTP layer's own errors. */
+export type ProtocolError = keyof typeof PROTOCOL_ERRORS;
+
+/** The whole response for a protocol error, to write on a raw socket (it closes the connection). */
+export function rawProtocolError(kind: ProtocolError): string {
+  const { status, code, message } = PROTOCOL_ERRORS[kind];
+  return rawJsonResponse(status, { status: 'error', code, message } satisfies ErrorBody);
+}
+
+/** Answers a protocol error through Fastify's reply, when there is one. */
+export function sendProtocolError(reply: FastifyReply, kind: ProtocolError): FastifyReply {
+  const { status, code, message } = PROTOCOL_ERRORS[kind];
+  return reply.code(status).send({ status: 'error', code, message } satisfies ErrorBody);
+}
+
+/**
+ * Fastify's `frameworkErrors`: the router's errors before any hook runs (bad percent-encoding,
+ * a path parameter over `maxParamLength`), in our body instead of Fastify's, which echoes the URL.
+ */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-request-id', request.id);
+  if (error.code === 'FST_ERR_BAD_URL') sendProtocolError(reply, 'bad_url');
+  else if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') sendProtocolError(reply, 'uri_too_long');
+  else {
+    request.log.error({ err: error }, 'router error');
+    reply.code(500).send({ status: 'error', code: 'internal_error', message: 'An unexpected server error occurred.' } satisfies ErrorBody);
+  }
+}
+
 export function sendAppError(reply: FastifyReply, error: AppError): FastifyReply {
   const status = STATUS[error.category];
   if (error.retryAfterMs !== undefined) reply.header('Retry-After', Math.max(1, Math.ceil(error.retryAfterMs / 1000)));
+  // Read by Stainless-generated SDKs (Retell's among them), which otherwise retry every 409.
+  reply.header('x-should-retry', error.retryable ? 'true' : 'false');
   const body: ErrorBody = { status: 'error', code: error.code, message: error.message };
   if (error.details) body.details = error.details;
   return reply.code(status).send(body);
@@ -76,7 +130,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     reply.code(404).send({
       status: 'error',
       code: 'route_not_found',
-      message: `No route ${request.method} ${request.url.split('?')[0]}.`,
+      message: `No route ${request.method} ${truncateForMessage(request.url.split('?')[0] ?? '', 100)}.`,
     } satisfies ErrorBody);
   });
 }

@@ -5,6 +5,7 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Counter } from 'prom-client';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
+import { rawJsonResponse } from '../lib/raw-http.ts';
 import { wsDataToBuffer } from '../lib/ws-data.ts';
 import type { CallConnection, CallSession } from './call-session.ts';
 import { InboundLimiter, MAX_TEXT_MESSAGE_BYTES } from './inbound-limits.ts';
@@ -60,6 +61,12 @@ const CUT_OFF_DEADLINE_MS = 30_000;
 export function attachWebCallTransport(app: FastifyInstance, registry: SessionRegistry, options: WebCallTransportOptions): void {
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes ?? 65_536, perMessageDeflate: false, clientTracking: true });
   const log = registry.log;
+  // A handshake ws refuses (method, Upgrade, key or version): the service's error body, not ws's text.
+  wss.on('wsClientError', (error, socket, request) => {
+    const body = { status: 'error', code: 'invalid_upgrade', message: `${error.message}.` };
+    socket.once('finish', () => socket.destroy());
+    socket.end(rawJsonResponse(request.method === 'GET' ? 400 : 405, body, { 'Sec-WebSocket-Version': '13, 8' }));
+  });
   const heartbeatMs = options.heartbeatMs ?? 2_000;
   const joinTimeoutMs = options.joinTimeoutMs ?? JOIN_TIMEOUT_MS;
   const inbound = { counters: inboundCounters(options.metrics), now: options.now ?? (() => performance.now()) };
@@ -69,7 +76,8 @@ export function attachWebCallTransport(app: FastifyInstance, registry: SessionRe
     if (pathname !== WEB_CALL_PATH) {
       // Not ours: leave it to another upgrade listener if there is one, else answer 404.
       if (app.server.listenerCount('upgrade') <= 1) {
-        socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+        socket.once('finish', () => socket.destroy());
+        socket.end(rawJsonResponse(404, { status: 'error', code: 'route_not_found', message: 'No WebSocket endpoint at this path.' }));
       }
       return;
     }

@@ -27,6 +27,18 @@ const KEY_PREFIX = 'sb_';
 const KEY_CACHE_MAX = 10_000;
 /** `sb_` + 43 base64url characters (32 random bytes). */
 const KEY_PATTERN = /^sb_[A-Za-z0-9_-]{43}$/;
+/** `Authorization` credentials: the scheme, one or more spaces, the key. */
+const BEARER = /^bearer +(\S+)$/i;
+
+/**
+ * The API key of an `Authorization` value `Bearer <key>`, or undefined. The scheme is
+ * case-insensitive and may be followed by several spaces (RFC 9110 11.1 and 11.4).
+ */
+function bearerKey(authorization: string | undefined): string | undefined {
+  if (authorization === undefined) return undefined;
+  const key = BEARER.exec(authorization)?.[1];
+  return key !== undefined && KEY_PATTERN.test(key) ? key : undefined;
+}
 
 export function hashApiKey(key: string): string {
   return hash('sha256', key, 'hex');
@@ -102,17 +114,16 @@ export class AccountService {
    */
   cachedPrincipal(authorization: string | undefined): Principal | undefined {
     if (this.#cacheTtlMs === 0 || this.#cache.size === 0) return undefined;
-    const key = authorization?.startsWith('Bearer ') ? authorization.slice(7) : undefined;
-    if (!key || !KEY_PATTERN.test(key)) return undefined;
+    const key = bearerKey(authorization);
+    if (!key) return undefined;
     const cached = this.#cache.get(hashApiKey(key));
     return cached && cached.expiresAt > this.#clock.now() ? cached.principal : undefined;
   }
 
   /** The principal behind an `Authorization` header value; throws `unauthenticated` otherwise. */
   async authenticate(authorization: string | undefined): Promise<Principal> {
-    const match = authorization?.match(/^Bearer ([^\s]+)$/);
-    const key = match?.[1];
-    if (!key || !KEY_PATTERN.test(key)) throw errors.unauthenticated();
+    const key = bearerKey(authorization);
+    if (!key) throw errors.unauthenticated();
     const keyHash = hashApiKey(key);
     const now = this.#clock.now();
     const cached = this.#cache.get(keyHash);

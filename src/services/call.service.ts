@@ -29,6 +29,14 @@ export type CreateWebCallInput = Static<typeof CreateWebCallBody>;
 export type UpdateCallInput = Static<typeof UpdateCallBody>;
 export type ListCallsInput = Static<typeof ListCallsBody>;
 
+export interface CreateWebCallOptions {
+  /**
+   * Take a token from the account's create-web-call bucket (default true). The /demo page's
+   * calls are admitted by the demo's own limits instead, so they never spend the operator's.
+   */
+  accountRateLimit?: boolean;
+}
+
 /** What the outcome of a call contributes to its record when it ends. */
 export interface CallOutcome {
   reason: DisconnectionReason;
@@ -77,11 +85,13 @@ export class CallService {
    * Creates a web call. With an idempotency key, a retry with the same body within 24 h returns
    * the call made the first time (`replayed: true`); a different body is refused.
    */
-  async createWebCall(principal: Principal, input: CreateWebCallInput, idempotencyKey?: string) {
+  async createWebCall(principal: Principal, input: CreateWebCallInput, idempotencyKey?: string, options: CreateWebCallOptions = {}) {
     const now = this.#d.clock.now();
     if (principal.trialEndsAt !== null && now >= principal.trialEndsAt) throw errors.trialEnded();
-    const taken = this.#d.rateLimiter.take(principal.accountId, principal.rateLimitPerMinute);
-    if (!taken.ok) throw errors.rateLimited(taken.retryAfterMs);
+    if (options.accountRateLimit !== false) {
+      const taken = this.#d.rateLimiter.take(principal.accountId, principal.rateLimitPerMinute);
+      if (!taken.ok) throw errors.rateLimited(taken.retryAfterMs);
+    }
 
     const requestHash = idempotencyKey === undefined ? '' : hashRequest(input);
     if (idempotencyKey !== undefined) {

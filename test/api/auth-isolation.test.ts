@@ -3,6 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { API_ROUTES, type Fixture, makeFixture, tableCounts } from '../helpers/routes.ts';
 import { STORES } from '../helpers/stores.ts';
+import { AccountService } from '../../src/services/account.service.ts';
+import { AccountRepository } from '../../src/storage/account.repository.ts';
 
 for (const kind of STORES) {
   describe(`authentication and account isolation on ${kind.name}`, { skip: kind.skip }, () => {
@@ -29,7 +31,9 @@ for (const kind of STORES) {
         ['malformed', { authorization: 'Bearer sb_short' }],
         ['unknown', { authorization: `Bearer sb_${'A'.repeat(43)}` }],
         ['revoked', { authorization: `Bearer ${revoked.apiKey}` }],
-        ['two spaces', { authorization: `Bearer  ${keyA}` }],
+        ['no space', { authorization: `Bearer${keyA}` }],
+        ['a tab', { authorization: `Bearer\t${keyA}` }],
+        ['a second token', { authorization: `Bearer ${keyA} x` }],
       ];
       const before = await tableCounts(h);
       for (const route of API_ROUTES) {
@@ -42,6 +46,21 @@ for (const kind of STORES) {
       }
       assert.deepEqual(await tableCounts(h), before);
       assert.equal((await h.request({ method: 'GET', url: '/list-agents', key: revoked.apiKey })).status, 401);
+    });
+
+    it('takes the Bearer scheme in any case and with several spaces (RFC 9110 11.1, 11.4), on the store and from the key cache', async () => {
+      const accounts = h.runtime.services.accounts;
+      for (const value of [`bearer ${keyA}`, `BEARER ${keyA}`, `BeArEr ${keyA}`, `Bearer  ${keyA}`]) {
+        const res = await h.request({ method: 'GET', url: '/list-agents', headers: { authorization: value } });
+        assert.equal(res.status, 200, value.slice(0, 10));
+      }
+      // A fresh service (empty cache): the store answers the first time, the cache the second.
+      const fresh = new AccountService({ store: h.runtime.store, accounts: new AccountRepository(h.runtime.store.db), clock: h.clock, defaultRateLimitPerMinute: 600, keyCacheTtlMs: 60_000 });
+      const principal = await fresh.authenticate(`bearer ${keyA}`);
+      assert.deepEqual(fresh.cachedPrincipal(`BEARER ${keyA}`), principal);
+      assert.deepEqual(fresh.cachedPrincipal(`Bearer ${keyA}`), principal);
+      assert.equal(fresh.cachedPrincipal(`Basic ${keyA}`), undefined);
+      assert.equal(accounts.cachedPrincipal(`bearer sb_${'A'.repeat(43)}`), undefined);
     });
 
     it("refuses another account's ids on every route with 422 and changes nothing", async () => {

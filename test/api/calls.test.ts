@@ -84,7 +84,7 @@ for (const kind of STORES) {
         ['agent_version not an integer', { agent_id: agentId, agent_version: '1' }, 400],
         ['agent_version 1.5', { agent_id: agentId, agent_version: 1.5 }, 400],
         ['agent_version that does not exist', { agent_id: agentId, agent_version: 7 }, 422, /version 7/],
-        ['unknown top-level field', { agent_id: agentId, retell_llm_dynamic_variables: {} }, 400, /unknown field: retell_llm_dynamic_variables/],
+        ['unknown top-level field', { agent_id: agentId, llm_dynamic_variables: {} }, 400, /unknown field: llm_dynamic_variables/],
         ['unknown override part', { agent_id: agentId, agent_override: { voice: {} } }, 400, /unknown field: voice/],
         ['override with a bad field value', { agent_id: agentId, agent_override: { agent: { interruption_sensitivity: 2 } } }, 400],
         ['override of the other engine', { agent_id: agentId, agent_override: { service_llm: { model: 'x' } } }, 400, /service-LLM agents/],

@@ -51,6 +51,8 @@ describe('web routes', () => {
       const response = await demo.inject({ method: 'GET', url });
       assert.equal(response.statusCode, 200, url);
       assert.match(String(response.headers['content-security-policy']), /default-src 'self'/);
+      assert.equal(response.headers['x-content-type-options'], 'nosniff');
+      assert.equal(response.headers['referrer-policy'], 'no-referrer');
       assert.doesNotMatch(response.body, new RegExp(operatorKey), 'the key never reaches the page');
     }
     const sdk = await demo.inject({ method: 'GET', url: '/sdk/web-sdk.js' });
@@ -64,11 +66,32 @@ describe('web routes', () => {
     assert.equal((await demo.inject({ method: 'GET', url: '/web/nope.js' })).statusCode, 404);
   });
 
+  test('/docs (Swagger UI), its assets and its JSON carry a content security policy without inline allowances, nosniff, no referrer, no framing', async () => {
+    for (const url of ['/docs', '/docs/', '/docs/static/swagger-ui-bundle.js', '/docs/static/swagger-initializer.js', '/docs/static/swagger-ui.css', '/docs/json']) {
+      const response = await h.app.inject({ method: 'GET', url });
+      assert.equal(response.statusCode, 200, url);
+      const csp = String(response.headers['content-security-policy']);
+      assert.match(csp, /default-src 'self'/, url);
+      assert.match(csp, /script-src 'self'(;|$)/, `${url}: scripts from this origin only`);
+      assert.match(csp, /frame-ancestors 'none'/, url);
+      assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https:|\*/, url);
+      assert.equal(response.headers['x-content-type-options'], 'nosniff', url);
+      assert.equal(response.headers['referrer-policy'], 'no-referrer', url);
+      assert.equal(response.headers['x-frame-options'], 'DENY', url);
+    }
+    // The page itself has no inline script or style for the policy to allow.
+    const page = (await h.app.inject({ method: 'GET', url: '/docs' })).body;
+    assert.doesNotMatch(page, /<script(?![^>]*\bsrc=)[^>]*>/);
+    assert.doesNotMatch(page, /<style|style=/);
+    // The other pages keep their own policy; the API does not get a page policy.
+    assert.doesNotMatch(String((await h.app.inject({ method: 'GET', url: '/healthz' })).headers['content-security-policy']), /self/);
+  });
+
   test('an unbuilt dist answers 503 saying how to build', async () => {
     const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-web-empty-'));
     const Fastify = (await import('fastify')).default;
     const app = Fastify();
-    await app.register(webRoutes({ demoApiKey: null, distDir: empty }));
+    await app.register(webRoutes({ demo: null, distDir: empty }));
     const bundle = await app.inject({ method: 'GET', url: '/sdk/web-sdk.js' });
     assert.equal(bundle.statusCode, 503);
     assert.match(bundle.json().message, /build-web/);

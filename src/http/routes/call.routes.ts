@@ -7,31 +7,39 @@ import { ErrorResponse, PathId, authErrors } from '../schemas/common.schemas.ts'
 
 const CallIdParam = Type.Object({ call_id: PathId });
 const security = [{ apiKey: [] }];
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+/** 1 to 255 printable ASCII characters, space included (Node strips spaces around a header value). */
+const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 
 /** The call operations of the spec, under /v2/. */
 export function callRoutes(calls: CallService): FastifyPluginAsyncTypebox {
   return async (app) => {
-    app.post('/v2/create-web-call', {
-      schema: {
-        tags: ['calls'],
-        summary: 'Create a web call',
-        description:
-          'Answers 201 with the call and its single-use `access_token`. An `Idempotency-Key` header makes retries with the same body within 24 h return the same call.',
-        security,
-        headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String()) }),
-        body: CreateWebCallBody,
-        response: { 201: CallResponse, ...authErrors, 402: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse },
-      },
-    }, async (request, reply) => {
-      const key = request.headers['idempotency-key'];
-      if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
-        throw errors.invalidRequest('Idempotency-Key must be 1 to 255 printable ASCII characters');
-      }
-      const { call, replayed } = await calls.createWebCall(request.principal, request.body, key);
-      if (replayed) reply.header('Idempotent-Replayed', 'true');
-      return reply.code(201).send(call);
-    });
+    // The spec's path, and the one Retell's SDK 5 posts to (`call.createWebCall`): the same
+    // operation and answer (our call object, not Retell's v3 `{ice_servers, transport}` shape).
+    for (const [url, summary] of [
+      ['/v2/create-web-call', 'Create a web call'],
+      ['/v3/create-web-call', 'Create a web call (the path of Retell\'s SDK 5: the same as /v2/create-web-call)'],
+    ] as const) {
+      app.post(url, {
+        schema: {
+          tags: ['calls'],
+          summary,
+          description:
+            'Answers 201 with the call and its single-use `access_token`. An `Idempotency-Key` header makes retries with the same body within 24 h return the same call.',
+          security,
+          headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String()) }),
+          body: CreateWebCallBody,
+          response: { 201: CallResponse, ...authErrors, 402: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse },
+        },
+      }, async (request, reply) => {
+        const key = request.headers['idempotency-key'];
+        if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
+          throw errors.invalidRequest('Idempotency-Key must be 1 to 255 printable ASCII characters');
+        }
+        const { call, replayed } = await calls.createWebCall(request.principal, request.body, key);
+        if (replayed) reply.header('Idempotent-Replayed', 'true');
+        return reply.code(201).send(call);
+      });
+    }
 
     app.patch('/v2/update-call/:call_id', {
       schema: { tags: ['calls'], summary: 'Update a call', security, params: CallIdParam, body: UpdateCallBody, response: { 200: CallResponse, ...authErrors } },

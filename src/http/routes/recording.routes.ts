@@ -36,14 +36,15 @@ export function recordingRoutes(calls: CallService, dataDir: string): FastifyPlu
       } catch {
         throw errors.recordingNotFound(callId);
       }
+      const range = parseRange(request.headers.range, size);
+      if (range === 'unsatisfiable') {
+        // RFC 9110 15.5.17: the 416 says the current length; the body is our error body.
+        reply.header('content-range', `bytes */${size}`);
+        throw errors.rangeNotSatisfiable(size);
+      }
       reply.header('content-type', 'audio/wav');
       reply.header('accept-ranges', 'bytes');
       reply.header('content-disposition', `attachment; filename="${callId}.wav"`);
-      const range = parseRange(request.headers.range, size);
-      if (range === 'unsatisfiable') {
-        reply.header('content-range', `bytes */${size}`);
-        return reply.code(416).send('');
-      }
       if (range) {
         reply.header('content-range', `bytes ${range.start}-${range.end}/${size}`);
         reply.header('content-length', range.end - range.start + 1);

@@ -4,6 +4,10 @@ import path from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { AccountService } from '../../services/account.service.ts';
+import type { CallService } from '../../services/call.service.ts';
+import type { DemoAdmission } from '../demo-admission.ts';
+import { PAGE_CSP, setPageHeaders } from '../page-headers.ts';
 import { PathId } from '../schemas/common.schemas.ts';
 
 /** Where scripts/build-web.ts writes the bundles. */
@@ -13,10 +17,21 @@ export const DEFAULT_WEB_DIST_DIR = path.resolve(import.meta.dirname, '../../../
 export const DEMO_CALL_SOURCE = 'switchboard-demo';
 
 export interface WebRoutesOptions {
-  /** The operator key the demo's server side uses (DEMO_API_KEY); null disables the demo API. */
-  demoApiKey: string | null;
+  /** The demo's server side; null (no DEMO_API_KEY) disables the demo API. */
+  demo: DemoOptions | null;
   /** The built bundles (default dist/web). */
   distDir?: string;
+}
+
+export interface DemoOptions {
+  /** The operator key the demo acts with (DEMO_API_KEY). */
+  apiKey: string;
+  /** Authenticates the key (a revoked key turns the demo off). */
+  accounts: AccountService;
+  /** Creates the demo's calls, outside the account's create-web-call bucket. */
+  calls: CallService;
+  /** The demo's own limits: per client address and calls at once. */
+  admission: DemoAdmission;
 }
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -25,22 +40,6 @@ const CONTENT_TYPES: Record<string, string> = {
   '.map': 'application/json; charset=utf-8',
   '.json': 'application/json; charset=utf-8',
 };
-
-/**
- * The pages' policy: scripts and connections to this origin only (the SDK's AudioWorklets load
- * from Blob URLs, recordings play from Blob URLs in the dashboard).
- */
-const CSP = [
-  "default-src 'self'",
-  "script-src 'self' blob:",
-  "connect-src 'self'",
-  "media-src 'self' blob:",
-  "img-src 'self' data:",
-  "style-src 'self'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
 
 const NOT_BUILT =
   'The browser bundles are not built. Run `node scripts/build-web.ts` (npm start and npm test run it first).';
@@ -81,19 +80,13 @@ export function webRoutes(options: WebRoutesOptions): FastifyPluginAsyncTypebox 
       if (!(await exists(path.join(distDir, 'manifest.json')))) {
         return reply.code(503).header('content-type', 'text/html; charset=utf-8').send(page('Not built', `<main class="narrow"><h1>Not built</h1><p>${escapeHtml(NOT_BUILT)}</p></main>`));
       }
-      return reply
-        .header('content-type', 'text/html; charset=utf-8')
-        .header('content-security-policy', CSP)
-        .header('x-content-type-options', 'nosniff')
-        .header('referrer-policy', 'no-referrer')
-        .header('cache-control', 'no-store')
-        .send(html);
+      return setPageHeaders(reply, PAGE_CSP).header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store').send(html);
     };
 
     app.get('/demo', { schema: { hide: true } }, async (_request, reply) =>
       sendPage(
         reply,
-        options.demoApiKey === null
+        options.demo === null
           ? page(
               'Switchboard demo',
               `<main class="narrow" id="demo-not-configured"><h1>The demo is not configured</h1>
@@ -108,22 +101,33 @@ DEMO_API_KEY=sb_... npm start</pre>
       sendPage(reply, page('Switchboard dashboard', '<div id="app"></div>', '/web/dashboard.js')));
 
     // --- the demo's server API (acts with the operator key; hands out call tokens only) ----
-    await app.register(demoApiRoutes(options.demoApiKey, app));
+    await app.register(demoApiRoutes(options.demo, app));
   };
 }
 
 /** A request the demo makes to the API as the operator. */
 type OperatorRequest = (method: 'GET' | 'POST', url: string, body?: unknown) => Promise<{ status: number; json: any; raw: Buffer; headers: OutgoingHttpHeaders }>;
 
-function demoApiRoutes(demoApiKey: string | null, root: FastifyInstance): FastifyPluginAsyncTypebox {
+function demoApiRoutes(demo: DemoOptions | null, root: FastifyInstance): FastifyPluginAsyncTypebox {
   return async (app) => {
-    // The demo is a client of the API like any other: requests go through the same routes,
-    // validation and auth, injected in-process with the operator key.
+    app.addHook('onRequest', (_request, reply, done) => {
+      reply.header('cache-control', 'no-store');
+      done();
+    });
+    if (demo === null) {
+      app.all('/demo/api/*', { schema: { hide: true } }, async (_request, reply) =>
+        reply.code(503).send({ status: 'error', code: 'demo_not_configured', message: 'Set DEMO_API_KEY on the server to enable the demo.' }));
+      return;
+    }
+
+    // Reads go through the API's own routes, validation and auth, injected in-process with the
+    // operator key. Creation goes to the call service directly (the same rules), so that it is
+    // admitted by the demo's limits and never takes from the operator's create-web-call budget.
     const operator: OperatorRequest = async (method, url, body) => {
       const response = await root.inject({
         method,
         url,
-        headers: { authorization: `Bearer ${demoApiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: { authorization: `Bearer ${demo.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         payload: body === undefined ? undefined : JSON.stringify(body),
       });
       let json: unknown;
@@ -134,13 +138,6 @@ function demoApiRoutes(demoApiKey: string | null, root: FastifyInstance): Fastif
       }
       return { status: response.statusCode, json, raw: response.rawPayload, headers: response.headers };
     };
-
-    app.addHook('onRequest', async (_request, reply) => {
-      reply.header('cache-control', 'no-store');
-      if (demoApiKey === null) {
-        return reply.code(503).send({ status: 'error', code: 'demo_not_configured', message: 'Set DEMO_API_KEY on the server to enable the demo.' });
-      }
-    });
 
     /** Forwards an API error as is (its code and message are meant for clients). */
     const forward = (reply: FastifyReply, response: Awaited<ReturnType<OperatorRequest>>) =>
@@ -160,10 +157,18 @@ function demoApiRoutes(demoApiKey: string | null, root: FastifyInstance): Fastif
     app.post('/demo/api/calls', {
       schema: { body: Type.Object({ agent_id: PathId }, { additionalProperties: false }) },
     }, async (request, reply) => {
-      const response = await operator('POST', '/v2/create-web-call', { agent_id: request.body.agent_id, metadata: { source: DEMO_CALL_SOURCE } });
-      if (response.status !== 201) return forward(reply, response);
+      const principal = await demo.accounts.authenticate(`Bearer ${demo.apiKey}`);
+      const ticket = await demo.admission.admit(request.ip);
+      let call;
+      try {
+        ({ call } = await demo.calls.createWebCall(principal, { agent_id: request.body.agent_id, metadata: { source: DEMO_CALL_SOURCE } }, undefined, { accountRateLimit: false }));
+      } catch (error) {
+        ticket.release();
+        throw error;
+      }
+      ticket.created(call.call_id);
       // Only what the browser needs to join: never the key, never the rest of the call.
-      return reply.code(201).send({ call_id: response.json.call_id, access_token: response.json.access_token });
+      return reply.code(201).send({ call_id: call.call_id, access_token: call.access_token });
     });
 
     const CallParam = Type.Object({ call_id: PathId });
