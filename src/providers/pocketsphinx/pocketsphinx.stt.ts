@@ -45,7 +45,7 @@ export function findExecutable(name: string, pathEnv = process.env['PATH'] ?? ''
  * them to be reaped: none outlives its call (or keeps a stopping server alive).
  *
  * Node's spawn gives children a socketpair, from which pocketsphinx cannot open /dev/stdin,
- * hence `sh -c 'cat | exec pocketsphinx_continuous -infile /dev/stdin ...'`.
+ * hence `sh -c 'cat | exec pocketsphinx_continuous -infile /dev/stdin ...'` (see Decoder).
  */
 export class PocketsphinxStt implements SttProvider {
   readonly id = 'pocketsphinx';
@@ -88,10 +88,17 @@ const MAX_PENDING_STDIN_BYTES = 320_000;
 /** How long close() waits for killed decoders to be reaped, ms. */
 const REAP_WAIT_MS = 2_000;
 
+/** After kill()'s SIGTERM, how long the processes have before the group gets SIGKILL, ms. */
+const KILL_GRACE_MS = 1_000;
+
 /**
  * One pocketsphinx process = one utterance. The shell, cat and the decoder run in a process group
- * of their own, so kill() ends all three at once: killing only the shell would leave the decoder
- * running, decoding audio nobody waits for, and holding the server's event loop open.
+ * of their own, and kill() signals the group: killing only the shell (as before) left cat and the
+ * decoder running, decoding audio nobody waited for and holding the server's event loop open. The
+ * shell catches SIGTERM, and POSIX runs a trap only once the foreground pipeline has ended, so one
+ * SIGTERM to the group ends cat and the decoder while the shell stays to reap them: nothing is
+ * orphaned, and no zombies pile up in containers whose init does not reap. SIGKILL follows if the
+ * group is still there after KILL_GRACE_MS.
  */
 class Decoder {
   readonly #child: ChildProcess;
@@ -104,7 +111,7 @@ class Decoder {
 
   constructor(args: readonly string[]) {
     // "$@" keeps every argument a separate word: nothing is interpreted by the shell.
-    this.#child = spawn('sh', ['-c', 'cat | exec "$@"', 'sh', ...args], { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    this.#child = spawn('sh', ['-c', 'trap : TERM; cat | exec "$@"', 'sh', ...args], { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     let out = '';
     let err = '';
     this.#child.stdout?.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -148,18 +155,27 @@ class Decoder {
     this.#child.stdin?.end();
   }
 
-  /** Ends the shell, cat and the decoder (the whole process group); idempotent. */
+  /** Ends cat and the decoder, then the shell (the whole process group); idempotent. */
   kill(): void {
     if (this.#killed) return;
     this.#killed = true;
     this.#child.stdin?.destroy();
+    if (!this.#signalGroup('SIGTERM')) return;
+    const force = setTimeout(() => this.#signalGroup('SIGKILL'), KILL_GRACE_MS);
+    force.unref();
+    void this.closed.then(() => clearTimeout(force));
+  }
+
+  /** False when the shell has exited already (its group is gone with it). */
+  #signalGroup(signal: NodeJS.Signals): boolean {
     const pid = this.#child.pid;
-    if (pid === undefined || this.#child.exitCode !== null || this.#child.signalCode !== null) return;
+    if (pid === undefined || this.#child.exitCode !== null || this.#child.signalCode !== null) return false;
     try {
-      process.kill(-pid, 'SIGKILL');
+      process.kill(-pid, signal);
     } catch {
-      this.#child.kill('SIGKILL'); // the group is gone already; the shell may not be
+      this.#child.kill(signal); // no group (yet): at least the shell
     }
+    return true;
   }
 }
 
