@@ -1,6 +1,8 @@
 // PocketSphinx's processes: a closed stream leaves none behind, however much work they still had.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { test } from 'node:test';
 import { ProviderError } from '../../src/providers/errors.ts';
 import { PocketsphinxStt } from '../../src/providers/pocketsphinx/pocketsphinx.stt.ts';
@@ -65,4 +67,23 @@ test('pocketsphinx: close() while decoders still work through a long utterance k
   // Node releases a process handle shortly after its exit event.
   for (let i = 0; i < 50 && process.getActiveResourcesInfo().includes('ProcessWrap'); i++) await new Promise((r) => setTimeout(r, 10));
   assert.ok(!process.getActiveResourcesInfo().includes('ProcessWrap'), 'nothing holds the event loop');
+});
+
+test('pocketsphinx: audio a decoder has not read is bounded (about 10 s); the rest is dropped, not buffered', async () => {
+  // A stand-in decoder that reads nothing for a second, then counts the bytes it was given.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-ps-bound-'));
+  const binary = path.join(dir, 'slow-decoder');
+  fs.writeFileSync(binary, '#!/bin/sh\nsleep 1\nwc -c\n', { mode: 0o755 });
+  try {
+    const s = await new PocketsphinxStt({ binary, maxUtteranceMs: 120_000 }).openStream();
+    const second = new Int16Array(16000).fill(1000);
+    for (let i = 0; i < 60; i++) s.write(second); // 60 s (1.92 MB) at once
+    const { text } = await s.finalize();
+    const bytes = Number(text);
+    assert.ok(bytes >= 320_000, `the decoder got ${bytes} bytes`);
+    assert.ok(bytes < 1_000_000, `at most the bound plus what the pipes hold reached the decoder, not all 1.92 MB (got ${bytes})`);
+    await s.close();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
