@@ -14,10 +14,10 @@ import { sentenceStage } from './stages/engine.stage.ts';
 import { ttsStage } from './stages/tts.stage.ts';
 
 export type FailureReason = 'error_asr' | 'error_llm' | 'error_tts';
+export type HangupReason = 'agent_hangup' | FailureReason;
 
 /** Default of VoicePipelineOptions.recognitionTimeoutMs (and of STT_TIMEOUT_MS), ms. */
 export const DEFAULT_RECOGNITION_TIMEOUT_MS = 5_000;
-export type HangupReason = 'agent_hangup' | FailureReason;
 
 /** Events of a VoicePipeline; listeners are called synchronously, in order of registration. */
 export interface PipelineEvents {
