@@ -9,7 +9,10 @@ import { ServerLock, ServerLockedError } from './storage/server-lock.ts';
 /** Idempotency keys and old webhook logs are pruned this often (and once at start). */
 const HOUSEKEEPING_INTERVAL_MS = 60 * 60 * 1000;
 
-/** Starts the service: config -> store -> services -> HTTP and background work; stops on SIGTERM/SIGINT. */
+/**
+ * Starts the service: config -> store -> services -> HTTP and background work. Stops on SIGTERM or
+ * SIGINT: exits 0 once everything has closed, or 1 at SHUTDOWN_TIMEOUT_MS, naming the unfinished step.
+ */
 async function main(): Promise<void> {
   let config;
   try {
@@ -55,24 +58,43 @@ async function main(): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, 'shutting down');
+    const started = performance.now();
+    log.info({ signal, timeoutMs: config.shutdownTimeoutMs }, 'shutting down');
+    // In order: calls end first (server_shutdown; their results are stored and call.finished
+    // goes out), then the HTTP server lets in-flight requests finish, then the background work,
+    // the speech engines and the store close.
+    const steps: Array<{ name: string; run: () => Promise<void> | void }> = [
+      { name: 'calls', run: () => runtime.media.sessions.close() },
+      { name: 'http server', run: () => app.close() },
+      { name: 'periodic tasks', run: () => Promise.all([sweeper.close(), housekeeping.close()]).then(() => undefined) },
+      { name: 'webhook deliveries', run: () => runtime.services.webhookDispatcher.close() },
+      { name: 'speech engines and store', run: () => runtime.close() },
+      { name: 'server lock', run: () => lock?.release() },
+    ];
+    let step = 0;
+    // Armed until the process exits: whatever hangs, the process is gone shortly after the bound.
     const forced = setTimeout(() => {
-      log.error('shutdown timed out; exiting');
+      log.error(
+        { unfinished: steps[step]?.name, notStarted: steps.slice(step + 1).map((s) => s.name), timeoutMs: config.shutdownTimeoutMs },
+        'shutdown timed out; exiting',
+      );
       process.exit(1);
-    }, config.shutdownTimeoutMs + 1000);
-    forced.unref();
-    try {
-      await runtime.media.sessions.close(); // ongoing calls end with server_shutdown; call.finished still goes out
-      await app.close(); // stops accepting, lets in-flight requests finish
-      await sweeper.close();
-      await housekeeping.close();
-      await runtime.services.webhookDispatcher.close();
-      await runtime.close();
-      lock?.release();
-      log.info('stopped');
-    } finally {
-      clearTimeout(forced);
+    }, config.shutdownTimeoutMs);
+    let failed = false;
+    for (; step < steps.length; step++) {
+      try {
+        await steps[step]!.run();
+      } catch (error) {
+        failed = true;
+        log.error({ err: error, step: steps[step]!.name }, 'shutdown step failed');
+      }
     }
+    clearTimeout(forced);
+    // Everything this process started is closed now, so exit rather than wait on the event loop:
+    // a handle left open by mistake once kept a stopped server running for good. What is still
+    // open is logged (stdio pipes included) so such a leak shows.
+    log.info({ durationMs: Math.round(performance.now() - started), openResources: process.getActiveResourcesInfo() }, 'stopped');
+    process.exit(failed ? 1 : 0);
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));

@@ -121,7 +121,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     dataDir: config.dataDir,
     rememberNames: (callId, names) => redactor.rememberNames(callId, names),
     log: logger.child({ component: 'media' }),
-    timings: { ...DEFAULT_SESSION_TIMINGS, ...options.sessionTimings },
+    timings: { ...DEFAULT_SESSION_TIMINGS, recognitionTimeoutMs: config.media.recognitionTimeoutMs, ...options.sessionTimings },
     scheduler: options.scheduler ?? realScheduler,
   });
 

@@ -15,6 +15,7 @@ import type { ProviderOptions } from '../providers/registry.ts';
  * | STT_BASE_URL | openai: required; deepgram: wss://api.deepgram.com/v1/listen | recogniser endpoint |
  * | STT_API_KEY | (none) | recogniser key |
  * | STT_MODEL | openai: whisper-1; deepgram: (none) | recogniser model |
+ * | STT_TIMEOUT_MS | 5000 | longest wait for a turn's transcript after the turn ends; then the call ends with error_asr |
  * | TTS_PROVIDER | flite | flite (embedded), openai (speech endpoint), fake |
  * | TTS_BASE_URL | openai: required | speech endpoint base URL |
  * | TTS_API_KEY | (none) | speech endpoint key |
@@ -24,6 +25,12 @@ import type { ProviderOptions } from '../providers/registry.ts';
  */
 export interface MediaConfig {
   readonly providers: ProviderOptions;
+  /**
+   * Longest wait for a turn's transcript once the turn has ended (STT_TIMEOUT_MS), ms; default
+   * 5000, the voice pipeline's own default. A recogniser silent for longer ends the call with
+   * `error_asr` rather than leaving the agent silent.
+   */
+  readonly recognitionTimeoutMs: number;
 }
 
 const STT = ['pocketsphinx', 'openai', 'deepgram', 'fake'] as const;
@@ -65,7 +72,7 @@ export function readMediaConfig(reader: EnvReader, problems: string[]): MediaCon
     providers.tts = tts;
   }
   providers.vad = reader.oneOf('VAD_PROVIDER', 'fvad', VAD);
-  return { providers };
+  return { providers, recognitionTimeoutMs: reader.integer('STT_TIMEOUT_MS', 5_000, 500, 120_000) };
 }
 
 function apiKey(reader: EnvReader, name: string): { apiKey?: string } {

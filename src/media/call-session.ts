@@ -6,7 +6,7 @@ import { type DisconnectionReason, statusForReason } from '../domain/call-status
 import type { Call } from '../domain/call.ts';
 import type { CallOutcome } from '../services/call.service.ts';
 import type { Providers } from '../providers/registry.ts';
-import { analyzeCall, formatTranscript, latencyReport, toTranscriptObject, VoicePipeline, type CallVariables, type FlowTools } from '../voice/index.ts';
+import { analyzeCall, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, VoicePipeline, type CallVariables, type FlowTools } from '../voice/index.ts';
 import { CallRecorder } from './call-recorder.ts';
 import { type AgentForCall, buildEngine, effectiveEngine, effectiveSettings, engineNeedsMissingLlm } from './engine-factory.ts';
 import { CLOSE, PROTOCOL_SAMPLE_RATE, PROTOCOL_VERSION } from '../protocol/media.constants.ts';
@@ -36,11 +36,18 @@ export interface SessionTimings {
   audioTimeoutMs: number;
   /** How often the call row is re-read for update-call's variables, ms; default 1 000. */
   variableRefreshMs: number;
+  /** Longest wait for a turn's transcript once the turn has ended, ms; default 5 000 (STT_TIMEOUT_MS). */
+  recognitionTimeoutMs: number;
   /** Longest wait for the post-call analysis (LLM), ms; default 10 000. */
   analysisTimeoutMs: number;
 }
 
-export const DEFAULT_SESSION_TIMINGS: SessionTimings = { audioTimeoutMs: 5_000, variableRefreshMs: 1_000, analysisTimeoutMs: 10_000 };
+export const DEFAULT_SESSION_TIMINGS: SessionTimings = {
+  audioTimeoutMs: 5_000,
+  variableRefreshMs: 1_000,
+  recognitionTimeoutMs: DEFAULT_RECOGNITION_TIMEOUT_MS,
+  analysisTimeoutMs: 10_000,
+};
 
 export interface SessionDeps {
   calls: SessionCallService;
@@ -142,6 +149,7 @@ export class CallSession {
       voiceId: settings.voice_id,
       interruptionSensitivity: settings.interruption_sensitivity,
       startSpeaker: built.startSpeaker,
+      recognitionTimeoutMs: this.#d.timings.recognitionTimeoutMs,
       ...(built.beginAfterUserSilenceMs !== undefined ? { beginAfterUserSilenceMs: built.beginAfterUserSilenceMs } : {}),
       now: () => this.#d.scheduler.now(),
     });

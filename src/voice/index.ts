@@ -1,5 +1,5 @@
 // Public surface of the voice pipeline, for the media layer and the CLI.
-export { VoicePipeline, bargeInThresholdMs, type VoicePipelineOptions, type PipelineEvents, type HangupReason, type FailureReason } from './pipeline.ts';
+export { VoicePipeline, bargeInThresholdMs, DEFAULT_RECOGNITION_TIMEOUT_MS, type VoicePipelineOptions, type PipelineEvents, type HangupReason, type FailureReason } from './pipeline.ts';
 export { FlowEngine, flowNeedsLlm, type FlowEngineOptions } from './engines/flow.engine.ts';
 export { LlmEngine, type LlmEngineOptions } from './engines/llm.engine.ts';
 export type { ConversationFlow, ServiceLlm, FlowTools, LeadFields, TicketFields, CallVariables, ResponseEngine, EngineOutcome } from './engines/types.ts';

@@ -16,6 +16,9 @@ import { ttsStage } from './stages/tts.stage.ts';
 export type FailureReason = 'error_asr' | 'error_llm' | 'error_tts';
 export type HangupReason = 'agent_hangup' | FailureReason;
 
+/** Default of VoicePipelineOptions.recognitionTimeoutMs (and of STT_TIMEOUT_MS), ms. */
+export const DEFAULT_RECOGNITION_TIMEOUT_MS = 5_000;
+
 /** Events of a VoicePipeline; listeners are called synchronously, in order of registration. */
 export interface PipelineEvents {
   /** One 20 ms frame (320 samples, 16 kHz mono) of agent speech, paced at real time plus `outputLeadMs`. */
@@ -52,6 +55,12 @@ export interface VoicePipelineOptions {
   beginAfterUserSilenceMs?: number;
   /** Silence that ends the user's turn, ms; default 500. */
   endpointingMs?: number;
+  /**
+   * Longest wait for a turn's transcript once the turn has ended, ms; default 5000. A recogniser
+   * that has not answered by then fails the turn, and the call ends with `error_asr` as on any
+   * recognition failure, instead of the agent falling silent (docs/voice-pipeline.md).
+   */
+  recognitionTimeoutMs?: number;
   /** WebRTC VAD aggressiveness 0..3; default 2. */
   vadAggressiveness?: 0 | 1 | 2 | 3;
   /** Frames below this RMS (0..32768) are never speech; default 150 (about -47 dBFS). */
@@ -124,6 +133,8 @@ export class VoicePipeline {
   #stt: SttStream | undefined;
   #vad: VoiceActivityDetector | undefined;
   #tasks: Promise<void>[] = [];
+  /** Deadlines on the pipeline clock (recognition timeouts), checked on every tick. */
+  readonly #deadlines = new Set<{ at: number; fire: () => void }>();
   #timer: ReturnType<typeof setInterval> | undefined;
   #started = false;
   #ended = false;
@@ -203,7 +214,7 @@ export class VoicePipeline {
     if (this.#closed) return;
     this.#tasks.push(this.#listenLoop(this.#stt, this.#vad), this.#respondLoop());
     if (this.#o.timers) {
-      this.#timer = setInterval(() => this.#pace(), 10);
+      this.#timer = setInterval(() => this.#tick(), 10);
       this.#timer.unref();
     }
     if (this.#o.startSpeaker === 'agent') this.#beginOnce();
@@ -216,7 +227,7 @@ export class VoicePipeline {
     for (const f of this.#framer.push(pcm)) {
       void this.#input.push({ pcm: f, offsetMs: this.#inputFrames++ * FRAME_MS });
     }
-    this.#pace();
+    this.#tick();
   }
 
   /** Idempotent: stops every task and releases the call's recogniser stream and VAD. */
@@ -246,7 +257,12 @@ export class VoicePipeline {
   async #listenLoop(stt: SttStream, vad: VoiceActivityDetector): Promise<void> {
     const signal = this.#ctrl.signal;
     try {
-      const events = sttStage(turnStage(vadStage(this.#input, vad, signal, this.#o.minSpeechRms), { endpointingMs: this.#o.endpointingMs }, signal), stt, signal, this.#now);
+      const events = sttStage(turnStage(vadStage(this.#input, vad, signal, this.#o.minSpeechRms), { endpointingMs: this.#o.endpointingMs }, signal), stt, signal, {
+        provider: this.#o.stt.id,
+        now: this.#now,
+        timeoutMs: this.#o.recognitionTimeoutMs ?? DEFAULT_RECOGNITION_TIMEOUT_MS,
+        after: (ms) => this.#after(ms),
+      });
       for await (const ev of events) {
         if (this.#ended) return;
         switch (ev.type) {
@@ -388,6 +404,27 @@ export class VoicePipeline {
       this.#emit('latency', { ...lat });
     }
     if (hangup) this.#end('agent_hangup');
+  }
+
+  /**
+   * Resolves `ms` later on the pipeline clock. No timer of its own: the 10 ms timer (or, in
+   * lock-step, every pushAudio) ticks, so tests move this time by hand like the rest.
+   */
+  #after(ms: number): Promise<void> {
+    return new Promise((resolve) => this.#deadlines.add({ at: this.#now() + ms, fire: resolve }));
+  }
+
+  /** Called by the timer and on every pushAudio: fires the deadlines due, then paces output. */
+  #tick(): void {
+    if (this.#deadlines.size > 0) {
+      const now = this.#now();
+      for (const d of this.#deadlines) {
+        if (d.at > now) continue;
+        this.#deadlines.delete(d);
+        d.fire();
+      }
+    }
+    this.#pace();
   }
 
   /** Sends agent frames up to real time + lead; called by the timer and on every pushAudio. */

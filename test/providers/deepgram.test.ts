@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { DeepgramStt } from '../../src/providers/deepgram/deepgram.stt.ts';
 
 /** A local server speaking Deepgram's live protocol: binary audio up, JSON Results down. */
-async function fakeDeepgram(words: string[]) {
+async function fakeDeepgram(words: string[], options: { answerDelaysMs?: number[] } = {}) {
   const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
   await new Promise<void>((r) => wss.once('listening', () => r()));
   const seen = { auth: '', query: '', bytes: 0, finalizes: 0, closeStream: 0 };
@@ -29,7 +29,18 @@ async function fakeDeepgram(words: string[]) {
       const m = JSON.parse((data as Buffer).toString('utf8')) as { type: string };
       if (m.type === 'Finalize') {
         seen.finalizes++;
-        ws.send(JSON.stringify({ type: 'Results', is_final: true, speech_final: true, from_finalize: true, channel: { alternatives: [{ transcript: '' }] } }));
+        const answer = () => ws.send(JSON.stringify({ type: 'Results', is_final: true, speech_final: true, from_finalize: true, channel: { alternatives: [{ transcript: '' }] } }));
+        const delay = options.answerDelaysMs?.shift() ?? 0;
+        // A delayed answer holds the connection's later messages too: the server answers in order.
+        if (delay > 0) {
+          ws.pause();
+          setTimeout(() => {
+            answer();
+            ws.resume();
+          }, delay);
+        } else {
+          answer();
+        }
       }
       if (m.type === 'CloseStream') seen.closeStream++;
     });
@@ -61,4 +72,30 @@ test('deepgram: streams audio, collects is_final segments, Finalize ends the utt
 test('deepgram: an unreachable server fails openStream with a retryable asr error', async () => {
   const stt = new DeepgramStt({ url: 'ws://127.0.0.1:9/v1/listen', connectTimeoutMs: 2000 });
   await assert.rejects(stt.openStream(), (e: Error & { kind?: string; retryable?: boolean }) => e.kind === 'asr' && e.retryable === true);
+});
+
+test('deepgram: a second finalize before the first answer: each gets its own utterance, none is left pending', async () => {
+  const srv = await fakeDeepgram(['one', 'two']);
+  const s = await new DeepgramStt({ url: srv.url }).openStream();
+  for (let i = 0; i < 10; i++) s.write(new Int16Array(320)); // "one"
+  const first = s.finalize();
+  for (let i = 0; i < 10; i++) s.write(new Int16Array(320)); // "two"
+  const second = s.finalize();
+  // Before the fix the first finalize never settled and the second got "one".
+  const settled = await Promise.race([Promise.all([first, second]), new Promise((r) => setTimeout(() => r('pending'), 2000))]);
+  assert.deepEqual(settled, [{ text: 'one' }, { text: 'two' }]);
+  await s.close();
+  await srv.close();
+});
+
+test('deepgram: an answer that comes after the finalize timeout is not handed to the next utterance', async () => {
+  // The first Finalize is answered 450 ms late; the stream gives up after 300 ms with what it has.
+  const srv = await fakeDeepgram(['one', 'two'], { answerDelaysMs: [450] });
+  const s = await new DeepgramStt({ url: srv.url, finalizeTimeoutMs: 300 }).openStream();
+  for (let i = 0; i < 10; i++) s.write(new Int16Array(320));
+  assert.deepEqual(await s.finalize(), { text: 'one' });
+  for (let i = 0; i < 10; i++) s.write(new Int16Array(320));
+  assert.deepEqual(await s.finalize(), { text: 'two' }, 'the late answer to the first Finalize is discarded');
+  await s.close();
+  await srv.close();
 });

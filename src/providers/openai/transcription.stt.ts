@@ -1,4 +1,4 @@
-import type { SttProvider, SttResult, SttStream } from '../stt.ts';
+import type { SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
 import { ProviderError } from '../errors.ts';
 import { encodeWav } from '../audio/wav.ts';
 import { post, type OpenAiEndpoint } from './http.ts';
@@ -14,7 +14,9 @@ export interface OpenAiTranscriptionOptions extends OpenAiEndpoint {
 
 /**
  * OpenAI-compatible batch transcription (POST /audio/transcriptions, multipart): each utterance's
- * audio is buffered (bounded) and uploaded as a 16 kHz WAV when the turn ends.
+ * audio is buffered (bounded) and uploaded as a 16 kHz WAV when the turn ends. Uploads of
+ * successive utterances may overlap; each finalize() gets its own utterance's text. close()
+ * aborts the uploads in flight.
  */
 export class OpenAiTranscriptionStt implements SttProvider {
   readonly id = 'openai-transcription';
@@ -33,15 +35,19 @@ export class OpenAiTranscriptionStt implements SttProvider {
     if (this.#o.language) form.append('language', this.#o.language);
     const res = await post('asr', this.id, this.#o, '/audio/transcriptions', form, {}, signal);
     const json = (await res.json().catch(() => undefined)) as { text?: unknown } | undefined;
+    signal?.throwIfAborted(); // an abort while the body was read is not a malformed answer
     if (!json || typeof json.text !== 'string') throw new ProviderError('asr', this.id, 'response has no text');
     return { text: json.text.trim() };
   }
 
-  async openStream(): Promise<SttStream> {
+  async openStream(options: SttOpenOptions = {}): Promise<SttStream> {
+    options.signal?.throwIfAborted();
     const max = ((this.#o.maxUtteranceMs ?? 60_000) * 16000) / 1000;
     let parts: Int16Array[] = [];
     let samples = 0;
     let closed = false;
+    // close() aborts the uploads in flight with this reason: their finalizes reject with it.
+    const closing = new AbortController();
     return {
       write: (pcm) => {
         if (closed || samples >= max) return;
@@ -51,6 +57,7 @@ export class OpenAiTranscriptionStt implements SttProvider {
       },
       finalize: async (signal) => {
         if (closed) throw new ProviderError('asr', this.id, 'stream closed');
+        signal?.throwIfAborted();
         const all = new Int16Array(samples);
         let o = 0;
         for (const p of parts) {
@@ -60,11 +67,13 @@ export class OpenAiTranscriptionStt implements SttProvider {
         parts = [];
         samples = 0;
         if (all.length === 0) return { text: '' };
-        return this.transcribe(all, signal);
+        return this.transcribe(all, signal ? AbortSignal.any([signal, closing.signal]) : closing.signal);
       },
       close: async () => {
+        if (closed) return;
         closed = true;
         parts = [];
+        closing.abort(new ProviderError('asr', this.id, 'stream closed'));
       },
     };
   }

@@ -40,10 +40,12 @@ export function findExecutable(name: string, pathEnv = process.env['PATH'] ?? ''
  * `finalize()` closes the process's stdin; pocketsphinx then decodes the tail and exits, printing
  * the hypothesis ~90 ms after the last audio (measured), instead of waiting ~0.6 s for its own
  * end-of-speech detection. Exit is an unambiguous end-of-utterance signal, so utterance and text
- * never get out of step. Cost: ~105 MB and ~0.5 s CPU per loaded process.
+ * never get out of step. Cost: ~105 MB and ~0.5 s CPU per loaded process. A stream's close()
+ * kills every process it started, those still finishing an utterance included, and waits for
+ * them to be reaped: none outlives its call (or keeps a stopping server alive).
  *
  * Node's spawn gives children a socketpair, from which pocketsphinx cannot open /dev/stdin,
- * hence `sh -c 'cat | exec pocketsphinx_continuous -infile /dev/stdin ...'`.
+ * hence `sh -c 'cat | exec pocketsphinx_continuous -infile /dev/stdin ...'` (see Decoder).
  */
 export class PocketsphinxStt implements SttProvider {
   readonly id = 'pocketsphinx';
@@ -64,7 +66,8 @@ export class PocketsphinxStt implements SttProvider {
     return findExecutable(this.#binary);
   }
 
-  async openStream(_options: SttOpenOptions = {}): Promise<SttStream> {
+  async openStream(options: SttOpenOptions = {}): Promise<SttStream> {
+    options.signal?.throwIfAborted();
     const bin = this.binaryPath();
     if (!bin) {
       throw new ProviderError('asr', 'pocketsphinx', `${this.#binary} not found (apt-get install pocketsphinx pocketsphinx-en-us)`);
@@ -80,17 +83,35 @@ export class PocketsphinxStt implements SttProvider {
   }
 }
 
-/** One pocketsphinx process = one utterance. */
+/** Audio a decoder's stdin may hold unsent before more is dropped: 10 s (a decoder far behind real time). */
+const MAX_PENDING_STDIN_BYTES = 320_000;
+/** How long close() waits for killed decoders to be reaped, ms. */
+const REAP_WAIT_MS = 2_000;
+
+/** After kill()'s SIGTERM, how long the processes have before the group gets SIGKILL, ms. */
+const KILL_GRACE_MS = 1_000;
+
+/**
+ * One pocketsphinx process = one utterance. The shell, cat and the decoder run in a process group
+ * of their own, and kill() signals the group: killing only the shell (as before) left cat and the
+ * decoder running, decoding audio nobody waited for and holding the server's event loop open. The
+ * shell catches SIGTERM, and POSIX runs a trap only once the foreground pipeline has ended, so one
+ * SIGTERM to the group ends cat and the decoder while the shell stays to reap them: nothing is
+ * orphaned, and no zombies pile up in containers whose init does not reap. SIGKILL follows if the
+ * group is still there after KILL_GRACE_MS.
+ */
 class Decoder {
   readonly #child: ChildProcess;
   readonly done: Promise<string>;
+  /** Resolves once the process has exited and its pipes are closed. */
+  readonly closed: Promise<void>;
   samples = 0;
   /** Set by kill(): a signal exit we caused is an abandoned utterance, not a failure. */
   #killed = false;
 
   constructor(args: readonly string[]) {
     // "$@" keeps every argument a separate word: nothing is interpreted by the shell.
-    this.#child = spawn('sh', ['-c', 'cat | exec "$@"', 'sh', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.#child = spawn('sh', ['-c', 'trap : TERM; cat | exec "$@"', 'sh', ...args], { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     let out = '';
     let err = '';
     this.#child.stdout?.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -99,13 +120,17 @@ class Decoder {
     });
     // Writes after the process died (e.g. missing model) must not crash the server.
     this.#child.stdin?.on('error', () => {});
+    this.closed = new Promise((resolve) => {
+      this.#child.once('close', () => resolve());
+      this.#child.once('error', () => resolve());
+    });
     this.done = new Promise((resolve, reject) => {
       this.#child.on('error', (e) => reject(new ProviderError('asr', 'pocketsphinx', 'could not start decoder', { cause: e })));
       this.#child.on('close', (code, signal) => {
-        if (code === 0) {
-          resolve(out.split('\n').map((l) => l.trim()).filter(Boolean).join(' '));
-        } else if (signal && this.#killed) {
+        if (this.#killed) {
           resolve('');
+        } else if (code === 0) {
+          resolve(out.split('\n').map((l) => l.trim()).filter(Boolean).join(' '));
         } else if (signal) {
           // Killed by someone else (OOM killer, an operator): the recogniser died mid-call.
           reject(new ProviderError('asr', 'pocketsphinx', `decoder was killed (${signal})`));
@@ -120,18 +145,37 @@ class Decoder {
   }
 
   write(pcm: Int16Array): void {
+    const stdin = this.#child.stdin;
+    if (!stdin || stdin.writableLength > MAX_PENDING_STDIN_BYTES) return; // far behind: drop, do not grow memory
     this.samples += pcm.length;
-    this.#child.stdin?.write(Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength));
+    stdin.write(Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength));
   }
 
   end(): void {
     this.#child.stdin?.end();
   }
 
+  /** Ends cat and the decoder, then the shell (the whole process group); idempotent. */
   kill(): void {
+    if (this.#killed) return;
     this.#killed = true;
     this.#child.stdin?.destroy();
-    if (this.#child.exitCode === null) this.#child.kill('SIGKILL');
+    if (!this.#signalGroup('SIGTERM')) return;
+    const force = setTimeout(() => this.#signalGroup('SIGKILL'), KILL_GRACE_MS);
+    force.unref();
+    void this.closed.then(() => clearTimeout(force));
+  }
+
+  /** False when the shell has exited already (its group is gone with it). */
+  #signalGroup(signal: NodeJS.Signals): boolean {
+    const pid = this.#child.pid;
+    if (pid === undefined || this.#child.exitCode !== null || this.#child.signalCode !== null) return false;
+    try {
+      process.kill(-pid, signal);
+    } catch {
+      this.#child.kill(signal); // no group (yet): at least the shell
+    }
+    return true;
   }
 }
 
@@ -142,6 +186,10 @@ function firstLine(s: string): string {
 class PocketsphinxStream implements SttStream {
   readonly #make: () => Decoder;
   readonly #maxSamples: number;
+  /** Every decoder process of this stream still running: the spare, the current one, those finishing. */
+  readonly #live = new Set<Decoder>();
+  /** Aborted by close(): pending finalizes reject with its reason. */
+  readonly #closing = new AbortController();
   #current: Decoder | undefined;
   #spare: Decoder | undefined;
   #closed = false;
@@ -151,12 +199,19 @@ class PocketsphinxStream implements SttStream {
   constructor(make: () => Decoder, maxSamples: number) {
     this.#make = make;
     this.#maxSamples = maxSamples;
-    this.#spare = make();
+    this.#spare = this.#spawn();
+  }
+
+  #spawn(): Decoder {
+    const d = this.#make();
+    this.#live.add(d);
+    void d.closed.then(() => this.#live.delete(d));
+    return d;
   }
 
   #take(): Decoder {
     if (!this.#current) {
-      this.#current = this.#spare ?? this.#make();
+      this.#current = this.#spare ?? this.#spawn();
       this.#spare = undefined;
     }
     return this.#current;
@@ -179,7 +234,7 @@ class PocketsphinxStream implements SttStream {
     // Load the next decoder only once this one has finished: loading competes for CPU with the
     // tail decode, which is on the latency path (measured 270-330 ms vs ~90 ms).
     const refill = (): void => {
-      if (!this.#closed && !this.#spare && !this.#current) this.#spare = this.#make();
+      if (!this.#closed && !this.#spare && !this.#current) this.#spare = this.#spawn();
     };
     d.done.then(refill, refill);
     return d.done;
@@ -187,20 +242,31 @@ class PocketsphinxStream implements SttStream {
 
   async finalize(signal?: AbortSignal): Promise<SttResult> {
     if (this.#closed) throw new ProviderError('asr', 'pocketsphinx', 'stream closed');
+    signal?.throwIfAborted();
     const parts = [...this.#carried.splice(0)];
     if (this.#current) parts.push(this.#rotate());
     if (parts.length === 0) return { text: '' };
-    const all = Promise.all(parts);
-    const texts = signal ? await raceAbort(all, signal) : await all;
+    const stop = signal ? AbortSignal.any([signal, this.#closing.signal]) : this.#closing.signal;
+    const texts = await raceAbort(Promise.all(parts), stop);
     return { text: texts.filter(Boolean).join(' ') };
   }
 
+  /** Idempotent: pending finalizes reject, every decoder process is killed and reaped. */
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#current?.kill();
-    this.#spare?.kill();
-    this.#current = this.#spare = undefined;
+    if (!this.#closed) {
+      this.#closed = true;
+      this.#closing.abort(new ProviderError('asr', 'pocketsphinx', 'stream closed'));
+      for (const d of this.#live) d.kill();
+      this.#current = this.#spare = undefined;
+      this.#carried = [];
+    }
+    if (this.#live.size === 0) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      Promise.all([...this.#live].map((d) => d.closed)),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, REAP_WAIT_MS).unref())),
+    ]);
+    clearTimeout(timer);
   }
 }
 

@@ -1,4 +1,5 @@
 import type { SttResult, SttStream } from '../../providers/stt.ts';
+import { ProviderError } from '../../providers/errors.ts';
 import type { TurnEvent } from './turn.stage.ts';
 
 /** The outcome of recognition, settled (never rejects) so it can wait in a queue safely. */
@@ -8,17 +9,31 @@ export type SttEvent =
   | Exclude<TurnEvent, { type: 'speech_end' }>
   | { type: 'user_turn'; startMs: number; endMs: number; voicedMs: number; transcript: Promise<SettledTranscript> };
 
+export interface SttStageOptions {
+  /** The recogniser's id, for the timeout's error message. */
+  provider: string;
+  /** Monotonic ms, the pipeline's clock. */
+  now: () => number;
+  /** Longest wait for a turn's transcript once the turn has ended, ms. */
+  timeoutMs: number;
+  /** Resolves `ms` later on the pipeline's clock (which lock-step tests move by hand). */
+  after: (ms: number) => Promise<void>;
+}
+
 /**
  * Streams each utterance's audio (pre-roll included) into the recogniser as it arrives and, at
  * the end of the turn, finalizes it. The transcript arrives later as a promise, so this stage
- * never stalls the audio path while the recogniser finishes.
+ * never stalls the audio path while the recogniser finishes. A recogniser that has not answered
+ * `timeoutMs` after the end of the turn fails it (its finalize is aborted): no recogniser can
+ * leave the call waiting forever.
  */
 export async function* sttStage(
   events: AsyncIterable<TurnEvent>,
   stream: SttStream,
   signal: AbortSignal,
-  now: () => number,
+  options: SttStageOptions,
 ): AsyncIterable<SttEvent> {
+  const { now } = options;
   for await (const ev of events) {
     if (signal.aborted) return;
     if (ev.type === 'speech_start') {
@@ -28,11 +43,17 @@ export async function* sttStage(
       stream.write(ev.frame.pcm);
       yield ev;
     } else if (ev.type === 'speech_end') {
-      const transcript = stream.finalize(signal).then(
+      const turn = new AbortController();
+      const finalized = stream.finalize(AbortSignal.any([signal, turn.signal])).then(
         (result): SettledTranscript => ({ ok: true, result, atMs: now() }),
         (error: unknown): SettledTranscript => ({ ok: false, error, atMs: now() }),
       );
-      yield { type: 'user_turn', startMs: ev.startMs, endMs: ev.endMs, voicedMs: ev.voicedMs, transcript };
+      const timedOut = options.after(options.timeoutMs).then((): SettledTranscript => {
+        const error = new ProviderError('asr', options.provider, `no transcript within ${options.timeoutMs} ms of the end of the turn`, { retryable: true });
+        turn.abort(error);
+        return { ok: false, error, atMs: now() };
+      });
+      yield { type: 'user_turn', startMs: ev.startMs, endMs: ev.endMs, voicedMs: ev.voicedMs, transcript: Promise.race([finalized, timedOut]) };
     } else {
       yield ev;
     }

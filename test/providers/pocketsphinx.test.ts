@@ -1,0 +1,89 @@
+// PocketSphinx's processes: a closed stream leaves none behind, however much work they still had.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { ProviderError } from '../../src/providers/errors.ts';
+import { PocketsphinxStt } from '../../src/providers/pocketsphinx/pocketsphinx.stt.ts';
+import { hasPocketsphinx, NO_POCKETSPHINX } from '../voice/capabilities.ts';
+
+interface Proc {
+  pid: number;
+  ppid: number;
+  pgid: number;
+  comm: string;
+}
+
+/** Live (not zombie) processes of the machine. */
+function processes(): Proc[] {
+  const out: Proc[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[0] === 'Z') continue;
+      out.push({ pid: Number(entry), ppid: Number(fields[1]), pgid: Number(fields[2]), comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) });
+    } catch {
+      // ended while we looked
+    }
+  }
+  return out;
+}
+
+/**
+ * The decoder processes this test started: its descendants, and processes of their process groups
+ * that were orphaned (re-parented when the shell above them died).
+ */
+function decoders(groups: Set<number>): Proc[] {
+  const all = processes();
+  const mine = new Set([process.pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of all) if (mine.has(p.ppid) && !mine.has(p.pid)) mine.add(p.pid), (grew = true);
+  }
+  mine.delete(process.pid);
+  const found = all.filter((p) => mine.has(p.pid) || (groups.has(p.pgid) && /pocketsphinx|^cat$/.test(p.comm)));
+  for (const p of found) groups.add(p.pgid);
+  return found;
+}
+
+test('pocketsphinx: close() while decoders still work through a long utterance kills them all and rejects the finalize at once', { skip: hasPocketsphinx() ? false : NO_POCKETSPHINX }, async () => {
+  const groups = new Set<number>();
+  const s = await new PocketsphinxStt({ maxUtteranceMs: 3_000 }).openStream();
+  const noise = new Int16Array(16000);
+  for (let i = 0; i < noise.length; i++) noise[i] = Math.round(8000 * Math.sin(i / 5) * ((i % 800) / 800));
+  // 9.5 s: three decoders cut at 3 s and a fourth, all still loading their model or decoding.
+  for (let i = 0; i < 19; i++) s.write(noise.subarray(0, 8000));
+  const pending = s.finalize();
+  pending.catch(() => {});
+  await new Promise((r) => setTimeout(r, 200));
+  assert.ok(decoders(groups).filter((p) => /pocketsphinx/.test(p.comm)).length >= 3, 'the decoders are running');
+  await s.close();
+  const settled = await Promise.race([pending.then(() => 'resolved', (e: unknown) => e), new Promise((r) => setTimeout(() => r('pending'), 300))]);
+  assert.ok(settled instanceof ProviderError && settled.kind === 'asr', `the finalize pending at close rejects with an asr error (got ${String(settled)})`);
+  assert.deepEqual(decoders(groups), [], 'no shell, cat or decoder is left running');
+  // Node releases a process handle shortly after its exit event.
+  for (let i = 0; i < 50 && process.getActiveResourcesInfo().includes('ProcessWrap'); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(!process.getActiveResourcesInfo().includes('ProcessWrap'), 'nothing holds the event loop');
+});
+
+test('pocketsphinx: audio a decoder has not read is bounded (about 10 s); the rest is dropped, not buffered', async () => {
+  // A stand-in decoder that reads nothing for a second, then counts the bytes it was given.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-ps-bound-'));
+  const binary = path.join(dir, 'slow-decoder');
+  fs.writeFileSync(binary, '#!/bin/sh\nsleep 1\nwc -c\n', { mode: 0o755 });
+  try {
+    const s = await new PocketsphinxStt({ binary, maxUtteranceMs: 120_000 }).openStream();
+    const second = new Int16Array(16000).fill(1000);
+    for (let i = 0; i < 60; i++) s.write(second); // 60 s (1.92 MB) at once
+    const { text } = await s.finalize();
+    const bytes = Number(text);
+    assert.ok(bytes >= 320_000, `the decoder got ${bytes} bytes`);
+    assert.ok(bytes < 1_000_000, `at most the bound plus what the pipes hold reached the decoder, not all 1.92 MB (got ${bytes})`);
+    await s.close();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
