@@ -7,8 +7,7 @@ import { errors } from '../domain/errors.ts';
  * nothing else (Retell's SDK on deletes and on lists without arguments, many HTTP libraries on
  * DELETE) are answered as if they had sent no `Content-Type`. Then, on every route with a body
  * schema, a request without a body is read as `{}` when the schema has no required field (list
- * and update routes), and refused with 400 `invalid_json` "The JSON body is empty." otherwise. A
- * body of JSON `null` counts as no body (Retell's SDK sends it for `call.list(null)`).
+ * and update routes), and refused with 400 `invalid_json` "The JSON body is empty." otherwise.
  * Routes without a body schema (GET, DELETE) ignore the body as before.
  *
  * Call before the routes are registered (it uses an `onRoute` hook).
@@ -33,12 +32,12 @@ export function installJsonBody(app: FastifyInstance): void {
 }
 
 function emptyAsObject(request: FastifyRequest, _reply: unknown, done: (error?: Error) => void): void {
-  if (request.body === undefined || request.body === null) request.body = {};
+  if (request.body === undefined) request.body = {};
   done();
 }
 
 function refuseEmpty(request: FastifyRequest, _reply: unknown, done: (error?: Error) => void): void {
-  if (request.body === undefined || request.body === null) done(errors.emptyBody());
+  if (request.body === undefined) done(errors.emptyBody());
   else done();
 }
 

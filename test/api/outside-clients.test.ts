@@ -44,8 +44,6 @@ for (const kind of STORES) {
       assert.equal(list.statusCode, 200, list.body);
       assert.ok(list.json().some((c: { call_id: string }) => c.call_id === call.json.call_id));
       assert.equal((await noBody('POST', '/v2/list-calls')).statusCode, 200, 'and no body without a Content-Type');
-      const nullBody = await h.app.inject({ method: 'POST', url: '/v2/list-calls', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload: 'null' });
-      assert.equal(nullBody.statusCode, 200, `a JSON null body is no body (Retell's call.list(null)): ${nullBody.body}`);
       for (const url of ['/v3/list-calls', '/v2/list-agents']) {
         const page = await emptyJson('POST', url);
         assert.equal(page.statusCode, 200, `${url}: ${page.body}`);
@@ -69,7 +67,6 @@ for (const kind of STORES) {
       for (const [method, url] of [['POST', '/v2/create-web-call'], ['POST', '/create-agent'], ['POST', '/create-conversation-flow'], ['POST', '/api/v1/webhooks/set.php']] as const) {
         errorOf(await emptyJson(method, url), 400, 'invalid_json');
         errorOf(await noBody(method, url), 400, 'invalid_json');
-        errorOf(await h.app.inject({ method, url, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload: 'null' }), 400, 'invalid_json');
       }
       errorOf(await h.app.inject({ method: 'POST', url: '/v2/list-calls', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload: ' ' }), 400, 'invalid_json');
     });
