@@ -8,10 +8,18 @@ import { ServerLock, ServerLockedError } from './storage/server-lock.ts';
 
 /** Idempotency keys and old webhook logs are pruned this often (and once at start). */
 const HOUSEKEEPING_INTERVAL_MS = 60 * 60 * 1000;
+/** At shutdown, the calls may take up to this share of SHUTDOWN_TIMEOUT_MS to end and store their results. */
+const CALLS_SHARE = 0.5;
+/**
+ * At shutdown, what is kept for closing the speech engines and the store after the webhook
+ * deliveries' grace, in ms: 1 000, or a quarter of SHUTDOWN_TIMEOUT_MS when that is less.
+ */
+const CLOSE_RESERVE_MS = 1_000;
 
 /**
  * Starts the service: config -> store -> services -> HTTP and background work. Stops on SIGTERM or
- * SIGINT: exits 0 once everything has closed, or 1 at SHUTDOWN_TIMEOUT_MS, naming the unfinished step.
+ * SIGINT, each step within its share of SHUTDOWN_TIMEOUT_MS: exits 0 once everything has closed,
+ * or 1 at SHUTDOWN_TIMEOUT_MS, naming the unfinished step.
  */
 async function main(): Promise<void> {
   let config;
@@ -59,15 +67,23 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     const started = performance.now();
-    log.info({ signal, timeoutMs: config.shutdownTimeoutMs }, 'shutting down');
-    // In order: calls end first (server_shutdown; their results are stored and call.finished
-    // goes out), then the HTTP server lets in-flight requests finish, then the background work,
-    // the speech engines and the store close.
+    const timeoutMs = config.shutdownTimeoutMs;
+    log.info({ signal, timeoutMs }, 'shutting down');
+    const left = () => timeoutMs - (performance.now() - started);
+    // In order, each within its share of the bound (README, SHUTDOWN_TIMEOUT_MS): calls end first
+    // (server_shutdown; the post-call analysis is cut off in time for their results to be stored
+    // and call.finished recorded within half the bound), then the HTTP server lets in-flight
+    // requests finish, then the background work stops; webhook sends in flight get what is left
+    // but a reserve, then are aborted and stay pending (sent again by another worker or at the next
+    // start); then the speech engines and the store close.
     const steps: Array<{ name: string; run: () => Promise<void> | void }> = [
-      { name: 'calls', run: () => runtime.media.sessions.close() },
+      { name: 'calls', run: () => runtime.media.sessions.close({ graceMs: timeoutMs * CALLS_SHARE }) },
       { name: 'http server', run: () => app.close() },
       { name: 'periodic tasks', run: () => Promise.all([sweeper.close(), housekeeping.close()]).then(() => undefined) },
-      { name: 'webhook deliveries', run: () => runtime.services.webhookDispatcher.close() },
+      {
+        name: 'webhook deliveries',
+        run: () => runtime.services.webhookDispatcher.close({ graceMs: Math.max(0, left() - Math.min(CLOSE_RESERVE_MS, timeoutMs / 4)) }),
+      },
       { name: 'speech engines and store', run: () => runtime.close() },
       { name: 'server lock', run: () => lock?.release() },
     ];
@@ -75,11 +91,11 @@ async function main(): Promise<void> {
     // Armed until the process exits: whatever hangs, the process is gone shortly after the bound.
     const forced = setTimeout(() => {
       log.error(
-        { unfinished: steps[step]?.name, notStarted: steps.slice(step + 1).map((s) => s.name), timeoutMs: config.shutdownTimeoutMs },
+        { unfinished: steps[step]?.name, notStarted: steps.slice(step + 1).map((s) => s.name), timeoutMs },
         'shutdown timed out; exiting',
       );
       process.exit(1);
-    }, config.shutdownTimeoutMs);
+    }, timeoutMs);
     let failed = false;
     for (; step < steps.length; step++) {
       try {

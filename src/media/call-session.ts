@@ -49,6 +49,23 @@ export const DEFAULT_SESSION_TIMINGS: SessionTimings = {
   analysisTimeoutMs: 10_000,
 };
 
+/**
+ * At a deadline (shutdown), the post-call analysis is cut off this long before it, in ms, so that
+ * the results can still be stored: 1 000, or half the time left when that is less.
+ */
+export const STORE_RESERVE_MS = 1_000;
+
+/** How a call ends: see `CallSession.end`. */
+export interface EndOptions {
+  /**
+   * When the call's results must be stored by, on the session scheduler's clock (ms; shutdown sets
+   * it). The LLM's post-call analysis is cut off STORE_RESERVE_MS before it (or halfway, when less
+   * time is left) and the embedded analysis, which is instant, is stored instead. Applies as well
+   * to a call that was already ending; the earliest deadline given wins. Default: none.
+   */
+  deadline?: number;
+}
+
 export interface SessionDeps {
   calls: SessionCallService;
   providers: Providers;
@@ -92,6 +109,12 @@ export class CallSession {
   #silenceMs = 0;
   #refreshing = false;
   #ending: Promise<void> | undefined;
+  /** Cuts the post-call analysis short (a deadline, see EndOptions). */
+  readonly #analysisCut = new AbortController();
+  #analysisCutAt = Infinity;
+  #analysisCutTimer: TimerHandle | undefined;
+  /** The analysis has an outcome: a deadline no longer changes anything. */
+  #analysed = false;
   #markDone!: () => void;
   readonly #done = new Promise<void>((resolve) => (this.#markDone = resolve));
 
@@ -253,9 +276,11 @@ export class CallSession {
 
   /**
    * Ends the call once: stops the media, stores the results through the call service (which
-   * applies the storage policy and emits call.finished), then tells the client and closes.
+   * applies the storage policy and emits call.finished), then tells the client and closes. A
+   * later call returns the first one's promise, its `options.deadline` still applying.
    */
-  end(reason: DisconnectionReason, closeCode?: number): Promise<void> {
+  end(reason: DisconnectionReason, closeCode?: number, options: EndOptions = {}): Promise<void> {
+    if (options.deadline !== undefined) this.#cutAnalysisBy(options.deadline);
     this.#ending ??= this.#finish(reason, closeCode)
       .catch((error: unknown) => {
         this.#d.log.error({ err: error }, 'call end failed');
@@ -279,14 +304,18 @@ export class CallSession {
     } catch (error) {
       this.#d.log.error({ err: error }, 'recording failed');
     }
+    // The LLM writes the analysis when there is one, unless it is what just failed.
+    const llm = reason === 'error_llm' ? undefined : this.#d.providers.llm;
     const analysis = await analyzeCall({
       transcript: utterances,
       disconnectionReason: reason,
       reachedEnd: outcome.reachedEnd,
-      // The LLM writes the analysis when there is one, unless it is what just failed.
-      ...(this.#d.providers.llm && reason !== 'error_llm' ? { llm: this.#d.providers.llm } : {}),
-      signal: AbortSignal.timeout(this.#d.timings.analysisTimeoutMs),
+      ...(llm ? { llm } : {}),
+      signal: AbortSignal.any([AbortSignal.timeout(this.#d.timings.analysisTimeoutMs), this.#analysisCut.signal]),
     });
+    this.#analysed = true;
+    if (this.#analysisCutTimer) this.#d.scheduler.clear(this.#analysisCutTimer);
+    if (llm && this.#analysisCut.signal.aborted) this.#d.log.info('post-call analysis cut short by the deadline; the embedded analysis is stored');
     const transcript = formatTranscript(utterances);
     this.#d.rememberNames?.(this.callId, outcome.names);
     try {
@@ -305,6 +334,17 @@ export class CallSession {
     const status = statusForReason(reason);
     this.#conn.sendEvent({ type: 'call_ended', call_status: status === 'error' ? 'error' : 'ended', disconnection_reason: reason });
     this.#conn.close(closeCode ?? (status === 'error' ? CLOSE.serverError : CLOSE.normal), reason);
+  }
+
+  /** Cuts the analysis off in time for the results to be stored by `deadline` (scheduler ms). */
+  #cutAnalysisBy(deadline: number): void {
+    if (this.#analysed) return;
+    const now = this.#d.scheduler.now();
+    const cutAt = deadline - Math.min(STORE_RESERVE_MS, Math.max(0, deadline - now) / 2);
+    if (cutAt >= this.#analysisCutAt) return;
+    this.#analysisCutAt = cutAt;
+    if (this.#analysisCutTimer) this.#d.scheduler.clear(this.#analysisCutTimer);
+    this.#analysisCutTimer = this.#d.scheduler.setTimeout(() => this.#analysisCut.abort(new Error('the call must be stored by its deadline')), Math.max(0, cutAt - now));
   }
 
   #utteranceId(): string {

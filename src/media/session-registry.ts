@@ -2,7 +2,7 @@ import { isAppError } from '../domain/errors.ts';
 import type { Call } from '../domain/call.ts';
 import type { AgentForCall } from './engine-factory.ts';
 import type { Logger } from '../lib/logger.ts';
-import { CallSession, type CallConnection, type SessionCallService, type SessionDeps } from './call-session.ts';
+import { CallSession, type CallConnection, type EndOptions, type SessionCallService, type SessionDeps } from './call-session.ts';
 import type { RefusalCode } from '../protocol/media.constants.ts';
 
 /** The call service's operations the registry uses. */
@@ -20,6 +20,16 @@ export class JoinRefused extends Error {
   }
 }
 
+/** How the registry closes: see `SessionRegistry.close`. */
+export interface RegistryCloseOptions {
+  /**
+   * The time the calls have to end and store their results, in milliseconds from the call to
+   * `close` (default: no limit; the analysis then gets its usual SessionTimings.analysisTimeoutMs).
+   * Each call's post-call analysis is cut off in time to be stored by then (see EndOptions).
+   */
+  graceMs?: number;
+}
+
 const TOKEN_CODES = new Set(['token_invalid', 'token_expired', 'token_used']);
 
 export interface SessionRegistryDeps extends Omit<SessionDeps, 'calls' | 'log'> {
@@ -30,13 +40,16 @@ export interface SessionRegistryDeps extends Omit<SessionDeps, 'calls' | 'log'> 
 
 /**
  * Owns every ongoing call of this process. `close()` (shutdown) refuses new joins and ends every
- * call with `server_shutdown`, storing its results and emitting call.finished as usual.
+ * call with `server_shutdown`, storing its results and emitting call.finished as usual, within a
+ * grace if one is given.
  */
 export class SessionRegistry {
   readonly #d: SessionRegistryDeps;
   readonly #sessions = new Map<string, CallSession>();
   readonly #joining = new Set<Promise<unknown>>();
   #closing: Promise<void> | undefined;
+  /** The calls' deadline once closing, on the sessions' scheduler clock (ms). */
+  #deadline: number | undefined;
 
   constructor(deps: SessionRegistryDeps) {
     this.#d = deps;
@@ -85,7 +98,7 @@ export class SessionRegistry {
     this.#sessions.set(session.callId, session);
     if (this.#closing) {
       // Shutdown began while the token was being redeemed: end the call cleanly at once.
-      void session.end('server_shutdown');
+      void session.end('server_shutdown', undefined, this.#endOptions());
     } else {
       await session.start();
     }
@@ -93,13 +106,26 @@ export class SessionRegistry {
     return session;
   }
 
-  /** Idempotent: refuses new joins, ends every call with server_shutdown and waits for their results. */
-  close(): Promise<void> {
-    this.#closing ??= (async () => {
+  /**
+   * Refuses new joins, ends every call with server_shutdown (calls already ending too: their
+   * analysis is held to the same deadline) and resolves once their results are stored. With
+   * `graceMs`, each call's analysis is cut off in time for that (the embedded analysis instead).
+   * Idempotent: later calls return the first call's promise.
+   */
+  close(options: RegistryCloseOptions = {}): Promise<void> {
+    if (this.#closing) return this.#closing;
+    const { graceMs } = options;
+    if (graceMs !== undefined && Number.isFinite(graceMs)) this.#deadline = this.#d.scheduler.now() + Math.max(0, graceMs);
+    this.#closing = (async () => {
       await Promise.allSettled([...this.#joining]);
-      await Promise.allSettled([...this.#sessions.values()].map((s) => s.end('server_shutdown')));
-      await Promise.allSettled([...this.#sessions.values()].map((s) => s.done));
+      const sessions = [...this.#sessions.values()];
+      await Promise.allSettled(sessions.map((s) => s.end('server_shutdown', undefined, this.#endOptions())));
+      await Promise.allSettled(sessions.map((s) => s.done));
     })();
     return this.#closing;
+  }
+
+  #endOptions(): EndOptions {
+    return this.#deadline === undefined ? {} : { deadline: this.#deadline };
   }
 }

@@ -72,10 +72,13 @@ export function embeddedAnalysis(input: AnalysisInput): CallAnalysis {
   return { call_summary: parts.join(' '), call_successful: successful, user_sentiment: lexiconSentiment(user.map((u) => u.text)) };
 }
 
-/** Post-call analysis from the LLM when given one, else (or on failure) the embedded method. Never blank. */
+/**
+ * Post-call analysis from the LLM when given one, else (or on failure, or once `signal` has
+ * aborted) the embedded method. Never blank.
+ */
 export async function analyzeCall(input: AnalysisInput): Promise<CallAnalysis> {
   const fallback = embeddedAnalysis(input);
-  if (!input.llm || input.transcript.length === 0) return fallback;
+  if (!input.llm || input.transcript.length === 0 || input.signal?.aborted) return fallback;
   try {
     const answer = await chatText(input.llm, {
       messages: [

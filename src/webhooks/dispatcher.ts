@@ -37,6 +37,15 @@ export interface DispatcherOptions {
   random?: () => number;
 }
 
+/** How the worker stops: see `WebhookDispatcher.close`. */
+export interface DispatcherCloseOptions {
+  /**
+   * How long sends in flight may go on finishing, in milliseconds (default: no limit; each ends
+   * within the attempt timeout anyway). Those still unanswered then are aborted and handed back.
+   */
+  graceMs?: number;
+}
+
 /** An attempt decided and waiting to be recorded with others (group commit). */
 interface RecordPlan {
   delivery: ClaimedDelivery;
@@ -85,6 +94,11 @@ export class WebhookDispatcher {
   #running = false;
   #draining = 0;
   #closed = false;
+  #closing: Promise<void> | null = null;
+  /** Aborts the sends in flight (close, once its grace is over). */
+  readonly #abort = new AbortController();
+  /** Deliveries whose send was aborted: no attempt is recorded, their leases are released at close. */
+  readonly #abandoned: string[] = [];
   #timer: NodeJS.Timeout | null = null;
   #listener: PgNotificationListener | null = null;
   readonly #log: Logger;
@@ -159,17 +173,43 @@ export class WebhookDispatcher {
     return this.#sentCount;
   }
 
-  /** Stops claiming, waits for sends in flight; idempotent. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  /**
+   * Stops claiming and lets the sends in flight finish for up to `graceMs`; then aborts the rest.
+   * An aborted send is not an attempt: nothing is recorded, and its delivery's lease is released,
+   * so it stays pending and due (another worker, or the next start, sends it again, with the same
+   * webhook-id). Attempts already answered are recorded before this resolves. Idempotent: later
+   * calls return the first call's promise.
+   */
+  close(options: DispatcherCloseOptions = {}): Promise<void> {
+    this.#closing ??= this.#close(options.graceMs ?? Infinity);
+    return this.#closing;
+  }
+
+  async #close(graceMs: number): Promise<void> {
     this.#closed = true;
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = null;
-    const listener = this.#listener;
-    this.#listener = null;
-    await listener?.close();
-    await this.#pumping;
-    await Promise.allSettled([...this.#inFlight]);
+    // The grace runs from now: what is left of it after the listener and a claim in progress closed.
+    const cut = Number.isFinite(graceMs) ? setTimeout(() => this.#abort.abort(new Error('the webhook worker is closing')), Math.max(0, graceMs)) : null;
+    try {
+      if (this.#timer) clearInterval(this.#timer);
+      this.#timer = null;
+      const listener = this.#listener;
+      this.#listener = null;
+      await listener?.close();
+      // A claim in progress either starts its deliveries or hands them back (the worker is closed).
+      await this.#pumping;
+      await Promise.allSettled([...this.#inFlight]);
+    } finally {
+      if (cut) clearTimeout(cut);
+    }
+    const abandoned = this.#abandoned.splice(0);
+    if (abandoned.length === 0) return;
+    try {
+      await this.#o.webhooks.release(abandoned, this.owner);
+      this.#log.info({ deliveries: abandoned.length, graceMs }, 'webhook sends cut off at close; their deliveries stay pending');
+    } catch (error) {
+      // Not lost: the leases lapse (PostgreSQL) or are voided at the next start (SQLite).
+      this.#log.warn({ err: error, deliveries: abandoned.length }, 'releasing cut-off webhook deliveries failed; their leases will lapse');
+    }
   }
 
   async #listen(url: string): Promise<void> {
@@ -246,7 +286,11 @@ export class WebhookDispatcher {
     const isRetry = delivery.lane === 1;
     this.#perEndpoint.set(key, (this.#perEndpoint.get(key) ?? 0) + 1);
     if (isRetry) this.#retriesInFlight += 1;
+    let handled = true;
     const task: Promise<void> = this.#deliver(delivery)
+      .then((attempted) => {
+        handled = attempted;
+      })
       .catch((error: unknown) => this.#log.error({ err: error, delivery_id: delivery.id }, 'webhook delivery failed unexpectedly'))
       .finally(() => {
         const left = (this.#perEndpoint.get(key) ?? 1) - 1;
@@ -254,7 +298,7 @@ export class WebhookDispatcher {
         else this.#perEndpoint.set(key, left);
         if (isRetry) this.#retriesInFlight -= 1;
         this.#inFlight.delete(task);
-        this.#sentCount += 1;
+        if (handled) this.#sentCount += 1;
         // Refill in batches: a claim per completed delivery would cost more than the delivery.
         const free = this.#o.concurrency - this.#inFlight.size;
         if (this.#backlog && (free >= this.#refillAt || this.#inFlight.size === 0)) this.wake();
@@ -262,7 +306,8 @@ export class WebhookDispatcher {
     this.#inFlight.add(task);
   }
 
-  async #deliver(d: ClaimedDelivery): Promise<void> {
+  /** Sends and records one delivery; false when the send was aborted (nothing recorded). */
+  async #deliver(d: ClaimedDelivery): Promise<boolean> {
     const o = this.#o;
     const startedAt = o.clock.now();
     const hook = d.webhook;
@@ -271,7 +316,7 @@ export class WebhookDispatcher {
       await o.webhooks.updateDelivery(d.id, {
         status: 'cancelled', next_attempt_at: null, last_error: reason, locked_until: null, locked_by: null, updated_at: startedAt,
       });
-      return;
+      return true;
     }
     // From here `hook` is the active subscription, or null for an agent's webhook_url.
     const url = hook?.url ?? d.url;
@@ -279,8 +324,17 @@ export class WebhookDispatcher {
     const body = deliveryBody(d.kind, d.data, startedAt);
     // webhook-id is the event id: the same on every attempt, so receivers can drop duplicates.
     const headers = signedHeaders(secret, d.kind, d.event_id, startedAt, body);
-    const result = await o.client.send(url, headers, body);
+    const signal = this.#abort.signal;
+    let result: SendResult;
+    try {
+      result = await o.client.send(url, headers, body, signal);
+    } catch (error) {
+      if (!signal.aborted) throw error;
+      this.#abandoned.push(d.id);
+      return false;
+    }
     await this.#record(d, startedAt, result);
+    return true;
   }
 
   /** Decides what the attempt means and queues it to be recorded with others (group commit). */

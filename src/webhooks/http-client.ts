@@ -32,7 +32,7 @@ export interface WebhookHttpClientOptions {
 
 /**
  * POSTs a delivery: SSRF-checked on the address actually connected to, no redirects followed,
- * connect and total timeouts, response read capped. Keep-alive connections are reused.
+ * connect and total timeouts, response read capped, and abortable. Keep-alive connections are reused.
  */
 export class WebhookHttpClient {
   readonly #options: WebhookHttpClientOptions;
@@ -46,15 +46,31 @@ export class WebhookHttpClient {
     this.#https = new https.Agent(agentOptions);
   }
 
-  async send(url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
+  /**
+   * Sends one attempt and resolves with what came of it; never rejects, except when `signal`
+   * aborts before the attempt has an outcome: then the request is destroyed at once and the
+   * promise rejects with the signal's reason (an aborted send is no attempt: the caller decides
+   * what becomes of the delivery).
+   */
+  async send(url: string, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<SendResult> {
+    signal?.throwIfAborted();
     const started = performance.now();
-    const first = await this.#attempt(url, headers, body, started);
+    const first = await this.#attempt(url, headers, body, started, signal);
     // A kept-alive connection the receiver had just closed: resend once on a fresh one (Node's advice).
-    if (first.reusedSocketReset) return (await this.#attempt(url, headers, body, started)).result;
+    if (first.reusedSocketReset) {
+      signal?.throwIfAborted();
+      return (await this.#attempt(url, headers, body, started, signal)).result;
+    }
     return first.result;
   }
 
-  #attempt(url: string, headers: Record<string, string>, body: string, started: number): Promise<{ result: SendResult; reusedSocketReset: boolean }> {
+  #attempt(
+    url: string,
+    headers: Record<string, string>,
+    body: string,
+    started: number,
+    signal: AbortSignal | undefined,
+  ): Promise<{ result: SendResult; reusedSocketReset: boolean }> {
     const fail = (failure: FailureKind, error: string, reusedSocketReset = false) => ({
       result: { statusCode: null, latencyMs: Math.round(performance.now() - started), failure, error, retryAfterMs: null, excerpt: null },
       reusedSocketReset,
@@ -71,14 +87,23 @@ export class WebhookHttpClient {
 
     const payload = Buffer.from(body, 'utf8');
     const transport = target.protocol === 'https:' ? https : http;
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
       let settled = false;
-      const finish = (value: { result: SendResult; reusedSocketReset: boolean }) => {
-        if (settled) return;
+      const settle = () => {
+        if (settled) return false;
         settled = true;
         clearTimeout(total);
         if (connectTimer) clearTimeout(connectTimer);
-        resolve(value);
+        signal?.removeEventListener('abort', onAbort);
+        return true;
+      };
+      const finish = (value: { result: SendResult; reusedSocketReset: boolean }) => {
+        if (settle()) resolve(value);
+      };
+      const onAbort = () => {
+        if (!settle()) return;
+        reject(signal!.reason);
+        request.destroy();
       };
       let connectTimer: NodeJS.Timeout | null = null;
       const request = transport.request(target, {
@@ -137,6 +162,7 @@ export class WebhookHttpClient {
         response.on('error', () => done());
         response.on('aborted', () => done());
       });
+      signal?.addEventListener('abort', onAbort, { once: true });
       request.end(payload);
     });
   }

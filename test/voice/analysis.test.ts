@@ -37,6 +37,13 @@ test('LLM analysis is parsed, and falls back to the embedded method on garbage',
   assert.ok(llm.requests[0]?.json);
 });
 
+test('an analysis whose signal has already aborted (a shutdown deadline) is the embedded one, without asking the LLM', async () => {
+  const llm = new FakeLlm(['{"call_summary":"Caller booked.","call_successful":true,"user_sentiment":"Positive"}']);
+  const input = { transcript, disconnectionReason: 'server_shutdown' };
+  assert.deepEqual(await analyzeCall({ ...input, llm, signal: AbortSignal.abort() }), embeddedAnalysis(input));
+  assert.equal(llm.requests.length, 0);
+});
+
 test('redaction: digits (spoken and written), emails, names; spans to silence', () => {
   assert.equal(redactText('call 555-123-4567 or mail a@b.co').text, 'call [number] or mail [email]');
   assert.equal(redactText('card 4111 1111 1111 1111 ok').text, 'card [number] ok');

@@ -19,6 +19,9 @@ export class Receiver {
   readonly #server: http.Server;
   readonly #hanging = new Set<http.ServerResponse>();
   #waiters: Array<{ count: number; resolve: () => void }> = [];
+  #dropWaiters: Array<() => void> = [];
+  /** Requests left unanswered ('hang') whose connection the sender closed. */
+  dropped = 0;
   port = 0;
 
   constructor() {
@@ -42,6 +45,11 @@ export class Receiver {
         const answer = this.respond(entry);
         if (answer === 'hang') {
           this.#hanging.add(response);
+          response.once('close', () => {
+            if (!this.#hanging.delete(response)) return; // closed by close(), not by the sender
+            this.dropped += 1;
+            for (const resolve of this.#dropWaiters.splice(0)) resolve();
+          });
           return;
         }
         const send = () => response.writeHead(answer.status, answer.headers ?? {}).end(answer.body ?? '');
@@ -76,8 +84,22 @@ export class Receiver {
     });
   }
 
+  /** Resolves once the sender has closed the connection of an unanswered request (the next, or one already closed). */
+  waitForDrop(timeoutMs = 10_000): Promise<void> {
+    if (this.dropped > 0) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('no unanswered request was dropped by its sender')), timeoutMs);
+      this.#dropWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
   async close(): Promise<void> {
-    for (const response of this.#hanging) response.destroy();
+    const hanging = [...this.#hanging];
+    this.#hanging.clear();
+    for (const response of hanging) response.destroy();
     this.#server.closeAllConnections();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
