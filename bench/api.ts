@@ -10,6 +10,7 @@
  *
  *   node bench/api.ts [--duration 10] [--connections 50] [--rounds 5] [--stores sqlite,postgres]
  */
+import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -50,7 +51,7 @@ async function json(url: string, method: string, key: string, body?: unknown) {
 async function startStore(store: 'sqlite' | 'postgres', databaseUrl: string | null, cleanup: Array<() => Promise<void> | void>): Promise<Target[]> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-bench-'));
   cleanup.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-  const env: Record<string, string> = { DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) };
+  const env: Record<string, string> = { DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...(databaseUrl ? { DATABASE_URL: databaseUrl, WEBHOOK_SECRET_KEYS: randomBytes(32).toString('base64') } : {}) };
   const created = execFileSync(process.execPath, [path.join(ROOT, 'src/cli/main.ts'), 'keys', 'create', '--rate-limit', '100000000'], {
     env: { ...process.env, ...env },
     encoding: 'utf8',

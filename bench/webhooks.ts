@@ -13,6 +13,7 @@
  * The baseline signs and POSTs the same N x K bodies from one loop with no store at all: one at a
  * time (the floor of per-request cost) and with the worker's concurrency in flight.
  */
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fs from 'node:fs';
@@ -118,6 +119,7 @@ async function benchStore(store: 'sqlite' | 'postgres', o: Required<Omit<Webhook
       if (!bin) throw new Error('PostgreSQL server binaries not found');
       cluster = await startCluster(bin);
       env.DATABASE_URL = cluster.url;
+      env.WEBHOOK_SECRET_KEYS = randomBytes(32).toString('base64');
       env.DATABASE_POOL_SIZE = '20';
     }
     runtime = await createRuntime(loadConfig(env), { logger: createSilentLogger() });

@@ -105,7 +105,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     demoRateLimitPerMinute: reader.integer('DEMO_RATE_LIMIT_PER_MINUTE', 10, 1, 1_000_000),
     demoMaxConcurrentCalls: reader.integer('DEMO_MAX_CONCURRENT_CALLS', 10, 1, 100_000),
     http: readHttpConfig(reader, problems),
-    webhooks: readWebhookConfig(reader, problems),
+    webhooks: readWebhookConfig(reader, problems, databaseUrl !== null),
     media: readMediaConfig(reader, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);

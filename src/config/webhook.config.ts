@@ -5,7 +5,9 @@ import type { EnvReader } from './env-reader.ts';
 export interface WebhookConfig {
   /**
    * Server keys that encrypt webhook secrets at rest (WEBHOOK_SECRET_KEYS: comma-separated base64
-   * 32-byte keys; the first encrypts, all decrypt). Empty: a key generated in DATA_DIR/webhook-secret.key.
+   * 32-byte keys; the first encrypts, all decrypt). Empty: a key generated in DATA_DIR/webhook-secret.key,
+   * which only the embedded store allows: on PostgreSQL every server must hold the same key, so the
+   * variable is required there.
    */
   readonly secretKeys: readonly string[];
   /** Ranges deliveries may reach although private/loopback/etc. (WEBHOOK_ALLOWED_CIDRS, comma-separated). */
@@ -44,8 +46,18 @@ export function parseDurationMs(text: string): number | null {
   return Number.isSafeInteger(value) ? value : null;
 }
 
-export function readWebhookConfig(reader: EnvReader, problems: string[]): WebhookConfig {
+/**
+ * Reads the WEBHOOK_* variables. `sharedStore`: the store is PostgreSQL, which several servers may
+ * share; WEBHOOK_SECRET_KEYS is then required, since a key generated per server would encrypt
+ * secrets its peers cannot read and leave deliveries they claim unsignable.
+ */
+export function readWebhookConfig(reader: EnvReader, problems: string[], sharedStore: boolean): WebhookConfig {
   const secretKeys = reader.list('WEBHOOK_SECRET_KEYS');
+  if (sharedStore && secretKeys.length === 0) {
+    problems.push(
+      'WEBHOOK_SECRET_KEYS is required with DATABASE_URL: every server on one PostgreSQL database must encrypt and decrypt webhook secrets with the same key, and a key generated per server would leave its peers unable to sign deliveries (create one with openssl rand -base64 32 and give it to every server)',
+    );
+  }
   secretKeys.forEach((key, index) => {
     if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(key) || Buffer.from(key, 'base64').length !== 32) {
       problems.push(`WEBHOOK_SECRET_KEYS entry ${index + 1} must be 32 bytes in base64 (e.g. openssl rand -base64 32)`);

@@ -3,7 +3,7 @@ import { buildApp } from '../../src/app.ts';
 import { type Config, loadConfig } from '../../src/config/config.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { type Runtime, createRuntime } from '../../src/runtime.ts';
-import { type StoreName, type TestStore, openTestStore } from './stores.ts';
+import { type StoreName, TEST_WEBHOOK_SECRET_KEYS, type TestStore, openTestStore } from './stores.ts';
 import { createSilentLogger } from '../../src/lib/logger.ts';
 
 export interface Account {
@@ -34,7 +34,9 @@ export interface Harness {
 export async function startHarness(storeName: StoreName, env: Record<string, string> = {}): Promise<Harness> {
   const testStore = await openTestStore(storeName);
   const clock = new ManualClock(Date.now());
-  const config = loadConfig({ DATA_DIR: testStore.dataDir, PORT: '0', ...env });
+  // On PostgreSQL the key child servers get too (test/helpers/process.ts), so they read the secrets stored here.
+  const sharedKey = storeName === 'postgres' ? { WEBHOOK_SECRET_KEYS: TEST_WEBHOOK_SECRET_KEYS } : {};
+  const config = loadConfig({ DATA_DIR: testStore.dataDir, PORT: '0', ...sharedKey, ...env });
   const runtime = await createRuntime(config, { logger: createSilentLogger(), clock, store: testStore.store });
   const app = await buildApp(runtime);
   await app.ready();

@@ -1,8 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
+import { TEST_WEBHOOK_SECRET_KEYS } from './stores.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/** `env` with WEBHOOK_SECRET_KEYS added when it names a PostgreSQL store and sets no key. */
+export function withSharedKey(env: Record<string, string>): Record<string, string> {
+  return env.DATABASE_URL && env.WEBHOOK_SECRET_KEYS === undefined ? { ...env, WEBHOOK_SECRET_KEYS: TEST_WEBHOOK_SECRET_KEYS } : env;
+}
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -16,7 +22,7 @@ export interface ServerProcess {
 export async function startServer(env: Record<string, string>, timeoutMs = 20_000): Promise<ServerProcess> {
   const child = spawn(process.execPath, [path.join(ROOT, 'src/main.ts')], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...withSharedKey(env) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
@@ -63,7 +69,7 @@ export async function startServer(env: Record<string, string>, timeoutMs = 20_00
 export async function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [path.join(ROOT, 'src/cli/main.ts'), ...args], {
     cwd: ROOT,
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...withSharedKey(env) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -28,6 +28,13 @@ export const STORES: StoreKind[] = [
   },
 ];
 
+/**
+ * The WEBHOOK_SECRET_KEYS of every test server and runtime on PostgreSQL unless the test sets its
+ * own: the servers of one database must share the key, and a PostgreSQL server refuses to start
+ * without it.
+ */
+export const TEST_WEBHOOK_SECRET_KEYS = Buffer.alloc(32, 7).toString('base64');
+
 export interface TestStore {
   store: Store;
   /** The store's location, for a second process (a child server, a second worker). */

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { withSharedKey } from '../helpers/process.ts';
 
 export interface ChildServer {
   child: ChildProcess;
@@ -10,7 +11,7 @@ export interface ChildServer {
 export async function startServer(env: Record<string, string>): Promise<ChildServer> {
   const child = spawn(process.execPath, ['src/main.ts'], {
     cwd: new URL('../..', import.meta.url).pathname,
-    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...withSharedKey(env) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/config.ts';
 import { type Runtime, createRuntime } from '../../src/runtime.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
-import { STORES } from '../helpers/stores.ts';
+import { STORES, TEST_WEBHOOK_SECRET_KEYS } from '../helpers/stores.ts';
 import { createLead, subscribe } from './helpers.ts';
 import { Receiver } from './receiver.ts';
 import { createSilentLogger } from '../../src/lib/logger.ts';
@@ -130,6 +130,7 @@ describe('two workers on one PostgreSQL queue', { skip: pg.skip }, () => {
     const config = loadConfig({
       DATA_DIR: h.testStore.dataDir,
       DATABASE_URL: h.testStore.databaseUrl as string,
+      WEBHOOK_SECRET_KEYS: TEST_WEBHOOK_SECRET_KEYS,
       WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
       WEBHOOK_POLL_INTERVAL_MS: '20',
       WEBHOOK_CONCURRENCY: '16',
