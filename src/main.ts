@@ -56,6 +56,18 @@ async function main(): Promise<void> {
     config.tokenSweepIntervalMs,
     (error) => log.error({ err: error }, 'token sweep failed'),
   );
+  // Leases on the calls this server holds, renewed every third of their TTL; calls of lost servers
+  // (lapsed leases; on SQLite, any left by a previous process) ended at start and periodically.
+  const leaseRenewal = new PeriodicTask(
+    () => runtime.media.sessions.renewLeases(),
+    Math.max(100, Math.floor(config.callLeaseTtlMs / 3)),
+    (error) => log.error({ err: error }, 'renewing call leases failed'),
+  );
+  const recovery = new PeriodicTask(
+    () => runtime.media.sessions.recoverLapsed(),
+    config.callRecoveryIntervalMs,
+    (error) => log.error({ err: error }, 'recovering calls of lost servers failed'),
+  );
   const housekeeping = new PeriodicTask(
     () => runtime.services.housekeeping.run(),
     HOUSEKEEPING_INTERVAL_MS,
@@ -79,7 +91,7 @@ async function main(): Promise<void> {
     const steps: Array<{ name: string; run: () => Promise<void> | void }> = [
       { name: 'calls', run: () => runtime.media.sessions.close({ graceMs: timeoutMs * CALLS_SHARE }) },
       { name: 'http server', run: () => app.close() },
-      { name: 'periodic tasks', run: () => Promise.all([sweeper.close(), housekeeping.close()]).then(() => undefined) },
+      { name: 'periodic tasks', run: () => Promise.all([sweeper.close(), housekeeping.close(), leaseRenewal.close(), recovery.close()]).then(() => undefined) },
       {
         name: 'webhook deliveries',
         run: () => runtime.services.webhookDispatcher.close({ graceMs: Math.max(0, left() - Math.min(CLOSE_RESERVE_MS, timeoutMs / 4)) }),
@@ -119,6 +131,7 @@ async function main(): Promise<void> {
   await logEngineAvailability(log.child({ component: 'providers' }), config.media.providers);
   if (config.webhooks.worker) await runtime.services.webhookDispatcher.start();
   void housekeeping.runNow();
+  void recovery.runNow();
   log.info({ store: runtime.store.dialect, dataDir: config.dataDir }, 'switchboard ready');
 }
 

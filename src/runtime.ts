@@ -7,6 +7,8 @@ import { TokenBuckets } from './lib/token-bucket.ts';
 import { AccountRepository } from './storage/account.repository.ts';
 import { AgentRepository } from './storage/agent.repository.ts';
 import { CallRepository } from './storage/call.repository.ts';
+import { LeaseRepository } from './storage/lease.repository.ts';
+import { newId } from './lib/ids.ts';
 import { type Store, openStore } from './storage/store.ts';
 import { AccessTokenSigner } from './services/access-token.ts';
 import { AccountService } from './services/account.service.ts';
@@ -46,6 +48,8 @@ export interface Services {
 /** Everything a process runs on: config, clock, store and the services over it. */
 export interface Runtime {
   readonly config: Config;
+  /** This process's id among the servers of one store: the holder of the leases of its calls. */
+  readonly serverId: string;
   readonly clock: Clock;
   /** The process's root logger; components log through children of it. */
   readonly logger: Logger;
@@ -95,6 +99,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   const providers = logProviderFailures(options.providers ?? buildProviders(config.media.providers), logger.child({ component: 'providers' }));
   const redactor = new TranscriptPiiRedactor({ dataDir: config.dataDir });
   const callRepo = new CallRepository(store);
+  const serverId = newId('server');
   const housekeeping = new HousekeepingService({
     calls: callRepo,
     webhooks: webhookParts.repository,
@@ -113,6 +118,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     accessTokenTtlMs: config.accessTokenTtlMs,
     publicBaseUrl: config.publicBaseUrl,
     checkEngine: engineCapabilityCheck(providers),
+    leases: new LeaseRepository(store),
+    serverId,
+    leaseTtlMs: config.callLeaseTtlMs,
   });
   const sessions = new SessionRegistry({
     calls,
@@ -128,6 +136,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   let closing: Promise<void> | null = null;
   return {
     config,
+    serverId,
     clock,
     logger,
     metrics,

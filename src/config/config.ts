@@ -22,6 +22,14 @@ export interface Config {
   readonly accessTokenTtlMs: number;
   /** How often calls whose token expired unused are marked as errors (TOKEN_SWEEP_INTERVAL_MS, default 1000). */
   readonly tokenSweepIntervalMs: number;
+  /**
+   * How long the server holding an ongoing call may go without renewing its lease before another
+   * server (or, on SQLite, the next start) ends the call `error_server_lost` (CALL_LEASE_TTL_MS,
+   * default 15000). The lease is renewed every third of this.
+   */
+  readonly callLeaseTtlMs: number;
+  /** How often this server looks for calls whose lease lapsed, to end them (CALL_RECOVERY_INTERVAL_MS, default 5000). */
+  readonly callRecoveryIntervalMs: number;
   /** Default create-web-call requests per minute for new accounts (DEFAULT_RATE_LIMIT_PER_MINUTE, default 600). */
   readonly defaultRateLimitPerMinute: number;
   /** How long graceful shutdown waits for in-flight work (SHUTDOWN_TIMEOUT_MS, default 10000). */
@@ -97,6 +105,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     logLevel,
     accessTokenTtlMs: reader.integer('ACCESS_TOKEN_TTL_MS', 30_000, 1_000, 86_400_000),
     tokenSweepIntervalMs: reader.integer('TOKEN_SWEEP_INTERVAL_MS', 1_000, 10, 3_600_000),
+    callLeaseTtlMs: reader.integer('CALL_LEASE_TTL_MS', 15_000, 300, 600_000),
+    callRecoveryIntervalMs: reader.integer('CALL_RECOVERY_INTERVAL_MS', 5_000, 50, 600_000),
     defaultRateLimitPerMinute: reader.integer('DEFAULT_RATE_LIMIT_PER_MINUTE', 600, 1, 10_000_000),
     shutdownTimeoutMs: reader.integer('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     apiKeyCacheTtlMs: reader.integer('API_KEY_CACHE_TTL_MS', 2_000, 0, 60_000),

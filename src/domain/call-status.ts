@@ -41,6 +41,7 @@ export const DISCONNECTION_REASONS = [
   'error_no_audio_received',
   'error_engine_unavailable',
   'error_client_flood',
+  'error_server_lost',
   'error_unknown',
 ] as const;
 export type DisconnectionReason = (typeof DISCONNECTION_REASONS)[number];

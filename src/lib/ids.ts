@@ -12,6 +12,7 @@ export const ID_PREFIXES = {
   event: 'evt',
   delivery: 'dlv',
   request: 'req',
+  server: 'srv',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

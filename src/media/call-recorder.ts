@@ -174,6 +174,30 @@ export class CallRecorder {
   }
 }
 
+/**
+ * Turns what a recorder of `callId` left in `dir` (DATA_DIR/recordings) when its process died —
+ * the two temporary track files, written every 2 s — into the call's WAV, as long as the longer
+ * track, and removes them. Returns the WAV's path, or null when no track file is there (nothing
+ * was recorded, or the call ran on another server's disk).
+ */
+export async function recoverRecording(dir: string, callId: string): Promise<string | null> {
+  const user = path.join(dir, `${callId}.user.tmp`);
+  const agent = path.join(dir, `${callId}.agent.tmp`);
+  const sizes = await Promise.all([user, agent].map((file) => fsp.stat(file).then((stat) => stat.size, () => -1)));
+  if (sizes.every((size) => size < 0)) return null;
+  try {
+    const total = Math.floor(Math.max(0, ...sizes) / 2);
+    if (total === 0) return null;
+    const out = path.join(dir, `${callId}.wav`);
+    const tmp = `${out}.tmp`;
+    await interleaveFiles(user, agent, tmp, total);
+    await fsp.rename(tmp, out);
+    return out;
+  } finally {
+    await Promise.all([fsp.rm(user, { force: true }), fsp.rm(agent, { force: true })]);
+  }
+}
+
 /** Interleaves two mono 16-bit files of `samples` samples into a stereo WAV, 64 k samples at a time. */
 async function interleaveFiles(left: string, right: string, out: string, samples: number): Promise<void> {
   const [l, r, o] = await Promise.all([openOrEmpty(left), openOrEmpty(right), fsp.open(out, 'w')]);

@@ -4,6 +4,7 @@ import type { Logger } from '../lib/logger.ts';
 import type { Scheduler, TimerHandle } from '../lib/scheduler.ts';
 import { type DisconnectionReason, statusForReason } from '../domain/call-status.ts';
 import type { Call } from '../domain/call.ts';
+import type { CallCheckpoint } from '../domain/call-checkpoint.ts';
 import type { CallOutcome } from '../services/call.service.ts';
 import type { Providers } from '../providers/registry.ts';
 import { analyzeCall, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, VoicePipeline, type CallVariables, type FlowTools } from '../voice/index.ts';
@@ -28,6 +29,8 @@ export interface CallConnection {
 export interface SessionCallService {
   readCall(callId: string): Promise<Call | undefined>;
   finishCall(callId: string, outcome: CallOutcome): Promise<boolean>;
+  /** Saves the call's checkpoint beside its lease (what a server taking over a lost call ends it with). */
+  checkpointCall(callId: string, checkpoint: CallCheckpoint): Promise<boolean>;
 }
 
 /** Timings of a session; defaults in DEFAULT_SESSION_TIMINGS. */
@@ -108,6 +111,10 @@ export class CallSession {
   #silenceTimer: TimerHandle | undefined;
   #silenceMs = 0;
   #refreshing = false;
+  #engineType: 'conversation_flow' | 'service_llm' | undefined;
+  /** The checkpoint being written, and whether another is due once it is. */
+  #checkpointing: Promise<void> | undefined;
+  #checkpointAgain = false;
   #ending: Promise<void> | undefined;
   /** Cuts the post-call analysis short (a deadline, see EndOptions). */
   readonly #analysisCut = new AbortController();
@@ -163,6 +170,7 @@ export class CallSession {
       return;
     }
     this.#position = built.position;
+    this.#engineType = engineDef.type;
     this.#lastPosition = built.position();
     this.#reachedEnd = () => built.engine.outcome();
 
@@ -231,6 +239,7 @@ export class CallSession {
       const transcript: WireTranscriptEntry[] = utterances.slice(-10).map((u) => ({ role: u.role, content: u.text, ...(u.cutOff ? { cut_off: true } : {}) }));
       this.#conn.sendEvent({ type: 'update', transcript, final: true });
       this.#checkPosition();
+      this.#checkpoint();
     });
     p.on('error', ({ reason, cause }) => {
       // The details (a provider's message may quote its upstream's answer) stay in the log, which
@@ -345,6 +354,40 @@ export class CallSession {
     this.#analysisCutAt = cutAt;
     if (this.#analysisCutTimer) this.#d.scheduler.clear(this.#analysisCutTimer);
     this.#analysisCutTimer = this.#d.scheduler.setTimeout(() => this.#analysisCut.abort(new Error('the call must be stored by its deadline')), Math.max(0, cutAt - now));
+  }
+
+  /**
+   * Saves the transcript so far and where the conversation is, after every utterance, so that a
+   * server taking over this call if this process is lost ends it with them. One write at a time:
+   * utterances that come while one is in flight are saved together by the next.
+   */
+  #checkpoint(): void {
+    if (this.#ending) return;
+    if (this.#checkpointing) {
+      this.#checkpointAgain = true;
+      return;
+    }
+    this.#checkpointing = (async () => {
+      do {
+        this.#checkpointAgain = false;
+        if (this.#ending) return;
+        await this.#d.calls.checkpointCall(this.callId, this.#snapshot());
+      } while (this.#checkpointAgain);
+    })()
+      .catch((error: unknown) => this.#d.log.warn({ err: error }, 'saving the call checkpoint failed'))
+      .finally(() => (this.#checkpointing = undefined));
+  }
+
+  #snapshot(): CallCheckpoint {
+    const position = this.#position?.() ?? null;
+    const outcome = this.#reachedEnd();
+    return {
+      transcript_object: toTranscriptObject(this.#pipeline?.transcript() ?? []),
+      current_node_id: this.#engineType === 'conversation_flow' ? position : null,
+      current_state: this.#engineType === 'service_llm' ? position : null,
+      reached_end: outcome.reachedEnd,
+      names: outcome.names,
+    };
   }
 
   #utteranceId(): string {

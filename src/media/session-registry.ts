@@ -1,5 +1,9 @@
+import path from 'node:path';
 import { isAppError } from '../domain/errors.ts';
 import type { Call } from '../domain/call.ts';
+import type { ClaimedLease } from '../domain/call-checkpoint.ts';
+import { embeddedAnalysis, formatTranscript, fromTranscriptObject } from '../voice/index.ts';
+import { recoverRecording } from './call-recorder.ts';
 import type { AgentForCall } from './engine-factory.ts';
 import type { Logger } from '../lib/logger.ts';
 import { CallSession, type CallConnection, type EndOptions, type SessionCallService, type SessionDeps } from './call-session.ts';
@@ -8,7 +12,14 @@ import type { RefusalCode } from '../protocol/media.constants.ts';
 /** The call service's operations the registry uses. */
 export interface JoiningCallService extends SessionCallService {
   joinCall(token: string): Promise<{ call: Call; agent: AgentForCall }>;
+  /** Renews this process's leases on the calls it holds. */
+  renewLeases(callIds: readonly string[]): Promise<void>;
+  /** Takes over calls whose lease lapsed (their server is gone), each by one server only. */
+  claimLapsedCalls(limit?: number): Promise<ClaimedLease[]>;
 }
+
+/** The reason a call taken over from a lost server ends with (status `error`: the service failed it). */
+export const SERVER_LOST = 'error_server_lost';
 
 /** A join the server refuses; the transport sends `error {code, message}` and closes. */
 export class JoinRefused extends Error {
@@ -123,6 +134,60 @@ export class SessionRegistry {
       await Promise.allSettled(sessions.map((s) => s.done));
     })();
     return this.#closing;
+  }
+
+  /**
+   * Renews the leases of the calls this process holds (main.ts runs it every third of
+   * CALL_LEASE_TTL_MS). Calls still joining are leased by their join, for a whole TTL.
+   */
+  async renewLeases(): Promise<void> {
+    await this.#d.calls.renewLeases([...this.#sessions.keys()]);
+  }
+
+  /**
+   * Ends the calls whose server was lost (main.ts runs it at start and every
+   * CALL_RECOVERY_INTERVAL_MS): each lapsed lease is claimed by one server, which ends its call
+   * `error_server_lost` with its last checkpoint (transcript, where the conversation was), the
+   * embedded analysis, and the recording's track files where they are on this server's disk;
+   * finishCall records call.finished once. Returns how many calls it ended.
+   */
+  async recoverLapsed(batchSize = 50): Promise<number> {
+    if (this.#closing) return 0;
+    let ended = 0;
+    for (const lease of await this.#d.calls.claimLapsedCalls(batchSize)) {
+      // Still held here (this process was too slow to renew): the claim renewed it; the call goes on.
+      if (this.#sessions.has(lease.callId)) continue;
+      try {
+        if (await this.#endLost(lease)) ended += 1;
+      } catch (error) {
+        // The claim lapses again and a sweep (here or on another server) retries.
+        this.#d.log.error({ err: error, callId: lease.callId }, 'ending a call of a lost server failed');
+      }
+    }
+    return ended;
+  }
+
+  async #endLost({ callId, checkpoint }: ClaimedLease): Promise<boolean> {
+    const utterances = fromTranscriptObject(checkpoint?.transcript_object ?? []);
+    if (checkpoint) this.#d.rememberNames?.(callId, checkpoint.names);
+    let recordingPath: string | null = null;
+    try {
+      const file = await recoverRecording(path.join(this.#d.dataDir, 'recordings'), callId);
+      if (file) recordingPath = path.relative(this.#d.dataDir, file);
+    } catch (error) {
+      this.#d.log.error({ err: error, callId }, 'recovering the recording failed');
+    }
+    const finished = await this.#d.calls.finishCall(callId, {
+      reason: SERVER_LOST,
+      transcript: formatTranscript(utterances) || null,
+      transcriptObject: checkpoint?.transcript_object ?? null,
+      recordingPath,
+      callAnalysis: embeddedAnalysis({ transcript: utterances, disconnectionReason: SERVER_LOST, reachedEnd: checkpoint?.reached_end ?? false }),
+      ...(checkpoint?.current_node_id ? { currentNodeId: checkpoint.current_node_id } : {}),
+      ...(checkpoint?.current_state ? { currentState: checkpoint.current_state } : {}),
+    });
+    this.#d.log.warn({ callId, utterances: utterances.length, recording: recordingPath !== null }, 'call of a lost server ended');
+    return finished;
   }
 
   #endOptions(): EndOptions {

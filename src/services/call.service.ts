@@ -12,6 +12,8 @@ import type { Call, CallAnalysis, CallChanges, LatencyReport, TranscriptEntry } 
 import { type DisconnectionReason, isFinal, statusForReason } from '../domain/call-status.ts';
 import { type StoragePolicy, isLessRestrictive } from '../domain/storage-policy.ts';
 import type { CallRepository } from '../storage/call.repository.ts';
+import type { LeaseRepository } from '../storage/lease.repository.ts';
+import type { CallCheckpoint, ClaimedLease } from '../domain/call-checkpoint.ts';
 import type { Store } from '../storage/store.ts';
 import type { AccessTokenSigner } from './access-token.ts';
 import type { AgentService, ResolvedAgentVersion } from './agent.service.ts';
@@ -45,6 +47,10 @@ export interface CallOutcome {
   recordingPath?: string | null;
   callAnalysis?: CallAnalysis | null;
   latency?: LatencyReport | null;
+  /** Where the conversation ended (flow node id); left as it was when undefined. */
+  currentNodeId?: string | null;
+  /** Where the conversation ended (service-LLM state); left as it was when undefined. */
+  currentState?: string | null;
 }
 
 /** Removes what a storage policy forbids from a finished call's record (and its files). */
@@ -71,6 +77,12 @@ export interface CallServiceDeps {
   /** Base of the absolute URLs in call objects. */
   publicBaseUrl: string;
   checkEngine?: EngineCapabilityCheck;
+  /** Leases on ongoing calls and their checkpoints. */
+  leases: LeaseRepository;
+  /** This process's id: the holder of the leases of the calls it joins (Runtime.serverId). */
+  serverId: string;
+  /** How long a lease lasts unless renewed, ms (CALL_LEASE_TTL_MS). */
+  leaseTtlMs: number;
 }
 
 /** Web calls: creation, retrieval, update, listing, deletion, joining and finishing. */
@@ -243,6 +255,8 @@ export class CallService {
     const claimed = await this.#d.store.transaction(async (trx) => {
       if (!(await this.#d.calls.claimToken(claims.callId, claims.tokenId, now, trx))) return null;
       await this.#d.calls.update(claims.callId, { call_status: 'ongoing', start_timestamp: now, updated_at: now }, trx);
+      // Ongoing and leased in one commit: no call is ever ongoing without a holder.
+      await this.#d.leases.insert(claims.callId, this.#d.serverId, now + this.#d.leaseTtlMs, trx);
       return this.#d.calls.findById(claims.callId, trx);
     });
     if (!claimed) {
@@ -286,9 +300,12 @@ export class CallService {
         latency: outcome.latency ?? null,
         updated_at: now,
       };
+      if (outcome.currentNodeId !== undefined) changes.current_node_id = outcome.currentNodeId;
+      if (outcome.currentState !== undefined) changes.current_state = outcome.currentState;
       const finished: Call = { ...row, ...changes };
       Object.assign(changes, await this.#d.retention.apply(finished, row.data_storage_setting));
       if (!(await this.#d.calls.transition(callId, ['registered', 'ongoing'], changes, trx))) return false;
+      await this.#d.leases.delete(callId, trx);
       await this.#d.outbox.record(trx, {
         accountId: row.account_id,
         kind: 'call.finished',
@@ -306,6 +323,28 @@ export class CallService {
       if (await this.finishCall(row.call_id, { reason: 'error_user_not_joined' })) ended += 1;
     }
     return ended;
+  }
+
+  // --- leases: who holds an ongoing call, and taking over the calls of a lost server ----------
+
+  /** Renews this process's leases on the calls it holds (`callIds`) for another CALL_LEASE_TTL_MS. */
+  async renewLeases(callIds: readonly string[]): Promise<void> {
+    await this.#d.leases.renew(this.#d.serverId, callIds, this.#d.clock.now() + this.#d.leaseTtlMs);
+  }
+
+  /** Saves an ongoing call's checkpoint; false when this process no longer holds its lease. */
+  async checkpointCall(callId: string, checkpoint: CallCheckpoint): Promise<boolean> {
+    return this.#d.leases.checkpoint(callId, this.#d.serverId, checkpoint);
+  }
+
+  /**
+   * Takes over up to `limit` calls whose lease lapsed (their server is gone), each by one server
+   * only; the caller ends them with finishCall. On the embedded store, which one server uses at a
+   * time, every lease of another server has lapsed (the server that held it has stopped).
+   */
+  async claimLapsedCalls(limit = 50): Promise<ClaimedLease[]> {
+    const now = this.#d.clock.now();
+    return this.#d.leases.claimLapsed(this.#d.serverId, now, now + this.#d.leaseTtlMs, limit, this.#d.store.dialect === 'sqlite');
   }
 
   async countByStatus() {

@@ -58,6 +58,7 @@ function startSession(settings: Partial<AgentConfig>) {
   const session = new CallSession(call(), agent(settings), conn, {
     calls: {
       readCall: async () => call(),
+      checkpointCall: async () => true,
       finishCall: async (_id, outcome) => {
         finished.push(outcome);
         return true;

@@ -1,0 +1,26 @@
+import type { TranscriptEntry } from './call.ts';
+
+/**
+ * What the server holding a call saves after every utterance, beside the call's lease, so that a
+ * call whose server is lost can be ended with what was said (src/storage/lease.repository.ts).
+ * The call's dynamic variables need no checkpoint: they live in the call's own row from
+ * create-web-call and update-call on.
+ */
+export interface CallCheckpoint {
+  /** The transcript so far, as the call object's `transcript_object`. */
+  transcript_object: TranscriptEntry[];
+  /** Where a conversation flow is (node id); null for other engines or before the first node. */
+  current_node_id: string | null;
+  /** Where a service LLM is (state name); null for other engines or without states. */
+  current_state: string | null;
+  /** Whether the conversation reached an end node (the embedded analysis's call_successful). */
+  reached_end: boolean;
+  /** Names the flow captured, for the PII redactor of `everything_except_pii` calls. */
+  names: string[];
+}
+
+/** A call whose lease lapsed, just taken over by this server, with its last checkpoint. */
+export interface ClaimedLease {
+  callId: string;
+  checkpoint: CallCheckpoint | null;
+}
