@@ -8,6 +8,7 @@ import { AccountRepository } from './storage/account.repository.ts';
 import { AgentRepository } from './storage/agent.repository.ts';
 import { CallRepository } from './storage/call.repository.ts';
 import { LeaseRepository } from './storage/lease.repository.ts';
+import { SharedRateBuckets } from './storage/rate-bucket.repository.ts';
 import { newId } from './lib/ids.ts';
 import { type Store, openStore } from './storage/store.ts';
 import { AccessTokenSigner } from './services/access-token.ts';
@@ -113,7 +114,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     signer: new AccessTokenSigner(tokenSecret),
     outbox,
     retention: new FileCallRetention({ dataDir: config.dataDir, redactor }),
-    rateLimiter: new TokenBuckets(clock),
+    // One server per SQLite store: its buckets in memory; PostgreSQL servers share theirs in the database.
+    rateLimiter: store.dialect === 'postgres' ? new SharedRateBuckets(store, clock) : new TokenBuckets(clock),
     clock,
     accessTokenTtlMs: config.accessTokenTtlMs,
     publicBaseUrl: config.publicBaseUrl,

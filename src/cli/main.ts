@@ -9,7 +9,8 @@ import { JoinError } from '../client/web-call-client.ts';
 
 const USAGE = `usage: npm run -s cli -- <command>
 
-  keys create [--name NAME] [--trial-ends ISO8601] [--rate-limit N]   new account and its first key
+  keys create [--name NAME] [--trial-ends ISO8601] [--rate-limit N] [--concurrency-limit N]
+                                                                      new account and its first key
   keys create --account ID [--name NAME]                              another key for an account
   keys list --account ID                                              the account's keys (never the key itself)
   keys revoke KEY_ID                                                  revoke a key
@@ -37,7 +38,13 @@ const keys: Record<string, Command> = {
   async create(args) {
     const { values } = parseArgs({
       args,
-      options: { name: { type: 'string' }, 'trial-ends': { type: 'string' }, 'rate-limit': { type: 'string' }, account: { type: 'string' } },
+      options: {
+        name: { type: 'string' },
+        'trial-ends': { type: 'string' },
+        'rate-limit': { type: 'string' },
+        'concurrency-limit': { type: 'string' },
+        account: { type: 'string' },
+      },
       strict: true,
     });
     let trialEndsAt: number | null = null;
@@ -50,15 +57,20 @@ const keys: Record<string, Command> = {
       rateLimit = Number(values['rate-limit']);
       if (!/^\d+$/.test(values['rate-limit']) || rateLimit < 1) throw new UsageError('--rate-limit must be a positive integer');
     }
+    let concurrencyLimit: number | null = null;
+    if (values['concurrency-limit'] !== undefined) {
+      concurrencyLimit = Number(values['concurrency-limit']);
+      if (!/^\d+$/.test(values['concurrency-limit']) || concurrencyLimit < 1) throw new UsageError('--concurrency-limit must be a positive integer');
+    }
     return withRuntime(async ({ services }) => {
       if (values.account !== undefined) {
-        if (trialEndsAt !== null || rateLimit !== undefined) {
-          throw new UsageError('--trial-ends and --rate-limit apply to new accounts, not with --account');
+        if (trialEndsAt !== null || rateLimit !== undefined || concurrencyLimit !== null) {
+          throw new UsageError('--trial-ends, --rate-limit and --concurrency-limit apply to new accounts, not with --account');
         }
         const created = await services.accounts.createKey(values.account, values.name ?? null);
         return { account_id: created.account_id, key_id: created.key_id, api_key: created.api_key };
       }
-      const created = await services.accounts.createAccount({ name: values.name ?? null, trialEndsAt, rateLimitPerMinute: rateLimit });
+      const created = await services.accounts.createAccount({ name: values.name ?? null, trialEndsAt, rateLimitPerMinute: rateLimit, concurrencyLimit });
       return { account_id: created.account_id, key_id: created.key_id, api_key: created.api_key };
     });
   },

@@ -59,6 +59,13 @@ export const errors = {
     new AppError('rate_limited', 'rate_limited', 'Account rate limited, please throttle your requests.', {
       retryAfterMs,
     }),
+  concurrencyLimitReached: (limit: number) =>
+    new AppError(
+      'concurrency_limit_reached',
+      'rate_limited',
+      `The account has as many calls registered or ongoing as its concurrency limit allows (${limit}); try again once one has ended.`,
+      { details: { concurrency_limit: limit } },
+    ),
   payloadTooLarge: (message: string) => new AppError('payload_too_large', 'too_large', message),
   /** A body-less request to a route whose body has required fields. */
   emptyBody: () => new AppError('invalid_json', 'invalid', 'The JSON body is empty.'),

@@ -1,11 +1,20 @@
 import type { Clock } from './clock.ts';
 
+/** A token taken, or refused with the milliseconds until the next one. */
+export type RateDecision = { ok: true } | { ok: false; retryAfterMs: number };
+
+/** Takes create-web-call tokens: in this process (TokenBuckets), or shared by every server (storage/rate-bucket.repository.ts). */
+export interface RateLimiter {
+  /** Takes one of `capacity` per minute tokens of `key`'s bucket. */
+  take(key: string, capacity: number): RateDecision | Promise<RateDecision>;
+}
+
 /**
  * Per-key token buckets: each key holds up to `capacity` tokens and regains `capacity` tokens per
  * `windowMs`, continuously. Idle buckets are forgotten after a window so memory stays bounded by
  * the number of active keys.
  */
-export class TokenBuckets {
+export class TokenBuckets implements RateLimiter {
   readonly #clock: Clock;
   readonly #windowMs: number;
   readonly #buckets = new Map<string, { tokens: number; capacity: number; updatedMs: number }>();
@@ -16,7 +25,7 @@ export class TokenBuckets {
   }
 
   /** Takes one token; on refusal returns the milliseconds until one is available. */
-  take(key: string, capacity: number): { ok: true } | { ok: false; retryAfterMs: number } {
+  take(key: string, capacity: number): RateDecision {
     const now = this.#clock.now();
     let bucket = this.#buckets.get(key);
     if (!bucket || bucket.capacity !== capacity) {

@@ -12,6 +12,8 @@ export interface Principal {
   keyId: string;
   trialEndsAt: number | null;
   rateLimitPerMinute: number;
+  /** Calls registered or ongoing at once the account may have; null for no limit. */
+  concurrencyLimit: number | null;
 }
 
 export interface ApiKeyView {
@@ -70,13 +72,14 @@ export class AccountService {
   }
 
   /** Creates an account with its first key. The key is returned here and never again. */
-  async createAccount(options: { name?: string | null; trialEndsAt?: number | null; rateLimitPerMinute?: number }) {
+  async createAccount(options: { name?: string | null; trialEndsAt?: number | null; rateLimitPerMinute?: number; concurrencyLimit?: number | null }) {
     const now = this.#clock.now();
     const account: AccountRow = {
       id: newId('account'),
       name: options.name ?? null,
       trial_ends_at: options.trialEndsAt ?? null,
       rate_limit_per_minute: options.rateLimitPerMinute ?? this.#defaultRateLimit,
+      concurrency_limit: options.concurrencyLimit ?? null,
       created_at: now,
     };
     const { key, row } = this.#makeKey(account.id, options.name ?? null, now);
@@ -135,6 +138,7 @@ export class AccountService {
       keyId: found.key.id,
       trialEndsAt: found.account.trial_ends_at,
       rateLimitPerMinute: found.account.rate_limit_per_minute,
+      concurrencyLimit: found.account.concurrency_limit,
     };
     if (this.#cacheTtlMs > 0) this.#cache.set(keyHash, { principal, expiresAt: now + this.#cacheTtlMs });
     return principal;

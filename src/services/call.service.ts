@@ -5,7 +5,7 @@ import { newId } from '../lib/ids.ts';
 import { jsonByteLength } from '../lib/json.ts';
 import { storableText } from '../domain/text.ts';
 import { withoutUndefined } from '../lib/objects.ts';
-import type { TokenBuckets } from '../lib/token-bucket.ts';
+import type { RateLimiter } from '../lib/token-bucket.ts';
 import { AppError, errors } from '../domain/errors.ts';
 import type { AgentOverride } from '../domain/agent.ts';
 import type { Call, CallAnalysis, CallChanges, LatencyReport, TranscriptEntry } from '../domain/call.ts';
@@ -71,7 +71,8 @@ export interface CallServiceDeps {
   signer: AccessTokenSigner;
   outbox: EventOutbox;
   retention: CallRetention;
-  rateLimiter: TokenBuckets;
+  /** The accounts' create-web-call rate (PostgreSQL: shared by every server). */
+  rateLimiter: RateLimiter;
   clock: Clock;
   accessTokenTtlMs: number;
   /** Base of the absolute URLs in call objects. */
@@ -101,7 +102,8 @@ export class CallService {
     const now = this.#d.clock.now();
     if (principal.trialEndsAt !== null && now >= principal.trialEndsAt) throw errors.trialEnded();
     if (options.accountRateLimit !== false) {
-      const taken = this.#d.rateLimiter.take(principal.accountId, principal.rateLimitPerMinute);
+      let taken = this.#d.rateLimiter.take(principal.accountId, principal.rateLimitPerMinute);
+      if (taken instanceof Promise) taken = await taken;
       if (!taken.ok) throw errors.rateLimited(taken.retryAfterMs);
     }
 
@@ -150,12 +152,21 @@ export class CallService {
       updated_at: now,
     };
 
-    if (idempotencyKey === undefined) {
+    const limit = principal.concurrencyLimit;
+    if (idempotencyKey === undefined && limit === null) {
       await this.#d.calls.insert(row);
       return { call: this.#viewWithToken(row), replayed: false };
     }
     try {
       await this.#d.store.transaction(async (trx) => {
+        // Counted and inserted in one transaction, under the account's lock: holds across servers.
+        if (limit !== null && (await this.#d.calls.countLiveLocked(principal.accountId, trx)) >= limit) {
+          throw errors.concurrencyLimitReached(limit);
+        }
+        if (idempotencyKey === undefined) {
+          await this.#d.calls.insert(row, trx);
+          return;
+        }
         const existing = await this.#d.calls.findIdempotencyKey(principal.accountId, idempotencyKey, trx);
         if (existing && now - existing.created_at < IDEMPOTENCY_WINDOW_MS) throw RACE_LOST;
         await this.#d.calls.insert(row, trx);
@@ -165,6 +176,7 @@ export class CallService {
         );
       });
     } catch (error) {
+      if (idempotencyKey === undefined) throw error;
       // Another request with the same key committed first: answer as its replay.
       const replay = await this.#replay(principal.accountId, idempotencyKey, requestHash, now);
       if (replay) return { call: replay, replayed: true };

@@ -40,6 +40,7 @@ export class AccountRepository {
         'accounts.name as account_name',
         'accounts.trial_ends_at',
         'accounts.rate_limit_per_minute',
+        'accounts.concurrency_limit',
         'accounts.created_at as account_created_at',
       ])
       .where('api_keys.key_hash', '=', keyHash)
@@ -61,6 +62,7 @@ export class AccountRepository {
         name: row.account_name,
         trial_ends_at: row.trial_ends_at,
         rate_limit_per_minute: row.rate_limit_per_minute,
+        concurrency_limit: row.concurrency_limit,
         created_at: row.account_created_at,
       },
     };

@@ -1,4 +1,4 @@
-import type { Kysely, Updateable } from 'kysely';
+import { type Kysely, type Updateable, sql } from 'kysely';
 import type { Call, CallChanges } from '../domain/call.ts';
 import type { CallStatus } from '../domain/call-status.ts';
 import { Batcher } from '../lib/batcher.ts';
@@ -204,6 +204,23 @@ export class CallRepository {
   async delete(accountId: string, callId: string, db: Executor = this.#db): Promise<boolean> {
     const result = await db.deleteFrom('calls').where('call_id', '=', callId).where('account_id', '=', accountId).executeTakeFirst();
     return Number(result.numDeletedRows) > 0;
+  }
+
+  /**
+   * The account's calls registered or ongoing, counted inside `db`'s transaction under a lock on
+   * the account's row (PostgreSQL; SQLite has one writer), so that concurrent creates on any
+   * server count one after another.
+   */
+  async countLiveLocked(accountId: string, db: Executor): Promise<number> {
+    if (this.#dialect === 'postgres') await db.selectFrom('accounts').select('id').where('id', '=', accountId).forUpdate().execute();
+    const row = await db
+      .selectFrom('calls')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('account_id', '=', accountId)
+      // Literal statuses: the partial index calls_live (migration 0007) matches them.
+      .where(sql<boolean>`call_status in ('registered', 'ongoing')`)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
   }
 
   async countByStatus(): Promise<Array<{ call_status: CallStatus; count: number }>> {

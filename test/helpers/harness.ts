@@ -19,7 +19,7 @@ export interface Harness {
   app: FastifyInstance;
   config: Config;
   /** A new account with one key. */
-  account(options?: { trialEndsAt?: number | null; rateLimitPerMinute?: number }): Promise<Account>;
+  account(options?: { trialEndsAt?: number | null; rateLimitPerMinute?: number; concurrencyLimit?: number | null }): Promise<Account>;
   /** An injected request; `key` sets the Bearer header; `body` objects are sent as JSON. */
   request(options: { method: InjectOptions['method']; url: string; key?: string; body?: unknown; headers?: Record<string, string> }): Promise<{
     status: number;
@@ -51,6 +51,7 @@ export async function startHarness(storeName: StoreName, env: Record<string, str
       const created = await runtime.services.accounts.createAccount({
         trialEndsAt: options.trialEndsAt ?? null,
         rateLimitPerMinute: options.rateLimitPerMinute,
+        concurrencyLimit: options.concurrencyLimit ?? null,
       });
       return { accountId: created.account_id, apiKey: created.api_key };
     },

@@ -7,6 +7,7 @@ import { calls } from './0003_calls.ts';
 import { housekeeping } from './0005_housekeeping.ts';
 import { webhooks } from './0004_webhooks.ts';
 import { leases } from './0006_leases.ts';
+import { limits } from './0007_limits.ts';
 
 /** Every migration, in order; each is a factory so it can differ by dialect where SQL must. */
 const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
@@ -16,6 +17,7 @@ const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
   '0004_webhooks': webhooks,
   '0005_housekeeping': housekeeping,
   '0006_leases': leases,
+  '0007_limits': limits,
 };
 
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<void> {

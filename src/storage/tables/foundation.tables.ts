@@ -5,7 +5,17 @@ export interface AccountTable {
   trial_ends_at: number | null;
   /** Allowed create-web-call requests per minute. */
   rate_limit_per_minute: number;
+  /** Calls registered or ongoing at once that create-web-call allows (429 beyond); null for no limit. */
+  concurrency_limit: number | null;
   created_at: number;
+}
+
+/** The shared create-web-call token bucket of one account (PostgreSQL servers; migration 0007). */
+export interface RateBucketTable {
+  account_id: string;
+  /** Tokens left at `updated_at`; refilled continuously at the account's rate per minute. */
+  tokens: number;
+  updated_at: number;
 }
 
 export interface ApiKeyTable {
@@ -31,4 +41,5 @@ export interface FoundationTables {
   accounts: AccountTable;
   api_keys: ApiKeyTable;
   server_secrets: ServerSecretTable;
+  rate_buckets: RateBucketTable;
 }
