@@ -36,6 +36,17 @@ export interface ResolvedAgentVersion {
   engine: EngineSnapshot;
 }
 
+/**
+ * The version a new call runs on, and how current the agent read behind it is: `guard` is the
+ * agent's latest version as remembered by this process (several processes share the store, so it
+ * may be stale), which the call's insert must check (CallRepository.insert); undefined when the
+ * head was read from the store just now or this process is the only writer.
+ */
+export interface ResolvedForCall {
+  agent: ResolvedAgentVersion;
+  guard: number | undefined;
+}
+
 const VERSION_APPEND_ATTEMPTS = 5;
 const VERSION_CACHE_MAX = 5_000;
 const HEAD_CACHE_MAX = 10_000;
@@ -52,12 +63,18 @@ export class AgentService {
   readonly #heads: CappedMap<string, AgentHead> | null;
   /** Bumped by every agent write here: a head read that overlapped one is not cached. */
   #headWrites = 0;
+  /**
+   * Agent heads as last read, when other processes also write agents (PostgreSQL): only
+   * `resolveForCall` uses them, and only with a guard its caller's write checks.
+   */
+  readonly #guardedHeads: CappedMap<string, AgentHead> | null;
 
   /**
    * `cacheHeads`: this process is the only one that writes agents to the store (the embedded
    * store, which one server process owns), so the agent read on every create-web-call can be
    * served from memory and evicted on every update and delete. Several processes share a
-   * PostgreSQL store, so there the head is read per call. `destinations` judges a `webhook_url`'s
+   * PostgreSQL store, so there a remembered head only serves `resolveForCall`, whose caller's
+   * insert checks it is still current. `destinations` judges a `webhook_url`'s
    * host when it is set.
    */
   constructor(deps: { store: Store; agents: AgentRepository; clock: Clock; destinations: DestinationCheck; cacheHeads?: boolean }) {
@@ -66,6 +83,7 @@ export class AgentService {
     this.#clock = deps.clock;
     this.#destinations = deps.destinations;
     this.#heads = deps.cacheHeads ? new CappedMap(HEAD_CACHE_MAX) : null;
+    this.#guardedHeads = deps.cacheHeads ? null : new CappedMap(HEAD_CACHE_MAX);
   }
 
   // --- conversation flows -------------------------------------------------------------------
@@ -190,9 +208,30 @@ export class AgentService {
 
   /** The version a call runs on: the latest when `version` is omitted. */
   async resolveVersion(accountId: string, id: string, version?: number): Promise<ResolvedAgentVersion> {
+    return this.#resolve(await this.#head(accountId, id), accountId, id, version);
+  }
+
+  /**
+   * The version a new call runs on. With `fresh` false and several processes sharing the store,
+   * the agent's head may come from memory, and the answer carries the guard the insert must check;
+   * when that check fails, ask again with `fresh` true (the head is read from the store).
+   */
+  async resolveForCall(accountId: string, id: string, version: number | undefined, fresh: boolean): Promise<ResolvedForCall> {
+    const guarded = this.#guardedHeads;
+    if (!guarded) return { agent: await this.resolveVersion(accountId, id, version), guard: undefined };
+    const cached = fresh ? undefined : guarded.get(id);
+    if (cached && cached.account_id === accountId) {
+      return { agent: await this.#resolve(cached, accountId, id, version), guard: cached.latest_version };
+    }
+    const head = await this.#repo.findAgent(accountId, id);
+    if (head) guarded.set(id, head);
+    else guarded.delete(id);
+    return { agent: await this.#resolve(head, accountId, id, version), guard: undefined };
+  }
+
+  async #resolve(agent: AgentHead | undefined, accountId: string, id: string, version?: number): Promise<ResolvedAgentVersion> {
     // Versions are immutable, so a version read once can be served from memory; whether the agent
     // exists under this account, and which version is latest, is its head's answer.
-    const agent = await this.#head(accountId, id);
     if (!agent) throw errors.agentNotFound(id);
     const wanted = version ?? agent.latest_version;
     if (wanted > agent.latest_version) throw errors.agentVersionNotFound(id, wanted);
@@ -220,6 +259,7 @@ export class AgentService {
   #evictHead(id: string): void {
     this.#headWrites += 1;
     this.#heads?.delete(id);
+    this.#guardedHeads?.delete(id);
   }
 
   #newEngine<D>(accountId: string, id: string, definition: D): EngineRecord<D> {

@@ -24,6 +24,8 @@ import type { CreateWebCallBody, ListCallsBody, UpdateCallBody } from './call.sc
 
 /** Largest `metadata` accepted: 50 KB read as 50 × 1024 bytes of its UTF-8 JSON text. */
 export const METADATA_MAX_BYTES = 51_200;
+/** Compare-and-set attempts of an update-call before it takes the row lock in a transaction. */
+const UPDATE_CAS_ATTEMPTS = 3;
 /** How long an Idempotency-Key is remembered. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
@@ -107,20 +109,63 @@ export class CallService {
       if (!taken.ok) throw errors.rateLimited(taken.retryAfterMs);
     }
 
+    const limit = principal.concurrencyLimit;
+    if (idempotencyKey === undefined && limit === null) {
+      // The agent's head may come from memory (PostgreSQL): the insert checks it is still the
+      // agent's latest, and when it is not, the call is made again from a fresh read.
+      const first = await this.#d.agents.resolveForCall(principal.accountId, input.agent_id, input.agent_version, false);
+      const row = this.#newCall(principal, input, first.agent, now);
+      if (await this.#d.calls.insert(row, undefined, first.guard)) return { call: this.#viewWithToken(row), replayed: false };
+      const fresh = await this.#d.agents.resolveForCall(principal.accountId, input.agent_id, input.agent_version, true);
+      const retried = this.#newCall(principal, input, fresh.agent, now);
+      await this.#d.calls.insert(retried);
+      return { call: this.#viewWithToken(retried), replayed: false };
+    }
+
     const requestHash = idempotencyKey === undefined ? '' : hashRequest(input);
     if (idempotencyKey !== undefined) {
       const replay = await this.#replay(principal.accountId, idempotencyKey, requestHash, now);
       if (replay) return { call: replay, replayed: true };
     }
-
     const agent = await this.#d.agents.resolveVersion(principal.accountId, input.agent_id, input.agent_version);
+    const row = this.#newCall(principal, input, agent, now);
+    try {
+      await this.#d.store.transaction(async (trx) => {
+        // Counted and inserted in one transaction, under the account's lock: holds across servers.
+        if (limit !== null && (await this.#d.calls.countLiveLocked(principal.accountId, trx)) >= limit) {
+          throw errors.concurrencyLimitReached(limit);
+        }
+        if (idempotencyKey === undefined) {
+          await this.#d.calls.insert(row, trx);
+          return;
+        }
+        const existing = await this.#d.calls.findIdempotencyKey(principal.accountId, idempotencyKey, trx);
+        if (existing && now - existing.created_at < IDEMPOTENCY_WINDOW_MS) throw RACE_LOST;
+        await this.#d.calls.insert(row, trx);
+        await this.#d.calls.putIdempotencyKey(
+          { account_id: principal.accountId, idempotency_key: idempotencyKey, request_hash: requestHash, call_id: row.call_id, created_at: now },
+          trx,
+        );
+      });
+    } catch (error) {
+      if (idempotencyKey === undefined) throw error;
+      // Another request with the same key committed first: answer as its replay.
+      const replay = await this.#replay(principal.accountId, idempotencyKey, requestHash, now);
+      if (replay) return { call: replay, replayed: true };
+      throw error === RACE_LOST ? errors.idempotencyKeyInFlight() : error;
+    }
+    return { call: this.#viewWithToken(row), replayed: false };
+  }
+
+  /** A new call's record on `agent`; throws when the input does not fit the agent. */
+  #newCall(principal: Principal, input: CreateWebCallInput, agent: ResolvedAgentVersion, now: number): Call {
     checkCallInput(agent, input);
     if (input.agent_override?.agent) this.#d.agents.checkSettings(input.agent_override.agent, 'agent_override.agent.');
     const capability = this.#d.checkEngine?.(agent, input.agent_override);
     if (capability) throw errors.invalidRequest(capability);
 
     const settings = { ...agent.config, ...withoutUndefined(input.agent_override?.agent ?? {}) };
-    const row: Call = {
+    return {
       call_id: newId('call'),
       account_id: principal.accountId,
       call_type: 'web_call',
@@ -151,38 +196,6 @@ export class CallService {
       token_used_at: null,
       updated_at: now,
     };
-
-    const limit = principal.concurrencyLimit;
-    if (idempotencyKey === undefined && limit === null) {
-      await this.#d.calls.insert(row);
-      return { call: this.#viewWithToken(row), replayed: false };
-    }
-    try {
-      await this.#d.store.transaction(async (trx) => {
-        // Counted and inserted in one transaction, under the account's lock: holds across servers.
-        if (limit !== null && (await this.#d.calls.countLiveLocked(principal.accountId, trx)) >= limit) {
-          throw errors.concurrencyLimitReached(limit);
-        }
-        if (idempotencyKey === undefined) {
-          await this.#d.calls.insert(row, trx);
-          return;
-        }
-        const existing = await this.#d.calls.findIdempotencyKey(principal.accountId, idempotencyKey, trx);
-        if (existing && now - existing.created_at < IDEMPOTENCY_WINDOW_MS) throw RACE_LOST;
-        await this.#d.calls.insert(row, trx);
-        await this.#d.calls.putIdempotencyKey(
-          { account_id: principal.accountId, idempotency_key: idempotencyKey, request_hash: requestHash, call_id: row.call_id, created_at: now },
-          trx,
-        );
-      });
-    } catch (error) {
-      if (idempotencyKey === undefined) throw error;
-      // Another request with the same key committed first: answer as its replay.
-      const replay = await this.#replay(principal.accountId, idempotencyKey, requestHash, now);
-      if (replay) return { call: replay, replayed: true };
-      throw error === RACE_LOST ? errors.idempotencyKeyInFlight() : error;
-    }
-    return { call: this.#viewWithToken(row), replayed: false };
   }
 
   async getCall(accountId: string, callId: string): Promise<CallView> {
@@ -194,34 +207,51 @@ export class CallService {
     if (input.metadata !== undefined && jsonByteLength(input.metadata) > METADATA_MAX_BYTES) {
       throw errors.invalidRequest(`metadata is larger than 50 KB (${METADATA_MAX_BYTES} bytes of UTF-8 JSON)`);
     }
+    // Read, then write only if what the changes were computed from is unchanged: two statements
+    // and no transaction. A finished call whose storage setting tightens is trimmed (and its
+    // recording deleted) in one transaction instead, as is an update that keeps losing races.
+    for (let attempt = 0; attempt < UPDATE_CAS_ATTEMPTS; attempt++) {
+      const read = await this.#d.calls.findVersioned(accountId, callId);
+      if (!read) throw errors.callNotFound(callId);
+      const next = input.data_storage_setting;
+      if (next !== undefined && next !== read.call.data_storage_setting && isFinal(read.call.call_status)) break;
+      const changes = await this.#updateChanges(read.call, input);
+      if (await this.#d.calls.updateIfUnchanged(read, changes)) return this.#view({ ...read.call, ...changes });
+    }
     const updated = await this.#d.store.transaction(async (trx) => {
       const row = await this.#d.calls.findForUpdate(accountId, callId, trx);
       if (!row) throw errors.callNotFound(callId);
-      const current = row.data_storage_setting;
-      const next = input.data_storage_setting;
-      if (next !== undefined && isLessRestrictive(next, current)) {
-        throw errors.invalidRequest(
-          `data_storage_setting cannot be loosened from ${current} to ${next}; it can only stay or become stricter ` +
-            '(everything < everything_except_pii < basic_attributes_only)',
-          { current, requested: next },
-        );
-      }
-      const changes: CallChanges = { updated_at: Math.max(this.#d.clock.now(), row.updated_at) };
-      if (input.metadata !== undefined) changes.metadata = input.metadata;
-      if (input.custom_attributes !== undefined) changes.custom_attributes = { ...row.custom_attributes, ...input.custom_attributes };
-      if (input.override_dynamic_variables === null) changes.override_dynamic_variables = null;
-      else if (input.override_dynamic_variables !== undefined) {
-        changes.override_dynamic_variables = { ...row.override_dynamic_variables, ...input.override_dynamic_variables };
-      }
-      if (next !== undefined && next !== current) {
-        changes.data_storage_setting = next;
-        // A finished call's record is trimmed to the new policy now; an ongoing one when it ends.
-        if (isFinal(row.call_status)) Object.assign(changes, await this.#d.retention.apply(row, next));
-      }
+      const changes = await this.#updateChanges(row, input);
       await this.#d.calls.update(callId, changes, trx);
       return { ...row, ...changes };
     });
     return this.#view(updated);
+  }
+
+  /** The changes `input` makes to `row`; a finished call is trimmed to a tightened storage setting. */
+  async #updateChanges(row: Call, input: UpdateCallInput): Promise<CallChanges> {
+    const current = row.data_storage_setting;
+    const next = input.data_storage_setting;
+    if (next !== undefined && isLessRestrictive(next, current)) {
+      throw errors.invalidRequest(
+        `data_storage_setting cannot be loosened from ${current} to ${next}; it can only stay or become stricter ` +
+          '(everything < everything_except_pii < basic_attributes_only)',
+        { current, requested: next },
+      );
+    }
+    const changes: CallChanges = { updated_at: Math.max(this.#d.clock.now(), row.updated_at) };
+    if (input.metadata !== undefined) changes.metadata = input.metadata;
+    if (input.custom_attributes !== undefined) changes.custom_attributes = { ...row.custom_attributes, ...input.custom_attributes };
+    if (input.override_dynamic_variables === null) changes.override_dynamic_variables = null;
+    else if (input.override_dynamic_variables !== undefined) {
+      changes.override_dynamic_variables = { ...row.override_dynamic_variables, ...input.override_dynamic_variables };
+    }
+    if (next !== undefined && next !== current) {
+      changes.data_storage_setting = next;
+      // A finished call's record is trimmed to the new policy now; an ongoing one when it ends.
+      if (isFinal(row.call_status)) Object.assign(changes, await this.#d.retention.apply(row, next));
+    }
+    return changes;
   }
 
   async listCalls(accountId: string, input: ListCallsInput): Promise<CallView[]> {

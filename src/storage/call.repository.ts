@@ -65,6 +65,37 @@ function encodeChanges(changes: CallChanges): Updateable<CallRow> {
   return columns;
 }
 
+function insertText(rows: number): string {
+  const tuple = `(${CALL_COLUMNS.map(() => '?').join(', ')})`;
+  return `insert into calls (${CALL_COLUMNS.join(', ')}) values ${Array.from({ length: rows }, () => tuple).join(', ')}`;
+}
+
+/**
+ * PostgreSQL: each row comes with a guard (its agent's latest version as the server last read it,
+ * or null for none) and is inserted only if the agent still has that latest version; RETURNING
+ * says which were. One statement, so a create-web-call whose agent head is remembered takes one
+ * round trip. A cluster-wide check (e.g. a shared rate-limit bucket) folds in the same way: one
+ * more condition in the WHERE, one more CTE.
+ */
+function guardedInsertText(rows: number): string {
+  const tuple = `(?::integer, ${CALL_COLUMNS.map((column) => `?::${CALL_COLUMN_CASTS[column] ?? 'text'}`).join(', ')})`;
+  return (
+    `insert into calls (${CALL_COLUMNS.join(', ')}) select ${CALL_COLUMNS.map((column) => `v.${column}`).join(', ')} ` +
+    `from (values ${Array.from({ length: rows }, () => tuple).join(', ')}) as v (guard, ${CALL_COLUMNS.join(', ')}) ` +
+    'where v.guard is null or exists (select 1 from agents a where a.id = v.agent_id and a.account_id = v.account_id and a.latest_version = v.guard) ' +
+    'returning call_id'
+  );
+}
+
+/** The columns an update-call's changes depend on: `updateIfUnchanged` writes only if none changed since the read. */
+const UPDATE_GUARD_COLUMNS = ['call_status', 'data_storage_setting', 'custom_attributes', 'override_dynamic_variables', 'updated_at'] as const;
+
+/** A call as read, with the stored values `updateIfUnchanged` compares. */
+export interface VersionedCall {
+  call: Call;
+  stored: Pick<CallRow, (typeof UPDATE_GUARD_COLUMNS)[number]>;
+}
+
 export interface CallListQuery {
   accountId: string;
   agentIds?: string[];
@@ -77,11 +108,31 @@ export interface CallListQuery {
   after?: { createdAt: number; callId: string };
 }
 
+/** PostgreSQL types of the columns whose values are not text, for the casts in the guarded INSERT. */
+const CALL_COLUMN_CASTS: Partial<Record<(typeof CALL_COLUMNS)[number], string>> = {
+  agent_version: 'integer',
+  created_at: 'bigint',
+  start_timestamp: 'bigint',
+  end_timestamp: 'bigint',
+  duration_ms: 'bigint',
+  token_expires_at: 'bigint',
+  token_used_at: 'bigint',
+  updated_at: 'bigint',
+};
+
+/** A new call waiting in the group commit, with the agent version its insert checks, and the outcome. */
+interface PendingInsert {
+  row: CallRow;
+  /** Insert only if the agent's latest version is still this (undefined: no check). */
+  guard: number | undefined;
+  inserted: boolean;
+}
+
 export class CallRepository {
   readonly #db: Kysely<Database>;
   readonly #dialect: Dialect;
   /** New calls outside a caller's transaction are group-committed: one multi-row INSERT per turn. */
-  readonly #inserts: Batcher<CallRow>;
+  readonly #inserts: Batcher<PendingInsert>;
 
   readonly #store: Store;
 
@@ -89,34 +140,97 @@ export class CallRepository {
     this.#store = store;
     this.#db = store.db;
     this.#dialect = store.dialect;
-    this.#inserts = new Batcher(async (rows) => {
-      const parameters = new Array<unknown>(rows.length * CALL_COLUMNS.length);
+    this.#findVersioned = new CompiledStatement(store, 'select * from calls where call_id = ? and account_id = ?');
+    this.#inserts = new Batcher(async (pending) => {
+      const guarded = this.#dialect === 'postgres';
+      const width = CALL_COLUMNS.length + (guarded ? 1 : 0);
+      const parameters = new Array<unknown>(pending.length * width);
       let i = 0;
-      for (const row of rows) for (const column of CALL_COLUMNS) parameters[i++] = row[column];
-      await this.#insertStatement(rows.length).all(this.#db, parameters);
+      for (const { row, guard } of pending) {
+        if (guarded) parameters[i++] = guard ?? null;
+        for (const column of CALL_COLUMNS) parameters[i++] = row[column];
+      }
+      const statement = this.#insertStatement(pending.length);
+      if (!guarded) {
+        await statement.all(this.#db, parameters);
+        for (const item of pending) item.inserted = true;
+        return;
+      }
+      const inserted = new Set((await statement.all(this.#db, parameters)).map((row) => row.call_id));
+      for (const item of pending) item.inserted = inserted.has(item.row.call_id);
     }, INSERT_BATCH_MAX);
   }
 
   /** Multi-row INSERT statements by row count, compiled once each (see CompiledStatement). */
-  readonly #insertStatements = new Map<number, CompiledStatement<never>>();
-  #insertStatement(rows: number): CompiledStatement<never> {
+  readonly #insertStatements = new Map<number, CompiledStatement<{ call_id: string }>>();
+  #insertStatement(rows: number): CompiledStatement<{ call_id: string }> {
     let statement = this.#insertStatements.get(rows);
     if (!statement) {
-      const tuple = `(${CALL_COLUMNS.map(() => '?').join(', ')})`;
-      statement = new CompiledStatement(
-        this.#store,
-        `insert into calls (${CALL_COLUMNS.join(', ')}) values ${Array.from({ length: rows }, () => tuple).join(', ')}`,
-      );
+      statement = new CompiledStatement(this.#store, this.#dialect === 'postgres' ? guardedInsertText(rows) : insertText(rows));
       this.#insertStatements.set(rows, statement);
     }
     return statement;
   }
 
-  /** Resolves once the call is committed (with `db`, once it is written in that transaction). */
-  async insert(call: Call, db?: Executor): Promise<void> {
+  /**
+   * Resolves once the call is committed (with `db`, once it is written in that transaction), to
+   * whether it was: with a `guard` (PostgreSQL, outside a transaction), the call is written only
+   * if its agent still exists under its account with `guard` as its latest version, so a
+   * remembered agent head costs no read; false means the agent changed since (read it again).
+   */
+  async insert(call: Call, db?: Executor, guard?: number): Promise<boolean> {
     const row = encodeCall(call);
-    if (db) await db.insertInto('calls').values(row).execute();
-    else await this.#inserts.submit(row);
+    if (db) {
+      await db.insertInto('calls').values(row).execute();
+      return true;
+    }
+    const pending: PendingInsert = { row, guard, inserted: false };
+    await this.#inserts.submit(pending);
+    return pending.inserted;
+  }
+
+  readonly #findVersioned: CompiledStatement<CallRow>;
+  /** Conditional UPDATE statements by the columns they set (see updateIfUnchanged). */
+  readonly #guardedUpdates = new Map<string, CompiledStatement<{ call_id: string }>>();
+
+  /** The call and the stored values `updateIfUnchanged` compares (one prepared statement). */
+  async findVersioned(accountId: string, callId: string): Promise<VersionedCall | undefined> {
+    const row = await this.#findVersioned.first(this.#db, [callId, accountId]);
+    if (!row) return undefined;
+    return {
+      call: decodeCall(row),
+      stored: {
+        call_status: row.call_status,
+        data_storage_setting: row.data_storage_setting,
+        custom_attributes: row.custom_attributes,
+        override_dynamic_variables: row.override_dynamic_variables,
+        updated_at: row.updated_at,
+      },
+    };
+  }
+
+  /**
+   * Compare-and-set: applies `changes` only if the call's status, storage setting, custom
+   * attributes, dynamic variables and `updated_at` are still as `read` found them; returns whether
+   * it did. One statement and no transaction: a read-modify-write that loses a race is retried by
+   * its caller from a fresh read, and a writer that changes none of those columns never conflicts.
+   */
+  async updateIfUnchanged(read: VersionedCall, changes: CallChanges): Promise<boolean> {
+    const columns = encodeChanges(changes);
+    const names = Object.keys(columns);
+    const key = names.join(',');
+    let statement = this.#guardedUpdates.get(key);
+    if (!statement) {
+      const same = this.#dialect === 'postgres' ? 'is not distinct from' : 'is';
+      statement = new CompiledStatement(
+        this.#store,
+        `update calls set ${names.map((name) => `${name} = ?`).join(', ')} where call_id = ? and ` +
+          `${UPDATE_GUARD_COLUMNS.map((name) => `${name} ${same} ?`).join(' and ')} returning call_id`,
+      );
+      this.#guardedUpdates.set(key, statement);
+    }
+    const parameters = [...Object.values(columns), read.call.call_id, ...UPDATE_GUARD_COLUMNS.map((name) => read.stored[name])];
+    return (await statement.all(this.#db, parameters)).length > 0;
   }
 
   async find(accountId: string, callId: string, db: Executor = this.#db): Promise<Call | undefined> {

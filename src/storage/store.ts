@@ -25,6 +25,11 @@ export interface Store {
   transaction<T>(work: (tx: Executor) => Promise<T>): Promise<T>;
   /** SQLite only: runs an autocommit statement without the driver when no transaction is open. */
   readonly direct?: (sql: string, parameters: readonly unknown[]) => unknown[] | undefined;
+  /**
+   * PostgreSQL only: runs a statement outside any transaction as a named prepared statement (parsed
+   * and planned once per pooled connection, then only bound and executed). `name` must identify `sql`.
+   */
+  readonly prepared?: (name: string, sql: string, parameters: readonly unknown[]) => Promise<unknown[]>;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
   /** Idempotent. */
@@ -84,7 +89,10 @@ function openPostgres(url: string, poolSize: number): Store {
   // An idle client that loses its server must not crash the process; the next query reports it.
   pool.on('error', () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return makeStore(db, 'postgres');
+  return {
+    ...makeStore(db, 'postgres'),
+    prepared: async (name, text, parameters) => (await pool.query({ name, text, values: [...parameters] })).rows as unknown[],
+  };
 }
 
 function makeStore(db: Kysely<Database>, dialect: Dialect, beforeClose?: () => Promise<void> | undefined): Store {
