@@ -101,7 +101,7 @@ export class CallService {
 
     const agent = await this.#d.agents.resolveVersion(principal.accountId, input.agent_id, input.agent_version);
     checkCallInput(agent, input);
-    if (input.agent_override?.agent) this.#d.agents.checkSettings(input.agent_override.agent, 'agent_override.agent.');
+    this.#d.agents.checkCallSettings(agent, input.agent_override?.agent);
     const capability = this.#d.checkEngine?.(agent, input.agent_override);
     if (capability) throw errors.invalidRequest(capability);
 
