@@ -6,7 +6,7 @@ import { type DisconnectionReason, statusForReason } from '../domain/call-status
 import type { Call } from '../domain/call.ts';
 import type { CallOutcome } from '../services/call.service.ts';
 import type { Providers } from '../providers/registry.ts';
-import { analyzeCall, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, VoicePipeline, type CallVariables, type FlowTools } from '../voice/index.ts';
+import { analyzeCall, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, VoicePipeline, type CallVariables, type EngineOutcome, type FlowTools } from '../voice/index.ts';
 import { CallRecorder } from './call-recorder.ts';
 import { type AgentForCall, buildEngine, effectiveEngine, effectiveSettings, engineNeedsMissingLlm } from './engine-factory.ts';
 import { CLOSE, PROTOCOL_SAMPLE_RATE, PROTOCOL_VERSION } from '../protocol/media.constants.ts';
@@ -99,7 +99,7 @@ export class CallSession {
   #recorder: CallRecorder | undefined;
   #position: (() => string | undefined) | undefined;
   #lastPosition: string | undefined;
-  #reachedEnd: () => { reachedEnd: boolean; names: string[] } = () => ({ reachedEnd: false, names: [] });
+  #reachedEnd: () => Pick<EngineOutcome, 'reachedEnd' | 'ending' | 'names'> = () => ({ reachedEnd: false, names: [] });
   #utterance = 0;
   #talking = false;
   #talkStartMs: number | undefined;
@@ -310,6 +310,7 @@ export class CallSession {
       transcript: utterances,
       disconnectionReason: reason,
       reachedEnd: outcome.reachedEnd,
+      ...(outcome.ending ? { ending: outcome.ending } : {}),
       ...(llm ? { llm } : {}),
       signal: AbortSignal.any([AbortSignal.timeout(this.#d.timings.analysisTimeoutMs), this.#analysisCut.signal]),
     });
