@@ -67,7 +67,7 @@ async function serve(kind: 'fake' | 'embedded'): Promise<void> {
       : {
           llm: undefined,
           // Recognition that answers at once: every utterance is "hello".
-          stt: { id: 'instant', openStream: async () => ({ write() {}, finalize: async () => ({ text: 'hello' }), close: async () => {} }) },
+          stt: { id: 'instant', languages: () => ['en-US'], openStream: async () => ({ write() {}, finalize: async () => ({ text: 'hello' }), close: async () => {} }) },
           tts: new FakeTts({ msPerChar: 60 }),
           vad: new EnergyVad(),
           close: async () => {},

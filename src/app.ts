@@ -19,6 +19,7 @@ import { leadRoutes } from './http/routes/lead.routes.ts';
 import { webhookRoutes } from './http/routes/webhook.routes.ts';
 import { webRoutes } from './http/routes/web.routes.ts';
 import { recordingRoutes } from './http/routes/recording.routes.ts';
+import { voiceRoutes } from './http/routes/voice.routes.ts';
 import { attachWebCallTransport } from './media/web-call.transport.ts';
 import type { Runtime } from './runtime.ts';
 
@@ -106,6 +107,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   await app.register(async (authed) => {
     requireApiKey(authed, runtime.services.accounts);
     await authed.register(agentRoutes(runtime.services.agents));
+    await authed.register(voiceRoutes(runtime.services.agents));
     await authed.register(callRoutes(runtime.services.calls));
     await authed.register(pagedRoutes(runtime.services.calls, runtime.services.agents));
     await authed.register(recordingRoutes(runtime.services.calls, runtime.config.dataDir));

@@ -26,7 +26,7 @@ import { TicketRepository } from './storage/ticket.repository.ts';
 import type { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import { createWebhookParts } from './webhooks/webhook-runtime.ts';
 import { DestinationPolicy } from './webhooks/destination-policy.ts';
-import { type Providers, buildProviders } from './providers/registry.ts';
+import { type Providers, buildProviders, speechCatalog } from './providers/registry.ts';
 import { logProviderFailures } from './providers/logged.ts';
 import { DEFAULT_SESSION_TIMINGS, type SessionTimings } from './media/call-session.ts';
 import { engineCapabilityCheck, flowToolsFor } from './media/media-runtime.ts';
@@ -92,12 +92,12 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   const accounts = new AccountService({ store, accounts: accountRepo, clock, defaultRateLimitPerMinute: config.defaultRateLimitPerMinute, keyCacheTtlMs: config.apiKeyCacheTtlMs });
   // Where webhooks may go (WEBHOOK_ALLOWED_CIDRS): URLs are judged when set and at every connect.
   const destinations = new DestinationPolicy(config.webhooks.allowedCidrs);
-  const agents = new AgentService({ store, agents: new AgentRepository(store), clock, destinations, cacheHeads: store.dialect === 'sqlite' });
+  const providers = logProviderFailures(options.providers ?? buildProviders(config.media.providers), logger.child({ component: 'providers' }));
+  const agents = new AgentService({ store, agents: new AgentRepository(store), clock, destinations, speech: speechCatalog(providers), cacheHeads: store.dialect === 'sqlite' });
   const webhookParts = createWebhookParts(config, store, clock, logger.child({ component: 'webhooks' }), destinations);
   const outbox: EventOutbox = webhookParts.outbox;
   const leads = new LeadService({ store, leads: new LeadRepository(store.db, store.dialect), outbox, clock });
   const tickets = new TicketService({ store, tickets: new TicketRepository(store.db), outbox, clock });
-  const providers = logProviderFailures(options.providers ?? buildProviders(config.media.providers), logger.child({ component: 'providers' }));
   const redactor = new TranscriptPiiRedactor({ dataDir: config.dataDir });
   const callRepo = new CallRepository(store);
   const serverId = newId('server');

@@ -69,6 +69,12 @@ export const FlowNode = Strict({
       priority: Type.Optional(Template),
     }),
   ),
+  /**
+   * end: whether reaching this node is the goal of the call (the analysis' `call_successful`).
+   * Unmarked, an end node is a success unless the turn that led to it took an else edge
+   * (docs/voice-pipeline.md, Post-call analysis).
+   */
+  success: Type.Optional(Type.Boolean({ description: 'End nodes only: reaching this node achieves the goal of the call (true) or is a failure path (false).' })),
 });
 
 export const StartSpeaker = Type.Union([Type.Literal('agent'), Type.Literal('user')]);
@@ -117,6 +123,7 @@ export function checkFlowGraph(flow: ConversationFlowDefinition): string | null 
   const edgeIds = new Set<string>();
   for (const node of flow.nodes) {
     if (node.type === 'end' && (node.edges?.length ?? 0) > 0) return `end node "${node.id}" cannot have edges`;
+    if (node.type !== 'end' && node.success !== undefined) return `node "${node.id}" is not an end node: only end nodes are marked with success`;
     for (const edge of node.edges ?? []) {
       if (edgeIds.has(edge.id)) return `duplicate edge id "${edge.id}"`;
       edgeIds.add(edge.id);

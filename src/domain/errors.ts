@@ -89,6 +89,8 @@ export const errors = {
   accountNotFound: (id: string) => notFound('account_not_found', 'account', id),
   webhookNotFound: (id: string) => notFound('webhook_not_found', 'webhook', id),
   deliveryNotFound: (id: string) => notFound('delivery_not_found', 'webhook delivery', id),
+  voiceNotFound: (id: string) =>
+    new AppError('voice_not_found', 'not_found', `This server's speech engine has no voice ${truncateForMessage(id)}; GET /list-voices lists its voices.`),
   leadNotFound: (id: string | number) => notFound('lead_not_found', 'lead', String(id)),
   recordingNotFound: (callId: string) =>
     new AppError(

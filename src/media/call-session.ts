@@ -7,7 +7,7 @@ import type { Call } from '../domain/call.ts';
 import type { CallCheckpoint } from '../domain/call-checkpoint.ts';
 import type { CallOutcome } from '../services/call.service.ts';
 import type { Providers } from '../providers/registry.ts';
-import { analyzeCall, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, VoicePipeline, type CallVariables, type FlowTools } from '../voice/index.ts';
+import { analyzeCall, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, VoicePipeline, type CallVariables, type EngineOutcome, type FlowTools } from '../voice/index.ts';
 import { CallRecorder } from './call-recorder.ts';
 import { type AgentForCall, buildEngine, effectiveEngine, effectiveSettings, engineNeedsMissingLlm } from './engine-factory.ts';
 import { CLOSE, PROTOCOL_SAMPLE_RATE, PROTOCOL_VERSION } from '../protocol/media.constants.ts';
@@ -102,7 +102,7 @@ export class CallSession {
   #recorder: CallRecorder | undefined;
   #position: (() => string | undefined) | undefined;
   #lastPosition: string | undefined;
-  #reachedEnd: () => { reachedEnd: boolean; names: string[] } = () => ({ reachedEnd: false, names: [] });
+  #reachedEnd: () => Pick<EngineOutcome, 'reachedEnd' | 'ending' | 'names'> = () => ({ reachedEnd: false, names: [] });
   #utterance = 0;
   #talking = false;
   #talkStartMs: number | undefined;
@@ -319,6 +319,7 @@ export class CallSession {
       transcript: utterances,
       disconnectionReason: reason,
       reachedEnd: outcome.reachedEnd,
+      ...(outcome.ending ? { ending: outcome.ending } : {}),
       ...(llm ? { llm } : {}),
       signal: AbortSignal.any([AbortSignal.timeout(this.#d.timings.analysisTimeoutMs), this.#analysisCut.signal]),
     });

@@ -39,6 +39,7 @@ function loggedStt(stt: SttProvider, log: Logger): SttProvider {
   });
   return {
     id: stt.id,
+    languages: () => stt.languages(),
     openStream: (options?: SttOpenOptions) =>
       stt.openStream(options).then(wrapStream, (error: unknown) => {
         report(log, 'open', error);
@@ -51,6 +52,9 @@ function loggedStt(stt: SttProvider, log: Logger): SttProvider {
 function loggedTts(tts: TtsProvider, log: Logger): TtsProvider {
   return {
     id: tts.id,
+    defaultVoiceId: tts.defaultVoiceId,
+    voices: () => tts.voices(),
+    languages: () => tts.languages(),
     async *synthesize(text: string, options?: TtsOptions) {
       try {
         yield* tts.synthesize(text, options);

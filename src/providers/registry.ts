@@ -32,6 +32,19 @@ export interface Providers {
   close(): Promise<void>;
 }
 
+/**
+ * What the engines offer agents, for the agent checks and GET /list-voices (the shape of
+ * src/domain/voice.ts's SpeechCatalog; providers do not import the domain, the composition root
+ * hands one to the other).
+ */
+export function speechCatalog(providers: Pick<Providers, 'stt' | 'tts'>) {
+  const { stt, tts } = providers;
+  return {
+    recogniser: { id: stt.id, languages: stt.languages() },
+    synthesiser: { id: tts.id, languages: tts.languages(), voices: tts.voices(), defaultVoiceId: tts.defaultVoiceId },
+  };
+}
+
 /** Builds the providers; never fails for a missing engine (see doctor()): calls fail with a reason instead. */
 export function buildProviders(options: ProviderOptions = {}): Providers {
   const llm = options.llm === undefined ? undefined : options.llm === 'fake' ? new FakeLlm() : new OpenAiChatLlm(options.llm);

@@ -19,7 +19,7 @@ export interface SttStream {
 }
 
 export interface SttOpenOptions {
-  /** BCP-47 language tag, default 'en-US' (embedded recogniser: English only). */
+  /** BCP-47 language tag, one the provider's `languages()` takes; default the provider's own (embedded recogniser: 'en-US' only). */
   language?: string;
   signal?: AbortSignal;
 }
@@ -27,6 +27,11 @@ export interface SttOpenOptions {
 export interface SttProvider {
   /** Stable name for doctor output and logs, e.g. 'pocketsphinx'. */
   readonly id: string;
+  /**
+   * Languages the recogniser takes, as src/lib/language-tags.ts reads them: exact tags ('en-US'),
+   * primary subtags ('fr': any French) or '*' (any tag; the service judges it).
+   */
+  languages(): readonly string[];
   /** Opens a per-call stream; rejects with a ProviderError (kind 'asr') when the engine is unavailable. */
   openStream(options?: SttOpenOptions): Promise<SttStream>;
   /** Releases shared resources (idempotent). */

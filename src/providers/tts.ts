@@ -1,12 +1,45 @@
 /** Text-to-speech. Output is always 16 kHz 16-bit mono PCM (implementations resample). */
 export interface TtsOptions {
-  /** Provider-specific voice: 'flite-kal16' (default), 'flite-slt', ...; or an OpenAI voice name. */
+  /** One of the provider's `voices()` ids: 'flite-kal16' (Flite's default), 'flite-slt', ...; or an OpenAI voice name. */
   voiceId?: string;
   signal?: AbortSignal;
 }
 
+/**
+ * A voice a speech engine offers agents, in the wire shape of `GET /list-voices` (Retell's voice
+ * object, plus what we know of the audio: language and sample rate).
+ */
+export interface VoiceInfo {
+  /** The agent's `voice_id` for this voice. */
+  readonly voice_id: string;
+  readonly voice_name: string;
+  /** The engine that speaks it: 'flite', 'openai', 'fake'. */
+  readonly provider: string;
+  /** null where the engine does not say. */
+  readonly gender: 'male' | 'female' | null;
+  readonly accent?: string;
+  readonly age?: string;
+  /** BCP-47 tag of the language the voice was made for. */
+  readonly language: string;
+  /** The voice also speaks the other languages of its engine's `languages()`. */
+  readonly multilingual: boolean;
+  /** Sample rate the engine produces the voice at, Hz (the pipeline resamples to 16 kHz). */
+  readonly sample_rate_hz: number;
+  /** What the voice sounds like and what it suits. */
+  readonly description: string;
+}
+
 export interface TtsProvider {
   readonly id: string;
+  /** The voices agents may choose; every `voiceId` given to synthesize() should be one of them. */
+  voices(): readonly VoiceInfo[];
+  /** Voice of agents created without a `voice_id`; one of voices(). */
+  readonly defaultVoiceId: string;
+  /**
+   * Languages the engine speaks, as src/lib/language-tags.ts reads them: exact tags ('en-US'),
+   * primary subtags ('fr': any French) or '*' (any tag).
+   */
+  languages(): readonly string[];
   /** Synthesizes one piece of text (a sentence, ideally) into PCM chunks; rejects with ProviderError kind 'tts'. */
   synthesize(text: string, options?: TtsOptions): AsyncIterable<Int16Array>;
   /** Releases shared resources (idempotent). */

@@ -16,6 +16,7 @@ import {
 } from '../domain/agent.ts';
 import { type ConversationFlowDefinition, checkFlowGraph } from '../domain/conversation-flow.ts';
 import { type ServiceLlmDefinition, checkLlmStates } from '../domain/service-llm.ts';
+import { type SpeechCatalog, type SpeechProblem, type Voice, findVoice, languageProblem, voiceProblem } from '../domain/voice.ts';
 import type { AgentRepository, EngineDefinitions, EngineKind } from '../storage/agent.repository.ts';
 import type { Executor, Store } from '../storage/store.ts';
 import { type DestinationCheck, checkWebhookUrl } from './webhook-url.ts';
@@ -57,6 +58,7 @@ export class AgentService {
   readonly #repo: AgentRepository;
   readonly #clock: Clock;
   readonly #destinations: DestinationCheck;
+  readonly #speech: SpeechCatalog;
   /** Immutable agent versions already read, by `agentId:version`. */
   readonly #versions = new CappedMap<string, ResolvedAgentVersion>(VERSION_CACHE_MAX);
   /** Agent heads (owner, latest version) by agent id, when this process is the only writer. */
@@ -74,14 +76,16 @@ export class AgentService {
    * store, which one server process owns), so the agent read on every create-web-call can be
    * served from memory and evicted on every update and delete. Several processes share a
    * PostgreSQL store, so there a remembered head only serves `resolveForCall`, whose caller's
-   * insert checks it is still current. `destinations` judges a `webhook_url`'s
-   * host when it is set.
+   * insert checks it is still current. `destinations` judges a `webhook_url`'s host when it is
+   * set. `speech` is what the configured speech engines offer: an agent's `language` and
+   * `voice_id` must be among it.
    */
-  constructor(deps: { store: Store; agents: AgentRepository; clock: Clock; destinations: DestinationCheck; cacheHeads?: boolean }) {
+  constructor(deps: { store: Store; agents: AgentRepository; clock: Clock; destinations: DestinationCheck; speech: SpeechCatalog; cacheHeads?: boolean }) {
     this.#store = deps.store;
     this.#repo = deps.agents;
     this.#clock = deps.clock;
     this.#destinations = deps.destinations;
+    this.#speech = deps.speech;
     this.#heads = deps.cacheHeads ? new CappedMap(HEAD_CACHE_MAX) : null;
     this.#guardedHeads = deps.cacheHeads ? null : new CappedMap(HEAD_CACHE_MAX);
   }
@@ -140,17 +144,56 @@ export class AgentService {
 
   /**
    * Checks agent settings a request gives beyond their schema: a `webhook_url` goes through the one
-   * webhook URL check (src/services/webhook-url.ts). `prefix` says where they are in the request
-   * (`agent_override.agent.` for a call's override).
+   * webhook URL check (src/services/webhook-url.ts); a `language` must be one both speech engines
+   * take and a `voice_id` one of the speech engine's voices. `prefix` says where they are in the
+   * request (`agent_override.agent.` for a call's override).
    */
-  checkSettings(settings: { webhook_url?: string | null }, prefix = ''): void {
+  checkSettings(settings: { webhook_url?: string | null; language?: string; voice_id?: string }, prefix = ''): void {
     if (typeof settings.webhook_url === 'string') checkWebhookUrl(settings.webhook_url, this.#destinations, `${prefix}webhook_url`);
+    if (settings.language !== undefined) refuse(languageProblem(this.#speech, settings.language, `${prefix}language`));
+    if (settings.voice_id !== undefined) refuse(voiceProblem(this.#speech, settings.voice_id, `${prefix}voice_id`));
+  }
+
+  /**
+   * The create-web-call check of a call's settings: the override's fields as checkSettings does,
+   * then the language and voice the call would run on. An agent saved while the server ran other
+   * speech engines may name a voice or language these engines lack: the call is refused with the
+   * way out rather than spoken in a voice nobody chose.
+   */
+  checkCallSettings(agent: ResolvedAgentVersion, override: { webhook_url?: string | null; language?: string; voice_id?: string } | undefined): void {
+    if (override) this.checkSettings(override, 'agent_override.agent.');
+    const language = override?.language ?? agent.config.language;
+    const voiceId = override?.voice_id ?? agent.config.voice_id;
+    const stale = (problem: SpeechProblem | null): void => {
+      if (!problem) return;
+      throw errors.invalidRequest(
+        `Agent ${agent.agentId} version ${agent.version} cannot run on this server's speech engines: ${problem.message} ` +
+          'Update the agent (update-agent) or set agent_override.agent for this call.',
+        problem.details,
+      );
+    };
+    if (override?.language === undefined) stale(languageProblem(this.#speech, language));
+    if (override?.voice_id === undefined) stale(voiceProblem(this.#speech, voiceId));
+  }
+
+  /** The voices of this server's speech engine, its default first. */
+  listVoices(): Voice[] {
+    const { voices, defaultVoiceId } = this.#speech.synthesiser;
+    return [...voices].sort((a, b) => Number(b.voice_id === defaultVoiceId) - Number(a.voice_id === defaultVoiceId));
+  }
+
+  getVoice(voiceId: string): Voice {
+    const voice = findVoice(this.#speech, voiceId);
+    if (!voice) throw errors.voiceNotFound(voiceId);
+    return voice;
   }
 
   async createAgent(accountId: string, input: AgentCreate): Promise<AgentView> {
     this.checkSettings(input);
     const now = this.#clock.now();
-    const config = mergeAgentConfig({ ...AGENT_DEFAULTS, response_engine: input.response_engine }, input);
+    // Without a voice_id the agent speaks with the engine's default voice (flite-kal16 embedded).
+    const defaults = { ...AGENT_DEFAULTS, voice_id: this.#speech.synthesiser.defaultVoiceId, response_engine: input.response_engine };
+    const config = mergeAgentConfig(defaults, input);
     const id = newId('agent');
     await this.#store.transaction(async (trx) => {
       const engine = await this.#snapshotEngine(accountId, config.response_engine, trx);
@@ -317,6 +360,10 @@ export class AgentService {
 
 function assertValid(problem: string | null): void {
   if (problem) throw errors.invalidRequest(problem);
+}
+
+function refuse(problem: SpeechProblem | null): void {
+  if (problem) throw errors.invalidRequest(problem.message, problem.details);
 }
 
 function engineNotFound(kind: EngineKind, id: string) {

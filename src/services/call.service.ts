@@ -160,7 +160,7 @@ export class CallService {
   /** A new call's record on `agent`; throws when the input does not fit the agent. */
   #newCall(principal: Principal, input: CreateWebCallInput, agent: ResolvedAgentVersion, now: number): Call {
     checkCallInput(agent, input);
-    if (input.agent_override?.agent) this.#d.agents.checkSettings(input.agent_override.agent, 'agent_override.agent.');
+    this.#d.agents.checkCallSettings(agent, input.agent_override?.agent);
     const capability = this.#d.checkEngine?.(agent, input.agent_override);
     if (capability) throw errors.invalidRequest(capability);
 

@@ -2,6 +2,7 @@ import type { CallAnalysis } from '../domain/call.ts';
 import type { LlmProvider } from '../providers/llm.ts';
 import { chatText } from '../providers/llm.ts';
 import type { Utterance } from './transcript.ts';
+import type { EngineEnding } from './engines/types.ts';
 import { formatTranscript } from './transcript.ts';
 
 export type { CallAnalysis };
@@ -10,8 +11,10 @@ export interface AnalysisInput {
   transcript: readonly Utterance[];
   /** The call's disconnection reason, e.g. 'agent_hangup', 'user_hangup', 'error_asr'. */
   disconnectionReason?: string;
-  /** From the engine: an end node was reached or end_call was called. */
+  /** From the engine: an end node was reached or end_call was called (engines that give no `ending`). */
   reachedEnd?: boolean;
+  /** From the engine: how it ended the conversation, when it did; decides `call_successful`. */
+  ending?: EngineEnding;
   /** When set, the analysis is asked of the LLM (falls back to the embedded method on failure). */
   llm?: LlmProvider;
   signal?: AbortSignal;
@@ -48,15 +51,28 @@ export function lexiconSentiment(texts: readonly string[]): CallAnalysis['user_s
 }
 
 /**
+ * Whether the call achieved its goal, without an LLM: the engine ended the conversation on a
+ * success ending (an end node marked `success: true`, an unmarked end node not reached through an
+ * else edge, or end_call with `goal_achieved: true`), and the call did not end on an error. A call
+ * the engine never ended (the user hung up first, silence, the time limit, a shutdown) is not a
+ * success. docs/voice-pipeline.md (Post-call analysis) states the rule.
+ */
+export function embeddedSuccess(input: Pick<AnalysisInput, 'disconnectionReason' | 'reachedEnd' | 'ending'>): boolean {
+  const reason = input.disconnectionReason ?? 'unknown';
+  if (reason.startsWith('error')) return false;
+  return input.ending ? input.ending.successful : input.reachedEnd === true;
+}
+
+/**
  * Embedded analysis, no LLM: an extractive summary (the agent's first line, the user's longest
- * utterances, how the call ended), lexicon sentiment over the user's words, and success =
- * the agent completed the conversation (end node / end_call / agent hang-up) without an error.
+ * utterances, how the call ended), lexicon sentiment over the user's words, and success as
+ * embeddedSuccess() says.
  */
 export function embeddedAnalysis(input: AnalysisInput): CallAnalysis {
   const user = input.transcript.filter((u) => u.role === 'user' && u.text.trim());
   const agent = input.transcript.filter((u) => u.role === 'agent' && u.text.trim());
   const reason = input.disconnectionReason ?? 'unknown';
-  const successful = !reason.startsWith('error') && (input.reachedEnd === true || reason === 'agent_hangup');
+  const successful = embeddedSuccess(input);
   const parts: string[] = [];
   if (input.transcript.length === 0) {
     parts.push('The call ended before anything was said.');
@@ -68,7 +84,10 @@ export function embeddedAnalysis(input: AnalysisInput): CallAnalysis {
     const cut = agent.filter((u) => u.cutOff).length;
     if (cut) parts.push(`The user interrupted the agent ${cut} time${cut === 1 ? '' : 's'}.`);
   }
-  parts.push(successful ? 'The agent completed the conversation.' : `The call ended without completing the conversation (${reason}).`);
+  const ending = input.ending;
+  if (successful) parts.push(ending ? `The agent completed the conversation (${ending.detail}).` : 'The agent completed the conversation.');
+  else if (ending && !reason.startsWith('error')) parts.push(`The conversation ended on a path that is not a success: ${ending.detail} (${reason}).`);
+  else parts.push(`The call ended without completing the conversation (${reason}).`);
   return { call_summary: parts.join(' '), call_successful: successful, user_sentiment: lexiconSentiment(user.map((u) => u.text)) };
 }
 
@@ -87,7 +106,12 @@ export async function analyzeCall(input: AnalysisInput): Promise<CallAnalysis> {
           content:
             'You analyse finished phone calls. Answer with a JSON object: {"call_summary": string (2-3 sentences), "call_successful": boolean (did the agent achieve the goal of the call), "user_sentiment": "Positive"|"Negative"|"Neutral"|"Unknown"}.',
         },
-        { role: 'user', content: `Disconnection reason: ${input.disconnectionReason ?? 'unknown'}\n\nTranscript:\n${formatTranscript(input.transcript)}` },
+        {
+          role: 'user',
+          content:
+            `Disconnection reason: ${input.disconnectionReason ?? 'unknown'}\n` +
+            `How the agent ended the conversation: ${input.ending?.detail ?? 'it did not'}\n\nTranscript:\n${formatTranscript(input.transcript)}`,
+        },
       ],
       json: true,
       temperature: 0,
@@ -98,7 +122,8 @@ export async function analyzeCall(input: AnalysisInput): Promise<CallAnalysis> {
     const sentiments = ['Positive', 'Negative', 'Neutral', 'Unknown'] as const;
     return {
       call_summary: typeof parsed.call_summary === 'string' && parsed.call_summary.trim() ? parsed.call_summary.trim() : fallback.call_summary,
-      call_successful: typeof parsed.call_successful === 'boolean' ? parsed.call_successful : fallback.call_successful,
+      // An end node the flow's author marked answers for itself; otherwise the LLM judges.
+      call_successful: input.ending?.marked ? input.ending.successful : typeof parsed.call_successful === 'boolean' ? parsed.call_successful : fallback.call_successful,
       user_sentiment: sentiments.find((s) => s === parsed.user_sentiment) ?? fallback.user_sentiment,
     };
   } catch {

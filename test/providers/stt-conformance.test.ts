@@ -302,6 +302,7 @@ const fake: Driver = {
     stt.hold();
     const provider: SttProvider = {
       id: stt.id,
+      languages: () => stt.languages(),
       async openStream(options) {
         const s = await stt.openStream(options);
         return {

@@ -17,6 +17,7 @@ async function heldTurn(options: { recognitionTimeoutMs?: number } = {}) {
   // The recogniser as the pipeline sees it, noting the clock when the turn is finalized.
   const observed: SttProvider = {
     id: stt.id,
+    languages: () => stt.languages(),
     async openStream(o) {
       const s = await stt.openStream(o);
       return {

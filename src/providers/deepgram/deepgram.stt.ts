@@ -2,6 +2,7 @@ import WebSocket from 'ws';
 import { wsDataToBuffer } from '../../lib/ws-data.ts';
 import type { SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
 import { ProviderError } from '../errors.ts';
+import { ANY_LANGUAGE } from '../../lib/language-tags.ts';
 
 export interface DeepgramOptions {
   /** WebSocket URL of the listen endpoint; default 'wss://api.deepgram.com/v1/listen'. */
@@ -40,6 +41,14 @@ export class DeepgramStt implements SttProvider {
 
   constructor(options: DeepgramOptions = {}) {
     this.#o = options;
+  }
+
+  /**
+   * Any BCP-47 tag: Deepgram's `language` parameter takes BCP-47 tags and which ones depends on
+   * the model, so the service answers for the tag and Deepgram refuses one its model lacks.
+   */
+  languages(): readonly string[] {
+    return [ANY_LANGUAGE];
   }
 
   async openStream(options: SttOpenOptions = {}): Promise<SttStream> {

@@ -1,5 +1,5 @@
 import type { SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
-import type { TtsOptions, TtsProvider } from '../tts.ts';
+import type { TtsOptions, TtsProvider, VoiceInfo } from '../tts.ts';
 import type { ChatDelta, ChatRequest, LlmProvider, ChatToolCall } from '../llm.ts';
 import type { VadProvider, VoiceActivityDetector } from '../vad.ts';
 import { ProviderError } from '../errors.ts';
@@ -8,6 +8,9 @@ import { ProviderError } from '../errors.ts';
  * Scripted, instant providers for tests and the benchmark. They do no real speech work but keep
  * the real contracts (16 kHz PCM, utterance-by-utterance recognition, streamed chat deltas).
  */
+
+/** The languages of the fakes unless told otherwise: the embedded engines', so tests meet the same checks. */
+const FAKE_LANGUAGES: readonly string[] = ['en-US'];
 
 /** A finalize the fake has not answered yet (see FakeStt.hold). */
 interface HeldFinalize {
@@ -33,9 +36,19 @@ export class FakeStt implements SttProvider {
   #held: HeldFinalize[] | undefined;
   #failure: ProviderError | undefined;
 
-  constructor(script: readonly string[] = [], options: { failOpen?: boolean } = {}) {
+  readonly #languages: readonly string[];
+  /** The options of each openStream(), in order. */
+  readonly opened: SttOpenOptions[] = [];
+
+  /** `languages`: what the fake says it recognises (default 'en-US', as PocketSphinx). */
+  constructor(script: readonly string[] = [], options: { failOpen?: boolean; languages?: readonly string[] } = {}) {
     this.#script = [...script];
     this.#failOpen = options.failOpen ?? false;
+    this.#languages = options.languages ?? FAKE_LANGUAGES;
+  }
+
+  languages(): readonly string[] {
+    return this.#languages;
   }
 
   /** Appends texts to the script (e.g. from a test while a call runs). */
@@ -73,6 +86,7 @@ export class FakeStt implements SttProvider {
 
   async openStream(options: SttOpenOptions = {}): Promise<SttStream> {
     options.signal?.throwIfAborted();
+    this.opened.push(options);
     if (this.#failOpen) throw new ProviderError('asr', 'fake', 'engine unavailable');
     let samples = 0;
     let closed = false;
@@ -128,22 +142,52 @@ export class FakeStt implements SttProvider {
 }
 
 /**
+ * The fake's voices: the embedded voices' ids, so agents made for the embedded engines run on the
+ * fakes unchanged; each is the same 440 Hz tone.
+ */
+const FAKE_VOICES: readonly VoiceInfo[] = ['flite-kal16', 'flite-slt', 'flite-rms', 'flite-awb', 'flite-kal'].map((voice_id) => ({
+  voice_id,
+  voice_name: `Tone (${voice_id})`,
+  provider: 'fake',
+  gender: null,
+  language: 'en-US',
+  multilingual: false,
+  sample_rate_hz: 16_000,
+  description: 'A 440 Hz tone standing in for the embedded voice of the same id (tests and benchmarks).',
+}));
+
+/**
  * Instant synthesis: a quiet 440 Hz tone of `msPerChar` per character (default 60 ms, about
  * real speaking rate), in 200 ms chunks. `firstChunkDelayMs` simulates engine latency.
  */
 export class FakeTts implements TtsProvider {
   readonly id = 'fake';
+  readonly defaultVoiceId = 'flite-kal16';
   readonly #msPerChar: number;
   readonly #amplitude: number;
+  readonly #languages: readonly string[];
   readonly texts: string[] = [];
+  /** The voice of each synthesize(), in order (undefined: none given). */
+  readonly voiceIds: Array<string | undefined> = [];
 
-  constructor(options: { msPerChar?: number; amplitude?: number } = {}) {
+  /** `languages`: what the fake says it speaks (default 'en-US', as Flite). */
+  constructor(options: { msPerChar?: number; amplitude?: number; languages?: readonly string[] } = {}) {
     this.#msPerChar = options.msPerChar ?? 60;
     this.#amplitude = options.amplitude ?? 3000;
+    this.#languages = options.languages ?? FAKE_LANGUAGES;
+  }
+
+  voices(): readonly VoiceInfo[] {
+    return FAKE_VOICES;
+  }
+
+  languages(): readonly string[] {
+    return this.#languages;
   }
 
   async *synthesize(text: string, options: TtsOptions = {}): AsyncIterable<Int16Array> {
     this.texts.push(text);
+    this.voiceIds.push(options.voiceId);
     const total = Math.round((text.length * this.#msPerChar * 16000) / 1000);
     for (let i = 0; i < total; i += 3200) {
       options.signal?.throwIfAborted();

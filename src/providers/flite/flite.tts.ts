@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TtsOptions, TtsProvider } from '../tts.ts';
+import type { TtsOptions, TtsProvider, VoiceInfo } from '../tts.ts';
 import { ProviderError } from '../errors.ts';
 import { decodeWav, toMono } from '../audio/wav.ts';
 import { createResampler } from '../audio/resample.ts';
@@ -18,6 +18,19 @@ export const FLITE_VOICES: Readonly<Record<string, string>> = {
 };
 /** Fastest voice (first audio ~30-60 ms per sentence here); used when voice_id is absent or unknown. */
 export const DEFAULT_FLITE_VOICE = 'flite-kal16';
+
+/** What `GET /list-voices` says of each Flite voice (CMU's voices, all US English lexicons). */
+const FLITE_VOICE_INFO: readonly VoiceInfo[] = [
+  fliteVoice('flite-kal16', 'Kal (16 kHz)', 'male', 16_000, 'American', 'CMU diphone voice; the fastest to synthesize, clear but robotic. The default.'),
+  fliteVoice('flite-slt', 'SLT', 'female', 16_000, 'American', 'CMU ARCTIC statistical voice; smoother than Kal, a little slower to synthesize.'),
+  fliteVoice('flite-rms', 'RMS', 'male', 16_000, 'American', 'CMU ARCTIC statistical voice, lower pitched.'),
+  fliteVoice('flite-awb', 'AWB', 'male', 16_000, 'Scottish', 'CMU ARCTIC statistical voice with a Scottish accent.'),
+  fliteVoice('flite-kal', 'Kal (8 kHz)', 'male', 8_000, 'American', 'CMU diphone voice at telephone band (8 kHz): sounds like a phone line.'),
+];
+
+function fliteVoice(voice_id: string, voice_name: string, gender: 'male' | 'female', sample_rate_hz: number, accent: string, description: string): VoiceInfo {
+  return { voice_id, voice_name, provider: 'flite', gender, accent, language: 'en-US', multilingual: false, sample_rate_hz, description };
+}
 
 /** Longest text handed to one Flite run; longer text is cut at a word boundary. */
 const MAX_TEXT_CHARS = 1_000;
@@ -51,6 +64,7 @@ interface Pending {
  */
 export class FliteTts implements TtsProvider {
   readonly id = 'flite';
+  readonly defaultVoiceId = DEFAULT_FLITE_VOICE;
   readonly #wasmPath: string | undefined;
   #worker: Worker | undefined;
   /** Flite's output directory; made with the first worker, kept across worker restarts. */
@@ -62,6 +76,15 @@ export class FliteTts implements TtsProvider {
 
   constructor(options: FliteTtsOptions = {}) {
     this.#wasmPath = options.wasmPath ?? fliteWasmPath();
+  }
+
+  voices(): readonly VoiceInfo[] {
+    return FLITE_VOICE_INFO;
+  }
+
+  /** Flite's lexicons and voices are US English. */
+  languages(): readonly string[] {
+    return ['en-US'];
   }
 
   /** Starts the worker and compiles the module ahead of the first call (optional). */

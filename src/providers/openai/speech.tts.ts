@@ -1,4 +1,5 @@
-import type { TtsOptions, TtsProvider } from '../tts.ts';
+import type { TtsOptions, TtsProvider, VoiceInfo } from '../tts.ts';
+import { OPENAI_AUDIO_LANGUAGES } from './languages.ts';
 import { ProviderError } from '../errors.ts';
 import { createResampler } from '../audio/resample.ts';
 import { type WavLayout, wavLayoutSoFar } from '../audio/wav.ts';
@@ -7,13 +8,22 @@ import { post, type OpenAiEndpoint } from './http.ts';
 export interface OpenAiSpeechOptions extends OpenAiEndpoint {
   /** e.g. 'tts-1', 'gpt-4o-mini-tts'. */
   model: string;
-  /** Voice used when the agent's voice_id is not an OpenAI voice; default 'alloy'. */
+  /** Voice of agents created without a voice_id (TTS_VOICE); default 'alloy'. Listed among the voices even when it is not one of OpenAI's (another compatible server's). */
   defaultVoice?: string;
   /** 'pcm' (raw 16-bit LE mono, default) or 'wav'. */
   responseFormat?: 'pcm' | 'wav';
   /** Sample rate of 'pcm' answers; default 24 000 (OpenAI's). */
   pcmSampleRate?: number;
 }
+
+/**
+ * OpenAI's documented speech voices (API reference of POST /audio/speech). The last four are
+ * spoken by gpt-4o-mini-tts only; tts-1 and tts-1-hd refuse them.
+ */
+const OPENAI_VOICES: ReadonlyArray<{ id: string; newModelsOnly?: boolean }> = [
+  { id: 'alloy' }, { id: 'ash' }, { id: 'coral' }, { id: 'echo' }, { id: 'fable' }, { id: 'nova' }, { id: 'onyx' }, { id: 'sage' }, { id: 'shimmer' },
+  { id: 'ballad', newModelsOnly: true }, { id: 'verse', newModelsOnly: true }, { id: 'marin', newModelsOnly: true }, { id: 'cedar', newModelsOnly: true },
+];
 
 /**
  * OpenAI-compatible speech (POST /audio/speech). The answer is read as it streams and resampled
@@ -25,6 +35,35 @@ export class OpenAiSpeechTts implements TtsProvider {
 
   constructor(options: OpenAiSpeechOptions) {
     this.#o = options;
+  }
+
+  get defaultVoiceId(): string {
+    return this.#o.defaultVoice ?? 'alloy';
+  }
+
+  /** OpenAI's documented voices, and the configured default when it is none of them. */
+  voices(): readonly VoiceInfo[] {
+    const rate = this.#o.pcmSampleRate ?? 24_000;
+    const voice = (id: string, description: string): VoiceInfo => ({
+      voice_id: id,
+      voice_name: id.charAt(0).toUpperCase() + id.slice(1),
+      provider: 'openai',
+      gender: null,
+      language: 'en-US',
+      multilingual: true,
+      sample_rate_hz: rate,
+      description,
+    });
+    const documented = OPENAI_VOICES.map((v) =>
+      voice(v.id, v.newModelsOnly ? 'OpenAI voice; gpt-4o-mini-tts only (tts-1 refuses it).' : 'OpenAI voice; every speech model.'),
+    );
+    const own = this.defaultVoiceId;
+    return documented.some((v) => v.voice_id === own) ? documented : [voice(own, 'The configured default voice (TTS_VOICE) of this speech endpoint.'), ...documented];
+  }
+
+  /** The languages OpenAI documents for its voices (optimised for English). */
+  languages(): readonly string[] {
+    return OPENAI_AUDIO_LANGUAGES;
   }
 
   async *synthesize(text: string, options: TtsOptions = {}): AsyncIterable<Int16Array> {

@@ -2,6 +2,7 @@ import type { SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.t
 import { ProviderError } from '../errors.ts';
 import { encodeWav } from '../audio/wav.ts';
 import { post, type OpenAiEndpoint } from './http.ts';
+import { OPENAI_AUDIO_LANGUAGES } from './languages.ts';
 
 export interface OpenAiTranscriptionOptions extends OpenAiEndpoint {
   /** e.g. 'whisper-1', 'gpt-4o-mini-transcribe'. */
@@ -24,6 +25,11 @@ export class OpenAiTranscriptionStt implements SttProvider {
 
   constructor(options: OpenAiTranscriptionOptions) {
     this.#o = options;
+  }
+
+  /** The languages OpenAI documents for transcription (the Whisper list). */
+  languages(): readonly string[] {
+    return OPENAI_AUDIO_LANGUAGES;
   }
 
   /** Transcribes one utterance. */

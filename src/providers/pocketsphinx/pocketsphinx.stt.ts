@@ -61,6 +61,11 @@ export class PocketsphinxStt implements SttProvider {
     this.#maxUtteranceSamples = ((options.maxUtteranceMs ?? 30_000) * 16000) / 1000;
   }
 
+  /** The Debian model (pocketsphinx-en-us) is US English; PocketSphinx recognises one model's language. */
+  languages(): readonly string[] {
+    return ['en-US'];
+  }
+
   /** Resolved binary path, or undefined when pocketsphinx_continuous is not installed. */
   binaryPath(): string | undefined {
     return findExecutable(this.#binary);

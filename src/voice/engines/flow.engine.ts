@@ -6,6 +6,7 @@ import {
   EngineError,
   type CallVariables,
   type ConversationFlow,
+  type EngineEnding,
   type EngineOutcome,
   type EngineOutput,
   type Equation,
@@ -68,6 +69,9 @@ export class FlowEngine implements ResponseEngine {
   #names = new Set<string>();
   #history: ChatMessage[] = [];
   #reachedEnd = false;
+  #ending: EngineEnding | undefined;
+  /** The last edge chosen from a conversation node was its else edge (see #chooseEdge). */
+  #elseFrom: string | undefined;
 
   constructor(options: FlowEngineOptions) {
     this.#flow = options.flow;
@@ -93,7 +97,13 @@ export class FlowEngine implements ResponseEngine {
   }
 
   outcome(): EngineOutcome {
-    return { reachedEnd: this.#reachedEnd, variables: { ...this.#extracted }, names: [...this.#names], position: this.#current.id };
+    return {
+      reachedEnd: this.#reachedEnd,
+      ...(this.#ending ? { ending: this.#ending } : {}),
+      variables: { ...this.#extracted },
+      names: [...this.#names],
+      position: this.#current.id,
+    };
   }
 
   async *begin(signal: AbortSignal): AsyncIterable<EngineOutput> {
@@ -127,6 +137,8 @@ export class FlowEngine implements ResponseEngine {
   async *#enter(node: FlowNode, signal: AbortSignal, hops: number): AsyncIterable<EngineOutput> {
     if (hops > MAX_HOPS_PER_TURN) throw new EngineError('error_config', 'flow loops between nodes without waiting for the user');
     this.#current = node;
+    // The ending is decided on entering the end node: a caller hanging up during its goodbye does not undo it.
+    if (node.type === 'end') this.#ending ??= this.#endingAt(node);
     yield* this.#speakInstruction(node, signal);
     if (node.type === 'end') {
       this.#reachedEnd = true;
@@ -204,8 +216,26 @@ export class FlowEngine implements ResponseEngine {
     return '';
   }
 
+  /**
+   * An end node's ending: its `success` mark when it has one; unmarked, a success unless the
+   * turn that led here took an else edge (an `always` edge of a conversation node that has other
+   * edges, taken because none of them matched: the fallback path).
+   */
+  #endingAt(node: FlowNode): EngineEnding {
+    const base = { via: 'end_node' as const, nodeId: node.id };
+    if (node.success !== undefined) {
+      return { ...base, successful: node.success, marked: true, detail: `end node "${node.id}" (marked ${node.success ? 'a success' : 'a failure path'})` };
+    }
+    if (this.#elseFrom !== undefined) {
+      return { ...base, successful: false, marked: false, detail: `end node "${node.id}" reached through the else edge of "${this.#elseFrom}"` };
+    }
+    return { ...base, successful: true, marked: false, detail: `end node "${node.id}"` };
+  }
+
   async #chooseEdge(node: FlowNode, userText: string, signal: AbortSignal): Promise<FlowNode | undefined> {
     const edges = node.edges ?? [];
+    // Tool nodes chain on with `always`: only a conversation node's else edge is a fallback.
+    if (node.type === 'conversation') this.#elseFrom = undefined;
     const vars = this.variables();
     let promptVerdict: FlowEdge | null | undefined; // undefined = not asked yet
     for (const edge of edges) {
@@ -220,7 +250,10 @@ export class FlowEngine implements ResponseEngine {
       if (hit) return this.#destination(edge);
     }
     const always = edges.find((e) => e.transition_condition.type === 'always');
-    return always ? this.#destination(always) : undefined;
+    if (!always) return undefined;
+    // A node whose only edges are `always` just moves on; with other edges, `always` is the else.
+    if (node.type === 'conversation' && edges.some((e) => e.transition_condition.type !== 'always')) this.#elseFrom = node.id;
+    return this.#destination(always);
   }
 
   #destination(edge: FlowEdge): FlowNode {

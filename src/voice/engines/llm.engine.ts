@@ -1,6 +1,6 @@
 import type { ChatMessage, ChatTool, ChatToolCall, LlmProvider } from '../../providers/llm.ts';
 import { renderTemplate, resolveVariables } from './variables.ts';
-import { EngineError, type CallVariables, type EngineOutcome, type EngineOutput, type ResponseEngine, type ServiceLlm, type ServiceLlmState } from './types.ts';
+import { EngineError, type CallVariables, type EngineEnding, type EngineOutcome, type EngineOutput, type ResponseEngine, type ServiceLlm, type ServiceLlmState } from './types.ts';
 
 /** LLM round trips allowed per user turn (state transitions re-prompt in the new state). */
 const MAX_ROUNDS_PER_TURN = 4;
@@ -34,6 +34,7 @@ export class LlmEngine implements ResponseEngine {
   #state: ServiceLlmState | undefined;
   #history: ChatMessage[] = [];
   #reachedEnd = false;
+  #ending: EngineEnding | undefined;
 
   constructor(options: LlmEngineOptions) {
     this.#config = options.config;
@@ -54,7 +55,7 @@ export class LlmEngine implements ResponseEngine {
   }
 
   outcome(): EngineOutcome {
-    return { reachedEnd: this.#reachedEnd, variables: {}, names: [], ...(this.#state ? { position: this.#state.name } : {}) };
+    return { reachedEnd: this.#reachedEnd, ...(this.#ending ? { ending: this.#ending } : {}), variables: {}, names: [], ...(this.#state ? { position: this.#state.name } : {}) };
   }
 
   async *begin(signal: AbortSignal): AsyncIterable<EngineOutput> {
@@ -99,7 +100,10 @@ export class LlmEngine implements ResponseEngine {
       description: 'End the call once the conversation is complete or the user wants to hang up.',
       parameters: {
         type: 'object',
-        properties: { message: { type: 'string', description: 'A short goodbye to say before hanging up.' } },
+        properties: {
+          message: { type: 'string', description: 'A short goodbye to say before hanging up.' },
+          goal_achieved: { type: 'boolean', description: 'Whether the goal of the call was achieved (false when the user gives up, or you could not help).' },
+        },
         additionalProperties: false,
       },
     });
@@ -133,7 +137,15 @@ export class LlmEngine implements ResponseEngine {
       let moved = false;
       for (const call of calls) {
         if (call.name === 'end_call') {
-          const goodbye = parseArgs(call.arguments)['message'];
+          const args = parseArgs(call.arguments);
+          const goodbye = args['message'];
+          const achieved = args['goal_achieved'] === true;
+          this.#ending = {
+            via: 'end_call',
+            successful: achieved,
+            marked: false,
+            detail: `end_call ${achieved ? 'with goal_achieved' : 'without goal_achieved'}${this.#state ? ` in state "${this.#state.name}"` : ''}`,
+          };
           this.#history.push({ role: 'tool', tool_call_id: call.id, content: 'call ended' });
           if (typeof goodbye === 'string' && goodbye.trim()) yield { type: 'text', text: goodbye.trim() };
           this.#reachedEnd = true;

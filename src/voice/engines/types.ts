@@ -70,9 +70,27 @@ export interface ResponseEngine {
   outcome(): EngineOutcome;
 }
 
+/**
+ * How the engine ended the conversation: set once a flow enters an end node (before its goodbye
+ * is spoken) or the service LLM calls end_call. The post-call analysis reads `successful`.
+ */
+export interface EngineEnding {
+  via: 'end_node' | 'end_call';
+  /** The end node (flow). */
+  nodeId?: string;
+  /** The goal of the call was achieved (rules in docs/voice-pipeline.md, Post-call analysis). */
+  successful: boolean;
+  /** Why, in words, for the analysis: 'end node "bye" reached through the else edge of "greet"'. */
+  detail: string;
+  /** The flow's author marked the end node (`success`): the mark stands over an LLM's opinion. */
+  marked: boolean;
+}
+
 export interface EngineOutcome {
   /** True when an end node was reached or the agent called end_call. */
   reachedEnd: boolean;
+  /** How the conversation ended, once the engine ended it. */
+  ending?: EngineEnding;
   /** Variables the engine resolved or extracted during the call. */
   variables: Record<string, string>;
   /** Values of variables extracted with type 'name' (for PII redaction). */
