@@ -110,6 +110,10 @@ type OperatorRequest = (method: 'GET' | 'POST', url: string, body?: unknown) => 
 
 function demoApiRoutes(demo: DemoOptions | null, root: FastifyInstance): FastifyPluginAsyncTypebox {
   return async (app) => {
+    // The demo page's own routes are not API: left out of the OpenAPI document.
+    app.addHook('onRoute', (route) => {
+      route.schema = { ...route.schema, hide: true };
+    });
     app.addHook('onRequest', (_request, reply, done) => {
       reply.header('cache-control', 'no-store');
       done();
