@@ -176,7 +176,8 @@ export function openApiOptions(publicBaseUrl: string, guidesUrl: string | null =
           'Every operation but the media WebSocket takes `Authorization: Bearer sb_...`. Errors are `{status: "error", code, message}` with a stable snake_case `code`; a resource that does not exist under the key is 422.',
           ...(guidesUrl === null ? [] : [`Guides: ${guidesUrl}`]),
         ].join('\n\n'),
-        license: { name: 'MIT', identifier: 'MIT' },
+        // The project has not chosen a license: say so rather than name one (as package.json's UNLICENSED).
+        license: { name: 'UNLICENSED: no license has been chosen yet' },
       },
       servers: [{ url: publicBaseUrl, description: 'This server (PUBLIC_BASE_URL)' }],
       tags: Object.entries(API_TAGS).map(([name, description]) => ({ name, description })),
