@@ -1,6 +1,8 @@
 /**
  * Builds the browser bundles into dist/web/ with esbuild (about half a second):
  *   web-sdk.js      the browser SDK (ESM), its AudioWorklets inlined as strings
+ *   web-sdk.d.ts    its types in one self-contained file (dts-bundle-generator, with the
+ *                   protocol's TypeBox types inlined; rebuilt only when its sources change)
  *   demo.js         the /demo page
  *   dashboard.js    the /dashboard single-page app (Preact)
  *   app.css         the pages' stylesheet
@@ -12,8 +14,10 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
+import type * as DtsBundleGenerator from 'dts-bundle-generator';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 export const DEFAULT_WEB_OUT_DIR = path.join(ROOT, 'dist/web');
@@ -87,9 +91,50 @@ export async function buildWeb(options: BuildWebOptions = {}): Promise<BuildWebR
     },
   });
   fs.copyFileSync(path.join(ROOT, 'web/shared/app.css'), path.join(outDir, 'app.css'));
-  const files = [...Object.keys(result.metafile.outputs).map((f) => path.basename(f)), 'app.css'].sort();
+  const types = await buildSdkTypes(outDir);
+  const files = [...Object.keys(result.metafile.outputs).map((f) => path.basename(f)), 'app.css', ...(types ? [types] : [])].sort();
   fs.writeFileSync(path.join(outDir, 'manifest.json'), `${JSON.stringify({ built_at: new Date().toISOString(), files }, null, 2)}\n`);
   return { outDir, files, durationMs: Math.round(performance.now() - started) };
+}
+
+/** Where the SDK's declarations come from: its sources and the protocol it imports. */
+const SDK_TYPE_SOURCES = ['packages/web-sdk/src', 'src/protocol', 'packages/web-sdk/tsconfig.json', 'packages/web-sdk/tsconfig.types.json'];
+const SDK_TYPES_FILE = 'web-sdk.d.ts';
+
+/**
+ * Bundles the SDK's declarations into `outDir/web-sdk.d.ts`: one file, no imports (TypeBox's
+ * types, which the protocol's message types are written in, are inlined), so a project with no
+ * other package compiles against it. Takes seconds, so it is skipped when the file's first line
+ * already names the hash of its sources. Returns the file name, or null where dts-bundle-generator
+ * is not installed (a production install without dev dependencies: /sdk/web-sdk.d.ts is then 404).
+ */
+export async function buildSdkTypes(outDir: string): Promise<string | null> {
+  const hash = createHash('sha256');
+  for (const source of SDK_TYPE_SOURCES) {
+    const full = path.join(ROOT, source);
+    const files = fs.statSync(full).isDirectory() ? fs.readdirSync(full, { recursive: true, encoding: 'utf8' }).sort().map((f) => path.join(full, f)) : [full];
+    for (const file of files) {
+      if (!fs.statSync(file).isFile()) continue;
+      hash.update(path.relative(ROOT, file)).update('\0').update(fs.readFileSync(file));
+    }
+  }
+  const stamp = `// @switchboard/web-sdk types, sources ${hash.digest('hex').slice(0, 16)}`;
+  const target = path.join(outDir, SDK_TYPES_FILE);
+  if (fs.existsSync(target) && fs.readFileSync(target, 'utf8').startsWith(`${stamp}\n`)) return SDK_TYPES_FILE;
+  let generator: typeof DtsBundleGenerator;
+  try {
+    generator = await import('dts-bundle-generator');
+  } catch {
+    process.stderr.write('build-web: dts-bundle-generator is not installed (dev dependency): web-sdk.d.ts not built\n');
+    return null;
+  }
+  const [types] = generator.generateDtsBundle(
+    [{ filePath: path.join(ROOT, 'packages/web-sdk/src/index.ts'), libraries: { inlinedLibraries: ['@sinclair/typebox'] }, output: { noBanner: true } }],
+    { preferredConfigPath: path.join(ROOT, 'packages/web-sdk/tsconfig.types.json') },
+  );
+  if (types === undefined) throw new Error('dts-bundle-generator produced no declarations');
+  fs.writeFileSync(target, `${stamp}\n${types}`);
+  return SDK_TYPES_FILE;
 }
 
 /** Type-checks the browser sources (each has its own tsconfig.json); returns false on errors. */

@@ -8,6 +8,7 @@ import { DemoAdmission } from './http/demo-admission.ts';
 import { installJsonBody } from './http/json-body.ts';
 import { installRetellAliases } from './http/retell-aliases.ts';
 import { docsRoutes } from './http/routes/docs.routes.ts';
+import { openApiOptions } from './http/openapi.ts';
 import { pagedRoutes } from './http/routes/paged.routes.ts';
 import { installErrorHandling } from './http/error-handler.ts';
 import { installInputGuard } from './http/input-guard.ts';
@@ -61,17 +62,8 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   installRetellAliases(app);
   installInputGuard(app);
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Switchboard API',
-        version: '1.0.0',
-        description: 'Web calls on configured voice agents, their agents and response engines, and account webhooks.',
-      },
-      components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: `sb_...`.' } } },
-    },
-  });
+  // The OpenAPI document: operationIds, tags, named components, servers (src/http/openapi.ts).
+  await app.register(swagger, openApiOptions(runtime.config.publicBaseUrl));
   await app.register(docsRoutes());
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 

@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from './config/config.ts';
 import { buildApp } from './app.ts';
 import { createLogger } from './lib/logger.ts';
@@ -132,7 +133,27 @@ async function main(): Promise<void> {
   if (config.webhooks.worker) await runtime.services.webhookDispatcher.start();
   void housekeeping.runNow();
   void recovery.runNow();
-  log.info({ store: runtime.store.dialect, dataDir: config.dataDir }, 'switchboard ready');
+  const urls = pageUrls(config.port === 0 ? `http://${urlHost(config.host)}:${(app.server.address() as AddressInfo).port}` : config.publicBaseUrl, config.demoApiKey !== null);
+  // One line for the person who ran `npm start`, beside the JSON logs on stdout (stderr, so
+  // stdout stays JSON); shown where LOG_LEVEL shows info. Written before the ready log line.
+  if (log.isLevelEnabled('info')) process.stderr.write(`${startLine(urls)}\n`);
+  log.info({ store: runtime.store.dialect, dataDir: config.dataDir, urls }, 'switchboard ready');
+}
+
+/** Where the pages are, from the address people reach the server at. */
+function pageUrls(base: string, demo: boolean): { dashboard: string; demo: string | null; docs: string } {
+  const root = base.replace(/\/+$/, '');
+  return { dashboard: `${root}/dashboard`, demo: demo ? `${root}/demo` : null, docs: `${root}/docs` };
+}
+
+/** `switchboard: ready. Dashboard http://...; demo ...; API reference ...`, in one line. */
+function startLine(urls: ReturnType<typeof pageUrls>): string {
+  const demo = urls.demo ?? 'off (set DEMO_API_KEY to turn it on)';
+  return `switchboard: ready. Dashboard ${urls.dashboard} - demo ${demo} - API reference ${urls.docs}`;
+}
+
+function urlHost(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 main().catch((error: unknown) => {

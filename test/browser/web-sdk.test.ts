@@ -134,6 +134,32 @@ describe('browser SDK against the fake media server', { skip, timeout: 120_000 }
     await page.close();
   });
 
+  test("every failed start is emitted as error: no token, the page's backend failing, a second start", async () => {
+    const page = await openPage();
+    const before = server.calls.length;
+    // The documented page's backend answered an error body: no access_token.
+    assert.equal(await start(page, undefined as unknown as string), 'invalid_argument');
+    // The page hands over its backend's promise, which rejects (the fetch failed).
+    const failed = await page.evaluate(() =>
+      (window as any).client.startCall({ accessToken: Promise.reject(new Error('the backend answered 500')) }).then(() => 'started', (e: any) => e.code));
+    assert.equal(failed, 'access_token_failed');
+    assert.equal(server.calls.length, before, 'nothing was connected');
+    assert.equal(await page.evaluate(() => (window as any).client.state), 'idle');
+    // A promise that resolves to a token joins as a string does.
+    const token = server.issueToken();
+    const joined = await page.evaluate((t) =>
+      (window as any).client.startCall({ accessToken: new Promise((resolve) => setTimeout(() => resolve(t), 50)) }).then(() => 'started', (e: any) => e.code), token);
+    assert.equal(joined, 'started');
+    assert.equal(await start(page, server.issueToken()), 'call_in_progress');
+    await page.click('#stop');
+    await page.evaluate(() => (window as any).stopResult);
+    const errors = (await events(page)).filter((e) => e.name === 'error').map((e) => e.payload);
+    assert.deepEqual(errors.map((e) => e.code), ['invalid_argument', 'access_token_failed', 'call_in_progress']);
+    assert.match(errors[1].message, /the backend answered 500/);
+    assert.deepEqual(browser.errors, []);
+    await page.close();
+  });
+
   test('a lost connection is reported as connection_lost, then call_ended', async () => {
     const page = await openPage();
     const before = server.calls.length;

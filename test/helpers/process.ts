@@ -15,6 +15,8 @@ export interface ServerProcess {
   baseUrl: string;
   /** Every line the server wrote to stdout (JSON logs). */
   lines: string[];
+  /** What the server wrote to stderr so far (the start line for people, start-up failures). */
+  stderr(): string;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
@@ -56,6 +58,7 @@ export async function startServer(env: Record<string, string>, timeoutMs = 20_00
     child,
     baseUrl,
     lines,
+    stderr: () => stderr,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       child.kill(signal);

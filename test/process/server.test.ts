@@ -53,6 +53,22 @@ for (const kind of STORES) {
       assert.equal((await runCli(['keys', 'list', '--account', 'acct_nope'], env)).code, 1);
     });
 
+    it('says where to go in one human line on stderr, beside JSON logs on stdout', async () => {
+      const server = await startServer(env);
+      try {
+        const base = server.baseUrl;
+        const human = server.stderr().split('\n').filter((line) => line.startsWith('switchboard: ready.'));
+        assert.deepEqual(human, [`switchboard: ready. Dashboard ${base}/dashboard - demo off (set DEMO_API_KEY to turn it on) - API reference ${base}/docs`]);
+        for (const line of server.lines) JSON.parse(line); // stdout stays JSON
+        const ready = server.lines.map((line) => JSON.parse(line)).find((entry) => entry.msg === 'switchboard ready');
+        assert.deepEqual(ready.urls, { dashboard: `${base}/dashboard`, demo: null, docs: `${base}/docs` });
+        assert.equal((await fetch(`${base}/dashboard`)).status, 200);
+        assert.equal((await fetch(`${base}/docs`, { redirect: 'manual' })).status < 400, true);
+      } finally {
+        await server.stop();
+      }
+    });
+
     it('serves health, readiness, metrics and the OpenAPI document, and shuts down gracefully on SIGTERM', async () => {
       const { api_key: key } = JSON.parse((await runCli(['keys', 'create'], env)).stdout);
       const server = await startServer(env);

@@ -35,8 +35,13 @@ export interface WebCallClientOptions {
 }
 
 export interface StartCallOptions {
-  /** The `access_token` of create-web-call (single use, valid 30 s). */
-  accessToken: string;
+  /**
+   * The `access_token` of create-web-call (single use, valid 30 s), or a promise of it, such as
+   * your backend's answer: a promise is awaited once the microphone is open (so a slow permission
+   * prompt cannot expire the token), and its failure is reported like any other failed start
+   * (`access_token_failed`, emitted as `error`).
+   */
+  accessToken: string | PromiseLike<string>;
   /** Sample rate of the AudioContext in Hz (default: the device's). The wire is always 16 kHz. */
   sampleRate?: number;
   /** `deviceId` of the microphone (from `navigator.mediaDevices.enumerateDevices()`). */
@@ -187,10 +192,12 @@ export class WebCallClient extends TypedEmitter<WebCallEvents> {
    * emitted as `error`) when the microphone is refused, the token is bad, or the server is unreachable.
    */
   async startCall(options: StartCallOptions): Promise<void> {
-    if (this.#state !== 'idle') throw new WebCallError('call_in_progress', 'A call is already running on this client; stopCall() first.');
-    if (typeof options?.accessToken !== 'string' || options.accessToken.length === 0) {
-      throw new WebCallError('invalid_argument', 'startCall needs the accessToken returned by create-web-call.');
-    }
+    // Every failed start is emitted as `error` too (pages show that, then re-enable their button).
+    if (this.#state !== 'idle') return this.#fail(new WebCallError('call_in_progress', 'A call is already running on this client; stopCall() first.'));
+    const accessToken = options?.accessToken;
+    if (!isThenable(accessToken) && !isToken(accessToken)) return this.#fail(invalidToken());
+    // A failure before the token is awaited must not leave its rejection unhandled in the page.
+    if (isThenable(accessToken)) Promise.resolve(accessToken).catch(() => undefined);
     const unsupported = missingFeature();
     if (unsupported) return this.#fail(new WebCallError('unsupported_browser', unsupported));
 
@@ -230,7 +237,9 @@ export class WebCallClient extends TypedEmitter<WebCallEvents> {
       this.#startPlayback(session, context, options.emitRawAudioSamples === true);
       if (options.playbackDeviceId) await setSink(context, options.playbackDeviceId);
 
-      const started = await this.#join(session, options.accessToken);
+      const token = await resolveToken(accessToken);
+      this.#checkLive(session);
+      const started = await this.#join(session, token);
       this.#checkLive(session);
       session.callId = started.call_id;
       this.#startCapture(session, context);
@@ -543,4 +552,28 @@ async function setSink(context: AudioContext, deviceId: string): Promise<void> {
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+function isThenable(value: unknown): value is PromiseLike<string> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
+}
+
+function isToken(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0;
+}
+
+function invalidToken(): WebCallError {
+  return new WebCallError('invalid_argument', 'startCall needs the accessToken returned by create-web-call (your backend gave none).');
+}
+
+/** The token, or the promise's token: a rejection is `access_token_failed`, no token `invalid_argument`. */
+async function resolveToken(accessToken: string | PromiseLike<string>): Promise<string> {
+  let token: unknown;
+  try {
+    token = await accessToken;
+  } catch (error) {
+    throw new WebCallError('access_token_failed', `Could not get an access token for the call: ${errorMessage(error)}`, { cause: error });
+  }
+  if (!isToken(token)) throw invalidToken();
+  return token;
 }

@@ -23,8 +23,10 @@ export type WebCallErrorCode =
   | 'call_in_progress'
   /** `stopCall()` was called while `startCall()` was still connecting (no `error` event). */
   | 'call_cancelled'
-  /** Invalid arguments to `startCall()`. */
+  /** Invalid arguments to `startCall()`, such as no access token (the page's backend gave none). */
   | 'invalid_argument'
+  /** The promise given as `accessToken` rejected (the page's backend failed); nothing was connected. */
+  | 'access_token_failed'
   /** A code of the server's `error` message. */
   | ServerErrorCode
   | (string & {});

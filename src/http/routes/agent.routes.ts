@@ -13,35 +13,37 @@ import {
   ServiceLlmUpdateBody,
   VersionQuery,
 } from '../schemas/agent.schemas.ts';
-import { PathId, authErrors } from '../schemas/common.schemas.ts';
+import { ErrorResponse, PathId, authErrors } from '../schemas/common.schemas.ts';
+import { operation } from '../openapi.ts';
 
 const FlowIdParam = Type.Object({ conversation_flow_id: PathId });
 const LlmIdParam = Type.Object({ llm_id: PathId });
 const AgentIdParam = Type.Object({ agent_id: PathId });
-const security = [{ apiKey: [] }];
+/** What a delete answers: 204, or 409 while something still uses the resource. */
+const deleted = { 204: Type.Null(), ...authErrors, 409: ErrorResponse };
 
 /** Conversation flows, service LLMs and agents, in the path style of the call operations. */
 export function agentRoutes(agents: AgentService): FastifyPluginAsyncTypebox {
   return async (app) => {
     // --- conversation flows
     app.post('/create-conversation-flow', {
-      schema: { tags: ['agents'], summary: 'Create a conversation flow', security, body: ConversationFlowCreateBody, response: { 201: ConversationFlowResponse, ...authErrors } },
+      schema: operation({ operationId: 'createConversationFlow', tags: ['conversation-flows'], summary: 'Create a conversation flow', body: ConversationFlowCreateBody, response: { 201: ConversationFlowResponse, ...authErrors } }),
     }, async (request, reply) => reply.code(201).send(await agents.createFlow(request.principal.accountId, request.body)));
 
     app.get('/get-conversation-flow/:conversation_flow_id', {
-      schema: { tags: ['agents'], summary: 'Get a conversation flow', security, params: FlowIdParam, response: { 200: ConversationFlowResponse, ...authErrors } },
+      schema: operation({ operationId: 'getConversationFlow', tags: ['conversation-flows'], summary: 'Get a conversation flow', params: FlowIdParam, response: { 200: ConversationFlowResponse, ...authErrors } }),
     }, async (request) => agents.getFlow(request.principal.accountId, request.params.conversation_flow_id));
 
     app.patch('/update-conversation-flow/:conversation_flow_id', {
-      schema: { tags: ['agents'], summary: 'Update a conversation flow', security, params: FlowIdParam, body: ConversationFlowUpdateBody, response: { 200: ConversationFlowResponse, ...authErrors } },
+      schema: operation({ operationId: 'updateConversationFlow', tags: ['conversation-flows'], summary: 'Update a conversation flow', params: FlowIdParam, body: ConversationFlowUpdateBody, response: { 200: ConversationFlowResponse, ...authErrors } }),
     }, async (request) => agents.updateFlow(request.principal.accountId, request.params.conversation_flow_id, request.body));
 
     app.get('/list-conversation-flows', {
-      schema: { tags: ['agents'], summary: 'List conversation flows', security, response: { 200: Type.Array(ConversationFlowResponse), 401: authErrors[401] } },
+      schema: operation({ operationId: 'listConversationFlows', tags: ['conversation-flows'], summary: 'List conversation flows', response: { 200: Type.Array(ConversationFlowResponse), 401: authErrors[401] } }),
     }, async (request) => agents.listFlows(request.principal.accountId));
 
     app.delete('/delete-conversation-flow/:conversation_flow_id', {
-      schema: { tags: ['agents'], summary: 'Delete a conversation flow (refused with 409 while an agent uses it)', security, params: FlowIdParam },
+      schema: operation({ operationId: 'deleteConversationFlow', tags: ['conversation-flows'], summary: 'Delete a conversation flow (refused with 409 while an agent uses it)', params: FlowIdParam, response: deleted }),
     }, async (request, reply) => {
       await agents.deleteFlow(request.principal.accountId, request.params.conversation_flow_id);
       return reply.code(204).send(null);
@@ -49,23 +51,23 @@ export function agentRoutes(agents: AgentService): FastifyPluginAsyncTypebox {
 
     // --- service LLMs
     app.post('/create-service-llm', {
-      schema: { tags: ['agents'], summary: 'Create a service LLM', security, body: ServiceLlmCreateBody, response: { 201: ServiceLlmResponse, ...authErrors } },
+      schema: operation({ operationId: 'createServiceLlm', tags: ['service-llms'], summary: 'Create a service LLM', body: ServiceLlmCreateBody, response: { 201: ServiceLlmResponse, ...authErrors } }),
     }, async (request, reply) => reply.code(201).send(await agents.createLlm(request.principal.accountId, request.body)));
 
     app.get('/get-service-llm/:llm_id', {
-      schema: { tags: ['agents'], summary: 'Get a service LLM', security, params: LlmIdParam, response: { 200: ServiceLlmResponse, ...authErrors } },
+      schema: operation({ operationId: 'getServiceLlm', tags: ['service-llms'], summary: 'Get a service LLM', params: LlmIdParam, response: { 200: ServiceLlmResponse, ...authErrors } }),
     }, async (request) => agents.getLlm(request.principal.accountId, request.params.llm_id));
 
     app.patch('/update-service-llm/:llm_id', {
-      schema: { tags: ['agents'], summary: 'Update a service LLM', security, params: LlmIdParam, body: ServiceLlmUpdateBody, response: { 200: ServiceLlmResponse, ...authErrors } },
+      schema: operation({ operationId: 'updateServiceLlm', tags: ['service-llms'], summary: 'Update a service LLM', params: LlmIdParam, body: ServiceLlmUpdateBody, response: { 200: ServiceLlmResponse, ...authErrors } }),
     }, async (request) => agents.updateLlm(request.principal.accountId, request.params.llm_id, request.body));
 
     app.get('/list-service-llms', {
-      schema: { tags: ['agents'], summary: 'List service LLMs', security, response: { 200: Type.Array(ServiceLlmResponse), 401: authErrors[401] } },
+      schema: operation({ operationId: 'listServiceLlms', tags: ['service-llms'], summary: 'List service LLMs', response: { 200: Type.Array(ServiceLlmResponse), 401: authErrors[401] } }),
     }, async (request) => agents.listLlms(request.principal.accountId));
 
     app.delete('/delete-service-llm/:llm_id', {
-      schema: { tags: ['agents'], summary: 'Delete a service LLM (refused with 409 while an agent uses it)', security, params: LlmIdParam },
+      schema: operation({ operationId: 'deleteServiceLlm', tags: ['service-llms'], summary: 'Delete a service LLM (refused with 409 while an agent uses it)', params: LlmIdParam, response: deleted }),
     }, async (request, reply) => {
       await agents.deleteLlm(request.principal.accountId, request.params.llm_id);
       return reply.code(204).send(null);
@@ -73,33 +75,33 @@ export function agentRoutes(agents: AgentService): FastifyPluginAsyncTypebox {
 
     // --- agents
     app.post('/create-agent', {
-      schema: { tags: ['agents'], summary: 'Create an agent (version 1)', security, body: AgentCreateBody, response: { 201: AgentResponse, ...authErrors } },
+      schema: operation({ operationId: 'createAgent', tags: ['agents'], summary: 'Create an agent (version 1)', body: AgentCreateBody, response: { 201: AgentResponse, ...authErrors } }),
     }, async (request, reply) => reply.code(201).send(await agents.createAgent(request.principal.accountId, request.body)));
 
     app.get('/get-agent/:agent_id', {
-      schema: { tags: ['agents'], summary: 'Get an agent (latest version, or ?version=N)', security, params: AgentIdParam, querystring: VersionQuery, response: { 200: AgentResponse, ...authErrors } },
+      schema: operation({ operationId: 'getAgent', tags: ['agents'], summary: 'Get an agent (latest version, or ?version=N)', params: AgentIdParam, querystring: VersionQuery, response: { 200: AgentResponse, ...authErrors } }),
     }, async (request) => {
       const version = request.query.version === undefined ? undefined : Number(request.query.version);
       return agents.getAgent(request.principal.accountId, request.params.agent_id, version);
     });
 
     app.get('/list-agents', {
-      schema: { tags: ['agents'], summary: 'List agents (latest versions)', security, response: { 200: Type.Array(AgentResponse), 401: authErrors[401] } },
+      schema: operation({ operationId: 'listAgents', tags: ['agents'], summary: 'List agents (latest versions)', response: { 200: Type.Array(AgentResponse), 401: authErrors[401] } }),
     }, async (request) => agents.listAgents(request.principal.accountId));
 
     app.patch('/update-agent/:agent_id', {
-      schema: { tags: ['agents'], summary: 'Update an agent: makes the next version', security, params: AgentIdParam, body: AgentUpdateBody, response: { 200: AgentResponse, ...authErrors } },
+      schema: operation({ operationId: 'updateAgent', tags: ['agents'], summary: 'Update an agent: makes the next version', params: AgentIdParam, body: AgentUpdateBody, response: { 200: AgentResponse, ...authErrors } }),
     }, async (request) => agents.updateAgent(request.principal.accountId, request.params.agent_id, request.body));
 
     app.delete('/delete-agent/:agent_id', {
-      schema: { tags: ['agents'], summary: 'Delete an agent and its versions (its calls stay)', security, params: AgentIdParam },
+      schema: operation({ operationId: 'deleteAgent', tags: ['agents'], summary: 'Delete an agent and its versions (its calls stay)', params: AgentIdParam, response: { 204: Type.Null(), ...authErrors } }),
     }, async (request, reply) => {
       await agents.deleteAgent(request.principal.accountId, request.params.agent_id);
       return reply.code(204).send(null);
     });
 
     app.get('/get-agent-versions/:agent_id', {
-      schema: { tags: ['agents'], summary: 'Every version of an agent, oldest first', security, params: AgentIdParam, response: { 200: Type.Array(AgentResponse), ...authErrors } },
+      schema: operation({ operationId: 'getAgentVersions', tags: ['agents'], summary: 'Every version of an agent, oldest first', params: AgentIdParam, response: { 200: Type.Array(AgentResponse), ...authErrors } }),
     }, async (request) => agents.listVersions(request.principal.accountId, request.params.agent_id));
   };
 }

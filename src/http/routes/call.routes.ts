@@ -4,9 +4,9 @@ import { errors } from '../../domain/errors.ts';
 import type { CallService } from '../../services/call.service.ts';
 import { CallResponse, CreateWebCallBody, ListCallsBody, UpdateCallBody } from '../schemas/call.schemas.ts';
 import { ErrorResponse, PathId, authErrors } from '../schemas/common.schemas.ts';
+import { operation } from '../openapi.ts';
 
 const CallIdParam = Type.Object({ call_id: PathId });
-const security = [{ apiKey: [] }];
 /** 1 to 255 printable ASCII characters, space included (Node strips spaces around a header value). */
 const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 
@@ -15,21 +15,21 @@ export function callRoutes(calls: CallService): FastifyPluginAsyncTypebox {
   return async (app) => {
     // The spec's path, and the one Retell's SDK 5 posts to (`call.createWebCall`): the same
     // operation and answer (our call object, not Retell's v3 `{ice_servers, transport}` shape).
-    for (const [url, summary] of [
-      ['/v2/create-web-call', 'Create a web call'],
-      ['/v3/create-web-call', 'Create a web call (the path of Retell\'s SDK 5: the same as /v2/create-web-call)'],
-    ] as const) {
+    // The v3 path is left out of the OpenAPI document: one operation, one method in generated
+    // clients (the README lists the paths kept for Retell's SDK).
+    for (const [url, hide] of [['/v2/create-web-call', false], ['/v3/create-web-call', true]] as const) {
       app.post(url, {
-        schema: {
+        schema: operation({
+          operationId: 'createWebCall',
           tags: ['calls'],
-          summary,
+          summary: 'Create a web call',
           description:
-            'Answers 201 with the call and its single-use `access_token`. An `Idempotency-Key` header makes retries with the same body within 24 h return the same call.',
-          security,
-          headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String()) }),
+            'Answers 201 with the call and its single-use `access_token` (for the browser SDK or `cli join`). An `Idempotency-Key` header makes retries with the same body within 24 h return the same call (with `Idempotent-Replayed: true`).',
+          hide,
+          headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ description: '1 to 255 printable ASCII characters.' })) }),
           body: CreateWebCallBody,
           response: { 201: CallResponse, ...authErrors, 402: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse },
-        },
+        }),
       }, async (request, reply) => {
         const key = request.headers['idempotency-key'];
         if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
@@ -42,26 +42,26 @@ export function callRoutes(calls: CallService): FastifyPluginAsyncTypebox {
     }
 
     app.patch('/v2/update-call/:call_id', {
-      schema: { tags: ['calls'], summary: 'Update a call', security, params: CallIdParam, body: UpdateCallBody, response: { 200: CallResponse, ...authErrors } },
+      schema: operation({ operationId: 'updateCall', tags: ['calls'], summary: 'Update a call', params: CallIdParam, body: UpdateCallBody, response: { 200: CallResponse, ...authErrors } }),
     }, async (request) => calls.updateCall(request.principal.accountId, request.params.call_id, request.body));
 
     app.get('/v2/get-call/:call_id', {
-      schema: { tags: ['calls'], summary: 'Get a call', security, params: CallIdParam, response: { 200: CallResponse, ...authErrors } },
+      schema: operation({ operationId: 'getCall', tags: ['calls'], summary: 'Get a call', params: CallIdParam, response: { 200: CallResponse, ...authErrors } }),
     }, async (request) => calls.getCall(request.principal.accountId, request.params.call_id));
 
     app.post('/v2/list-calls', {
-      schema: {
+      schema: operation({
+        operationId: 'listCalls',
         tags: ['calls'],
         summary: 'List calls',
         description: 'Newest first by default. `pagination_key` is the `call_id` of the last call of the previous page.',
-        security,
         body: ListCallsBody,
         response: { 200: Type.Array(CallResponse), ...authErrors },
-      },
+      }),
     }, async (request) => calls.listCalls(request.principal.accountId, request.body ?? {}));
 
     app.delete('/v2/delete-call/:call_id', {
-      schema: { tags: ['calls'], summary: 'Delete a call and its recording', security, params: CallIdParam, response: { 204: Type.Null(), ...authErrors, 409: ErrorResponse } },
+      schema: operation({ operationId: 'deleteCall', tags: ['calls'], summary: 'Delete a call and its recording', params: CallIdParam, response: { 204: Type.Null(), ...authErrors, 409: ErrorResponse } }),
     }, async (request, reply) => {
       await calls.deleteCall(request.principal.accountId, request.params.call_id);
       return reply.code(204).send(null);

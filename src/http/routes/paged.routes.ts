@@ -7,8 +7,8 @@ import type { CallService } from '../../services/call.service.ts';
 import { AgentResponse, ConversationFlowResponse } from '../schemas/agent.schemas.ts';
 import { CallResponse, ListCallsBody } from '../schemas/call.schemas.ts';
 import { authErrors } from '../schemas/common.schemas.ts';
+import { operation } from '../openapi.ts';
 
-const security = [{ apiKey: [] }];
 const DEFAULT_LIMIT = 50;
 
 /** `?limit=&pagination_key=&sort_order=`, as query strings carry them. */
@@ -38,14 +38,14 @@ const Page = <T extends TSchema>(item: T, title: string) =>
 export function pagedRoutes(calls: CallService, agents: AgentService): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.post('/v3/list-calls', {
-      schema: {
+      schema: operation({
+        operationId: 'listCallsPage',
         tags: ['calls'],
         summary: 'List calls, a page at a time',
         description: 'The body of /v2/list-calls (`filter_criteria`, `sort_order`, `limit`, `pagination_key`); the answer is a page.',
-        security,
         body: ListCallsBody,
         response: { 200: Page(CallResponse, 'CallPage'), ...authErrors },
-      },
+      }),
     }, async (request) => {
       const limit = request.body.limit ?? DEFAULT_LIMIT;
       const rows = await calls.listCalls(request.principal.accountId, { ...request.body, limit: limit + 1 });
@@ -53,15 +53,15 @@ export function pagedRoutes(calls: CallService, agents: AgentService): FastifyPl
     });
 
     app.post('/v2/list-agents', {
-      schema: {
+      schema: operation({
+        operationId: 'listAgentsPage',
         tags: ['agents'],
         summary: 'List agents (latest versions), a page at a time',
         description: '`filter_criteria.query` keeps the agents whose name (any case) or id contains it.',
-        security,
         querystring: PageQuery,
-        body: Strict({ filter_criteria: Type.Optional(Strict({ query: Type.Optional(Type.String({ maxLength: 256 })) })) }),
+        body: Strict({ filter_criteria: Type.Optional(Strict({ query: Type.Optional(Type.String({ maxLength: 256 })) })) }, { title: 'ListAgentsPageRequest' }),
         response: { 200: Page(AgentResponse, 'AgentPage'), ...authErrors },
-      },
+      }),
     }, async (request) => {
       const query = request.body.filter_criteria?.query?.toLowerCase();
       const all = await agents.listAgents(request.principal.accountId);
@@ -70,13 +70,13 @@ export function pagedRoutes(calls: CallService, agents: AgentService): FastifyPl
     });
 
     app.get('/v2/list-conversation-flows', {
-      schema: {
-        tags: ['agents'],
+      schema: operation({
+        operationId: 'listConversationFlowsPage',
+        tags: ['conversation-flows'],
         summary: 'List conversation flows, a page at a time',
-        security,
         querystring: PageQuery,
         response: { 200: Page(ConversationFlowResponse, 'ConversationFlowPage'), ...authErrors },
-      },
+      }),
     }, async (request) => {
       const flows = await agents.listFlows(request.principal.accountId);
       return paginate(flows, (flow) => flow.conversation_flow_id, request.query, 'a conversation flow');

@@ -4,9 +4,13 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors } from '../../domain/errors.ts';
 import type { CallService } from '../../services/call.service.ts';
-import { PathId } from '../schemas/common.schemas.ts';
+import { ErrorResponse, PathId, authErrors } from '../schemas/common.schemas.ts';
+import { operation } from '../openapi.ts';
 
 const CallIdParam = Type.Object({ call_id: PathId });
+/** The WAV, whole (200) or a range of it (206), as the document describes it; the handler sends a file stream. */
+const Wav = (description: string) =>
+  Type.Unsafe<fs.ReadStream>({ description, content: { 'audio/wav': { schema: { type: 'string', format: 'binary' } } } });
 
 /**
  * GET /v2/get-call-recording/:call_id: the call's WAV (2 channels, 16 kHz, 16-bit: user left,
@@ -16,13 +20,14 @@ export function recordingRoutes(calls: CallService, dataDir: string): FastifyPlu
   const root = path.resolve(dataDir);
   return async (app) => {
     app.get('/v2/get-call-recording/:call_id', {
-      schema: {
+      schema: operation({
+        operationId: 'getCallRecording',
         tags: ['calls'],
         summary: 'Download a call recording (WAV)',
         description: 'Stereo 16 kHz 16-bit PCM WAV: the user on the left channel, the agent on the right. Accepts `Range: bytes=a-b`.',
-        security: [{ apiKey: [] }],
         params: CallIdParam,
-      },
+        response: { 200: Wav('The recording.'), 206: Wav('The requested byte range.'), ...authErrors, 416: ErrorResponse },
+      }),
     }, async (request, reply) => {
       const callId = request.params.call_id;
       const row = await calls.readCall(callId);

@@ -39,13 +39,15 @@ const CONTENT_TYPES: Record<string, string> = {
   '.css': 'text/css; charset=utf-8',
   '.map': 'application/json; charset=utf-8',
   '.json': 'application/json; charset=utf-8',
+  '.ts': 'application/typescript; charset=utf-8', // web-sdk.d.ts
 };
 
 const NOT_BUILT =
   'The browser bundles are not built. Run `node scripts/build-web.ts` (npm start and npm test run it first).';
 
 /**
- * The browser side of the service, outside the API-key hook: the SDK bundle (/sdk/web-sdk.js),
+ * The browser side of the service, outside the API-key hook: the SDK bundle (/sdk/web-sdk.js) and
+ * its types (/sdk/web-sdk.d.ts),
  * the demo page (/demo) with its small server API, and the dashboard (/dashboard).
  */
 export function webRoutes(options: WebRoutesOptions): FastifyPluginAsyncTypebox {
@@ -53,7 +55,7 @@ export function webRoutes(options: WebRoutesOptions): FastifyPluginAsyncTypebox 
   return async (app) => {
     // --- static bundles -------------------------------------------------------------------
     const sendBundle = async (reply: FastifyReply, file: string) => {
-      if (!/^[\w-]+(\.[\w-]+)*\.(js|css|map|json)$/.test(file)) return notFound(reply);
+      if (!/^[\w-]+(\.[\w-]+)*\.(js|css|map|json|d\.ts)$/.test(file)) return notFound(reply);
       let body: Buffer;
       try {
         body = await fs.readFile(path.join(distDir, file));
@@ -110,6 +112,10 @@ type OperatorRequest = (method: 'GET' | 'POST', url: string, body?: unknown) => 
 
 function demoApiRoutes(demo: DemoOptions | null, root: FastifyInstance): FastifyPluginAsyncTypebox {
   return async (app) => {
+    // The demo page's own routes are not API: left out of the OpenAPI document.
+    app.addHook('onRoute', (route) => {
+      route.schema = { ...route.schema, hide: true };
+    });
     app.addHook('onRequest', (_request, reply, done) => {
       reply.header('cache-control', 'no-store');
       done();

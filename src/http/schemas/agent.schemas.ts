@@ -4,15 +4,15 @@ import { NullableString, StringEnum } from '../../domain/schema-kit.ts';
 import { STORAGE_POLICIES } from '../../domain/storage-policy.ts';
 import { ConversationFlowDefinition } from '../../domain/conversation-flow.ts';
 import { ServiceLlmDefinition } from '../../domain/service-llm.ts';
-import { AnyJson } from './common.schemas.ts';
+import { AnyJson, named } from './common.schemas.ts';
 
 const Timestamps = {
   created_at: Type.Integer({ description: 'Epoch milliseconds.' }),
   last_modification_timestamp: Type.Integer({ description: 'Epoch milliseconds.' }),
 };
 
-export const ConversationFlowCreateBody = ConversationFlowDefinition;
-export const ConversationFlowUpdateBody = Type.Partial(ConversationFlowDefinition, { additionalProperties: false });
+export const ConversationFlowCreateBody = named(ConversationFlowDefinition, 'CreateConversationFlowRequest');
+export const ConversationFlowUpdateBody = named(Type.Partial(ConversationFlowDefinition, { additionalProperties: false }), 'UpdateConversationFlowRequest');
 /** Responses echo the stored definition; nested parts are serialised as stored. */
 export const ConversationFlowResponse = Type.Object(
   {
@@ -30,8 +30,8 @@ export const ConversationFlowResponse = Type.Object(
   { title: 'ConversationFlow' },
 );
 
-export const ServiceLlmCreateBody = ServiceLlmDefinition;
-export const ServiceLlmUpdateBody = Type.Partial(ServiceLlmDefinition, { additionalProperties: false });
+export const ServiceLlmCreateBody = named(ServiceLlmDefinition, 'CreateServiceLlmRequest');
+export const ServiceLlmUpdateBody = named(Type.Partial(ServiceLlmDefinition, { additionalProperties: false }), 'UpdateServiceLlmRequest');
 export const ServiceLlmResponse = Type.Object(
   {
     llm_id: Type.String(),
@@ -49,8 +49,8 @@ export const ServiceLlmResponse = Type.Object(
   { title: 'ServiceLlm' },
 );
 
-export const AgentCreateBody = AgentCreate;
-export const AgentUpdateBody = AgentUpdate;
+export const AgentCreateBody = named(AgentCreate, 'CreateAgentRequest');
+export const AgentUpdateBody = named(AgentUpdate, 'UpdateAgentRequest');
 export const AgentResponse = Type.Object(
   {
     agent_id: Type.String(),

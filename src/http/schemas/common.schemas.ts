@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
 import { ResourceId } from '../../domain/schema-kit.ts';
 
 export const ErrorResponse = Type.Object(
@@ -23,3 +23,12 @@ export const authErrors = {
 
 /** A free-form JSON value in a response (serialised as is). */
 export const AnyJson = Type.Any();
+
+/**
+ * `schema` under a name in the OpenAPI document: a copy with `title`, which src/http/openapi.ts
+ * turns into `components.schemas[title]` and a `$ref`. Validation and serialisation are unchanged.
+ * Name a shape where it is defined (or where a route takes a domain shape as its body).
+ */
+export function named<T extends TSchema>(schema: T, title: string): T {
+  return { ...schema, title };
+}

@@ -19,13 +19,13 @@ export const SetWebhookBody = Strict({
     description: `Event kinds (${EVENT_KINDS.join(', ')}), or exactly ["*"] for all.`,
   }),
   id: Type.Optional(WebhookId),
-});
+}, { title: 'SetWebhookRequest' });
 export type SetWebhookBody = Static<typeof SetWebhookBody>;
 
 export const DeleteWebhookBody = Strict({
   id: Type.Optional(WebhookId),
   url: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_WEBHOOK_URL_LENGTH })),
-});
+}, { title: 'DeleteWebhookRequest', description: 'Exactly one of `id` and `url`.' });
 
 export const WebhookResponse = Type.Object(
   {
@@ -43,12 +43,15 @@ export const WebhookResponse = Type.Object(
   { title: 'Webhook' },
 );
 
-export const ListWebhooksResponse = Type.Object({
-  webhooks: Type.Array(WebhookResponse),
-  available_events: Type.Array(Type.String()),
-});
+export const ListWebhooksResponse = Type.Object(
+  {
+    webhooks: Type.Array(WebhookResponse),
+    available_events: Type.Array(Type.String()),
+  },
+  { title: 'WebhookList' },
+);
 
-export const DeleteWebhookResponse = Type.Object({ deleted: Type.Literal(true), id: Type.String() });
+export const DeleteWebhookResponse = Type.Object({ deleted: Type.Literal(true), id: Type.String() }, { title: 'DeletedWebhook' });
 
 export const DeliveriesQuery = Strict({
   webhook_id: Type.Optional(WebhookId),
@@ -92,18 +95,24 @@ export const DeliveryResponse = Type.Object(
   { title: 'WebhookDelivery' },
 );
 
-export const DeliveriesResponse = Type.Object({
-  deliveries: Type.Array(DeliveryResponse),
-  next_pagination_key: Nullable(Type.String()),
-});
+export const DeliveriesResponse = Type.Object(
+  {
+    deliveries: Type.Array(DeliveryResponse),
+    next_pagination_key: Nullable(Type.String()),
+  },
+  { title: 'WebhookDeliveryPage' },
+);
 
-export const RedeliverBody = Strict({ delivery_id: ResourceId });
+export const RedeliverBody = Strict({ delivery_id: ResourceId }, { title: 'RedeliverRequest' });
 
-export const AgentSecretResponse = Type.Object({
-  secret: Type.String(),
-  created_at: Type.Integer(),
-  updated_at: Type.Integer(),
-});
+export const AgentSecretResponse = Type.Object(
+  {
+    secret: Type.String(),
+    created_at: Type.Integer(),
+    updated_at: Type.Integer(),
+  },
+  { title: 'AgentWebhookSecret' },
+);
 
 export const LeadGetQuery = Strict({ id: IntegerText });
 export const PageQuery = Strict({ limit: Type.Optional(Limit), pagination_key: Type.Optional(IntegerText) });

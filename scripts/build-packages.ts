@@ -1,0 +1,46 @@
+/**
+ * Builds the publishable packages' `dist/` (what `npm pack` puts in the tarball):
+ *   packages/web-sdk/dist   web-sdk.js (+ .map), the ESM bundle the server serves at /sdk/web-sdk.js,
+ *                           and web-sdk.d.ts, its self-contained types (scripts/build-web.ts)
+ *
+ * `node scripts/build-packages.ts [web-sdk ...]` (all when none is named). Run by each package's
+ * `prepack`, and by test/packages/ before packing.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildWeb } from './build-web.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+
+/** The packages this script builds, by directory name under packages/. */
+export const PACKAGES = ['web-sdk'] as const;
+export type PackageName = (typeof PACKAGES)[number];
+
+/** Builds one package's dist/; returns the files written, relative to the package. */
+export async function buildPackage(name: PackageName): Promise<string[]> {
+  const dist = path.join(ROOT, 'packages', name, 'dist');
+  fs.rmSync(dist, { recursive: true, force: true });
+  fs.mkdirSync(dist, { recursive: true });
+  // The same build as the served bundle, so the package and /sdk/web-sdk.js never differ.
+  const web = await buildWeb();
+  const files = ['web-sdk.js', 'web-sdk.js.map', 'web-sdk.d.ts'];
+  for (const file of files) {
+    if (!web.files.includes(file)) throw new Error(`${file} was not built (is dts-bundle-generator installed?)`);
+    fs.copyFileSync(path.join(web.outDir, file), path.join(dist, file));
+  }
+  return files.map((file) => `dist/${file}`);
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const named = process.argv.slice(2);
+  const unknown = named.filter((name) => !(PACKAGES as readonly string[]).includes(name));
+  if (unknown.length > 0) {
+    process.stderr.write(`build-packages: unknown package ${unknown.join(', ')} (known: ${PACKAGES.join(', ')})\n`);
+    process.exit(2);
+  }
+  for (const name of named.length > 0 ? (named as PackageName[]) : PACKAGES) {
+    const files = await buildPackage(name);
+    process.stdout.write(`# packages/${name}: ${files.join(', ')}\n`);
+  }
+}
