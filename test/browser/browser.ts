@@ -107,6 +107,15 @@ export async function speechWav(file: string, text: string, leadSilenceMs: numbe
   return file;
 }
 
+/** Asserts the page has no horizontal overflow at `width` px (nothing to scroll sideways). */
+export async function assertFitsWidth(page: Page, width: number): Promise<void> {
+  const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+  if (scrollWidth > width) {
+    const wide = await page.evaluate((w) => Array.from(document.querySelectorAll('body *')).filter((e) => e.getBoundingClientRect().right > w + 1).slice(0, 5).map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className}`), width);
+    throw new Error(`the page is ${scrollWidth} px wide at ${width} px: ${wide.join(', ')}`);
+  }
+}
+
 /** Polls `check` until it returns a truthy value (or throws after `timeoutMs`). */
 export async function eventually<T>(check: () => Promise<T> | T, timeoutMs: number, what: string): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
