@@ -68,12 +68,12 @@ const NAV: [string, string][] = [
 
 function Dashboard({ api, signOut }: { api: Api; signOut: () => void }) {
   const route = useRoute();
-  const [section = 'calls', id] = route;
+  const [section = 'calls', id, sub] = route;
   let content;
   if (section === 'calls') content = id ? <CallPage api={api} callId={id} /> : <CallsPage api={api} />;
   else if (section === 'agents' || section === 'flows' || section === 'llms') {
     const kind = KINDS[section];
-    content = id ? <ResourcePage api={api} kind={kind} id={id} /> : <ResourceList api={api} kind={kind} />;
+    content = id ? <ResourcePage api={api} kind={kind} id={id} focus={sub} /> : <ResourceList api={api} kind={kind} />;
   } else if (section === 'webhooks') content = <WebhooksPage api={api} />;
   else if (section === 'leads') content = <LeadsPage api={api} />;
   else if (section === 'tickets') content = <TicketsPage api={api} />;

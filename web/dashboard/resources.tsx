@@ -2,6 +2,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { formatTime } from '../shared/call-views.tsx';
 import type { Api } from './api.ts';
+import { TestCall } from './test-call.tsx';
 import { Card, ErrorBox, Json, Loading, go, messageOf, useAsync } from './ui.tsx';
 
 /** How each kind of resource is reached through the API. */
@@ -72,23 +73,26 @@ export function ResourceList({ api, kind }: { api: Api; kind: Kind }) {
         <button class="secondary" id="new-resource" onClick={() => go(`/${kind.route}/new`)}>New</button>
       </div>
       <Loading state={list} />
-      {list.data && list.data.length === 0 && <p class="muted">None yet.</p>}
+      {list.data && list.data.length === 0 && <p class="muted" id="resources-empty">None yet: press New.</p>}
       {list.data && list.data.length > 0 && (
-        <table id="resources">
-          <thead><tr><th>Id</th><th>Summary</th><th>Modified</th></tr></thead>
+        <div class="table-wrap"><table id="resources">
+          <thead><tr><th>Id</th><th>Summary</th><th class="wide">Modified</th>{kind.route === 'agents' && <th />}</tr></thead>
           <tbody>
             {list.data.map((item) => {
               const id = String(item[kind.idField]);
               return (
                 <tr key={id} class="clickable" data-id={id} onClick={() => go(`/${kind.route}/${id}`)}>
-                  <td><a href={`#/${kind.route}/${id}`}>{id}</a></td>
+                  <td class="id"><a href={`#/${kind.route}/${id}`}>{id}</a></td>
                   <td>{kind.summary(item)}</td>
-                  <td>{formatTime(item.last_modification_timestamp)}</td>
+                  <td class="wide">{formatTime(item.last_modification_timestamp)}</td>
+                  {kind.route === 'agents' && (
+                    <td><button class="secondary" data-action="test-call" onClick={(e) => { e.stopPropagation(); go(`/agents/${id}/test`); }}>Test call</button></td>
+                  )}
                 </tr>
               );
             })}
           </tbody>
-        </table>
+        </table></div>
       )}
     </main>
   );
@@ -100,7 +104,7 @@ function editable(kind: Kind, item: Record<string, unknown>): string {
 }
 
 /** One resource: its JSON, editable; the API's validation errors appear under the editor. */
-export function ResourcePage({ api, kind, id }: { api: Api; kind: Kind; id: string }) {
+export function ResourcePage({ api, kind, id, focus }: { api: Api; kind: Kind; id: string; focus?: string }) {
   const isNew = id === 'new';
   const item = useAsync(() => (isNew ? Promise.resolve(null) : api.get<Record<string, unknown>>(kind.get(id))), [kind.route, id]);
   const versions = useAsync(
@@ -147,6 +151,7 @@ export function ResourcePage({ api, kind, id }: { api: Api; kind: Kind; id: stri
       <p><a href={`#/${kind.route}`}>← {kind.title}</a></p>
       <h1>{isNew ? `New (${kind.title.toLowerCase()})` : <code>{id}</code>}</h1>
       {!isNew && <Loading state={item} />}
+      {kind.route === 'agents' && !isNew && item.data && <TestCall api={api} agentId={id} focus={focus} />}
       <div class="grid2">
         <Card title={isNew ? 'Definition' : kind.route === 'agents' ? 'Latest version (saving makes a new version)' : 'Definition'}>
           <textarea class="json" id="json-editor" spellcheck={false} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
