@@ -60,7 +60,7 @@ export async function launchBrowser(options: LaunchOptions): Promise<Browser> {
     async newPage() {
       const page = await context.newPage();
       page.on('console', (message) => {
-        if (message.type() === 'error') errors.push(`console: ${message.text()} (${page.url()})`);
+        if (message.type() === 'error') errors.push(`console: ${message.text()} [${message.location().url}] (${page.url()})`);
       });
       page.on('pageerror', (error) => errors.push(`page error: ${error.message} (${page.url()})`));
       return page;
