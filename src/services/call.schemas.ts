@@ -1,7 +1,7 @@
 /** The call operations' request shapes; services derive their input types from them. */
 import { Type, type Static } from '@sinclair/typebox';
 import { AgentOverride, StoragePolicySchema } from '../domain/agent.ts';
-import { CALL_STATUSES } from '../domain/call-status.ts';
+import { CALL_STATUSES, DISCONNECTION_REASONS } from '../domain/call-status.ts';
 import { EpochMs, FreeObject, ResourceId, StringMap, Strict } from '../domain/schema-kit.ts';
 
 export const CreateWebCallBody = Strict({
@@ -30,6 +30,7 @@ export const UpdateCallBody = Strict({
 export type UpdateCallBody = Static<typeof UpdateCallBody>;
 
 const CallStatusSchema = Type.Union(CALL_STATUSES.map((s) => Type.Literal(s)));
+const DisconnectionReasonSchema = Type.Union(DISCONNECTION_REASONS.map((r) => Type.Literal(r)));
 
 export const ListCallsBody = Strict({
   filter_criteria: Type.Optional(
@@ -40,6 +41,22 @@ export const ListCallsBody = Strict({
         Strict({
           lower_threshold: Type.Optional(EpochMs()),
           upper_threshold: Type.Optional(EpochMs()),
+        }),
+      ),
+      disconnection_reason: Type.Optional(Type.Array(DisconnectionReasonSchema, { maxItems: DISCONNECTION_REASONS.length })),
+      call_successful: Type.Optional(
+        Type.Array(Type.Boolean(), {
+          maxItems: 2,
+          description: "Keeps the calls whose `call_analysis.call_successful` is one of these; calls without an analysis never match.",
+        }),
+      ),
+      query: Type.Optional(
+        Type.String({
+          minLength: 1,
+          maxLength: 256,
+          pattern: '^[^\\u0000]+$',
+          description:
+            'Text search, in any case: keeps the calls whose `call_id`, `transcript` or one of the top-level `metadata` values contains it. It reads every call of the account in the other filters\' range.',
         }),
       ),
     }),

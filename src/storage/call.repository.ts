@@ -1,6 +1,6 @@
-import { type Kysely, type Updateable, sql } from 'kysely';
+import { type Expression, type Kysely, type SqlBool, type Updateable, sql } from 'kysely';
 import type { Call, CallChanges } from '../domain/call.ts';
-import type { CallStatus } from '../domain/call-status.ts';
+import type { CallStatus, DisconnectionReason } from '../domain/call-status.ts';
 import { Batcher } from '../lib/batcher.ts';
 import { CompiledStatement } from './compiled.ts';
 import { decodeJsonOrNull, encodeJsonOrNull } from './json-column.ts';
@@ -102,6 +102,11 @@ export interface CallListQuery {
   statuses?: CallStatus[];
   startFrom?: number;
   startTo?: number;
+  reasons?: DisconnectionReason[];
+  /** Keeps the calls whose `call_analysis.call_successful` is one of these. */
+  successful?: boolean[];
+  /** Text search (any case): call_id, transcript or a top-level metadata value contains it. */
+  text?: string;
   descending: boolean;
   limit: number;
   /** Continue after this call (exclusive), in the same order. */
@@ -126,6 +131,37 @@ interface PendingInsert {
   /** Insert only if the agent's latest version is still this (undefined: no check). */
   guard: number | undefined;
   inserted: boolean;
+}
+
+/** A LIKE pattern that finds `text` anywhere, its wildcards escaped (with `escape '\\'`). */
+function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * list-calls' `filter_criteria.query`: call_id, the transcript or a top-level metadata value
+ * contains the text, in any case (SQLite's LIKE folds ASCII letters only; PostgreSQL's ILIKE folds
+ * all). Metadata is stored as JSON text: its values are read with json_each / jsonb_each_text, so
+ * keys never match. No index serves it: it reads the account's calls in the other filters' range.
+ */
+function textMatches(dialect: Dialect, text: string): Expression<SqlBool> {
+  const pattern = containsPattern(text);
+  if (dialect === 'postgres') {
+    return sql<SqlBool>`(calls.call_id ilike ${pattern} escape '\\' or calls.transcript ilike ${pattern} escape '\\'
+      or exists (select 1 from jsonb_each_text(calls.metadata::jsonb) as m where m.value ilike ${pattern} escape '\\'))`;
+  }
+  return sql<SqlBool>`(calls.call_id like ${pattern} escape '\\' or calls.transcript like ${pattern} escape '\\'
+    or exists (select 1 from json_each(calls.metadata) as m where m.value like ${pattern} escape '\\'))`;
+}
+
+/** list-calls' `filter_criteria.call_successful`: the analysis' boolean, read from its JSON text. */
+function callSuccessfulIn(dialect: Dialect, values: boolean[]): Expression<SqlBool> {
+  if (dialect === 'postgres') {
+    const texts = values.map((v) => String(v));
+    return sql<SqlBool>`(calls.call_analysis::jsonb ->> 'call_successful') in (${sql.join(texts)})`;
+  }
+  // json_extract gives JSON true / false as 1 / 0.
+  return sql<SqlBool>`json_extract(calls.call_analysis, '$.call_successful') in (${sql.join(values.map((v) => (v ? 1 : 0)))})`;
 }
 
 export class CallRepository {
@@ -301,6 +337,9 @@ export class CallRepository {
     if (query.statuses?.length) q = q.where('call_status', 'in', query.statuses);
     if (query.startFrom !== undefined) q = q.where('start_timestamp', '>=', query.startFrom);
     if (query.startTo !== undefined) q = q.where('start_timestamp', '<=', query.startTo);
+    if (query.reasons?.length) q = q.where('disconnection_reason', 'in', query.reasons);
+    if (query.successful?.length) q = q.where(callSuccessfulIn(this.#dialect, query.successful));
+    if (query.text !== undefined) q = q.where(textMatches(this.#dialect, query.text));
     const after = query.after;
     if (after) {
       const op = query.descending ? '<' : '>';

@@ -60,7 +60,7 @@ export async function launchBrowser(options: LaunchOptions): Promise<Browser> {
     async newPage() {
       const page = await context.newPage();
       page.on('console', (message) => {
-        if (message.type() === 'error') errors.push(`console: ${message.text()} (${page.url()})`);
+        if (message.type() === 'error') errors.push(`console: ${message.text()} [${message.location().url}] (${page.url()})`);
       });
       page.on('pageerror', (error) => errors.push(`page error: ${error.message} (${page.url()})`));
       return page;
@@ -105,6 +105,15 @@ export async function speechWav(file: string, text: string, leadSilenceMs: numbe
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, encodeWav({ sampleRate: rate, channels: 1, samples }));
   return file;
+}
+
+/** Asserts the page has no horizontal overflow at `width` px (nothing to scroll sideways). */
+export async function assertFitsWidth(page: Page, width: number): Promise<void> {
+  const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+  if (scrollWidth > width) {
+    const wide = await page.evaluate((w) => Array.from(document.querySelectorAll('body *')).filter((e) => e.getBoundingClientRect().right > w + 1).slice(0, 5).map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className}`), width);
+    throw new Error(`the page is ${scrollWidth} px wide at ${width} px: ${wide.join(', ')}`);
+  }
 }
 
 /** Polls `check` until it returns a truthy value (or throws after `timeoutMs`). */

@@ -72,8 +72,11 @@ export async function createDemoAgent(web: WebServer, name = 'Reception'): Promi
   return { flowId: flow.json.conversation_flow_id, agentId: agent.json.agent_id };
 }
 
+/** Length of the seeded call's recording, in s (its transcript's lines start at 0, 3 and 5.8 s). */
+export const SEEDED_RECORDING_S = 8;
+
 /**
- * A finished call with transcript, recording (a 1 s stereo tone), latency and analysis, made the
+ * A finished call with transcript, recording (an 8 s stereo tone), latency and analysis, made the
  * way the media runtime makes one: create-web-call, join with the token, finish with an outcome.
  */
 export async function seedFinishedCall(web: WebServer, agentId: string): Promise<string> {
@@ -82,8 +85,9 @@ export async function seedFinishedCall(web: WebServer, agentId: string): Promise
   const callId: string = created.json.call_id;
   await web.runtime.services.calls.joinCall(created.json.access_token);
   const rate = 16_000;
-  const samples = new Int16Array(rate * 2);
-  for (let i = 0; i < rate; i++) samples[i * 2 + 1] = Math.round(6000 * Math.sin((2 * Math.PI * 440 * i) / rate));
+  const frames = rate * SEEDED_RECORDING_S;
+  const samples = new Int16Array(frames * 2);
+  for (let i = 0; i < frames; i++) samples[i * 2 + 1] = Math.round(6000 * Math.sin((2 * Math.PI * 440 * i) / rate));
   const relative = path.join('recordings', `${callId}.wav`);
   fs.mkdirSync(path.join(web.dataDir, 'recordings'), { recursive: true });
   fs.writeFileSync(path.join(web.dataDir, relative), encodeWav({ sampleRate: rate, channels: 2, samples }));
@@ -92,14 +96,18 @@ export async function seedFinishedCall(web: WebServer, agentId: string): Promise
     { role: 'user' as const, content: 'I would like to book an appointment', start_ms: 3_000, end_ms: 5_100, cut_off: false },
     { role: 'agent' as const, content: 'Your appointment is booked. Goodbye.', start_ms: 5_800, end_ms: 7_900, cut_off: false },
   ];
-  const summary = ([value]: [number]) => ({ p50: value, p90: value, p95: value, p99: value, min: value, max: value, num: 1, values: [value] });
+  const summary = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+    return { p50: at(0.5), p90: at(0.9), p95: at(0.95), p99: at(0.99), min: sorted[0]!, max: sorted.at(-1)!, num: values.length, values };
+  };
   await web.runtime.services.calls.finishCall(callId, {
     reason: 'agent_hangup',
     transcript: transcriptObject.map((t) => `${t.role === 'agent' ? 'Agent' : 'User'}: ${t.content}`).join('\n'),
     transcriptObject,
     recordingPath: relative,
     callAnalysis: { call_summary: 'The caller booked an appointment.', call_successful: true, user_sentiment: 'Positive' },
-    latency: { e2e: summary([640]), asr: summary([120]), llm: summary([1]), tts: summary([30]) },
+    latency: { e2e: summary([640, 820]), asr: summary([120, 150]), llm: summary([1, 2]), tts: summary([30, 40]) },
   });
   const updated = await web.api('PATCH', `/v2/update-call/${callId}`, { custom_attributes: { priority: 'gold' } });
   if (updated.status !== 200) throw new Error(`update-call: ${updated.status}`);

@@ -1,6 +1,6 @@
 /**
  * The dashboard's REST client: same-origin requests with `Authorization: Bearer <key>`. The key
- * lives only in this object's memory (never in the URL or storage); reloading signs out.
+ * is held here and in the tab's sessionStorage (main.tsx), never in a URL.
  */
 
 export class ApiError extends Error {

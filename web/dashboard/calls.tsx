@@ -1,20 +1,45 @@
-/** Calls: a filterable list and a call's page. */
+/** Calls: a searchable, filterable list and a call's page. */
 import { useEffect, useState } from 'preact/hooks';
+import type { DisconnectionReason } from '../../src/domain/call-status.ts';
 import type { CallView } from '../../src/services/call.view.ts';
-import { AnalysisView, LatencyTable, TranscriptView, formatDuration, formatTime } from '../shared/call-views.tsx';
+import { AnalysisView, LatencyTable, formatDuration, formatTime } from '../shared/call-views.tsx';
 import type { Api } from './api.ts';
+import { LatencyChart, NodePath, Recording, TimedTranscript, ToolCalls } from './call-parts.tsx';
 import { Badge, Card, ErrorBox, Json, Loading, go, messageOf, useAsync } from './ui.tsx';
 
 /** The API's call object, as the server's own types define it (type-only: nothing of the server is bundled). */
 export type Call = CallView;
 
 const STATUSES = ['registered', 'ongoing', 'ended', 'error'];
+
+/** Every disconnection reason, as the filter offers them (the type keeps the list complete). */
+const REASONS = Object.keys({
+  user_hangup: 1,
+  agent_hangup: 1,
+  inactivity: 1,
+  max_duration_reached: 1,
+  server_shutdown: 1,
+  client_disconnected: 1,
+  manual_stopped: 1,
+  error_user_not_joined: 1,
+  error_asr: 1,
+  error_llm: 1,
+  error_tts: 1,
+  error_no_audio_received: 1,
+  error_engine_unavailable: 1,
+  error_client_flood: 1,
+  error_unknown: 1,
+} satisfies Record<DisconnectionReason, 1>);
 const PAGE = 50;
 
 export function CallsPage({ api }: { api: Api }) {
   const [status, setStatus] = useState('');
   const [agentId, setAgentId] = useState('');
   const [since, setSince] = useState('');
+  const [reason, setReason] = useState('');
+  const [outcome, setOutcome] = useState('');
+  const [query, setQuery] = useState('');
+  const [search, setSearch] = useState('');
   const [calls, setCalls] = useState<Call[]>([]);
   const [more, setMore] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -28,6 +53,9 @@ export function CallsPage({ api }: { api: Api }) {
     if (status) filter.call_status = [status];
     if (agentId) filter.agent_id = [agentId];
     if (since) filter.start_timestamp = { lower_threshold: new Date(since).getTime() };
+    if (reason) filter.disconnection_reason = [reason];
+    if (outcome) filter.call_successful = [outcome === 'successful'];
+    if (search) filter.query = search;
     try {
       const page = await api.post<Call[]>('/v2/list-calls', {
         filter_criteria: filter,
@@ -38,24 +66,45 @@ export function CallsPage({ api }: { api: Api }) {
       setMore(page.length === PAGE);
     } catch (e) {
       setError(messageOf(e));
+      if (!after) setCalls([]);
     } finally {
       setLoading(false);
     }
   };
-  useEffect(() => void load(), [status, agentId, since]);
+  useEffect(() => void load(), [status, agentId, since, reason, outcome, search]);
+  const filtered = Boolean(status || agentId || since || reason || outcome || search);
+  const pick = (set: (v: string) => void) => (e: Event) => set((e.target as HTMLSelectElement).value);
 
   return (
     <main>
       <h1>Calls</h1>
-      <div class="row" id="call-filters">
+      <form class="row" id="call-search" onSubmit={(e) => { e.preventDefault(); setSearch(query.trim()); }}>
+        <input id="search" type="search" placeholder="Call id, words said, metadata value" maxLength={256} value={query} onInput={(e) => setQuery((e.target as HTMLInputElement).value)} />
+        <button type="submit" id="search-submit">Search</button>
+        {search && <button type="button" class="secondary" id="search-clear" onClick={() => { setQuery(''); setSearch(''); }}>Clear</button>}
+      </form>
+      <div class="row filters" id="call-filters">
         <label>Status{' '}
-          <select id="filter-status" value={status} onChange={(e) => setStatus((e.target as HTMLSelectElement).value)}>
+          <select id="filter-status" value={status} onChange={pick(setStatus)}>
             <option value="">any</option>
             {STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
           </select>
         </label>
+        <label>Outcome{' '}
+          <select id="filter-outcome" value={outcome} onChange={pick(setOutcome)}>
+            <option value="">any</option>
+            <option value="successful">successful</option>
+            <option value="unsuccessful">unsuccessful</option>
+          </select>
+        </label>
+        <label>Reason{' '}
+          <select id="filter-reason" value={reason} onChange={pick(setReason)}>
+            <option value="">any</option>
+            {REASONS.map((r) => <option key={r} value={r}>{r}</option>)}
+          </select>
+        </label>
         <label>Agent{' '}
-          <select id="filter-agent" value={agentId} onChange={(e) => setAgentId((e.target as HTMLSelectElement).value)}>
+          <select id="filter-agent" value={agentId} onChange={pick(setAgentId)}>
             <option value="">any</option>
             {(agents.data ?? []).map((a) => <option key={a.agent_id} value={a.agent_id}>{a.agent_name ?? a.agent_id}</option>)}
           </select>
@@ -65,25 +114,33 @@ export function CallsPage({ api }: { api: Api }) {
         </label>
         <button class="secondary" onClick={() => void load()}>Refresh</button>
       </div>
-      <ErrorBox error={error} />
-      <table id="calls">
-        <thead>
-          <tr><th>Call</th><th>Agent</th><th>Status</th><th>Reason</th><th>Started</th><th>Duration</th></tr>
-        </thead>
-        <tbody>
-          {calls.map((c) => (
-            <tr key={c.call_id} class="clickable" data-call-id={c.call_id} onClick={() => go(`/calls/${c.call_id}`)}>
-              <td><a href={`#/calls/${c.call_id}`}>{c.call_id}</a></td>
-              <td>{c.agent_name ?? c.agent_id} <span class="muted">v{c.agent_version}</span></td>
-              <td><Badge value={c.call_status} /></td>
-              <td>{c.disconnection_reason ?? '—'}</td>
-              <td>{formatTime(c.start_timestamp ?? c.created_at)}</td>
-              <td>{formatDuration(c.duration_ms)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {!loading && calls.length === 0 && !error && <p class="muted">No calls match.</p>}
+      <ErrorBox error={error} id="calls-error" />
+      <div class="table-wrap">
+        <table id="calls">
+          <thead>
+            <tr><th>Call</th><th>Agent</th><th>Status</th><th class="wide">Reason</th><th class="wide">Outcome</th><th>Started</th><th class="wide">Duration</th></tr>
+          </thead>
+          <tbody>
+            {calls.map((c) => {
+              const successful = (c.call_analysis as { call_successful?: boolean } | null)?.call_successful;
+              return (
+                <tr key={c.call_id} class="clickable" data-call-id={c.call_id} onClick={() => go(`/calls/${c.call_id}`)}>
+                  <td class="id"><a href={`#/calls/${c.call_id}`}>{c.call_id}</a></td>
+                  <td>{c.agent_name ?? c.agent_id} <span class="muted">v{c.agent_version}</span></td>
+                  <td><Badge value={c.call_status} /></td>
+                  <td class="wide">{c.disconnection_reason ?? '—'}</td>
+                  <td class="wide">{successful === undefined ? '—' : successful ? 'successful' : 'unsuccessful'}</td>
+                  <td>{formatTime(c.start_timestamp ?? c.created_at)}</td>
+                  <td class="wide">{formatDuration(c.duration_ms)}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+      {!loading && calls.length === 0 && !error && (
+        <p class="muted" id="calls-empty">{filtered ? 'No calls match.' : 'No calls yet: open an agent and press Test call.'}</p>
+      )}
       {loading && <p class="muted">Loading…</p>}
       {more && !loading && <button class="secondary" onClick={() => void load(calls[calls.length - 1]?.call_id)}>Load more</button>}
     </main>
@@ -92,11 +149,15 @@ export function CallsPage({ api }: { api: Api }) {
 
 export function CallPage({ api, callId }: { api: Api; callId: string }) {
   const call = useAsync(() => api.get<Call>(`/v2/get-call/${encodeURIComponent(callId)}`), [callId]);
+  const [audio, setAudio] = useState<HTMLAudioElement | null>(null);
+  const [position, setPosition] = useState(0);
   const c = call.data;
+  // Added by the tool-calling work when present; Retell's name and shape.
+  const withTools = c ? (c as Call & { transcript_with_tool_calls?: unknown }).transcript_with_tool_calls : undefined;
   return (
     <main>
       <p><a href="#/calls">← Calls</a></p>
-      <h1>Call <code>{callId}</code></h1>
+      <h1>Call <code class="id">{callId}</code></h1>
       <Loading state={call} />
       {c && (
         <>
@@ -105,10 +166,9 @@ export function CallPage({ api, callId }: { api: Api; callId: string }) {
               <dl class="kv">
                 <dt>Status</dt><dd><Badge value={c.call_status} /></dd>
                 <dt>Reason</dt><dd>{c.disconnection_reason ?? '—'}</dd>
-                <dt>Agent</dt><dd>{c.agent_name ?? '—'} <code>{c.agent_id}</code> v{c.agent_version}</dd>
+                <dt>Agent</dt><dd>{c.agent_name ?? '—'} <a href={`#/agents/${c.agent_id}`}><code>{c.agent_id}</code></a> v{c.agent_version}</dd>
                 <dt>Duration</dt><dd>{formatDuration(c.duration_ms)}</dd>
                 <dt>Storage</dt><dd>{c.data_storage_setting}</dd>
-                <dt>Flow node / state</dt><dd>{c.current_node_id ?? c.current_state ?? '—'}</dd>
               </dl>
             </Card>
             <Card title="Timeline" id="timeline">
@@ -117,13 +177,20 @@ export function CallPage({ api, callId }: { api: Api; callId: string }) {
                 {c.start_timestamp !== null && <li>Joined {formatTime(c.start_timestamp)}</li>}
                 {c.end_timestamp !== null && <li>Ended {formatTime(c.end_timestamp)} ({c.disconnection_reason})</li>}
               </ol>
+              <h3>Flow path</h3>
+              <NodePath entries={withTools} currentNodeId={c.current_node_id} currentState={c.current_state} />
             </Card>
           </div>
-          <Card title="Recording" id="recording-card">
-            <Recording api={api} url={c.recording_url} />
+          <Card title="Recording and transcript" id="recording-card">
+            <Recording api={api} url={c.recording_url} onAudio={setAudio} onTime={setPosition} />
+            {audio && c.transcript_object ? <p class="muted">Click a line to play the recording from there.</p> : null}
+            <TimedTranscript items={c.transcript_object} audio={audio} positionMs={position} />
           </Card>
-          <Card title="Transcript"><TranscriptView items={c.transcript_object} id="call-transcript" /></Card>
-          <Card title="Latency"><LatencyTable latency={c.latency} /></Card>
+          <Card title="Function calls"><ToolCalls entries={withTools} /></Card>
+          <Card title="Latency" id="latency-card">
+            <LatencyChart latency={c.latency} />
+            <div class="table-wrap"><LatencyTable latency={c.latency} /></div>
+          </Card>
           <Card title="Analysis"><AnalysisView analysis={c.call_analysis} /></Card>
           <div class="grid2">
             <Card title="Metadata" id="metadata"><Json value={c.metadata} /></Card>
@@ -136,28 +203,4 @@ export function CallPage({ api, callId }: { api: Api; callId: string }) {
       )}
     </main>
   );
-}
-
-/** The recording is behind the API key: fetched with it, then played from a Blob URL. */
-function Recording({ api, url }: { api: Api; url: string | null }) {
-  const [src, setSrc] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
-    if (!url) return;
-    let blobUrl: string | null = null;
-    let live = true;
-    // Same origin only: recording_url may name the public base URL; the path is what matters.
-    api.blobUrl(new URL(url, location.href).pathname).then(
-      (u) => (live ? setSrc((blobUrl = u)) : URL.revokeObjectURL(u)),
-      (e: unknown) => live && setError(messageOf(e)),
-    );
-    return () => {
-      live = false;
-      if (blobUrl) URL.revokeObjectURL(blobUrl);
-    };
-  }, [url]);
-  if (!url) return <p class="muted">No recording.</p>;
-  if (error) return <ErrorBox error={`Could not load the recording: ${error}`} />;
-  if (!src) return <p class="muted">Loading the recording…</p>;
-  return <audio id="recording" controls src={src} />;
 }

@@ -1,7 +1,8 @@
 /**
- * The /dashboard single-page app. Sign-in takes an API key and keeps it in memory only (not in
- * the URL, not in storage): a reload signs out. Every request goes to this server's REST API with
- * `Authorization: Bearer`; the bundle loads nothing from any other host.
+ * The /dashboard single-page app. Sign-in takes an API key and keeps it in this tab's
+ * sessionStorage (never in the URL, a cookie or localStorage): a reload stays signed in, closing
+ * the tab forgets it, and Sign out (or a 401) removes it. Every request goes to this server's REST
+ * API with `Authorization: Bearer`; the bundle loads nothing from any other host.
  */
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
@@ -44,9 +45,9 @@ function SignIn({ onSignedIn }: { onSignedIn: (key: string) => void }) {
     <main class="narrow">
       <h1>Switchboard dashboard</h1>
       <form class="card" onSubmit={(e) => void submit(e)} id="sign-in">
-        <p>Sign in with an API key (<code>npm run -s cli -- keys create</code>). It is kept in this tab's memory only: reloading the page signs you out.</p>
+        <p>Sign in with an API key (<code>npm run -s cli -- keys create</code>). It is kept for this tab's life only (sessionStorage): a reload keeps you signed in, closing the tab or Sign out forgets it.</p>
         <div class="row">
-          <input id="api-key" type="password" autocomplete="off" placeholder="sb_..." size={56} value={key} onInput={(e) => setKey((e.target as HTMLInputElement).value)} required />
+          <input id="api-key" type="password" autocomplete="off" placeholder="sb_..." value={key} onInput={(e) => setKey((e.target as HTMLInputElement).value)} required />
           <button id="sign-in-submit" type="submit" disabled={busy}>Sign in</button>
         </div>
         <ErrorBox error={error} id="sign-in-error" />
@@ -67,12 +68,12 @@ const NAV: [string, string][] = [
 
 function Dashboard({ api, signOut }: { api: Api; signOut: () => void }) {
   const route = useRoute();
-  const [section = 'calls', id] = route;
+  const [section = 'calls', id, sub] = route;
   let content;
   if (section === 'calls') content = id ? <CallPage api={api} callId={id} /> : <CallsPage api={api} />;
   else if (section === 'agents' || section === 'flows' || section === 'llms') {
     const kind = KINDS[section];
-    content = id ? <ResourcePage api={api} kind={kind} id={id} /> : <ResourceList api={api} kind={kind} />;
+    content = id ? <ResourcePage api={api} kind={kind} id={id} focus={sub} /> : <ResourceList api={api} kind={kind} />;
   } else if (section === 'webhooks') content = <WebhooksPage api={api} />;
   else if (section === 'leads') content = <LeadsPage api={api} />;
   else if (section === 'tickets') content = <TicketsPage api={api} />;
@@ -81,10 +82,11 @@ function Dashboard({ api, signOut }: { api: Api; signOut: () => void }) {
     <>
       <nav class="top">
         <span class="brand">Switchboard</span>
-        {NAV.map(([path, label]) => (
-          <a key={path} href={`#/${path}`} class={section === path ? 'active' : ''} data-nav={path}>{label}</a>
-        ))}
-        <span class="spacer" />
+        <span class="links">
+          {NAV.map(([path, label]) => (
+            <a key={path} href={`#/${path}`} class={section === path ? 'active' : ''} data-nav={path}>{label}</a>
+          ))}
+        </span>
         <a href="#/" id="sign-out" onClick={(e) => { e.preventDefault(); signOut(); }}>Sign out</a>
       </nav>
       {content}
@@ -92,13 +94,48 @@ function Dashboard({ api, signOut }: { api: Api; signOut: () => void }) {
   );
 }
 
-function App() {
-  const [api, setApi] = useState<Api | null>(null);
-  if (!api) {
-    // A 401 later (key revoked) returns to the sign-in form.
-    return <SignIn onSignedIn={(key) => setApi(new Api(key, () => setApi(null)))} />;
+/** Where the key is kept for the tab's life. */
+const KEY_ITEM = 'switchboard.dashboard.apiKey';
+
+function readKey(): string | null {
+  try {
+    return sessionStorage.getItem(KEY_ITEM);
+  } catch {
+    return null; // storage disabled: the key lives in memory only
   }
-  return <Dashboard api={api} signOut={() => setApi(null)} />;
+}
+
+function writeKey(key: string | null): void {
+  try {
+    if (key === null) sessionStorage.removeItem(KEY_ITEM);
+    else sessionStorage.setItem(KEY_ITEM, key);
+  } catch {
+    // storage disabled: nothing kept, nothing to remove
+  }
+}
+
+function App() {
+  const signOut = () => {
+    writeKey(null);
+    setApi(null);
+  };
+  // A 401 later (key revoked) signs out and returns to the sign-in form.
+  const open = (key: string) => new Api(key, signOut);
+  const [api, setApi] = useState<Api | null>(() => {
+    const key = readKey();
+    return key ? open(key) : null;
+  });
+  if (!api) {
+    return (
+      <SignIn
+        onSignedIn={(key) => {
+          writeKey(key);
+          setApi(open(key));
+        }}
+      />
+    );
+  }
+  return <Dashboard api={api} signOut={signOut} />;
 }
 
 render(<App />, document.getElementById('app')!);

@@ -1,7 +1,10 @@
-/** Agents, conversation flows and service LLMs: lists, versions, and JSON editing. */
+/** Agents, conversation flows and service LLMs: lists, a form (agents) or JSON editing, versions and their diff, a flow's drawing. */
 import { useEffect, useState } from 'preact/hooks';
 import { formatTime } from '../shared/call-views.tsx';
 import type { Api } from './api.ts';
+import { AgentForm, type AgentDraft, VersionDiff, jsonError } from './agent-form.tsx';
+import { FlowGraph } from './flow-graph.tsx';
+import { TestCall } from './test-call.tsx';
 import { Card, ErrorBox, Json, Loading, go, messageOf, useAsync } from './ui.tsx';
 
 /** How each kind of resource is reached through the API. */
@@ -72,60 +75,89 @@ export function ResourceList({ api, kind }: { api: Api; kind: Kind }) {
         <button class="secondary" id="new-resource" onClick={() => go(`/${kind.route}/new`)}>New</button>
       </div>
       <Loading state={list} />
-      {list.data && list.data.length === 0 && <p class="muted">None yet.</p>}
+      {list.data && list.data.length === 0 && <p class="muted" id="resources-empty">None yet: press New.</p>}
       {list.data && list.data.length > 0 && (
-        <table id="resources">
-          <thead><tr><th>Id</th><th>Summary</th><th>Modified</th></tr></thead>
+        <div class="table-wrap"><table id="resources">
+          <thead><tr><th>Id</th><th>Summary</th><th class="wide">Modified</th>{kind.route === 'agents' && <th />}</tr></thead>
           <tbody>
             {list.data.map((item) => {
               const id = String(item[kind.idField]);
               return (
                 <tr key={id} class="clickable" data-id={id} onClick={() => go(`/${kind.route}/${id}`)}>
-                  <td><a href={`#/${kind.route}/${id}`}>{id}</a></td>
+                  <td class="id"><a href={`#/${kind.route}/${id}`}>{id}</a></td>
                   <td>{kind.summary(item)}</td>
-                  <td>{formatTime(item.last_modification_timestamp)}</td>
+                  <td class="wide">{formatTime(item.last_modification_timestamp)}</td>
+                  {kind.route === 'agents' && (
+                    <td><button class="secondary" data-action="test-call" onClick={(e) => { e.stopPropagation(); go(`/agents/${id}/test`); }}>Test call</button></td>
+                  )}
                 </tr>
               );
             })}
           </tbody>
-        </table>
+        </table></div>
       )}
     </main>
   );
 }
 
-function editable(kind: Kind, item: Record<string, unknown>): string {
-  const copy = Object.fromEntries(Object.entries(item).filter(([k]) => !kind.readOnly.includes(k)));
-  return JSON.stringify(copy, null, 2);
+/** The resource without the fields the server sets. */
+function editable(kind: Kind, item: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(item).filter(([k]) => !kind.readOnly.includes(k)));
 }
 
-/** One resource: its JSON, editable; the API's validation errors appear under the editor. */
-export function ResourcePage({ api, kind, id }: { api: Api; kind: Kind; id: string }) {
+/** One resource: a form (agents) or its JSON, editable; the API's validation errors appear under the editor. */
+export function ResourcePage({ api, kind, id, focus }: { api: Api; kind: Kind; id: string; focus?: string }) {
   const isNew = id === 'new';
+  const isAgent = kind.route === 'agents';
   const item = useAsync(() => (isNew ? Promise.resolve(null) : api.get<Record<string, unknown>>(kind.get(id))), [kind.route, id]);
   const versions = useAsync(
-    () => (kind.route === 'agents' && !isNew ? api.get<Record<string, any>[]>(`/get-agent-versions/${encodeURIComponent(id)}`) : Promise.resolve([])),
+    () => (isAgent && !isNew ? api.get<Record<string, any>[]>(`/get-agent-versions/${encodeURIComponent(id)}`) : Promise.resolve([])),
     [kind.route, id],
   );
+  const [mode, setMode] = useState<'form' | 'json'>(isAgent ? 'form' : 'json');
   const [text, setText] = useState('');
+  const [draft, setDraft] = useState<AgentDraft>({});
   const [error, setError] = useState<string | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
   const [viewing, setViewing] = useState<Record<string, unknown> | null>(null);
 
+  const load = (value: Record<string, unknown>) => {
+    const copy = editable(kind, value);
+    setDraft(copy);
+    setText(JSON.stringify(copy, null, 2));
+  };
   useEffect(() => {
-    if (isNew) setText(JSON.stringify(kind.template, null, 2));
-    else if (item.data) setText(editable(kind, item.data));
+    if (isNew) load(kind.template);
+    else if (item.data) load(item.data);
   }, [item.data, isNew, kind.route]);
+
+  const switchTo = (next: 'form' | 'json') => {
+    if (next === mode) return;
+    if (next === 'json') {
+      setText(JSON.stringify(draft, null, 2));
+    } else {
+      const problem = jsonError(text);
+      if (problem) {
+        setError(problem);
+        return;
+      }
+      setDraft(JSON.parse(text) as AgentDraft);
+    }
+    setError(null);
+    setMode(next);
+  };
 
   const save = async () => {
     setError(null);
     setSaved(null);
-    let body: unknown;
-    try {
+    let body: unknown = draft;
+    if (mode === 'json') {
+      const problem = jsonError(text);
+      if (problem) {
+        setError(problem);
+        return;
+      }
       body = JSON.parse(text);
-    } catch (e) {
-      setError(`Not valid JSON: ${(e as Error).message}`);
-      return;
     }
     try {
       if (isNew) {
@@ -134,42 +166,66 @@ export function ResourcePage({ api, kind, id }: { api: Api; kind: Kind; id: stri
         return;
       }
       const updated = await api.patch<Record<string, unknown>>(kind.update(id), body);
-      setText(editable(kind, updated));
-      setSaved(kind.route === 'agents' ? `Saved as version ${String(updated.version)}.` : 'Saved.');
+      load(updated);
+      item.reload(); // the heading and the flow's drawing follow the saved definition
+      setSaved(isAgent ? `Saved as version ${String(updated.version)}.` : 'Saved.');
       versions.reload();
     } catch (e) {
       setError(messageOf(e));
     }
   };
 
+  const name = isAgent && item.data ? (item.data.agent_name as string | null) : null;
   return (
     <main>
       <p><a href={`#/${kind.route}`}>← {kind.title}</a></p>
-      <h1>{isNew ? `New (${kind.title.toLowerCase()})` : <code>{id}</code>}</h1>
+      <h1>{isNew ? `New (${kind.title.toLowerCase()})` : <>{name ? `${name} ` : ''}<code class="id">{id}</code></>}</h1>
       {!isNew && <Loading state={item} />}
+      {isAgent && !isNew && item.data && <TestCall api={api} agentId={id} focus={focus} />}
+      {kind.route === 'flows' && !isNew && item.data && (
+        <Card title="Drawing" id="flow-drawing"><FlowGraph flow={item.data} /></Card>
+      )}
       <div class="grid2">
-        <Card title={isNew ? 'Definition' : kind.route === 'agents' ? 'Latest version (saving makes a new version)' : 'Definition'}>
-          <textarea class="json" id="json-editor" spellcheck={false} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+        <Card title={isNew ? 'Definition' : isAgent ? 'Latest version (saving makes a new version)' : 'Definition'} id="editor">
+          {isAgent && (
+            <div class="tabs" role="tablist">
+              <button type="button" id="tab-form" class={mode === 'form' ? 'active' : ''} onClick={() => switchTo('form')}>Form</button>
+              <button type="button" id="tab-json" class={mode === 'json' ? 'active' : ''} onClick={() => switchTo('json')}>JSON</button>
+            </div>
+          )}
+          {mode === 'form' && isAgent ? (
+            <AgentForm api={api} draft={draft} onChange={setDraft} />
+          ) : (
+            <textarea class="json" id="json-editor" spellcheck={false} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+          )}
           <div class="row">
             <button id="save" onClick={() => void save()}>{isNew ? 'Create' : 'Save'}</button>
-            {!isNew && item.data && <button class="secondary" onClick={() => setText(editable(kind, item.data!))}>Revert</button>}
+            {!isNew && item.data && <button class="secondary" id="revert" onClick={() => load(item.data!)}>Revert</button>}
           </div>
           <ErrorBox error={error} id="editor-error" />
           {saved && <div class="notice" id="editor-saved">{saved}</div>}
         </Card>
-        {kind.route === 'agents' && !isNew && (
+        {isAgent && !isNew && (
           <Card title="Versions" id="versions">
             <Loading state={versions} />
-            <table>
-              <thead><tr><th>Version</th><th>Name</th><th>Created</th></tr></thead>
-              <tbody>
-                {[...(versions.data ?? [])].reverse().map((v) => (
-                  <tr key={v.version} class="clickable" data-version={v.version} onClick={() => setViewing(v)}>
-                    <td>v{v.version}</td><td>{v.agent_name ?? '—'}</td><td>{formatTime(v.last_modification_timestamp ?? v.created_at)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <div class="table-wrap">
+              <table>
+                <thead><tr><th>Version</th><th>Name</th><th>Created</th></tr></thead>
+                <tbody>
+                  {[...(versions.data ?? [])].reverse().map((v) => (
+                    <tr key={v.version} class="clickable" data-version={v.version} onClick={() => setViewing(v)}>
+                      <td>v{v.version}</td><td>{v.agent_name ?? '—'}</td><td>{formatTime(v.last_modification_timestamp ?? v.created_at)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            {versions.data && (
+              <>
+                <h3>Compare versions</h3>
+                <VersionDiff key={versions.data.length} versions={versions.data} />
+              </>
+            )}
             {viewing && (
               <>
                 <h3>Version {String(viewing.version)}</h3>
@@ -178,7 +234,7 @@ export function ResourcePage({ api, kind, id }: { api: Api; kind: Kind; id: stri
             )}
           </Card>
         )}
-        {kind.route !== 'agents' && !isNew && (
+        {!isAgent && !isNew && (
           <Card title="Versions">
             <p class="muted">{kind.title} are edited in place; the agents that use them are versioned.</p>
           </Card>

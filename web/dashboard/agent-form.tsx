@@ -1,0 +1,205 @@
+/**
+ * The agent's common settings as a form (name, voice, language, interruption sensitivity, max
+ * duration, silence end, webhook URL, storage policy, response engine), and the diff between
+ * two agent versions. The form edits the same object as the JSON editor: fields it does not show
+ * are kept as they are.
+ */
+import { useState } from 'preact/hooks';
+import { type Api, ApiError } from './api.ts';
+import { messageOf, useAsync } from './ui.tsx';
+
+/** The editable part of an agent (the JSON editor's object). */
+export type AgentDraft = Record<string, unknown>;
+
+/** One entry of `GET /list-voices` (Retell's shape; only these fields are read). */
+interface Voice {
+  voice_id: string;
+  voice_name?: string;
+  provider?: string;
+  gender?: string;
+  accent?: string;
+}
+
+const STORAGE = ['everything', 'everything_except_pii', 'basic_attributes_only'];
+
+/** The voice picker: the server's voices, or a plain field when it has no list (404) or it fails. */
+function VoicePicker({ api, value, onChange }: { api: Api; value: string; onChange: (v: string) => void }) {
+  const voices = useAsync(async () => {
+    try {
+      return await api.get<Voice[]>('/list-voices');
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) return null; // this server lists no voices
+      throw e;
+    }
+  }, []);
+  if (voices.loading) return <span class="muted">Loading voices…</span>;
+  const list = Array.isArray(voices.data) ? voices.data : null;
+  if (!list || list.length === 0) {
+    return (
+      <>
+        <input id="agent-voice" value={value} maxLength={128} required onInput={(e) => onChange((e.target as HTMLInputElement).value)} />
+        <span class="hint" id="agent-voice-hint">{voices.error ? `Could not list the voices: ${voices.error}` : 'This server lists no voices: type a voice id (e.g. flite-kal16).'}</span>
+      </>
+    );
+  }
+  const known = list.some((v) => v.voice_id === value);
+  return (
+    <select id="agent-voice" value={value} onChange={(e) => onChange((e.target as HTMLSelectElement).value)}>
+      {!known && <option value={value}>{value} (not in the list)</option>}
+      {list.map((v) => (
+        <option key={v.voice_id} value={v.voice_id}>
+          {v.voice_name ?? v.voice_id}{v.provider ? ` · ${v.provider}` : ''}{v.gender ? ` · ${v.gender}` : ''}{v.accent ? ` · ${v.accent}` : ''}
+        </option>
+      ))}
+    </select>
+  );
+}
+
+interface EngineChoice {
+  id: string;
+  label: string;
+}
+
+/** The agent form; `onChange` receives the whole draft with the field changed. */
+export function AgentForm({ api, draft, onChange }: { api: Api; draft: AgentDraft; onChange: (next: AgentDraft) => void }) {
+  const set = (field: string, value: unknown) => onChange({ ...draft, [field]: value });
+  const engine = (draft.response_engine ?? { type: 'conversation_flow' }) as { type: string; conversation_flow_id?: string; llm_id?: string };
+  const engines = useAsync(async (): Promise<Record<string, EngineChoice[]>> => {
+    const [flows, llms] = await Promise.all([
+      api.get<{ conversation_flow_id: string; start_node_id?: string; nodes?: unknown[] }[]>('/list-conversation-flows'),
+      api.get<{ llm_id: string; model?: string | null }[]>('/list-service-llms'),
+    ]);
+    return {
+      conversation_flow: flows.map((f): EngineChoice => ({ id: f.conversation_flow_id, label: `${f.conversation_flow_id} (${f.nodes?.length ?? 0} nodes)` })),
+      service_llm: llms.map((l): EngineChoice => ({ id: l.llm_id, label: `${l.llm_id}${l.model ? ` (${l.model})` : ''}` })),
+    };
+  }, []);
+  const engineIdField = engine.type === 'service_llm' ? 'llm_id' : 'conversation_flow_id';
+  const engineId = (engine.type === 'service_llm' ? engine.llm_id : engine.conversation_flow_id) ?? '';
+  const choices = engines.data?.[engine.type] ?? [];
+  const num = (e: Event) => (e.target as HTMLInputElement).valueAsNumber;
+  const ms = (field: string) => {
+    const value = draft[field];
+    return typeof value === 'number' ? value : undefined;
+  };
+
+  return (
+    <div class="form" id="agent-form">
+      <label for="agent-name">Name</label>
+      <input id="agent-name" value={(draft.agent_name as string | null) ?? ''} maxLength={256} onInput={(e) => set('agent_name', (e.target as HTMLInputElement).value || null)} />
+
+      <label for="agent-voice">Voice</label>
+      <div><VoicePicker api={api} value={(draft.voice_id as string | undefined) ?? ''} onChange={(v) => set('voice_id', v)} /></div>
+
+      <label for="agent-language">Language</label>
+      <input id="agent-language" value={(draft.language as string | undefined) ?? ''} placeholder="en-US" maxLength={35} onInput={(e) => set('language', (e.target as HTMLInputElement).value)} />
+
+      <label for="agent-interruption">Interruption sensitivity</label>
+      <input id="agent-interruption" type="number" min={0} max={1} step={0.05} value={(draft.interruption_sensitivity as number | undefined) ?? ''} onInput={(e) => set('interruption_sensitivity', num(e))} />
+      <span class="hint">0 (the user never interrupts the agent) to 1 (any speech interrupts).</span>
+
+      <label for="agent-max-duration">Max duration (min)</label>
+      <input id="agent-max-duration" type="number" min={1} max={120} step={1} value={ms('max_call_duration_ms') === undefined ? '' : ms('max_call_duration_ms')! / 60_000} onInput={(e) => set('max_call_duration_ms', Math.round(num(e) * 60_000))} />
+      <span class="hint">1 to 120 minutes; the call ends at the cap.</span>
+
+      <label for="agent-silence">End after silence (s)</label>
+      <input id="agent-silence" type="number" min={10} max={3600} step={1} value={ms('end_call_after_silence_ms') === undefined ? '' : ms('end_call_after_silence_ms')! / 1000} onInput={(e) => set('end_call_after_silence_ms', Math.round(num(e) * 1000))} />
+      <span class="hint">10 s to 1 h of silence from both sides ends the call.</span>
+
+      <label for="agent-webhook">Webhook URL</label>
+      <input id="agent-webhook" type="url" placeholder="https://example.com/hooks (optional)" value={(draft.webhook_url as string | null) ?? ''} onInput={(e) => set('webhook_url', (e.target as HTMLInputElement).value || null)} />
+
+      <label for="agent-storage">Storage</label>
+      <select id="agent-storage" value={(draft.data_storage_setting as string | undefined) ?? 'everything'} onChange={(e) => set('data_storage_setting', (e.target as HTMLSelectElement).value)}>
+        {STORAGE.map((s) => <option key={s} value={s}>{s}</option>)}
+      </select>
+
+      <label for="agent-engine-type">Response engine</label>
+      <select id="agent-engine-type" value={engine.type} onChange={(e) => {
+        const type = (e.target as HTMLSelectElement).value;
+        const first = engines.data?.[type]?.[0]?.id ?? '';
+        set('response_engine', type === 'service_llm' ? { type, llm_id: first } : { type, conversation_flow_id: first });
+      }}>
+        <option value="conversation_flow">conversation flow</option>
+        <option value="service_llm">service LLM</option>
+      </select>
+
+      <label for="agent-engine-id">{engine.type === 'service_llm' ? 'Service LLM' : 'Conversation flow'}</label>
+      <div>
+        <select id="agent-engine-id" value={engineId} onChange={(e) => set('response_engine', { type: engine.type, [engineIdField]: (e.target as HTMLSelectElement).value })}>
+          {!choices.some((c) => c.id === engineId) && <option value={engineId}>{engineId || '(choose)'}</option>}
+          {choices.map((c) => <option key={c.id} value={c.id}>{c.label}</option>)}
+        </select>
+        {engines.error && <span class="hint">Could not list the engines: {engines.error}</span>}
+        {engine.type === 'conversation_flow' && engineId && <> <a href={`#/flows/${engineId}`}>Open the flow</a></>}
+      </div>
+    </div>
+  );
+}
+
+/** Every leaf of a JSON value by path (`response_engine.type`, `nodes[0].id`); objects and arrays are walked. */
+export function flatten(value: unknown, prefix = '', out: Map<string, string> = new Map()): Map<string, string> {
+  if (value !== null && typeof value === 'object' && (Array.isArray(value) ? value.length > 0 : Object.keys(value).length > 0)) {
+    if (Array.isArray(value)) value.forEach((v, i) => flatten(v, `${prefix}[${i}]`, out));
+    else for (const [k, v] of Object.entries(value)) flatten(v, prefix ? `${prefix}.${k}` : k, out);
+  } else {
+    out.set(prefix, JSON.stringify(value));
+  }
+  return out;
+}
+
+/** The fields that differ between two versions: path, before, after (a missing side is undefined). */
+export function diffVersions(before: unknown, after: unknown): { path: string; before?: string; after?: string }[] {
+  const a = flatten(before);
+  const b = flatten(after);
+  const paths = [...new Set([...a.keys(), ...b.keys()])].sort();
+  return paths.filter((p) => a.get(p) !== b.get(p)).map((p) => ({ path: p, before: a.get(p), after: b.get(p) }));
+}
+
+/** Two versions side by side: pick them, see the fields that changed. */
+export function VersionDiff({ versions }: { versions: Record<string, unknown>[] }) {
+  const numbers = versions.map((v) => Number(v.version)).sort((x, y) => x - y);
+  const latest = numbers.at(-1) ?? 0;
+  const [from, setFrom] = useState(numbers.at(-2) ?? latest);
+  const [to, setTo] = useState(latest);
+  if (numbers.length < 2) return <p class="muted" id="version-diff">One version only: save a change to compare versions.</p>;
+  const find = (n: number) => versions.find((v) => Number(v.version) === n);
+  const rows = diffVersions(find(from), find(to));
+  const pick = (set: (n: number) => void) => (e: Event) => set(Number((e.target as HTMLSelectElement).value));
+  return (
+    <div id="version-diff">
+      <div class="row">
+        <label>From <select id="diff-from" value={from} onChange={pick(setFrom)}>{numbers.map((n) => <option key={n} value={n}>v{n}</option>)}</select></label>
+        <label>to <select id="diff-to" value={to} onChange={pick(setTo)}>{numbers.map((n) => <option key={n} value={n}>v{n}</option>)}</select></label>
+      </div>
+      {rows.length === 0 ? (
+        <p class="muted">No differences.</p>
+      ) : (
+        <div class="table-wrap">
+          <table class="diff">
+            <thead><tr><th>Field</th><th>v{from}</th><th>v{to}</th></tr></thead>
+            <tbody>
+              {rows.map((r) => (
+                <tr key={r.path} data-path={r.path} class={r.before === undefined ? 'added' : r.after === undefined ? 'removed' : 'changed'}>
+                  <td>{r.path}</td>
+                  <td class="before">{r.before ?? '—'}</td>
+                  <td class="after">{r.after ?? '—'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </div>
+  );
+}
+
+/** A message for a failed parse of the JSON editor. */
+export function jsonError(text: string): string | null {
+  try {
+    JSON.parse(text);
+    return null;
+  } catch (e) {
+    return `Not valid JSON: ${messageOf(e)}`;
+  }
+}
