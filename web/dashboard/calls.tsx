@@ -123,6 +123,19 @@ export function CallPage({ api, callId }: { api: Api; callId: string }) {
             <Recording api={api} url={c.recording_url} />
           </Card>
           <Card title="Transcript"><TranscriptView items={c.transcript_object} id="call-transcript" /></Card>
+          {c.transcript_with_tool_calls?.some((e) => e.role === 'tool_call_invocation' || e.role === 'tool_call_result') && (
+            <Card title="Tool calls" id="tool-calls">
+              <ol class="tool-calls">
+                {c.transcript_with_tool_calls.map((e, i) =>
+                  e.role === 'tool_call_invocation' ? (
+                    <li key={i}><b>{e.name}</b> <code>{e.tool_call_id}</code> <code>{e.arguments}</code></li>
+                  ) : e.role === 'tool_call_result' ? (
+                    <li key={i}>result <code>{e.tool_call_id}</code> <pre>{e.content}</pre></li>
+                  ) : null,
+                )}
+              </ol>
+            </Card>
+          )}
           <Card title="Latency"><LatencyTable latency={c.latency} /></Card>
           <Card title="Analysis"><AnalysisView analysis={c.call_analysis} /></Card>
           <div class="grid2">
