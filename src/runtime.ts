@@ -25,6 +25,7 @@ import { LeadRepository } from './storage/lead.repository.ts';
 import { TicketRepository } from './storage/ticket.repository.ts';
 import type { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import { createWebhookParts } from './webhooks/webhook-runtime.ts';
+import { functionCallerFor } from './webhooks/function-caller.ts';
 import { DestinationPolicy } from './webhooks/destination-policy.ts';
 import { type Providers, buildProviders, speechCatalog } from './providers/registry.ts';
 import { logProviderFailures } from './providers/logged.ts';
@@ -128,6 +129,14 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     calls,
     providers,
     tools: flowToolsFor(leads, tickets),
+    functions: functionCallerFor({
+      client: webhookParts.functionClient,
+      secrets: webhookParts.webhooks,
+      calls,
+      clock,
+      log: logger.child({ component: 'functions' }),
+      counter: metrics.counter('switchboard_function_calls_total', 'Custom-function requests by outcome.', ['outcome']),
+    }),
     dataDir: config.dataDir,
     rememberNames: (callId, names) => redactor.rememberNames(callId, names),
     log: logger.child({ component: 'media' }),

@@ -33,6 +33,8 @@ export interface Call {
   current_state: string | null;
   transcript: string | null;
   transcript_object: TranscriptEntry[] | null;
+  /** The utterances interleaved with function calls (invocations and results); null when none is kept. */
+  transcript_with_tool_calls: ToolTranscriptEntry[] | null;
   /** The recording's path relative to DATA_DIR; null when there is none. */
   recording_path: string | null;
   call_analysis: CallAnalysis | null;
@@ -65,6 +67,12 @@ export interface TranscriptEntry {
   cut_off: boolean;
 }
 
+/** One entry of `transcript_with_tool_calls`: an utterance, or a function call's invocation or result. */
+export type ToolTranscriptEntry =
+  | { role: 'agent' | 'user'; content: string }
+  | { role: 'tool_call_invocation'; tool_call_id: string; name: string; arguments: string }
+  | { role: 'tool_call_result'; tool_call_id: string; content: string };
+
 /** The call object's `call_analysis`. */
 export interface CallAnalysis {
   call_summary: string;
@@ -84,10 +92,14 @@ export interface LatencySummary {
   values: number[];
 }
 
-/** The call object's `latency`: end to end, recognition, language model and synthesis, ms. */
+/**
+ * The call object's `latency`: end to end, recognition, language model and synthesis, ms; and the
+ * custom-function round trips that delayed replies, when any did.
+ */
 export interface LatencyReport {
   e2e: LatencySummary;
   asr: LatencySummary;
   llm: LatencySummary;
   tts: LatencySummary;
+  function_call?: LatencySummary;
 }

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { FlowTool, checkFunctions } from './custom-function.ts';
 import { Name, Strict, StringMap, Text } from './schema-kit.ts';
 
 /** Ids of nodes and edges: short, printable. */
@@ -43,7 +44,7 @@ export const ExtractVariable = Strict({
   description: Type.Optional(Text(1024)),
 });
 
-export const NODE_TYPES = ['conversation', 'end', 'create_lead', 'create_ticket'] as const;
+export const NODE_TYPES = ['conversation', 'end', 'create_lead', 'create_ticket', 'function'] as const;
 export const FlowNode = Strict({
   id: GraphId,
   name: Type.Optional(Name()),
@@ -61,6 +62,14 @@ export const FlowNode = Strict({
       notes: Type.Optional(Template),
     }),
   ),
+  /** function: the flow tool to call (`tools[].tool_id`). */
+  tool_id: Type.Optional(Name(128)),
+  /** function: the arguments, each a template rendered from the call's dynamic variables. */
+  args: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Template, { maxProperties: 50 })),
+  /** function: wait for the answer before taking an edge (default true); false moves on at once. */
+  wait_for_result: Type.Optional(Type.Boolean()),
+  /** function: speak the node's instruction while the request runs (default: the tool's setting). */
+  speak_during_execution: Type.Optional(Type.Boolean()),
   /** create_ticket: templates for the ticket's fields. */
   ticket: Type.Optional(
     Strict({
@@ -94,11 +103,14 @@ export const ConversationFlowSettings = {
 export const ConversationFlowDefinition = Strict({
   start_node_id: GraphId,
   nodes: Type.Array(FlowNode, { minItems: 1, maxItems: 500 }),
+  /** Custom functions the flow's `function` nodes call, by `tool_id`. */
+  tools: Type.Optional(Type.Array(FlowTool, { maxItems: 100 })),
   ...ConversationFlowSettings,
 });
 export type ConversationFlowDefinition = Static<typeof ConversationFlowDefinition>;
 export type FlowNode = Static<typeof FlowNode>;
 export type FlowEdge = Static<typeof FlowEdge>;
+export type { FlowTool };
 export type TransitionCondition = Static<typeof TransitionCondition>;
 export type Equation = Static<typeof Equation>;
 export type EquationOperator = (typeof EQUATION_OPERATORS)[number];
@@ -111,9 +123,23 @@ export type ConversationFlowOverride = Static<typeof ConversationFlowOverride>;
 
 /**
  * Checks the graph: unique node ids, unique edge ids, the start node exists, every edge points at
- * a node, end nodes have no edges. Returns a message naming the first offender, or null.
+ * a node, end nodes have no edges; the tools have unique ids and names and valid parameters, and
+ * every `function` node names one of them. Returns a message naming the first offender, or null.
  */
 export function checkFlowGraph(flow: ConversationFlowDefinition): string | null {
+  const tools = flow.tools ?? [];
+  const toolIds = new Set<string>();
+  for (const tool of tools) {
+    if (toolIds.has(tool.tool_id)) return `duplicate tool_id "${tool.tool_id}" in tools`;
+    toolIds.add(tool.tool_id);
+  }
+  const toolProblem = checkFunctions(tools, 'tools');
+  if (toolProblem) return toolProblem;
+  for (const node of flow.nodes) {
+    if (node.type !== 'function') continue;
+    if (node.tool_id === undefined) return `function node "${node.id}" needs a tool_id`;
+    if (!toolIds.has(node.tool_id)) return `function node "${node.id}" names unknown tool_id "${node.tool_id}"`;
+  }
   const nodeIds = new Set<string>();
   for (const node of flow.nodes) {
     if (nodeIds.has(node.id)) return `duplicate node id "${node.id}"`;

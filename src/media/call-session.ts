@@ -7,7 +7,7 @@ import type { Call } from '../domain/call.ts';
 import type { CallCheckpoint } from '../domain/call-checkpoint.ts';
 import type { CallOutcome } from '../services/call.service.ts';
 import type { Providers } from '../providers/registry.ts';
-import { analyzeCall, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, VoicePipeline, type CallVariables, type EngineOutcome, type FlowTools } from '../voice/index.ts';
+import { analyzeCall, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, VoicePipeline, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller } from '../voice/index.ts';
 import { CallRecorder } from './call-recorder.ts';
 import { type AgentForCall, buildEngine, effectiveEngine, effectiveSettings, engineNeedsMissingLlm } from './engine-factory.ts';
 import { CLOSE, PROTOCOL_SAMPLE_RATE, PROTOCOL_VERSION } from '../protocol/media.constants.ts';
@@ -74,6 +74,11 @@ export interface SessionDeps {
   providers: Providers;
   /** Lead and ticket creation for a flow's tool nodes. */
   tools?: (call: { accountId: string; callId: string }) => FlowTools;
+  /**
+   * Custom functions of the call's agent (signed requests through the webhook destination policy);
+   * `signal` aborts the requests still running when the call ends.
+   */
+  functions?: (call: { accountId: string; callId: string }, signal: AbortSignal) => FunctionCaller;
   /** DATA_DIR: recordings go to DATA_DIR/recordings/<call_id>.wav. */
   dataDir: string;
   /** Hands the names the flow captured to the PII redactor before the call is finished. */
@@ -118,6 +123,8 @@ export class CallSession {
   #ending: Promise<void> | undefined;
   /** Cuts the post-call analysis short (a deadline, see EndOptions). */
   readonly #analysisCut = new AbortController();
+  /** Aborted when the call ends: stops function requests still running. */
+  readonly #callOver = new AbortController();
   #analysisCutAt = Infinity;
   #analysisCutTimer: TimerHandle | undefined;
   /** The analysis has an outcome: a deadline no longer changes anything. */
@@ -157,6 +164,7 @@ export class CallSession {
         engine: engineDef,
         llm: this.#d.providers.llm,
         ...(this.#d.tools ? { tools: this.#d.tools({ accountId: this.#call.account_id, callId: this.callId }) } : {}),
+        ...(this.#d.functions ? { functions: this.#d.functions({ accountId: this.#call.account_id, callId: this.callId }, this.#callOver.signal) } : {}),
         variables: () => this.#vars,
         currentNodeId: this.#call.current_node_id,
         currentState: this.#call.current_state,
@@ -303,6 +311,7 @@ export class CallSession {
     if (this.#silenceTimer) this.#d.scheduler.clear(this.#silenceTimer);
     const p = this.#pipeline;
     const elapsedMs = p?.elapsedMs() ?? 0;
+    this.#callOver.abort(new Error('the call ended'));
     await p?.close();
     const utterances = p?.transcript() ?? [];
     const outcome = this.#reachedEnd();
@@ -333,6 +342,7 @@ export class CallSession {
         reason,
         transcript: transcript || null,
         transcriptObject: toTranscriptObject(utterances),
+        transcriptWithToolCalls: toTranscriptWithToolCalls(utterances, p?.toolCalls() ?? []),
         recordingPath,
         callAnalysis: analysis,
         latency: latencyReport(p?.latencies() ?? []),

@@ -2,7 +2,7 @@
 import { withoutUndefined } from '../lib/objects.ts';
 import type { AgentConfig, AgentOverride, EngineSnapshot } from '../domain/agent.ts';
 import type { LlmProvider } from '../providers/llm.ts';
-import { FlowEngine, LlmEngine, flowNeedsLlm, type CallVariables, type FlowTools, type ResponseEngine } from '../voice/index.ts';
+import { FlowEngine, LlmEngine, flowNeedsLlm, type CallVariables, type FlowTools, type FunctionCaller, type ResponseEngine } from '../voice/index.ts';
 
 /** The agent version a call runs, as the call service resolves it. */
 export interface AgentForCall {
@@ -41,6 +41,8 @@ export interface BuildEngineOptions {
   engine: EngineSnapshot;
   llm: LlmProvider | undefined;
   tools?: FlowTools;
+  /** Custom functions (flow `function` nodes, service-LLM tools). */
+  functions?: FunctionCaller;
   variables: () => CallVariables;
   currentNodeId?: string | null;
   currentState?: string | null;
@@ -64,6 +66,7 @@ export function buildEngine(o: BuildEngineOptions): BuiltEngine {
       flow,
       ...(o.llm ? { llm: o.llm } : {}),
       ...(o.tools ? { tools: o.tools } : {}),
+      ...(o.functions ? { functions: o.functions } : {}),
       variables: o.variables,
       ...(o.currentNodeId ? { startNodeId: o.currentNodeId } : {}),
       ...(o.onToolError ? { onToolError: o.onToolError } : {}),

@@ -15,7 +15,8 @@ const MAX_REMEMBERED = 10_000;
  * which quotes the user) has e-mails, digit runs of 4+ (phone, card, account numbers) and the
  * names the flow captured replaced by `[email]`, `[number]`, `[name]`; the recording is kept
  * with every redacted utterance's time span silenced on both channels (the whole utterance:
- * recognisers give no word timings).
+ * recognisers give no word timings). `transcript_with_tool_calls` gets the same treatment: its
+ * utterances, function arguments and function results.
  *
  * Names: the session hands over the names its flow extracted just before the call is finished.
  * When the policy is tightened later (update-call), those are gone from memory, so names are
@@ -63,6 +64,16 @@ export class TranscriptPiiRedactor implements PiiRedactor {
       }
     } else if (row.transcript) {
       changes.transcript = redactText(row.transcript, [...names]).text;
+    }
+    // Function calls carry what the user said (arguments) and what the backend knows of them (results).
+    const withTools = row.transcript_with_tool_calls;
+    if (withTools && Array.isArray(withTools)) {
+      const nameList = [...names];
+      changes.transcript_with_tool_calls = withTools.map((e) =>
+        e.role === 'tool_call_invocation'
+          ? { ...e, arguments: redactText(e.arguments, nameList).text }
+          : { ...e, content: redactText(e.content, nameList).text },
+      );
     }
     const analysis = row.call_analysis;
     if (analysis && typeof analysis.call_summary === 'string') {

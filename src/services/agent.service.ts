@@ -93,7 +93,7 @@ export class AgentService {
   // --- conversation flows -------------------------------------------------------------------
 
   async createFlow(accountId: string, definition: ConversationFlowDefinition): Promise<ConversationFlowView> {
-    assertValid(checkFlowGraph(definition));
+    assertValid(this.#checkFlow(definition));
     const record = this.#newEngine(accountId, newId('conversationFlow'), definition);
     await this.#repo.insertEngine('conversation_flows', record);
     return flowView(record);
@@ -104,7 +104,7 @@ export class AgentService {
   }
 
   async updateFlow(accountId: string, id: string, changes: Partial<ConversationFlowDefinition>) {
-    return flowView(await this.#updateEngine('conversation_flows', accountId, id, changes, checkFlowGraph));
+    return flowView(await this.#updateEngine('conversation_flows', accountId, id, changes, (flow) => this.#checkFlow(flow)));
   }
 
   async listFlows(accountId: string): Promise<ConversationFlowView[]> {
@@ -113,6 +113,19 @@ export class AgentService {
 
   async deleteFlow(accountId: string, id: string): Promise<void> {
     await this.#deleteEngine('conversation_flows', accountId, id);
+  }
+
+  /** The graph and tools of a flow; a tool's `url` goes through the one webhook URL check (throws 400). */
+  #checkFlow(flow: ConversationFlowDefinition): string | null {
+    const problem = checkFlowGraph(flow);
+    if (problem) return problem;
+    this.#checkFunctionUrls(flow.tools ?? [], 'tools');
+    return null;
+  }
+
+  /** Each function's `url` through checkWebhookUrl, named by its place (`tools[0].url`). */
+  #checkFunctionUrls(functions: ReadonlyArray<{ url: string }>, where: string): void {
+    for (const [i, f] of functions.entries()) checkWebhookUrl(f.url, this.#destinations, `${where}[${i}].url`);
   }
 
   // --- service LLMs -------------------------------------------------------------------------

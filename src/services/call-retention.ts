@@ -34,12 +34,13 @@ export class FileCallRetention implements CallRetention {
     if (policy === 'everything_except_pii') {
       if (this.#redactor) return this.#redactor.redact(row);
       await this.#deleteRecording(row.recording_path);
-      return { transcript: null, transcript_object: null, recording_path: null };
+      return { transcript: null, transcript_object: null, transcript_with_tool_calls: null, recording_path: null };
     }
     await this.#deleteRecording(row.recording_path);
     return {
       transcript: null,
       transcript_object: null,
+      transcript_with_tool_calls: null,
       recording_path: null,
       call_analysis: null,
       service_llm_dynamic_variables: null,

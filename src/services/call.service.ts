@@ -8,7 +8,7 @@ import { withoutUndefined } from '../lib/objects.ts';
 import type { RateLimiter } from '../lib/token-bucket.ts';
 import { AppError, errors } from '../domain/errors.ts';
 import type { AgentOverride } from '../domain/agent.ts';
-import type { Call, CallAnalysis, CallChanges, LatencyReport, TranscriptEntry } from '../domain/call.ts';
+import type { Call, CallAnalysis, CallChanges, LatencyReport, ToolTranscriptEntry, TranscriptEntry } from '../domain/call.ts';
 import { type DisconnectionReason, isFinal, statusForReason } from '../domain/call-status.ts';
 import { type StoragePolicy, isLessRestrictive } from '../domain/storage-policy.ts';
 import type { CallRepository } from '../storage/call.repository.ts';
@@ -46,6 +46,8 @@ export interface CallOutcome {
   reason: DisconnectionReason;
   transcript?: string | null;
   transcriptObject?: TranscriptEntry[] | null;
+  /** Utterances interleaved with function calls; null (or absent) when the call made none. */
+  transcriptWithToolCalls?: ToolTranscriptEntry[] | null;
   recordingPath?: string | null;
   callAnalysis?: CallAnalysis | null;
   latency?: LatencyReport | null;
@@ -188,6 +190,7 @@ export class CallService {
       current_state: input.current_state ?? null,
       transcript: null,
       transcript_object: null,
+      transcript_with_tool_calls: null,
       recording_path: null,
       call_analysis: null,
       latency: null,
@@ -340,6 +343,7 @@ export class CallService {
         // Said or generated during the call: made storable rather than refused (domain/text.ts).
         transcript: outcome.transcript == null ? null : storableText(outcome.transcript),
         transcript_object: outcome.transcriptObject ?? null,
+        transcript_with_tool_calls: outcome.transcriptWithToolCalls ?? null,
         recording_path: outcome.recordingPath ?? null,
         call_analysis: outcome.callAnalysis ?? null,
         latency: outcome.latency ?? null,

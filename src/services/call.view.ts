@@ -23,6 +23,7 @@ export const CallResponse = Type.Object(
     duration_ms: NullableInt,
     transcript: NullableText,
     transcript_object: AnyJson,
+    transcript_with_tool_calls: AnyJson,
     recording_url: NullableText,
     disconnection_reason: NullableText,
     call_analysis: AnyJson,
@@ -39,7 +40,7 @@ export const CallResponse = Type.Object(
   { title: 'Call' },
 );
 /** The fields the response schema leaves as free JSON; their TypeScript types are the decoded Call's. */
-type JsonFields = 'transcript_object' | 'call_analysis' | 'metadata' | 'latency' | 'service_llm_dynamic_variables' | 'override_dynamic_variables' | 'custom_attributes';
+type JsonFields = 'transcript_object' | 'transcript_with_tool_calls' | 'call_analysis' | 'metadata' | 'latency' | 'service_llm_dynamic_variables' | 'override_dynamic_variables' | 'custom_attributes';
 /** The API's call object (what get-call, list-calls, update-call and call.finished carry). */
 export type CallView = Omit<Static<typeof CallResponse>, JsonFields> & Pick<Call, JsonFields>;
 
@@ -68,6 +69,7 @@ export function toCallView(row: Call, options: CallViewOptions = {}): CallView {
     duration_ms: row.duration_ms,
     transcript: row.transcript,
     transcript_object: row.transcript_object,
+    transcript_with_tool_calls: row.transcript_with_tool_calls,
     recording_url: row.recording_path ? `${options.publicBaseUrl ?? ''}${recordingPathOf(row.call_id)}` : null,
     disconnection_reason: row.disconnection_reason,
     call_analysis: row.call_analysis,

@@ -5,13 +5,16 @@ import type { LatencyReport, LatencySummary } from '../domain/call.ts';
  * - e2e: end of the user's speech (last voiced frame) to the first agent audio frame sent;
  * - asr: end of the user's speech to the final transcript (includes the endpointing silence);
  * - llm: engine asked to respond to its first text (time to first token);
- * - tts: first sentence handed to synthesis to its first audio.
+ * - tts: first sentence handed to synthesis to its first audio;
+ * - function: custom-function round trips the reply waited for before its first text (included
+ *   in llm and e2e; absent when none delayed it).
  */
 export interface TurnLatency {
   e2eMs: number;
   asrMs: number;
   llmMs: number;
   ttsMs: number;
+  functionMs?: number;
 }
 
 export type { LatencySummary };
@@ -43,12 +46,17 @@ export function summarizeLatency(values: readonly number[]): LatencySummary {
   };
 }
 
-/** The call object's `latency`: `{ e2e, asr, llm, tts }`, each a LatencySummary. */
+/**
+ * The call object's `latency`: `{ e2e, asr, llm, tts }`, each a LatencySummary, and
+ * `function_call` (the function round trips that delayed replies) when any did.
+ */
 export function latencyReport(records: readonly TurnLatency[]): LatencyReport {
+  const functions = records.flatMap((r) => (r.functionMs !== undefined ? [r.functionMs] : []));
   return {
     e2e: summarizeLatency(records.map((r) => r.e2eMs)),
     asr: summarizeLatency(records.map((r) => r.asrMs)),
     llm: summarizeLatency(records.map((r) => r.llmMs)),
     tts: summarizeLatency(records.map((r) => r.ttsMs)),
+    ...(functions.length > 0 ? { function_call: summarizeLatency(functions) } : {}),
   };
 }

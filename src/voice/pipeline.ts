@@ -5,7 +5,7 @@ import { ProviderError, isAbortError } from '../providers/errors.ts';
 import { Channel } from './channel.ts';
 import { FRAME_MS, Framer, bytesToSamples, type AudioFrame } from './frames.ts';
 import { EngineError, type ResponseEngine } from './engines/types.ts';
-import type { Utterance } from './transcript.ts';
+import type { TimedToolCall, Utterance } from './transcript.ts';
 import type { TurnLatency } from './latency.ts';
 import { vadStage } from './stages/vad.stage.ts';
 import { turnStage } from './stages/turn.stage.ts';
@@ -35,6 +35,8 @@ export interface PipelineEvents {
   error: (info: { reason: FailureReason; message: string; cause: unknown }) => void;
   /** One record per agent reply that produced audio. */
   latency: (record: TurnLatency) => void;
+  /** A function call's invocation or result, as the engine reported it (the call's record keeps them). */
+  tool_call: (call: TimedToolCall) => void;
 }
 
 export interface VoicePipelineOptions {
@@ -92,6 +94,12 @@ interface OutFrame {
 interface Reply {
   ctrl: AbortController;
   sentences: string[];
+  /** The engine reported function calls during this reply: its utterance keeps its sentences' times. */
+  hadToolCalls: boolean;
+  /** Calls placed after audio that had not played yet, with when they really happened (see #runReply). */
+  placed: Array<{ call: TimedToolCall; happenedMs: number }>;
+  /** When the user cut the reply off, ms since the pipeline started. */
+  cutAtMs: number | undefined;
   /** Frames queued per sentence / sent per sentence. */
   queued: number[];
   sent: number[];
@@ -126,6 +134,7 @@ export class VoicePipeline {
   readonly #jobs = new Channel<Job>({ capacity: 16, overflow: 'drop_oldest' });
   readonly #framer = new Framer();
   readonly #transcript: Utterance[] = [];
+  readonly #toolCalls: TimedToolCall[] = [];
   readonly #latencies: TurnLatency[] = [];
   readonly #bargeInMs: number;
   #t0 = 0;
@@ -182,6 +191,11 @@ export class VoicePipeline {
   }
 
   /** Latency records so far (a copy). */
+  /** The function calls so far (invocations and results), in the order they happened. */
+  toolCalls(): TimedToolCall[] {
+    return this.#toolCalls.map((c) => ({ ...c }));
+  }
+
   latencies(): TurnLatency[] {
     return [...this.#latencies];
   }
@@ -331,7 +345,7 @@ export class VoicePipeline {
     let drained!: () => void;
     const drainedP = new Promise<void>((r) => (drained = r));
     const reply: Reply = {
-      ctrl, sentences: [], queued: [], sent: [], synthesisDone: false, cutOff: false,
+      ctrl, sentences: [], hadToolCalls: false, placed: [], cutAtMs: undefined, queued: [], sent: [], synthesisDone: false, cutOff: false,
       startedAt: undefined, startMs: 0, drained, firstFrameSent: false,
     };
     this.#reply = reply;
@@ -341,6 +355,7 @@ export class VoicePipeline {
       ? { e2eMs: 0, asrMs: Math.max(0, turn.transcriptAt - turn.speechEndAt), llmMs: 0, ttsMs: 0 }
       : undefined;
     let hangup = false;
+    let functionMs = 0;
     const framer = new Framer();
     try {
       const outputs = userText === undefined ? this.#o.engine.begin(signal) : this.#o.engine.respond(userText, signal);
@@ -354,7 +369,18 @@ export class VoicePipeline {
       for await (const ev of audio) {
         if (signal.aborted) break;
         if (ev.type === 'hangup') hangup = true;
-        else if (ev.type === 'sentence_start') {
+        else if (ev.type === 'tool_call_invocation' || ev.type === 'tool_call_result') {
+          // A round trip the reply waited for before it had anything to say delays it.
+          if (ev.type === 'tool_call_result' && ev.delayMs !== undefined && marks.firstText === undefined) functionMs += ev.delayMs;
+          // Placed where the reply's audio reaches it: after the sentences already synthesized.
+          reply.hadToolCalls = true;
+          const before = reply.sentences.length;
+          const atMs = before > 0 && reply.startedAt !== undefined ? reply.startMs + framesBefore(reply, before) * FRAME_MS : this.elapsedMs();
+          const call: TimedToolCall = { record: ev, atMs };
+          if (atMs > this.elapsedMs()) reply.placed.push({ call, happenedMs: this.elapsedMs() });
+          this.#toolCalls.push(call);
+          this.#emit('tool_call', { ...call });
+        } else if (ev.type === 'sentence_start') {
           reply.sentences[ev.index] = ev.text;
           reply.queued[ev.index] = 0;
           reply.sent[ev.index] = 0;
@@ -385,6 +411,8 @@ export class VoicePipeline {
     }
     if (this.#reply === reply) this.#reply = undefined;
     if (this.#closed) return;
+    // A call placed after audio the user cut off was never reached: it goes back to when it happened.
+    for (const p of reply.placed) if (reply.cutAtMs !== undefined && p.call.atMs > reply.cutAtMs) p.call.atMs = p.happenedMs;
     const heard = heardText(reply);
     if (heard) {
       this.#o.engine.agentSpoke(heard, reply.cutOff);
@@ -394,12 +422,14 @@ export class VoicePipeline {
         startMs: reply.startMs,
         endMs: this.elapsedMs(),
         ...(reply.cutOff ? { cutOff: true } : {}),
+        ...(reply.hadToolCalls ? { sentences: timedSentences(reply) } : {}),
       });
     }
     if (lat && reply.startedAt !== undefined && turn) {
       lat.e2eMs = Math.max(0, reply.startedAt - turn.speechEndAt);
       lat.llmMs = marks.firstText !== undefined ? Math.max(0, marks.firstText - engineStart) : 0;
       lat.ttsMs = marks.firstAudio !== undefined && marks.synthStart !== undefined ? Math.max(0, marks.firstAudio - marks.synthStart) : 0;
+      if (functionMs > 0) lat.functionMs = Math.round(functionMs);
       this.#latencies.push(lat);
       this.#emit('latency', { ...lat });
     }
@@ -471,6 +501,7 @@ export class VoicePipeline {
     const reply = this.#reply;
     if (!reply || reply.cutOff) return;
     reply.cutOff = true;
+    reply.cutAtMs = this.elapsedMs();
     reply.ctrl.abort();
     this.#output.clear();
     if (this.#speaking) {
@@ -492,7 +523,11 @@ export class VoicePipeline {
     reply.cutOff ||= !complete;
     const heard = heardText(reply);
     if (!heard) return;
-    this.#addUtterance({ role: 'agent', text: heard, startMs: reply.startMs, endMs: this.elapsedMs(), ...(reply.cutOff ? { cutOff: true } : {}) });
+    this.#addUtterance({
+      role: 'agent', text: heard, startMs: reply.startMs, endMs: this.elapsedMs(),
+      ...(reply.cutOff ? { cutOff: true } : {}),
+      ...(reply.hadToolCalls ? { sentences: timedSentences(reply) } : {}),
+    });
   }
 
   #addUtterance(u: Utterance): void {
@@ -533,7 +568,24 @@ function failureReason(e: unknown): FailureReason {
 
 /** What the user heard: whole sentences played, plus the played share of the sentence cut. */
 function heardText(r: Reply): string {
-  if (!r.cutOff) return r.sentences.filter(Boolean).join(' ').trim();
+  return heardSentences(r).filter(Boolean).join(' ').trim();
+}
+
+/** Frames queued for the reply's sentences before sentence `index` (its offset in the reply's audio). */
+function framesBefore(r: Reply, index: number): number {
+  let n = 0;
+  for (let i = 0; i < index; i++) n += r.queued[i] ?? 0;
+  return n;
+}
+
+/** The heard sentences of a reply, each with when it began to play (ms since the pipeline started). */
+function timedSentences(r: Reply): Array<{ text: string; startMs: number }> {
+  return heardSentences(r).flatMap((text, i) => (text ? [{ text, startMs: r.startMs + framesBefore(r, i) * FRAME_MS }] : []));
+}
+
+/** What was heard of each sentence of a reply: all of them, or up to the cut when it was cut off. */
+function heardSentences(r: Reply): string[] {
+  if (!r.cutOff) return r.sentences.map((s) => s ?? '');
   const parts: string[] = [];
   for (let i = 0; i < r.sentences.length; i++) {
     const text = r.sentences[i] ?? '';
@@ -549,5 +601,5 @@ function heardText(r: Reply): string {
     parts.push(ws.slice(0, n).join(' '));
     break;
   }
-  return parts.join(' ').trim();
+  return parts;
 }

@@ -1,4 +1,5 @@
-import type { TranscriptEntry } from '../domain/call.ts';
+import type { ToolTranscriptEntry, TranscriptEntry } from '../domain/call.ts';
+import type { ToolCallRecord } from './engines/types.ts';
 
 /** One utterance of the call transcript. Offsets are ms since the pipeline started. */
 export interface Utterance {
@@ -8,6 +9,11 @@ export interface Utterance {
   endMs: number;
   /** True when this agent reply was cut off, by the user speaking over it or by the call ending (text = what was heard). */
   cutOff?: boolean;
+  /**
+   * An agent reply during which function calls ran: its heard sentences with when each began to
+   * play, so that transcript_with_tool_calls can place the calls between them.
+   */
+  sentences?: Array<{ text: string; startMs: number }>;
 }
 
 /** The call object's `transcript` string: one "Agent: ..." / "User: ..." line per utterance. */
@@ -28,4 +34,49 @@ export function toTranscriptObject(utterances: readonly Utterance[]): Transcript
 /** Utterances back from a stored `transcript_object` (for redaction). */
 export function fromTranscriptObject(entries: readonly TranscriptEntry[]): Utterance[] {
   return entries.map((e) => ({ role: e.role, text: e.content, startMs: e.start_ms, endMs: e.end_ms, ...(e.cut_off ? { cutOff: true } : {}) }));
+}
+
+/** A function call's invocation or result, with when it happened (ms since the pipeline started). */
+export interface TimedToolCall {
+  record: ToolCallRecord;
+  atMs: number;
+}
+
+/**
+ * The call object's `transcript_with_tool_calls`: the utterances (by their start) interleaved with
+ * the function calls (by when they happened); an agent reply during which calls ran is split
+ * where its audio reached them (the filler, the calls, then the rest). Null when there is nothing
+ * to record.
+ */
+export function toTranscriptWithToolCalls(utterances: readonly Utterance[], calls: readonly TimedToolCall[]): ToolTranscriptEntry[] | null {
+  // At the same instant: utterances (and a reply's first sentence) first, then calls, then a reply's later sentences.
+  const timed: Array<{ at: number; rank: number; entry: ToolTranscriptEntry; of?: Utterance }> = [];
+  for (const u of utterances) {
+    if (!u.text.trim()) continue;
+    if (u.sentences && u.sentences.length > 0) {
+      for (const [i, s] of u.sentences.entries()) timed.push({ at: s.startMs, rank: i === 0 ? 0 : 2, entry: { role: u.role, content: s.text }, of: u });
+    } else timed.push({ at: u.startMs, rank: 0, entry: { role: u.role, content: u.text } });
+  }
+  for (const c of calls) {
+    const r = c.record;
+    timed.push({
+      at: c.atMs,
+      rank: 1,
+      entry:
+        r.type === 'tool_call_invocation'
+          ? { role: 'tool_call_invocation', tool_call_id: r.tool_call_id, name: r.name, arguments: r.arguments }
+          : { role: 'tool_call_result', tool_call_id: r.tool_call_id, content: r.content },
+    });
+  }
+  if (timed.length === 0) return null;
+  // A stable sort: each side keeps its own order.
+  timed.sort((a, b) => a.at - b.at || a.rank - b.rank);
+  // Sentences of one reply that no call came between are one utterance again.
+  const out: Array<{ entry: ToolTranscriptEntry; of?: Utterance }> = [];
+  for (const t of timed) {
+    const last = out.at(-1);
+    if (t.of && last?.of === t.of && 'content' in last.entry) last.entry = { ...last.entry, content: `${last.entry.content} ${'content' in t.entry ? t.entry.content : ''}` };
+    else out.push({ entry: t.entry, ...(t.of ? { of: t.of } : {}) });
+  }
+  return out.map((t) => t.entry);
 }

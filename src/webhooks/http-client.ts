@@ -20,6 +20,20 @@ export interface SendResult {
   /** From `Retry-After` (seconds or HTTP date), when present and valid. */
   retryAfterMs: number | null;
   excerpt: string | null;
+  /** The response body as read (at most `readLimitBytes`), when SendOptions.keepBody asked for it. */
+  body?: Buffer;
+  /** The body was longer than what was read (the rest was discarded with the connection). */
+  bodyCut?: boolean;
+}
+
+/** Per-request settings of `send` (custom functions use them; deliveries use the defaults). */
+export interface SendOptions {
+  /** Default POST. */
+  method?: 'POST' | 'PUT' | 'PATCH';
+  /** Total time allowed for this request, ms; default the client's `timeoutMs`. */
+  timeoutMs?: number;
+  /** Keep the body read (up to RESPONSE_READ_LIMIT_BYTES) in `SendResult.body`; default false. */
+  keepBody?: boolean;
 }
 
 export interface WebhookHttpClientOptions {
@@ -52,14 +66,14 @@ export class WebhookHttpClient {
    * promise rejects with the signal's reason (an aborted send is no attempt: the caller decides
    * what becomes of the delivery).
    */
-  async send(url: string, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<SendResult> {
+  async send(url: string, headers: Record<string, string>, body: string, signal?: AbortSignal, options: SendOptions = {}): Promise<SendResult> {
     signal?.throwIfAborted();
     const started = performance.now();
-    const first = await this.#attempt(url, headers, body, started, signal);
+    const first = await this.#attempt(url, headers, body, started, signal, options);
     // A kept-alive connection the receiver had just closed: resend once on a fresh one (Node's advice).
     if (first.reusedSocketReset) {
       signal?.throwIfAborted();
-      return (await this.#attempt(url, headers, body, started, signal)).result;
+      return (await this.#attempt(url, headers, body, started, signal, options)).result;
     }
     return first.result;
   }
@@ -70,7 +84,9 @@ export class WebhookHttpClient {
     body: string,
     started: number,
     signal: AbortSignal | undefined,
+    options: SendOptions,
   ): Promise<{ result: SendResult; reusedSocketReset: boolean }> {
+    const timeoutMs = options.timeoutMs ?? this.#options.timeoutMs;
     const fail = (failure: FailureKind, error: string, reusedSocketReset = false) => ({
       result: { statusCode: null, latencyMs: Math.round(performance.now() - started), failure, error, retryAfterMs: null, excerpt: null },
       reusedSocketReset,
@@ -107,15 +123,15 @@ export class WebhookHttpClient {
       };
       let connectTimer: NodeJS.Timeout | null = null;
       const request = transport.request(target, {
-        method: 'POST',
+        method: options.method ?? 'POST',
         agent: target.protocol === 'https:' ? this.#https : this.#http,
         headers: { ...headers, 'content-length': String(payload.length) },
         lookup: this.#options.policy.lookup,
       });
       const total = setTimeout(() => {
-        finish(fail('timeout', `no complete response within ${this.#options.timeoutMs} ms`));
+        finish(fail('timeout', `no complete response within ${timeoutMs} ms`));
         request.destroy();
-      }, this.#options.timeoutMs);
+      }, timeoutMs);
       request.on('socket', (socket) => {
         if (!socket.connecting) return;
         connectTimer = setTimeout(() => {
@@ -133,6 +149,7 @@ export class WebhookHttpClient {
       });
       request.on('response', (response) => {
         const chunks: Buffer[] = [];
+        const keep = options.keepBody === true;
         let read = 0;
         const done = () => {
           const statusCode = response.statusCode ?? 0;
@@ -146,12 +163,13 @@ export class WebhookHttpClient {
               error: ok ? null : describeStatus(statusCode),
               retryAfterMs: parseRetryAfter(response.headers['retry-after']),
               excerpt,
+              ...(keep ? { body: Buffer.concat(chunks).subarray(0, RESPONSE_READ_LIMIT_BYTES), bodyCut: read > RESPONSE_READ_LIMIT_BYTES } : {}),
             },
             reusedSocketReset: false,
           });
         };
         response.on('data', (chunk: Buffer) => {
-          if (read < RESPONSE_EXCERPT_BYTES) chunks.push(chunk);
+          if (read < (keep ? RESPONSE_READ_LIMIT_BYTES : RESPONSE_EXCERPT_BYTES)) chunks.push(chunk);
           read += chunk.length;
           if (read > RESPONSE_READ_LIMIT_BYTES) {
             done();

@@ -15,6 +15,12 @@ export interface WebhookParts {
   outbox: WebhookOutbox;
   webhooks: WebhookService;
   dispatcher: WebhookDispatcher;
+  /**
+   * The client of custom-function requests: the same destination policy and connect timeout as
+   * deliveries, its own connections (a function waits on a caller; it should not queue behind
+   * deliveries); each request sets its own total timeout.
+   */
+  functionClient: WebhookHttpClient;
   /** Stops the worker and closes kept-alive connections; idempotent. */
   close(): Promise<void>;
 }
@@ -34,6 +40,7 @@ export function createWebhookParts(config: Config, store: Store, clock: Clock, l
     timeoutMs: settings.timeoutMs,
     maxSocketsPerHost: settings.concurrency,
   });
+  const functionClient = new WebhookHttpClient({ policy, connectTimeoutMs: settings.connectTimeoutMs, timeoutMs: settings.timeoutMs });
   const dispatcher = new WebhookDispatcher({
     store,
     webhooks: repository,
@@ -58,8 +65,12 @@ export function createWebhookParts(config: Config, store: Store, clock: Clock, l
     outbox,
     webhooks,
     dispatcher,
+    functionClient,
     close() {
-      closing ??= dispatcher.close().finally(() => client.close());
+      closing ??= dispatcher.close().finally(() => {
+        client.close();
+        functionClient.close();
+      });
       return closing;
     },
   };

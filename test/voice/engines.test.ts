@@ -9,7 +9,7 @@ import { resolveVariables, renderTemplate } from '../../src/voice/engines/variab
 
 async function say(it: AsyncIterable<EngineOutput>): Promise<string[]> {
   const out: string[] = [];
-  for await (const o of it) out.push(o.type === 'text' ? o.text : `<${o.reason}>`);
+  for await (const o of it) out.push(o.type === 'text' ? o.text : o.type === 'hangup' ? `<${o.reason}>` : `<${o.type}>`);
   return out;
 }
 const sig = (): AbortSignal => new AbortController().signal;

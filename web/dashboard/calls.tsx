@@ -153,7 +153,7 @@ export function CallPage({ api, callId }: { api: Api; callId: string }) {
   const [position, setPosition] = useState(0);
   const c = call.data;
   // Added by the tool-calling work when present; Retell's name and shape.
-  const withTools = c ? (c as Call & { transcript_with_tool_calls?: unknown }).transcript_with_tool_calls : undefined;
+  const withTools = c ? c.transcript_with_tool_calls : undefined;
   return (
     <main>
       <p><a href="#/calls">← Calls</a></p>

@@ -8,6 +8,7 @@ import { housekeeping } from './0005_housekeeping.ts';
 import { webhooks } from './0004_webhooks.ts';
 import { leases } from './0006_leases.ts';
 import { limits } from './0007_limits.ts';
+import { toolCalls } from './0008_tool_calls.ts';
 
 /** Every migration, in order; each is a factory so it can differ by dialect where SQL must. */
 const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
@@ -18,6 +19,7 @@ const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
   '0005_housekeeping': housekeeping,
   '0006_leases': leases,
   '0007_limits': limits,
+  '0008_tool_calls': toolCalls,
 };
 
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<void> {

@@ -9,6 +9,7 @@ export const CALL_JSON_FIELDS = [
   'override_dynamic_variables',
   'custom_attributes',
   'transcript_object',
+  'transcript_with_tool_calls',
   'call_analysis',
   'latency',
 ] as const satisfies ReadonlyArray<keyof Call>;

@@ -2,8 +2,12 @@ import type { ChatMessage, LlmProvider } from '../../providers/llm.ts';
 import { chatText } from '../../providers/llm.ts';
 import { extractVariable, words } from './extract.ts';
 import { renderTemplate, resolveVariables } from './variables.ts';
+import { abortable, applyResponseVariables, typedArgs } from './functions.ts';
 import {
   EngineError,
+  type FunctionCaller,
+  type FunctionOutcome,
+  type ToolCallRecord,
   type CallVariables,
   type ConversationFlow,
   type EngineEnding,
@@ -48,6 +52,19 @@ export interface FlowEngineOptions {
   startNodeId?: string;
   /** Reports tool failures (the flow continues); optional. */
   onToolError?: (nodeId: string, error: unknown) => void;
+  /** Calls the flow's custom functions (`function` nodes); without it, they fail as unavailable. */
+  functions?: FunctionCaller;
+}
+
+/** Variables a `function` node sets for the edges after it (docs/custom-functions.md). */
+export const FUNCTION_STATUS_VARIABLE = 'tool_call_status';
+export const FUNCTION_ERROR_VARIABLE = 'tool_call_error';
+
+/** A function node's request still running when its turn was cut short (barge-in). */
+interface PendingFunction {
+  node: FlowNode;
+  toolCallId: string;
+  outcome: Promise<FunctionOutcome>;
 }
 
 /**
@@ -72,6 +89,14 @@ export class FlowEngine implements ResponseEngine {
   #ending: EngineEnding | undefined;
   /** The last edge chosen from a conversation node was its else edge (see #chooseEdge). */
   #elseFrom: string | undefined;
+  readonly #functions: FunctionCaller | undefined;
+  #toolCallSeq = 0;
+  /** A waited-for function whose turn was interrupted: the next turn settles it first. */
+  #pending: PendingFunction | undefined;
+  /** Results of functions not waited for (`wait_for_result: false`), recorded on the next output. */
+  #late: ToolCallRecord[] = [];
+  /** The current node is a function node whose request was sent since it was entered. */
+  #functionSent = false;
 
   constructor(options: FlowEngineOptions) {
     this.#flow = options.flow;
@@ -80,6 +105,7 @@ export class FlowEngine implements ResponseEngine {
     this.#tools = options.tools;
     this.#callVariables = options.variables ?? (() => ({}));
     this.#onToolError = options.onToolError;
+    this.#functions = options.functions;
     const startId = options.startNodeId ?? options.flow.start_node_id;
     const start = this.#nodes.get(startId);
     if (!start) throw new EngineError('error_config', `flow has no node ${startId}`);
@@ -107,13 +133,28 @@ export class FlowEngine implements ResponseEngine {
   }
 
   async *begin(signal: AbortSignal): AsyncIterable<EngineOutput> {
+    yield* this.#drainLate();
     yield* this.#enter(this.#current, signal, 0);
   }
 
   async *respond(userText: string, signal: AbortSignal): AsyncIterable<EngineOutput> {
     this.#history.push({ role: 'user', content: userText });
+    yield* this.#drainLate();
+    const pending = this.#pending;
+    if (pending) {
+      // The user spoke over the filler of a function node: its request went on; the flow moves on
+      // from that node once the result is in, and the words spoken over the filler are not routed.
+      yield* this.#settle(pending, signal);
+      yield* this.#leave(pending.node, signal, 0);
+      return;
+    }
     const node = this.#current;
     if (node.type === 'end' || this.#reachedEnd) return;
+    if (node.type === 'function' && !this.#functionSent) {
+      // Cut off before its request went out (during the filler): the node runs now.
+      yield* this.#enter(node, signal, 0);
+      return;
+    }
     for (const v of node.extract_variables ?? []) {
       const value = extractVariable(v.type, userText);
       if (value === undefined) continue;
@@ -125,8 +166,9 @@ export class FlowEngine implements ResponseEngine {
       yield* this.#enter(next, signal, 0);
       return;
     }
-    // No transition: a prompt node lets the LLM answer within the node; a static node re-speaks.
-    yield* this.#speakInstruction(node, signal);
+    // No transition: a prompt node lets the LLM answer within the node; a static node re-speaks;
+    // a function node (no edge held after its call) has nothing to say again.
+    if (node.type !== 'function') yield* this.#speakInstruction(node, signal);
   }
 
   agentSpoke(text: string, cutOff: boolean): void {
@@ -139,6 +181,12 @@ export class FlowEngine implements ResponseEngine {
     this.#current = node;
     // The ending is decided on entering the end node: a caller hanging up during its goodbye does not undo it.
     if (node.type === 'end') this.#ending ??= this.#endingAt(node);
+    this.#functionSent = false;
+    if (node.type === 'function') {
+      yield* this.#runFunction(node, signal);
+      yield* this.#leave(node, signal, hops);
+      return;
+    }
     yield* this.#speakInstruction(node, signal);
     if (node.type === 'end') {
       this.#reachedEnd = true;
@@ -179,6 +227,65 @@ export class FlowEngine implements ResponseEngine {
       if (signal.aborted) throw e;
       throw new EngineError('error_llm', 'LLM failed while speaking a prompt node', e);
     }
+  }
+
+  /** Takes the first edge that holds after a function node (no user words), if any. */
+  async *#leave(node: FlowNode, signal: AbortSignal, hops: number): AsyncIterable<EngineOutput> {
+    const next = await this.#chooseEdge(node, '', signal);
+    if (next) yield* this.#enter(next, signal, hops + 1);
+  }
+
+  /**
+   * A `function` node: the side effect of the flow's custom functions, run once per entry. Speaks
+   * the node's instruction as a filler first (speak_during_execution), records the invocation,
+   * sends the request, and unless `wait_for_result` is false waits for the answer (a barge-in
+   * stops the wait, not the request: see `respond`) and stores its variables.
+   */
+  async *#runFunction(node: FlowNode, signal: AbortSignal): AsyncIterable<EngineOutput> {
+    const tool = this.#flow.tools?.find((t) => t.tool_id === node.tool_id);
+    if (!tool) throw new EngineError('error_config', `function node ${node.id} names unknown tool ${node.tool_id ?? ''}`);
+    if (node.speak_during_execution ?? tool.speak_during_execution ?? false) {
+      if (node.instruction?.text.trim()) yield* this.#speakInstruction(node, signal);
+      else if (tool.execution_message_description?.trim()) yield { type: 'text', text: renderTemplate(tool.execution_message_description, this.variables()).trim() };
+    }
+    const vars = this.variables();
+    const args = typedArgs(tool.parameters, Object.fromEntries(Object.entries(node.args ?? {}).map(([k, t]) => [k, renderTemplate(t, vars)])));
+    const toolCallId = `tool_call_${++this.#toolCallSeq}`;
+    yield { type: 'tool_call_invocation', tool_call_id: toolCallId, name: tool.name, arguments: JSON.stringify(args) };
+    this.#functionSent = true;
+    const outcome = this.#functions
+      ? this.#functions.call(tool, args)
+      : Promise.resolve<FunctionOutcome>({ ok: false, content: 'error: custom functions are not available', error: 'unavailable', durationMs: 0 });
+    const pending: PendingFunction = { node, toolCallId, outcome };
+    if (node.wait_for_result === false) {
+      void outcome.then((o) => this.#late.push(this.#apply(pending, o, false)));
+      return;
+    }
+    this.#pending = pending;
+    yield* this.#settle(pending, signal);
+  }
+
+  /** Waits (abortably) for a function's outcome, stores its variables and records its result. */
+  async *#settle(pending: PendingFunction, signal: AbortSignal): AsyncIterable<EngineOutput> {
+    const outcome = await abortable(pending.outcome, signal);
+    this.#pending = undefined;
+    yield this.#apply(pending, outcome, true);
+  }
+
+  /** Stores a function's response variables and status; returns its result record. */
+  #apply(pending: PendingFunction, outcome: FunctionOutcome, waited: boolean): ToolCallRecord {
+    const tool = this.#flow.tools?.find((t) => t.tool_id === pending.node.tool_id);
+    const failure = applyResponseVariables(tool?.response_variables, outcome, this.#extracted);
+    this.#extracted[FUNCTION_STATUS_VARIABLE] = failure === null ? 'success' : 'error';
+    this.#extracted[FUNCTION_ERROR_VARIABLE] = failure ?? '';
+    if (failure !== null) this.#onToolError?.(pending.node.id, Object.assign(new Error('custom function failed'), { code: failure }));
+    return { type: 'tool_call_result', tool_call_id: pending.toolCallId, content: outcome.content, ...(waited ? { delayMs: outcome.durationMs } : {}) };
+  }
+
+  *#drainLate(): Iterable<EngineOutput> {
+    const late = this.#late;
+    this.#late = [];
+    yield* late;
   }
 
   async #runTool(node: FlowNode): Promise<void> {

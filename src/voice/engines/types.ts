@@ -14,6 +14,7 @@ import type {
   VariableType,
 } from '../../domain/conversation-flow.ts';
 import type { LlmState, ServiceLlmDefinition } from '../../domain/service-llm.ts';
+import type { CustomFunction } from '../../domain/custom-function.ts';
 
 export type { Equation, EquationOperator, ExtractVariable, FlowEdge, FlowNode, TransitionCondition, VariableType };
 /** A conversation flow as an agent version pins it. */
@@ -42,6 +43,32 @@ export interface FlowTools {
   createTicket(fields: TicketFields): Promise<unknown>;
 }
 
+/** What came of one custom-function request (src/webhooks/function-caller.ts makes it). */
+export interface FunctionOutcome {
+  /** True on a 2xx answer. */
+  ok: boolean;
+  /**
+   * What the model (and the record) sees: the answer's body, JSON or text, at most
+   * FUNCTION_RESULT_MAX_CHARS characters (a longer one is cut and says so); on a failure, the error.
+   */
+  content: string;
+  /** The answer parsed as JSON, when it was complete JSON; undefined otherwise. */
+  json?: unknown;
+  /** On a failure, a short machine-readable reason: `timeout`, `http_<status>`, `network`, `refused`. */
+  error?: string;
+  /** The round trip, ms. */
+  durationMs: number;
+}
+
+/**
+ * Calls a custom function (implemented outside voice/: the signed request through the webhook
+ * destination policy). Never rejects: failures come back as outcomes. `signal` aborts the request
+ * (the call ended).
+ */
+export interface FunctionCaller {
+  call(fn: CustomFunction, args: Record<string, unknown>, signal?: AbortSignal): Promise<FunctionOutcome>;
+}
+
 /** Call-level variables, read at the start of every agent turn so mid-call updates apply next turn. */
 export interface CallVariables {
   /** service_llm_dynamic_variables given at call creation. */
@@ -50,10 +77,34 @@ export interface CallVariables {
   overrides?: Record<string, string> | null;
 }
 
-/** What an engine produces for the agent to say or do. */
+/** A function call as transcript_with_tool_calls records it: the invocation. */
+export interface ToolCallInvocation {
+  type: 'tool_call_invocation';
+  tool_call_id: string;
+  name: string;
+  /** The arguments as JSON text. */
+  arguments: string;
+}
+
+/** A function call's result, as transcript_with_tool_calls records it. */
+export interface ToolCallResult {
+  type: 'tool_call_result';
+  tool_call_id: string;
+  content: string;
+  /** The round trip, ms, when it delayed the reply (the call's latency gains it). */
+  delayMs?: number;
+}
+
+export type ToolCallRecord = ToolCallInvocation | ToolCallResult;
+
+/**
+ * What an engine produces for the agent to say or do. Text streams; any other output also makes
+ * the text so far be spoken at once (a filler before a function call is heard while it runs).
+ */
 export type EngineOutput =
   | { type: 'text'; text: string }
-  | { type: 'hangup'; reason: 'agent_hangup' };
+  | { type: 'hangup'; reason: 'agent_hangup' }
+  | ToolCallRecord;
 
 /** The contract between the pipeline and a response engine (flow, service LLM, or a test fake). */
 export interface ResponseEngine {

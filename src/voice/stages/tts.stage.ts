@@ -1,10 +1,12 @@
 import type { TtsProvider } from '../../providers/tts.ts';
+import type { ToolCallRecord } from '../engines/types.ts';
 import type { SpeechPiece } from './engine.stage.ts';
 
 export type TtsEvent =
   | { type: 'sentence_start'; index: number; text: string }
   | { type: 'audio'; index: number; pcm: Int16Array }
-  | { type: 'hangup'; reason: 'agent_hangup' };
+  | { type: 'hangup'; reason: 'agent_hangup' }
+  | ToolCallRecord;
 
 /**
  * Synthesizes sentence by sentence, pulled by the consumer: how far synthesis runs ahead of
@@ -20,7 +22,7 @@ export async function* ttsStage(
   let firstAudio = true;
   for await (const p of pieces) {
     if (options.signal.aborted) return;
-    if (p.type === 'hangup') {
+    if (p.type !== 'sentence') {
       yield p;
       continue;
     }

@@ -1,0 +1,74 @@
+import type { FunctionOutcome } from './types.ts';
+
+/** Resolves with `promise`, or rejects with the signal's reason as soon as `signal` aborts (the promise runs on). */
+export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}
+
+/**
+ * Arguments rendered from templates (strings), typed by the function's `parameters`: a property
+ * declared `number`/`integer` or `boolean` gets a number or boolean when the text reads as one.
+ */
+export function typedArgs(parameters: Record<string, unknown> | undefined, rendered: Record<string, string>): Record<string, unknown> {
+  const properties = (parameters?.['properties'] ?? {}) as Record<string, { type?: unknown } | undefined>;
+  const out: Record<string, unknown> = {};
+  for (const [name, text] of Object.entries(rendered)) {
+    const type = properties[name]?.type;
+    const trimmed = text.trim();
+    if ((type === 'number' || type === 'integer') && trimmed !== '' && Number.isFinite(Number(trimmed))) out[name] = Number(trimmed);
+    else if (type === 'boolean' && /^(true|false)$/i.test(trimmed)) out[name] = trimmed.toLowerCase() === 'true';
+    else out[name] = text;
+  }
+  return out;
+}
+
+/**
+ * Reads a path such as `order.status`, `items[0].name` or `$.order.status` in a JSON value;
+ * undefined when any step is missing.
+ */
+export function jsonPath(value: unknown, path: string): unknown {
+  const steps = path.replace(/^\$\.?/, '').split(/\.|\[(\d+)\]/).filter((s) => s !== undefined && s !== '');
+  let at = value;
+  for (const step of steps) {
+    if (at === null || typeof at !== 'object') return undefined;
+    at = Array.isArray(at) ? (/^\d+$/.test(step) ? at[Number(step)] : undefined) : (at as Record<string, unknown>)[step];
+  }
+  return at;
+}
+
+/**
+ * Stores a function's `response_variables` (`{"variable": "json.path"}`) from its JSON answer in
+ * `into`: strings as they are, other values as JSON text; a path the answer lacks removes the
+ * variable. Returns null on success, or the failure: the outcome's own error, or `invalid_json`
+ * when variables were asked for and the answer is not (complete) JSON.
+ */
+export function applyResponseVariables(
+  responseVariables: Readonly<Record<string, string>> | undefined,
+  outcome: FunctionOutcome,
+  into: Record<string, string>,
+): string | null {
+  if (!outcome.ok) return outcome.error ?? 'error';
+  const wanted = Object.entries(responseVariables ?? {});
+  if (wanted.length === 0) return null;
+  if (outcome.json === undefined) return 'invalid_json';
+  for (const [name, path] of wanted) {
+    const v = jsonPath(outcome.json, path);
+    if (v === undefined || v === null) delete into[name];
+    else into[name] = typeof v === 'string' ? v : JSON.stringify(v);
+  }
+  return null;
+}
