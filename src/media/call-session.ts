@@ -6,7 +6,7 @@ import { type DisconnectionReason, statusForReason } from '../domain/call-status
 import type { Call } from '../domain/call.ts';
 import type { CallOutcome } from '../services/call.service.ts';
 import type { Providers } from '../providers/registry.ts';
-import { analyzeCall, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, VoicePipeline, type CallVariables, type FlowTools } from '../voice/index.ts';
+import { analyzeCall, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, VoicePipeline, type CallVariables, type FlowTools, type Utterance } from '../voice/index.ts';
 import { CallRecorder } from './call-recorder.ts';
 import { type AgentForCall, buildEngine, effectiveEngine, effectiveSettings, engineNeedsMissingLlm } from './engine-factory.ts';
 import { CLOSE, PROTOCOL_SAMPLE_RATE, PROTOCOL_VERSION } from '../protocol/media.constants.ts';
@@ -227,8 +227,12 @@ export class CallSession {
       this.#armSilence();
       void this.#refreshVariables();
     });
+    p.on('user_interim', ({ text }) => {
+      const transcript: WireTranscriptEntry[] = [...p.transcript().slice(-9).map(toWire), { role: 'user', content: text }];
+      this.#conn.sendEvent({ type: 'update', transcript, final: false });
+    });
     p.on('transcript_update', (utterances) => {
-      const transcript: WireTranscriptEntry[] = utterances.slice(-10).map((u) => ({ role: u.role, content: u.text, ...(u.cutOff ? { cut_off: true } : {}) }));
+      const transcript: WireTranscriptEntry[] = utterances.slice(-10).map(toWire);
       this.#conn.sendEvent({ type: 'update', transcript, final: true });
       this.#checkPosition();
     });
@@ -384,6 +388,11 @@ export class CallSession {
       this.#refreshing = false;
     }
   }
+}
+
+/** An utterance as the media protocol's `update` message carries it. */
+function toWire(u: Utterance): WireTranscriptEntry {
+  return { role: u.role, content: u.text, ...(u.cutOff ? { cut_off: true } : {}) };
 }
 
 function variablesOf(call: Call): CallVariables {
