@@ -7,7 +7,7 @@ import type { Call } from '../domain/call.ts';
 import type { CallCheckpoint } from '../domain/call-checkpoint.ts';
 import type { CallOutcome } from '../services/call.service.ts';
 import type { Providers } from '../providers/registry.ts';
-import { analyzeCall, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, VoicePipeline, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller } from '../voice/index.ts';
+import { analyzeCall, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, VoicePipeline, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller, type Utterance } from '../voice/index.ts';
 import { CallRecorder } from './call-recorder.ts';
 import { type AgentForCall, buildEngine, effectiveEngine, effectiveSettings, engineNeedsMissingLlm } from './engine-factory.ts';
 import { CLOSE, PROTOCOL_SAMPLE_RATE, PROTOCOL_VERSION } from '../protocol/media.constants.ts';
@@ -243,8 +243,12 @@ export class CallSession {
       this.#armSilence();
       void this.#refreshVariables();
     });
+    p.on('user_interim', ({ text }) => {
+      const transcript: WireTranscriptEntry[] = [...p.transcript().slice(-9).map(toWire), { role: 'user', content: text }];
+      this.#conn.sendEvent({ type: 'update', transcript, final: false });
+    });
     p.on('transcript_update', (utterances) => {
-      const transcript: WireTranscriptEntry[] = utterances.slice(-10).map((u) => ({ role: u.role, content: u.text, ...(u.cutOff ? { cut_off: true } : {}) }));
+      const transcript: WireTranscriptEntry[] = utterances.slice(-10).map(toWire);
       this.#conn.sendEvent({ type: 'update', transcript, final: true });
       this.#checkPosition();
       this.#checkpoint();
@@ -438,6 +442,11 @@ export class CallSession {
       this.#refreshing = false;
     }
   }
+}
+
+/** An utterance as the media protocol's `update` message carries it. */
+function toWire(u: Utterance): WireTranscriptEntry {
+  return { role: u.role, content: u.text, ...(u.cutOff ? { cut_off: true } : {}) };
 }
 
 function variablesOf(call: Call): CallVariables {

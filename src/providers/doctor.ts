@@ -1,7 +1,5 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { ProviderOptions } from './registry.ts';
-import { DEBIAN_MODEL_DIR, findExecutable } from './pocketsphinx/pocketsphinx.stt.ts';
+import { DEBIAN_MODEL_DIR, findExecutable, PocketsphinxStt, probeLibrary } from './pocketsphinx/pocketsphinx.stt.ts';
 import { fliteWasmPath } from './flite/flite.tts.ts';
 import { fvadAvailable } from './vad/fvad.ts';
 import { loadResampler } from './audio/resample.ts';
@@ -29,11 +27,16 @@ export async function doctor(options: ProviderOptions = {}): Promise<EngineStatu
   const psSelected = stt === 'pocketsphinx' || (typeof stt === 'object' && 'pocketsphinx' in stt);
   const bin = findExecutable(psOpts.binary ?? 'pocketsphinx_continuous');
   const modelDir = psOpts.modelDir ?? DEBIAN_MODEL_DIR;
-  const model = existsSync(join(modelDir, 'en-us.lm.bin')) && existsSync(join(modelDir, 'cmudict-en-us.dict'));
+  const ps = new PocketsphinxStt(psOpts);
+  const missing = ps.missingModel();
+  const library = probeLibrary();
+  const streaming = ps.mode() === 'library';
   out.push({
-    engine: 'pocketsphinx', role: 'stt', selected: psSelected, available: Boolean(bin) && model,
-    detail: !bin ? 'pocketsphinx_continuous not found: apt-get install pocketsphinx pocketsphinx-en-us'
-      : !model ? `model missing in ${modelDir}: apt-get install pocketsphinx-en-us` : `${bin}, model ${modelDir}`,
+    engine: 'pocketsphinx', role: 'stt', selected: psSelected, available: !missing && (streaming || Boolean(bin)),
+    detail: missing ? `model missing (${missing}): apt-get install pocketsphinx-en-us`
+      : streaming ? `in-process streaming decoder (libpocketsphinx through koffi, interim hypotheses), model ${modelDir}`
+      : !bin ? 'pocketsphinx_continuous not found: apt-get install pocketsphinx pocketsphinx-en-us'
+      : `${bin}, one process per utterance, no interim hypotheses${library.ok ? '' : ` (streaming needs the optional npm package koffi and libpocketsphinx: ${library.why})`}, model ${modelDir}`,
   });
   if (typeof stt === 'object' && !('pocketsphinx' in stt)) {
     const remote = 'openai' in stt ? `openai-compatible transcription at ${stt.openai.baseUrl}` : `deepgram-style at ${stt.deepgram.url ?? 'wss://api.deepgram.com/v1/listen'}`;

@@ -3,6 +3,11 @@
  * utterances one after another: `write()` appends audio of the current utterance, `finalize()`
  * ends it and resolves with its final text; the next `write()` starts the next utterance.
  * Implementations may overlap: audio of utterance N+1 may be written while N is finalizing.
+ *
+ * Streaming recognisers also report interim hypotheses while the utterance is spoken, through
+ * `SttOpenOptions.onInterim`: each is the whole text heard so far of the current utterance (not a
+ * delta), may be revised by the next, and is never ''. Recognisers that only decode at the end
+ * (batch transcription) report none; consumers must work without them.
  */
 export interface SttResult {
   /** Final text of the utterance; '' when nothing was recognised. */
@@ -18,10 +23,23 @@ export interface SttStream {
   close(): Promise<void>;
 }
 
+/** An interim hypothesis: the text heard so far of the utterance being spoken. */
+export interface SttInterim {
+  /** Whole text so far of the current utterance (not a delta); never ''. */
+  readonly text: string;
+}
+
 export interface SttOpenOptions {
   /** BCP-47 language tag, one the provider's `languages()` takes; default the provider's own (embedded recogniser: 'en-US' only). */
   language?: string;
   signal?: AbortSignal;
+  /**
+   * Called with each interim hypothesis of the utterance being written, in order, and only until
+   * its finalize() is called (a hypothesis that was still on its way then is dropped, never
+   * attributed to the next utterance). Never called after close(). Implementations that cannot
+   * produce interim hypotheses ignore it.
+   */
+  onInterim?: (interim: SttInterim) => void;
 }
 
 export interface SttProvider {

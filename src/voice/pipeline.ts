@@ -29,6 +29,12 @@ export interface PipelineEvents {
   user_start_talking: () => void;
   /** The whole transcript so far (a new array each time). */
   transcript_update: (transcript: readonly Utterance[]) => void;
+  /**
+   * An interim hypothesis of the user's utterance being spoken: the whole text heard so far, which
+   * the next interim or the final transcript may revise. Only from streaming recognisers
+   * (SttOpenOptions.onInterim); never emitted after the turn has ended.
+   */
+  user_interim: (info: { text: string }) => void;
   /** The call should end now; emitted once. Errors are preceded by an `error` event. */
   hangup: (info: { reason: HangupReason }) => void;
   /** `message` is the failure's own; `cause` is the error itself (its `cause` chain may quote an upstream's answer: log it, never show it). */
@@ -220,7 +226,7 @@ export class VoicePipeline {
     this.#t0 = this.#now();
     try {
       this.#vad = await this.#o.vad.create({ aggressiveness: this.#o.vadAggressiveness ?? 2 });
-      this.#stt = await this.#o.stt.openStream({ signal: this.#ctrl.signal });
+      this.#stt = await this.#o.stt.openStream({ signal: this.#ctrl.signal, onInterim: ({ text }) => this.#emit('user_interim', { text }) });
     } catch (e) {
       this.#fail('error_asr', e);
       return;

@@ -106,7 +106,7 @@ describe('faults end calls cleanly with the right reason', () => {
   it('a missing recogniser ends the call at once with error_asr; the log says what to install', async () => {
     const base = fakeProviders([]);
     const { logger, lines } = capturingLogger();
-    const s = await startMediaServer('sqlite', { providers: { ...base, stt: new PocketsphinxStt({ binary: 'definitely_not_pocketsphinx' }) }, logger });
+    const s = await startMediaServer('sqlite', { providers: { ...base, stt: new PocketsphinxStt({ mode: 'process', binary: 'definitely_not_pocketsphinx' }) }, logger });
     try {
       const client = await s.call(await s.flowAgent(talker));
       const end = await client.ended;
@@ -125,7 +125,7 @@ describe('faults end calls cleanly with the right reason', () => {
   it('the recogniser process dies mid-call: error_asr', async (t) => {
     if (!hasPocketsphinx()) return t.skip(NO_POCKETSPHINX);
     const base = fakeProviders([]);
-    const s = await startMediaServer('sqlite', { providers: { ...base, stt: new PocketsphinxStt(), vad: new FvadProvider() } });
+    const s = await startMediaServer('sqlite', { providers: { ...base, stt: new PocketsphinxStt({ mode: 'process' }), vad: new FvadProvider() } });
     try {
       const client = await s.call(await s.flowAgent(talker, { interruption_sensitivity: 0 }));
       await client.waitFor('agent_start_talking', 5_000);

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { ProviderError } from '../../src/providers/errors.ts';
-import { PocketsphinxStt } from '../../src/providers/pocketsphinx/pocketsphinx.stt.ts';
+import { PocketsphinxStt, probeLibrary } from '../../src/providers/pocketsphinx/pocketsphinx.stt.ts';
 import { hasPocketsphinx, NO_POCKETSPHINX } from '../voice/capabilities.ts';
 
 interface Proc {
@@ -51,7 +51,7 @@ function decoders(groups: Set<number>): Proc[] {
 
 test('pocketsphinx: close() while decoders still work through a long utterance kills them all and rejects the finalize at once', { skip: hasPocketsphinx() ? false : NO_POCKETSPHINX }, async () => {
   const groups = new Set<number>();
-  const s = await new PocketsphinxStt({ maxUtteranceMs: 3_000 }).openStream();
+  const s = await new PocketsphinxStt({ mode: 'process', maxUtteranceMs: 3_000 }).openStream();
   const noise = new Int16Array(16000);
   for (let i = 0; i < noise.length; i++) noise[i] = Math.round(8000 * Math.sin(i / 5) * ((i % 800) / 800));
   // 9.5 s: three decoders cut at 3 s and a fourth, all still loading their model or decoding.
@@ -75,7 +75,7 @@ test('pocketsphinx: audio a decoder has not read is bounded (about 10 s); the re
   const binary = path.join(dir, 'slow-decoder');
   fs.writeFileSync(binary, '#!/bin/sh\nsleep 1\nwc -c\n', { mode: 0o755 });
   try {
-    const s = await new PocketsphinxStt({ binary, maxUtteranceMs: 120_000 }).openStream();
+    const s = await new PocketsphinxStt({ mode: 'process', binary, maxUtteranceMs: 120_000 }).openStream();
     const second = new Int16Array(16000).fill(1000);
     for (let i = 0; i < 60; i++) s.write(second); // 60 s (1.92 MB) at once
     const { text } = await s.finalize();
@@ -86,4 +86,15 @@ test('pocketsphinx: audio a decoder has not read is bounded (about 10 s); the re
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('pocketsphinx library mode: a missing model fails openStream at once, saying what to install', { skip: probeLibrary().ok ? false : 'libpocketsphinx cannot be called in-process here' }, async () => {
+  const stt = new PocketsphinxStt({ mode: 'library', modelDir: '/nonexistent/model' });
+  await assert.rejects(stt.openStream(), (e) => e instanceof ProviderError && e.kind === 'asr' && /apt-get install pocketsphinx/.test(e.message));
+  assert.equal(stt.liveDecoders(), 0, 'no decoder thread was started');
+});
+
+test('pocketsphinx: "auto" streams in-process when libpocketsphinx loads, else runs a process per utterance', () => {
+  assert.equal(new PocketsphinxStt().mode(), probeLibrary().ok ? 'library' : 'process');
+  assert.equal(new PocketsphinxStt({ mode: 'process' }).mode(), 'process');
 });

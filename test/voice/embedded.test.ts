@@ -75,7 +75,7 @@ test('flite audio in -> pocketsphinx -> keyword edge -> flite audio out, in real
 
 test('a missing pocketsphinx binary ends the call with error_asr at once', async () => {
   const p = new VoicePipeline({
-    stt: new PocketsphinxStt({ binary: 'definitely_not_pocketsphinx' }),
+    stt: new PocketsphinxStt({ mode: 'process', binary: 'definitely_not_pocketsphinx' }),
     tts: new FliteTts(),
     vad: new FvadProvider(),
     engine: new FlowEngine({ flow }),

@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
 import { wsDataToBuffer } from '../../lib/ws-data.ts';
-import type { SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
+import type { SttInterim, SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
 import { ProviderError } from '../errors.ts';
 import { ANY_LANGUAGE } from '../../lib/language-tags.ts';
 
@@ -30,7 +30,9 @@ interface ResultsMessage {
 
 /**
  * Deepgram-style streaming recognition: one WebSocket per call, binary linear16 16 kHz audio up,
- * JSON `Results` down. Final segments (`is_final`) accumulate into the current utterance;
+ * JSON `Results` down. Every segment, interim or final, gives an interim hypothesis (the final
+ * segments so far plus the one being revised) until finalize() is called. Final segments
+ * (`is_final`) accumulate into the current utterance;
  * finalize() sends `{"type":"Finalize"}`, and the server answers each Finalize, in order, with a
  * result marked `from_finalize` that ends that utterance. Each finalize() therefore waits in a
  * queue for its own answer: overlapping finalizes each get their own utterance's text.
@@ -81,7 +83,7 @@ export class DeepgramStt implements SttProvider {
       ws.once('open', () => done());
       ws.once('error', (e) => done(new ProviderError('asr', this.id, 'connection failed', { retryable: true, cause: e })));
     });
-    return new DeepgramStream(ws, this.#o);
+    return new DeepgramStream(ws, this.#o, options.onInterim);
   }
 }
 
@@ -113,7 +115,7 @@ class DeepgramStream implements SttStream {
   #keepAlive: ReturnType<typeof setInterval>;
   readonly #socketClosed: Promise<void>;
 
-  constructor(ws: WebSocket, o: DeepgramOptions) {
+  constructor(ws: WebSocket, o: DeepgramOptions, onInterim?: (i: SttInterim) => void) {
     this.#ws = ws;
     this.#o = o;
     this.#socketClosed = new Promise((resolve) => ws.once('close', () => resolve()));
@@ -128,7 +130,12 @@ class DeepgramStream implements SttStream {
       if (m.type !== 'Results') return;
       const text = m.channel?.alternatives?.[0]?.transcript?.trim() ?? '';
       if (m.is_final && text) this.#finals.push(text);
-      if (m.from_finalize) this.#answer();
+      if (m.from_finalize) {
+        this.#answer();
+      } else if (text && onInterim && this.#waiters.length === 0 && !this.#closed) {
+        // The utterance so far: its final segments, then the segment still being revised.
+        onInterim({ text: (m.is_final ? this.#finals : [...this.#finals, text]).join(' ') });
+      }
     });
     const fail = (why: string) => (e?: unknown) => {
       if (this.#closed) return;

@@ -25,7 +25,9 @@ interface HeldFinalize {
  * Returns the scripted texts in order, one per finalized utterance ('' once the script runs out).
  * An utterance with no audio gives '' without using a scripted text. Answers are instant unless
  * the fake is held: then finalizes stay pending until `release()` answers them in order, and
- * `fail()` makes pending and later finalizes reject, as a recogniser that died would.
+ * `fail()` makes pending and later finalizes reject, as a recogniser that died would. With
+ * `interims`, it streams like a real recogniser: every 200 ms of an utterance's audio reveals one
+ * more word of the next scripted text as an interim hypothesis (SttOpenOptions.onInterim).
  */
 export class FakeStt implements SttProvider {
   readonly id = 'fake';
@@ -33,6 +35,7 @@ export class FakeStt implements SttProvider {
   /** Utterances finalized so far, with the number of samples each carried. */
   readonly utterances: Array<{ samples: number; text: string }> = [];
   readonly #failOpen: boolean;
+  readonly #interims: boolean;
   #held: HeldFinalize[] | undefined;
   #failure: ProviderError | undefined;
 
@@ -40,10 +43,11 @@ export class FakeStt implements SttProvider {
   /** The options of each openStream(), in order. */
   readonly opened: SttOpenOptions[] = [];
 
-  /** `languages`: what the fake says it recognises (default 'en-US', as PocketSphinx). */
-  constructor(script: readonly string[] = [], options: { failOpen?: boolean; languages?: readonly string[] } = {}) {
+  /** `languages`: what the fake says it recognises (default 'en-US', as PocketSphinx). `interims`: send interim hypotheses. */
+  constructor(script: readonly string[] = [], options: { failOpen?: boolean; interims?: boolean; languages?: readonly string[] } = {}) {
     this.#script = [...script];
     this.#failOpen = options.failOpen ?? false;
+    this.#interims = options.interims ?? false;
     this.#languages = options.languages ?? FAKE_LANGUAGES;
   }
 
@@ -91,9 +95,20 @@ export class FakeStt implements SttProvider {
     let samples = 0;
     let closed = false;
     const mine = new Set<HeldFinalize>();
+    const onInterim = this.#interims ? options.onInterim : undefined;
+    let lastInterim = '';
     return {
       write: (pcm: Int16Array) => {
-        if (!closed) samples += pcm.length;
+        if (closed) return;
+        const before = samples;
+        samples += pcm.length;
+        const next = this.#script[0];
+        const words = Math.floor(samples / 3200);
+        if (!onInterim || !next || words === Math.floor(before / 3200)) return;
+        const text = next.split(' ').slice(0, words).join(' ');
+        if (text === lastInterim) return;
+        lastInterim = text;
+        onInterim({ text });
       },
       finalize: (signal?: AbortSignal): Promise<SttResult> => {
         if (closed) return Promise.reject(new ProviderError('asr', 'fake', 'stream closed'));
@@ -102,6 +117,7 @@ export class FakeStt implements SttProvider {
         const text = samples === 0 ? '' : (this.#script.shift() ?? '');
         this.utterances.push({ samples, text });
         samples = 0;
+        lastInterim = '';
         if (!this.#held) return Promise.resolve({ text });
         return new Promise<SttResult>((resolve, reject) => {
           const h: HeldFinalize = { text, resolve, reject, done: false };

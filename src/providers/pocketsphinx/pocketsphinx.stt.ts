@@ -1,8 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { delimiter, join } from 'node:path';
-import type { SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
+import { Worker } from 'node:worker_threads';
+import type { SttInterim, SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
 import { ProviderError } from '../errors.ts';
+import type { DecoderIn, DecoderOut, DecoderWorkerData } from './decoder.worker.ts';
 
 /** Where Debian's pocketsphinx-en-us puts the US English model. */
 export const DEBIAN_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
@@ -16,6 +19,37 @@ export interface PocketsphinxOptions {
   extraArgs?: readonly string[];
   /** Longest audio one utterance may carry before it is finalized anyway, ms; default 30 000. */
   maxUtteranceMs?: number;
+  /**
+   * How to run the decoder; default 'auto'. 'library': in-process through libpocketsphinx (the
+   * optional npm package koffi and the Debian library), in a worker thread per call, decoding
+   * while the caller speaks, with interim hypotheses. 'process': one pocketsphinx_continuous
+   * process per utterance (no interim hypotheses). 'auto': 'library' when it loads, else 'process'.
+   */
+  mode?: 'auto' | 'library' | 'process';
+  /** Audio between two interim hypotheses in library mode, ms; default 200. */
+  interimEveryMs?: number;
+}
+
+/** Which way the decoder runs (see PocketsphinxOptions.mode). */
+export type PocketsphinxMode = 'library' | 'process';
+
+let libraryProbe: { ok: true } | { ok: false; why: string } | undefined;
+
+/**
+ * Whether libpocketsphinx can be called in-process here: the optional package koffi is installed
+ * and the shared libraries load. Probed once per process.
+ */
+export function probeLibrary(): { ok: true } | { ok: false; why: string } {
+  if (libraryProbe) return libraryProbe;
+  try {
+    const koffi = createRequire(import.meta.url)('koffi') as { load(path: string): unknown };
+    koffi.load('libsphinxbase.so.3');
+    koffi.load('libpocketsphinx.so.3');
+    libraryProbe = { ok: true };
+  } catch (e) {
+    libraryProbe = { ok: false, why: e instanceof Error ? e.message.split('\n')[0]! : String(e) };
+  }
+  return libraryProbe;
 }
 
 /** Finds an executable on PATH (or checks a path); undefined when absent. */
@@ -53,12 +87,51 @@ export class PocketsphinxStt implements SttProvider {
   readonly #modelDir: string;
   readonly #extraArgs: readonly string[];
   readonly #maxUtteranceSamples: number;
+  readonly #mode: 'auto' | 'library' | 'process';
+  readonly #interimEverySamples: number;
+  /** Decoder threads of library-mode streams still running. */
+  readonly #workers = new Set<Worker>();
 
   constructor(options: PocketsphinxOptions = {}) {
     this.#binary = options.binary ?? 'pocketsphinx_continuous';
     this.#modelDir = options.modelDir ?? DEBIAN_MODEL_DIR;
     this.#extraArgs = options.extraArgs ?? [];
     this.#maxUtteranceSamples = ((options.maxUtteranceMs ?? 30_000) * 16000) / 1000;
+    this.#mode = options.mode ?? 'auto';
+    this.#interimEverySamples = ((options.interimEveryMs ?? 200) * 16000) / 1000;
+  }
+
+  /** The way streams opened now run their decoder. */
+  mode(): PocketsphinxMode {
+    if (this.#mode !== 'auto') return this.#mode;
+    return probeLibrary().ok ? 'library' : 'process';
+  }
+
+  /** Decoder threads running (library mode): 0 once every stream is closed. */
+  liveDecoders(): number {
+    return this.#workers.size;
+  }
+
+  /** Ends every decoder thread abruptly, as a crash would: their streams fail (operators, tests). */
+  async terminateDecoders(): Promise<void> {
+    await Promise.all([...this.#workers].map((w) => w.terminate()));
+  }
+
+  /**
+   * The decoder's arguments. `-fwdflat no`: the second (flat-lexicon) pass runs at the end of the
+   * utterance, on the latency path, and on this model it made recognition worse, not better
+   * (BENCHMARKS.md, "Recognition": word error rate 24 % -> 11 % on slt and 16 % -> 7 % on kal16
+   * without it, and the end of the utterance 2-3 times faster). extraArgs may override it.
+   */
+  #decoderArgs(): string[] {
+    const m = this.#modelDir;
+    return ['-hmm', join(m, 'en-us'), '-lm', join(m, 'en-us.lm.bin'), '-dict', join(m, 'cmudict-en-us.dict'), '-fwdflat', 'no', '-logfn', '/dev/null', ...this.#extraArgs];
+  }
+
+  /** A model file the decoder needs that is missing, or undefined. */
+  missingModel(): string | undefined {
+    const m = this.#modelDir;
+    return [join(m, 'en-us'), join(m, 'en-us.lm.bin'), join(m, 'cmudict-en-us.dict')].find((f) => !existsSync(f));
   }
 
   /** The Debian model (pocketsphinx-en-us) is US English; PocketSphinx recognises one model's language. */
@@ -73,17 +146,22 @@ export class PocketsphinxStt implements SttProvider {
 
   async openStream(options: SttOpenOptions = {}): Promise<SttStream> {
     options.signal?.throwIfAborted();
+    if (this.mode() === 'library') {
+      const probe = probeLibrary();
+      if (!probe.ok) throw new ProviderError('asr', 'pocketsphinx', `libpocketsphinx cannot be loaded (${probe.why}): apt-get install pocketsphinx, npm install koffi`);
+      const missing = this.missingModel();
+      if (missing) throw new ProviderError('asr', 'pocketsphinx', `model file ${missing} not found (apt-get install pocketsphinx pocketsphinx-en-us)`);
+      const data: DecoderWorkerData = { args: this.#decoderArgs(), interimEverySamples: this.#interimEverySamples };
+      const worker = new Worker(new URL('./decoder.worker.ts', import.meta.url), { workerData: data });
+      this.#workers.add(worker);
+      worker.once('exit', () => this.#workers.delete(worker));
+      return new LibraryStream(worker, this.#maxUtteranceSamples, options.onInterim);
+    }
     const bin = this.binaryPath();
     if (!bin) {
       throw new ProviderError('asr', 'pocketsphinx', `${this.#binary} not found (apt-get install pocketsphinx pocketsphinx-en-us)`);
     }
-    const m = this.#modelDir;
-    const args = [
-      bin, '-infile', '/dev/stdin',
-      '-hmm', join(m, 'en-us'), '-lm', join(m, 'en-us.lm.bin'), '-dict', join(m, 'cmudict-en-us.dict'),
-      '-logfn', '/dev/null',
-      ...this.#extraArgs,
-    ];
+    const args = [bin, '-infile', '/dev/stdin', ...this.#decoderArgs()];
     return new PocketsphinxStream(() => new Decoder(args), this.#maxUtteranceSamples);
   }
 }
@@ -291,4 +369,150 @@ function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
       },
     );
   });
+}
+
+/** A finalize() waiting for its utterance's text from the decoder thread. */
+interface Pending {
+  resolve: (r: SttResult) => void;
+  reject: (e: unknown) => void;
+  /** Given up by its signal: the answer, when it comes, is discarded. */
+  settled: boolean;
+  cleanup: () => void;
+}
+
+/** Audio posted to a decoder thread and not yet decoded before more is dropped: 10 s. */
+const MAX_QUEUED_SAMPLES = 160_000;
+
+/** How long close() waits for the decoder thread to free its decoder and exit, ms. */
+const WORKER_EXIT_WAIT_MS = 2_000;
+
+/**
+ * Library mode: one decoder per call in a worker thread (decoder.worker.ts), fed each chunk as it
+ * arrives, so at finalize() only the last frames and the final passes remain (measured in
+ * BENCHMARKS.md). The thread handles messages in order, so each finalize() gets its own
+ * utterance's answer; answers come back in the order asked.
+ */
+class LibraryStream implements SttStream {
+  readonly #worker: Worker;
+  readonly #maxSamples: number;
+  readonly #onInterim: ((i: SttInterim) => void) | undefined;
+  readonly #pending = new Map<number, Pending>();
+  readonly #exited: Promise<void>;
+  #nextId = 0;
+  #samples = 0;
+  /** Samples posted to the thread in all, and decoded by it as last reported. */
+  #posted = 0;
+  #decoded = 0;
+  /** Utterances cut at maxSamples whose text is prepended to the next finalize's. */
+  #carried: Array<Promise<SttResult>> = [];
+  #failure: ProviderError | undefined;
+  #closed = false;
+
+  constructor(worker: Worker, maxSamples: number, onInterim: ((i: SttInterim) => void) | undefined) {
+    this.#worker = worker;
+    this.#maxSamples = maxSamples;
+    this.#onInterim = onInterim;
+    this.#exited = new Promise((resolve) => worker.once('exit', () => resolve()));
+    worker.on('message', (m: DecoderOut) => this.#onMessage(m));
+    worker.on('error', (e) => this.#fail(new ProviderError('asr', 'pocketsphinx', 'decoder thread failed', { cause: e })));
+    worker.once('exit', () => this.#fail(new ProviderError('asr', 'pocketsphinx', 'decoder thread exited')));
+  }
+
+  #onMessage(m: DecoderOut): void {
+    if (m.type === 'progress') {
+      this.#decoded = m.samples;
+    } else if (m.type === 'interim') {
+      // Interims still on their way when finalize() was called belong to a finished utterance.
+      if (this.#pending.size === 0 && this.#samples > 0 && !this.#closed) this.#onInterim?.({ text: m.text });
+    } else if (m.type === 'final') {
+      const p = this.#pending.get(m.id);
+      this.#pending.delete(m.id);
+      if (p && !p.settled) {
+        p.settled = true;
+        p.cleanup();
+        p.resolve({ text: m.text });
+      }
+    } else if (m.type === 'failed') {
+      this.#fail(new ProviderError('asr', 'pocketsphinx', `decoder failed (${m.message})`));
+    }
+  }
+
+  #fail(error: ProviderError): void {
+    if (this.#closed) return;
+    this.#failure ??= error;
+    this.#rejectAll(this.#failure);
+  }
+
+  #rejectAll(error: unknown): void {
+    for (const p of this.#pending.values()) {
+      if (p.settled) continue;
+      p.settled = true;
+      p.cleanup();
+      p.reject(error);
+    }
+    this.#pending.clear();
+  }
+
+  #post(m: DecoderIn, transfer?: ArrayBuffer[]): void {
+    this.#worker.postMessage(m, transfer);
+  }
+
+  write(pcm: Int16Array): void {
+    if (this.#closed || this.#failure) return;
+    // A decoder far behind real time (an overloaded machine): drop audio rather than grow memory.
+    if (this.#posted - this.#decoded > MAX_QUEUED_SAMPLES) return;
+    this.#posted += pcm.length;
+    const copy = pcm.slice();
+    this.#post({ type: 'audio', pcm: copy }, [copy.buffer]);
+    this.#samples += pcm.length;
+    // Bounded work per utterance: cut here, keep the text for the utterance's finalize().
+    if (this.#samples >= this.#maxSamples) {
+      const cut = this.#end(undefined);
+      cut.catch(() => {}); // reported by the utterance's finalize()
+      this.#carried.push(cut);
+    }
+  }
+
+  #end(signal: AbortSignal | undefined): Promise<SttResult> {
+    const id = this.#nextId++;
+    this.#samples = 0;
+    const answer = new Promise<SttResult>((resolve, reject) => {
+      const onAbort = (): void => {
+        if (p.settled) return;
+        p.settled = true;
+        p.cleanup();
+        reject(signal?.reason);
+      };
+      const p: Pending = { resolve, reject, settled: false, cleanup: () => signal?.removeEventListener('abort', onAbort) };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#pending.set(id, p);
+    });
+    this.#post({ type: 'end', id });
+    return answer;
+  }
+
+  async finalize(signal?: AbortSignal): Promise<SttResult> {
+    if (this.#closed) throw new ProviderError('asr', 'pocketsphinx', 'stream closed');
+    if (this.#failure) throw this.#failure;
+    signal?.throwIfAborted();
+    const parts = [...this.#carried.splice(0), this.#end(signal)];
+    const texts = await Promise.all(parts);
+    return { text: texts.map((r) => r.text).filter(Boolean).join(' ') };
+  }
+
+  /** Idempotent: pending finalizes reject; the thread frees its decoder and exits (terminated if it does not). */
+  async close(): Promise<void> {
+    if (!this.#closed) {
+      this.#rejectAll(new ProviderError('asr', 'pocketsphinx', 'stream closed'));
+      this.#closed = true;
+      this.#carried = [];
+      this.#post({ type: 'close' });
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const forced = new Promise<void>((resolve) => {
+      timer = setTimeout(() => void this.#worker.terminate().then(() => resolve()), WORKER_EXIT_WAIT_MS);
+    });
+    await Promise.race([this.#exited, forced]);
+    clearTimeout(timer);
+  }
 }
