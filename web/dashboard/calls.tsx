@@ -28,6 +28,7 @@ const REASONS = Object.keys({
   error_no_audio_received: 1,
   error_engine_unavailable: 1,
   error_client_flood: 1,
+  error_server_lost: 1,
   error_unknown: 1,
 } satisfies Record<DisconnectionReason, 1>);
 const PAGE = 50;
