@@ -136,6 +136,16 @@ export class SessionRegistry {
     return this.#closing;
   }
 
+  /** update-call changed `callId` (a 'call_updates' notification): its session, if here, applies it now. */
+  onCallUpdated(callId: string): void {
+    this.#sessions.get(callId)?.onUpdated('pushed');
+  }
+
+  /** Notifications may have been missed: every call here reads its variables again. */
+  resyncCalls(): void {
+    for (const session of this.#sessions.values()) session.onUpdated('resync');
+  }
+
   /**
    * Renews the leases of the calls this process holds (main.ts runs it every third of
    * CALL_LEASE_TTL_MS). Calls still joining are leased by their join, for a whole TTL.

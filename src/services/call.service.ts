@@ -13,6 +13,7 @@ import { type DisconnectionReason, isFinal, statusForReason } from '../domain/ca
 import { type StoragePolicy, isLessRestrictive } from '../domain/storage-policy.ts';
 import type { CallRepository } from '../storage/call.repository.ts';
 import type { LeaseRepository } from '../storage/lease.repository.ts';
+import type { Notifications } from '../storage/pg-notifications.ts';
 import type { CallCheckpoint, ClaimedLease } from '../domain/call-checkpoint.ts';
 import type { Store } from '../storage/store.ts';
 import type { AccessTokenSigner } from './access-token.ts';
@@ -84,6 +85,8 @@ export interface CallServiceDeps {
   serverId: string;
   /** How long a lease lasts unless renewed, ms (CALL_LEASE_TTL_MS). */
   leaseTtlMs: number;
+  /** Tells the server holding a call that update-call changed it ('call_updates'). */
+  notifications: Notifications;
 }
 
 /** Web calls: creation, retrieval, update, listing, deletion, joining and finishing. */
@@ -221,6 +224,8 @@ export class CallService {
       await this.#d.calls.update(callId, changes, trx);
       return { ...row, ...changes };
     });
+    // Pushed to the server holding the call (any server of the store), which applies it at once.
+    if (updated.call_status === 'ongoing') await this.#d.notifications.notify('call_updates', callId);
     return this.#view(updated);
   }
 
