@@ -151,6 +151,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     log: logger.child({ component: 'media' }),
     timings: { ...DEFAULT_SESSION_TIMINGS, recognitionTimeoutMs: config.media.recognitionTimeoutMs, ...options.sessionTimings },
     scheduler: options.scheduler ?? realScheduler,
+    recoveredCalls: metrics.counter('switchboard_calls_recovered_total', 'Calls of lost servers (lapsed leases) this server ended with error_server_lost.'),
   });
   notifications.subscribe('call_updates', { onMessage: (callId) => sessions.onCallUpdated(callId), onResync: () => sessions.resyncCalls() });
 

@@ -47,6 +47,8 @@ export interface SessionRegistryDeps extends Omit<SessionDeps, 'calls' | 'log'> 
   calls: JoiningCallService;
   /** The media component's logger; each call logs through a child with its call id. */
   log: Logger;
+  /** Counts the calls of lost servers this process ended (switchboard_calls_recovered_total). */
+  recoveredCalls?: { inc(): void };
 }
 
 /**
@@ -196,7 +198,10 @@ export class SessionRegistry {
       ...(checkpoint?.current_node_id ? { currentNodeId: checkpoint.current_node_id } : {}),
       ...(checkpoint?.current_state ? { currentState: checkpoint.current_state } : {}),
     });
-    this.#d.log.warn({ callId, utterances: utterances.length, recording: recordingPath !== null }, 'call of a lost server ended');
+    if (finished) {
+      this.#d.recoveredCalls?.inc();
+      this.#d.log.warn({ callId, utterances: utterances.length, recording: recordingPath !== null }, 'call of a lost server ended');
+    }
     return finished;
   }
 
