@@ -153,6 +153,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     scheduler: options.scheduler ?? realScheduler,
     recoveredCalls: metrics.counter('switchboard_calls_recovered_total', 'Calls of lost servers (lapsed leases) this server ended with error_server_lost.'),
   });
+  // Other servers' webhook events wake this server's delivery worker (which also polls).
+  const wakeWorker = () => webhookParts.dispatcher.wake();
+  notifications.subscribe('switchboard_webhooks', { onMessage: wakeWorker, onResync: wakeWorker });
   notifications.subscribe('call_updates', { onMessage: (callId) => sessions.onCallUpdated(callId), onResync: () => sessions.resyncCalls() });
 
   let closing: Promise<void> | null = null;

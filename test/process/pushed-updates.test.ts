@@ -9,6 +9,7 @@ import { WebCallClient } from '../../src/client/web-call-client.ts';
 import { LISTENER_APPLICATION_NAME } from '../../src/storage/pg-notifications.ts';
 import { runCli, startServer, type ServerProcess } from '../helpers/process.ts';
 import { STORES, type TestStore, openTestStore } from '../helpers/stores.ts';
+import { Receiver } from '../webhooks/receiver.ts';
 
 const pgStore = STORES.find((s) => s.name === 'postgres')!;
 const PUSH_BOUND_MS = 250;
@@ -45,19 +46,33 @@ describe('changes reach the right server at once (two processes, one PostgreSQL)
   let client: WebCallClient | undefined;
   let key: string;
   let keyId: string;
+  let rx: Receiver;
   before(async () => {
     store = await openTestStore('postgres');
+    rx = await Receiver.start();
     // Keys are trusted for a minute: only the revocation's notification can end that early.
-    env = { DATA_DIR: store.dataDir, DATABASE_URL: store.databaseUrl as string, STT_PROVIDER: 'fake', TTS_PROVIDER: 'fake', VAD_PROVIDER: 'energy', API_KEY_CACHE_TTL_MS: '60000' };
+    // The webhook worker polls once a minute: only a notification can wake it sooner.
+    env = {
+      DATA_DIR: store.dataDir,
+      DATABASE_URL: store.databaseUrl as string,
+      STT_PROVIDER: 'fake',
+      TTS_PROVIDER: 'fake',
+      VAD_PROVIDER: 'energy',
+      API_KEY_CACHE_TTL_MS: '60000',
+      WEBHOOK_POLL_INTERVAL_MS: '60000',
+      WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
+    };
     const created = JSON.parse((await runCli(['keys', 'create'], env)).stdout) as { api_key: string; key_id: string };
     key = created.api_key;
     keyId = created.key_id;
-    [holder, other] = await Promise.all([startServer({ ...env, LOG_LEVEL: 'debug' }), startServer(env)]);
+    // Only the holder delivers webhooks.
+    [holder, other] = await Promise.all([startServer({ ...env, LOG_LEVEL: 'debug' }), startServer({ ...env, WEBHOOK_WORKER: 'false' })]);
   });
   after(async () => {
     client?.close();
     await holder.stop('SIGKILL');
     await other.stop('SIGKILL');
+    await rx.close();
     await store.close();
   });
 
@@ -121,6 +136,17 @@ describe('changes reach the right server at once (two processes, one PostgreSQL)
     // And pushes arrive again, as fast as before.
     const delay = await updateAndSeeApplied(callId, 'after');
     assert.ok(delay <= PUSH_BOUND_MS, `applied ${delay} ms after update-call answered`);
+  });
+
+  it('an event recorded through one server wakes the delivery worker of the other at once, after the reconnect too', { timeout: 60_000 }, async () => {
+    const hook = await api(other, 'POST', '/api/v1/webhooks/set.php', { url: rx.url('/wake'), events: ['lead.created'] });
+    assert.equal(hook.status, 201);
+    const lead = await api(other, 'POST', '/api/v1/leads/create.php', { name: 'Ada', phone: '555-0100' });
+    assert.equal(lead.status, 201);
+    const createdAt = performance.now();
+    await rx.waitFor(1, 5_000);
+    const ms = performance.now() - createdAt;
+    assert.ok(ms < 1_000, `delivered ${Math.round(ms)} ms after the event, not at the next poll a minute later`);
   });
 
   it('a key revoked through the CLI is refused by both servers at once, despite their caches', { timeout: 60_000 }, async () => {
