@@ -344,9 +344,12 @@ export class CallService {
 
   // --- leases: who holds an ongoing call, and taking over the calls of a lost server ----------
 
-  /** Renews this process's leases on the calls it holds (`callIds`) for another CALL_LEASE_TTL_MS. */
-  async renewLeases(callIds: readonly string[]): Promise<void> {
-    await this.#d.leases.renew(this.#d.serverId, callIds, this.#d.clock.now() + this.#d.leaseTtlMs);
+  /**
+   * Renews this process's leases on the calls it holds (`callIds`) for another CALL_LEASE_TTL_MS;
+   * returns those whose lease it still had (the others were ended or taken over by another server).
+   */
+  async renewLeases(callIds: readonly string[]): Promise<string[]> {
+    return this.#d.leases.renew(this.#d.serverId, callIds, this.#d.clock.now() + this.#d.leaseTtlMs);
   }
 
   /** Saves an ongoing call's checkpoint; false when this process no longer holds its lease. */
