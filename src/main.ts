@@ -128,6 +128,8 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
 
+  // Before the first request: update-call pushes and key revocations from the other servers.
+  await runtime.notifications.start();
   await app.listen({ port: config.port, host: config.host });
   await logEngineAvailability(log.child({ component: 'providers' }), config.media.providers);
   if (config.webhooks.worker) await runtime.services.webhookDispatcher.start();

@@ -9,6 +9,7 @@ import { AgentRepository } from './storage/agent.repository.ts';
 import { CallRepository } from './storage/call.repository.ts';
 import { LeaseRepository } from './storage/lease.repository.ts';
 import { SharedRateBuckets } from './storage/rate-bucket.repository.ts';
+import { LocalNotifications, type Notifications, PgNotifications, notifyThrough } from './storage/pg-notifications.ts';
 import { newId } from './lib/ids.ts';
 import { type Store, openStore } from './storage/store.ts';
 import { AccessTokenSigner } from './services/access-token.ts';
@@ -58,6 +59,8 @@ export interface Runtime {
   /** The process's Prometheus registry (served on /metrics); components add their counters to it. */
   readonly metrics: Metrics;
   readonly store: Store;
+  /** Update-call pushes and key revocations between the servers of the store; main.ts starts listening. */
+  readonly notifications: Notifications;
   readonly services: Services;
   /** Speech engines and the calls in progress (the web-call transport joins calls through `sessions`). */
   readonly media: { readonly providers: Providers; readonly sessions: SessionRegistry };
@@ -90,7 +93,21 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   const accountRepo = new AccountRepository(store.db);
   const tokenSecret = await accountRepo.getOrCreateSecret('access_token_key', AccessTokenSigner.generateSecret, clock.now());
 
-  const accounts = new AccountService({ store, accounts: accountRepo, clock, defaultRateLimitPerMinute: config.defaultRateLimitPerMinute, keyCacheTtlMs: config.apiKeyCacheTtlMs });
+  // Between the servers of one PostgreSQL database: LISTEN/NOTIFY; within the process otherwise
+  // (the embedded store has one server, and tests over an injected store one process).
+  const notifications: Notifications =
+    store.dialect === 'postgres' && config.databaseUrl !== null
+      ? new PgNotifications({ url: config.databaseUrl, send: notifyThrough(store.db), log: logger.child({ component: 'notifications' }) })
+      : new LocalNotifications();
+  const accounts = new AccountService({
+    store,
+    accounts: accountRepo,
+    clock,
+    defaultRateLimitPerMinute: config.defaultRateLimitPerMinute,
+    keyCacheTtlMs: config.apiKeyCacheTtlMs,
+    notifications,
+  });
+  notifications.subscribe('api_key_revocations', { onMessage: () => accounts.forgetCachedKeys(), onResync: () => accounts.forgetCachedKeys() });
   // Where webhooks may go (WEBHOOK_ALLOWED_CIDRS): URLs are judged when set and at every connect.
   const destinations = new DestinationPolicy(config.webhooks.allowedCidrs);
   const providers = logProviderFailures(options.providers ?? buildProviders(config.media.providers), logger.child({ component: 'providers' }));
@@ -124,6 +141,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     leases: new LeaseRepository(store),
     serverId,
     leaseTtlMs: config.callLeaseTtlMs,
+    notifications,
   });
   const sessions = new SessionRegistry({
     calls,
@@ -142,7 +160,12 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     log: logger.child({ component: 'media' }),
     timings: { ...DEFAULT_SESSION_TIMINGS, recognitionTimeoutMs: config.media.recognitionTimeoutMs, ...options.sessionTimings },
     scheduler: options.scheduler ?? realScheduler,
+    recoveredCalls: metrics.counter('switchboard_calls_recovered_total', 'Calls of lost servers (lapsed leases) this server ended with error_server_lost.'),
   });
+  // Other servers' webhook events wake this server's delivery worker (which also polls).
+  const wakeWorker = () => webhookParts.dispatcher.wake();
+  notifications.subscribe('switchboard_webhooks', { onMessage: wakeWorker, onResync: wakeWorker });
+  notifications.subscribe('call_updates', { onMessage: (callId) => sessions.onCallUpdated(callId), onResync: () => sessions.resyncCalls() });
 
   let closing: Promise<void> | null = null;
   return {
@@ -152,11 +175,17 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     logger,
     metrics,
     store,
+    notifications,
     services: { accounts, agents, calls, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, leads, tickets, housekeeping },
     media: { providers, sessions },
     close() {
       // Calls in progress end first (server_shutdown), while the store can still record them.
-      closing ??= sessions.close().then(() => providers.close()).then(() => webhookParts.close()).then(() => store.close());
+      closing ??= sessions
+        .close()
+        .then(() => notifications.close())
+        .then(() => providers.close())
+        .then(() => webhookParts.close())
+        .then(() => store.close());
       return closing;
     },
   };

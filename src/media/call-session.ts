@@ -37,8 +37,6 @@ export interface SessionCallService {
 export interface SessionTimings {
   /** No audio from the client for this long ends the call `client_disconnected`, ms; default 5 000. */
   audioTimeoutMs: number;
-  /** How often the call row is re-read for update-call's variables, ms; default 1 000. */
-  variableRefreshMs: number;
   /** Longest wait for a turn's transcript once the turn has ended, ms; default 5 000 (STT_TIMEOUT_MS). */
   recognitionTimeoutMs: number;
   /** Longest wait for the post-call analysis (LLM), ms; default 10 000. */
@@ -47,7 +45,6 @@ export interface SessionTimings {
 
 export const DEFAULT_SESSION_TIMINGS: SessionTimings = {
   audioTimeoutMs: 5_000,
-  variableRefreshMs: 1_000,
   recognitionTimeoutMs: DEFAULT_RECOGNITION_TIMEOUT_MS,
   analysisTimeoutMs: 10_000,
 };
@@ -116,6 +113,7 @@ export class CallSession {
   #silenceTimer: TimerHandle | undefined;
   #silenceMs = 0;
   #refreshing = false;
+  #refreshAgain = false;
   #engineType: 'conversation_flow' | 'service_llm' | undefined;
   /** The checkpoint being written, and whether another is due once it is. */
   #checkpointing: Promise<void> | undefined;
@@ -203,8 +201,7 @@ export class CallSession {
     const watchdog = time.setInterval(() => {
       if (time.now() - this.#lastAudioAt > this.#d.timings.audioTimeoutMs) void this.end('client_disconnected');
     }, Math.min(1_000, this.#d.timings.audioTimeoutMs));
-    const refresh = time.setInterval(() => void this.#refreshVariables(), this.#d.timings.variableRefreshMs);
-    this.#timers.push(watchdog, refresh);
+    this.#timers.push(watchdog);
 
     this.#conn.sendEvent({
       type: 'call_started',
@@ -241,7 +238,7 @@ export class CallSession {
     });
     p.on('user_start_talking', () => {
       this.#armSilence();
-      void this.#refreshVariables();
+      void this.#refreshVariables('turn');
     });
     p.on('user_interim', ({ text }) => {
       const transcript: WireTranscriptEntry[] = [...p.transcript().slice(-9).map(toWire), { role: 'user', content: text }];
@@ -429,13 +426,33 @@ export class CallSession {
     }, this.#silenceMs);
   }
 
-  /** Re-reads the call's variables, so update-call's override_dynamic_variables apply from the next turn. */
-  async #refreshVariables(): Promise<void> {
-    if (this.#refreshing || this.#ending) return;
+  /**
+   * update-call changed the call (pushed by the server that took it; or notifications may have
+   * been missed): its variables are read again and apply from the next turn.
+   */
+  onUpdated(source: 'pushed' | 'resync'): void {
+    void this.#refreshVariables(source);
+  }
+
+  /**
+   * Re-reads the call's variables, so update-call's override_dynamic_variables apply from the next
+   * turn: when an update is pushed, and as each user turn starts. A read asked for while one is in
+   * flight runs again after it, so the latest update is never missed.
+   */
+  async #refreshVariables(source: 'pushed' | 'resync' | 'turn'): Promise<void> {
+    if (this.#ending) return;
+    if (this.#refreshing) {
+      this.#refreshAgain = true;
+      return;
+    }
     this.#refreshing = true;
     try {
-      const row = await this.#d.calls.readCall(this.callId);
-      if (row) this.#vars = variablesOf(row);
+      do {
+        this.#refreshAgain = false;
+        const row = await this.#d.calls.readCall(this.callId);
+        if (row) this.#vars = variablesOf(row);
+      } while (this.#refreshAgain && !this.#ending);
+      if (source !== 'turn') this.#d.log.debug({ source }, 'call variables refreshed');
     } catch (error) {
       this.#d.log.warn({ err: error }, 'reading call variables failed');
     } finally {

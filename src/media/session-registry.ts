@@ -12,8 +12,8 @@ import type { RefusalCode } from '../protocol/media.constants.ts';
 /** The call service's operations the registry uses. */
 export interface JoiningCallService extends SessionCallService {
   joinCall(token: string): Promise<{ call: Call; agent: AgentForCall }>;
-  /** Renews this process's leases on the calls it holds. */
-  renewLeases(callIds: readonly string[]): Promise<void>;
+  /** Renews this process's leases on the calls it holds; returns those it still held. */
+  renewLeases(callIds: readonly string[]): Promise<string[]>;
   /** Takes over calls whose lease lapsed (their server is gone), each by one server only. */
   claimLapsedCalls(limit?: number): Promise<ClaimedLease[]>;
 }
@@ -47,6 +47,8 @@ export interface SessionRegistryDeps extends Omit<SessionDeps, 'calls' | 'log'> 
   calls: JoiningCallService;
   /** The media component's logger; each call logs through a child with its call id. */
   log: Logger;
+  /** Counts the calls of lost servers this process ended (switchboard_calls_recovered_total). */
+  recoveredCalls?: { inc(): void };
 }
 
 /**
@@ -136,12 +138,33 @@ export class SessionRegistry {
     return this.#closing;
   }
 
+  /** update-call changed `callId` (a 'call_updates' notification): its session, if here, applies it now. */
+  onCallUpdated(callId: string): void {
+    this.#sessions.get(callId)?.onUpdated('pushed');
+  }
+
+  /** Notifications may have been missed: every call here reads its variables again. */
+  resyncCalls(): void {
+    for (const session of this.#sessions.values()) session.onUpdated('resync');
+  }
+
   /**
    * Renews the leases of the calls this process holds (main.ts runs it every third of
-   * CALL_LEASE_TTL_MS). Calls still joining are leased by their join, for a whole TTL.
+   * CALL_LEASE_TTL_MS). Calls still joining are leased by their join, for a whole TTL. A call whose
+   * lease another server has taken over (this process stalled past it) is stopped here,
+   * `error_server_lost` (its end is recorded once: by whichever server ends it first).
    */
   async renewLeases(): Promise<void> {
-    await this.#d.calls.renewLeases([...this.#sessions.keys()]);
+    const ids = [...this.#sessions.keys()];
+    const held = new Set(await this.#d.calls.renewLeases(ids));
+    for (const id of ids) {
+      const session = this.#sessions.get(id);
+      if (!session || session.ended || held.has(id)) continue;
+      // Another server took the call over (this process stalled past its lease) and has ended it:
+      // stop the media here too, so the client is not left talking to a call that is over.
+      this.#d.log.warn({ callId: id }, 'lease on a call lost to another server; the call stops here');
+      void session.end(SERVER_LOST);
+    }
   }
 
   /**
@@ -186,7 +209,10 @@ export class SessionRegistry {
       ...(checkpoint?.current_node_id ? { currentNodeId: checkpoint.current_node_id } : {}),
       ...(checkpoint?.current_state ? { currentState: checkpoint.current_state } : {}),
     });
-    this.#d.log.warn({ callId, utterances: utterances.length, recording: recordingPath !== null }, 'call of a lost server ended');
+    if (finished) {
+      this.#d.recoveredCalls?.inc();
+      this.#d.log.warn({ callId, utterances: utterances.length, recording: recordingPath !== null }, 'call of a lost server ended');
+    }
     return finished;
   }
 

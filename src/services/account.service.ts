@@ -5,6 +5,7 @@ import { newId } from '../lib/ids.ts';
 import { errors } from '../domain/errors.ts';
 import type { AccountRepository, AccountRow, ApiKeyRow } from '../storage/account.repository.ts';
 import type { Store } from '../storage/store.ts';
+import type { Notifications } from '../storage/pg-notifications.ts';
 
 /** What a request is allowed to act as, once its API key checks out. */
 export interface Principal {
@@ -53,6 +54,7 @@ export class AccountService {
   readonly #clock: Clock;
   readonly #defaultRateLimit: number;
   readonly #cacheTtlMs: number;
+  readonly #notifications: Notifications | undefined;
   /** Recently authenticated keys by hash; bounded, short-lived, cleared on any revocation here. */
   readonly #cache = new CappedMap<string, { principal: Principal; expiresAt: number }>(KEY_CACHE_MAX);
 
@@ -63,12 +65,15 @@ export class AccountService {
     defaultRateLimitPerMinute: number;
     /** How long a checked key is trusted without asking the store again (0 disables). */
     keyCacheTtlMs?: number;
+    /** Tells every server of the store about revocations ('api_key_revocations'); see `forgetCachedKeys`. */
+    notifications?: Notifications;
   }) {
     this.#store = deps.store;
     this.#accounts = deps.accounts;
     this.#clock = deps.clock;
     this.#defaultRateLimit = deps.defaultRateLimitPerMinute;
     this.#cacheTtlMs = deps.keyCacheTtlMs ?? 0;
+    this.#notifications = deps.notifications;
   }
 
   /** Creates an account with its first key. The key is returned here and never again. */
@@ -108,6 +113,16 @@ export class AccountService {
 
   async revokeKey(keyId: string): Promise<void> {
     if (!(await this.#accounts.revokeKey(keyId, this.#clock.now()))) throw errors.apiKeyNotFound(keyId);
+    this.#cache.clear();
+    // Every server forgets the keys it trusted (forgetCachedKeys), so the key is refused everywhere at once.
+    await this.#notifications?.notify('api_key_revocations', keyId);
+  }
+
+  /**
+   * Forgets every checked key, so the next request of each asks the store again: on a revocation
+   * by any server, and when revocations may have been missed (the notification connection was lost).
+   */
+  forgetCachedKeys(): void {
     this.#cache.clear();
   }
 

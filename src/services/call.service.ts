@@ -13,6 +13,7 @@ import { type DisconnectionReason, isFinal, statusForReason } from '../domain/ca
 import { type StoragePolicy, isLessRestrictive } from '../domain/storage-policy.ts';
 import type { CallRepository } from '../storage/call.repository.ts';
 import type { LeaseRepository } from '../storage/lease.repository.ts';
+import type { Notifications } from '../storage/pg-notifications.ts';
 import type { CallCheckpoint, ClaimedLease } from '../domain/call-checkpoint.ts';
 import type { Store } from '../storage/store.ts';
 import type { AccessTokenSigner } from './access-token.ts';
@@ -88,6 +89,8 @@ export interface CallServiceDeps {
   serverId: string;
   /** How long a lease lasts unless renewed, ms (CALL_LEASE_TTL_MS). */
   leaseTtlMs: number;
+  /** Tells the server holding a call that update-call changed it ('call_updates'). */
+  notifications: Notifications;
 }
 
 /** Web calls: creation, retrieval, update, listing, deletion, joining and finishing. */
@@ -228,6 +231,8 @@ export class CallService {
       await this.#d.calls.update(callId, changes, trx);
       return { ...row, ...changes };
     });
+    // Pushed to the server holding the call (any server of the store), which applies it at once.
+    if (updated.call_status === 'ongoing') await this.#d.notifications.notify('call_updates', callId);
     return this.#view(updated);
   }
 
@@ -376,9 +381,12 @@ export class CallService {
 
   // --- leases: who holds an ongoing call, and taking over the calls of a lost server ----------
 
-  /** Renews this process's leases on the calls it holds (`callIds`) for another CALL_LEASE_TTL_MS. */
-  async renewLeases(callIds: readonly string[]): Promise<void> {
-    await this.#d.leases.renew(this.#d.serverId, callIds, this.#d.clock.now() + this.#d.leaseTtlMs);
+  /**
+   * Renews this process's leases on the calls it holds (`callIds`) for another CALL_LEASE_TTL_MS;
+   * returns those whose lease it still had (the others were ended or taken over by another server).
+   */
+  async renewLeases(callIds: readonly string[]): Promise<string[]> {
+    return this.#d.leases.renew(this.#d.serverId, callIds, this.#d.clock.now() + this.#d.leaseTtlMs);
   }
 
   /** Saves an ongoing call's checkpoint; false when this process no longer holds its lease. */

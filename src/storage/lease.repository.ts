@@ -20,15 +20,17 @@ export class LeaseRepository {
     await db.insertInto('call_leases').values({ call_id: callId, server_id: serverId, expires_at: expiresAt, checkpoint: null }).execute();
   }
 
-  /** Extends the leases `serverId` still holds on `callIds` to `expiresAt`; one statement. */
-  async renew(serverId: string, callIds: readonly string[], expiresAt: number): Promise<void> {
-    if (callIds.length === 0) return;
-    await this.#db
+  /** Extends the leases `serverId` still holds on `callIds` to `expiresAt`, in one statement; returns the calls it still holds. */
+  async renew(serverId: string, callIds: readonly string[], expiresAt: number): Promise<string[]> {
+    if (callIds.length === 0) return [];
+    const rows = await this.#db
       .updateTable('call_leases')
       .set({ expires_at: expiresAt })
       .where('server_id', '=', serverId)
       .where('call_id', 'in', callIds)
+      .returning('call_id')
       .execute();
+    return rows.map((row) => row.call_id);
   }
 
   /** Saves the call's checkpoint if `serverId` still holds its lease; returns whether it did. */

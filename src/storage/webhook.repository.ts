@@ -9,7 +9,7 @@ import type {
   WebhookStatus,
 } from '../domain/webhook.ts';
 import { type JsonText, decodeJson, encodeJson } from './json-column.ts';
-import { PgNotificationListener } from './pg-notifications.ts';
+import type { NotificationChannel } from './pg-notifications.ts';
 import type { Dialect, Executor } from './store.ts';
 import type {
   AgentWebhookSecretTable,
@@ -20,7 +20,8 @@ import type {
 } from './tables/webhook.tables.ts';
 
 /** PostgreSQL channel on which committed events wake the delivery workers of every process. */
-const WORK_CHANNEL = 'switchboard_webhooks';
+/** The notification channel that wakes the delivery workers (subscribed through the runtime's Notifications). */
+const WORK_CHANNEL: NotificationChannel = 'switchboard_webhooks';
 
 type WebhookRow = Selectable<WebhookTable>;
 
@@ -281,14 +282,6 @@ export class WebhookRepository {
    */
   async notifyWorkers(db: Executor): Promise<void> {
     if (this.#dialect === 'postgres') await sql`select pg_notify(${WORK_CHANNEL}, '')`.execute(db);
-  }
-
-  /**
-   * PostgreSQL only: holds a connection to `url` that calls `onWork` whenever `notifyWorkers`
-   * committed anywhere. Rejects if it cannot connect; `onError` reports a connection lost later.
-   */
-  async listenForWork(url: string, onWork: () => void, onError: (error: Error) => void): Promise<PgNotificationListener> {
-    return PgNotificationListener.listen({ url, channel: WORK_CHANNEL, onNotification: onWork, onError });
   }
 
   // --- the queue -----------------------------------------------------------------------------

@@ -5,7 +5,6 @@ import { CappedMap } from '../lib/capped-map.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { SecretBox } from '../lib/secret-box.ts';
-import type { PgNotificationListener } from '../storage/pg-notifications.ts';
 import type { Executor, Store } from '../storage/store.ts';
 import type { ClaimedDelivery, DeliveryAttempt, DeliveryChanges, WebhookRepository } from '../storage/webhook.repository.ts';
 import { type AttemptDecision, decideAttempt } from './attempt-outcome.ts';
@@ -31,8 +30,6 @@ export interface DispatcherOptions {
   endpointConcurrency: number;
   /** How often to look for due deliveries without being woken, in milliseconds. */
   pollIntervalMs: number;
-  /** PostgreSQL URL to LISTEN on for other processes' events (optional: polling covers them). */
-  listenUrl?: string | null;
   /** Uniform in [0, 1), for the retry delays' jitter (default Math.random). */
   random?: () => number;
 }
@@ -100,7 +97,6 @@ export class WebhookDispatcher {
   /** Deliveries whose send was aborted: no attempt is recorded, their leases are released at close. */
   readonly #abandoned: string[] = [];
   #timer: NodeJS.Timeout | null = null;
-  #listener: PgNotificationListener | null = null;
   readonly #log: Logger;
   readonly #random: () => number;
   /**
@@ -128,7 +124,6 @@ export class WebhookDispatcher {
     if (this.#o.store.dialect === 'sqlite') await this.#o.webhooks.releaseAllLeases();
     this.#timer = setInterval(() => this.wake(), this.#o.pollIntervalMs);
     this.#timer.unref();
-    if (this.#o.listenUrl) await this.#listen(this.#o.listenUrl);
     this.wake();
   }
 
@@ -187,14 +182,11 @@ export class WebhookDispatcher {
 
   async #close(graceMs: number): Promise<void> {
     this.#closed = true;
-    // The grace runs from now: what is left of it after the listener and a claim in progress closed.
+    // The grace runs from now: what is left of it after a claim in progress closed.
     const cut = Number.isFinite(graceMs) ? setTimeout(() => this.#abort.abort(new Error('the webhook worker is closing')), Math.max(0, graceMs)) : null;
     try {
       if (this.#timer) clearInterval(this.#timer);
       this.#timer = null;
-      const listener = this.#listener;
-      this.#listener = null;
-      await listener?.close();
       // A claim in progress either starts its deliveries or hands them back (the worker is closed).
       await this.#pumping;
       await Promise.allSettled([...this.#inFlight]);
@@ -210,22 +202,6 @@ export class WebhookDispatcher {
       // Not lost: the leases lapse (PostgreSQL) or are voided at the next start (SQLite).
       this.#log.warn({ err: error, deliveries: abandoned.length }, 'releasing cut-off webhook deliveries failed; their leases will lapse');
     }
-  }
-
-  async #listen(url: string): Promise<void> {
-    let listener: PgNotificationListener;
-    try {
-      listener = await this.#o.webhooks.listenForWork(
-        url,
-        () => this.wake(),
-        (error) => this.#log.warn({ err: error }, 'webhook listener lost its connection; polling continues'),
-      );
-    } catch (error) {
-      this.#log.warn({ err: error }, 'webhook listener could not start; polling only');
-      return;
-    }
-    if (this.#closed) await listener.close();
-    else this.#listener = listener;
   }
 
   #pump(): Promise<void> {

@@ -54,7 +54,6 @@ export function createWebhookParts(config: Config, store: Store, clock: Clock, l
     concurrency: settings.concurrency,
     endpointConcurrency: settings.endpointConcurrency,
     pollIntervalMs: settings.pollIntervalMs,
-    listenUrl: store.dialect === 'postgres' ? config.databaseUrl : null,
   });
   const wake = () => dispatcher.wake();
   const outbox = new WebhookOutbox({ webhooks: repository, clock, onRecorded: wake });

@@ -76,6 +76,8 @@ for (const kind of STORES) {
       assert.equal(row?.current_node_id, 'book');
       assert.equal(row?.call_analysis?.call_successful, false);
       assert.equal(await finishedEvents(callId), 1);
+      const counted = await Promise.all(others.map(async (r) => /switchboard_calls_recovered_total (\d+)/.exec(await r.metrics.registry.metrics())?.[1]));
+      assert.deepEqual(counted.map(Number).sort(), [0, 1], 'counted by the server that ended it');
       assert.deepEqual(await Promise.all(others.map((r) => r.media.sessions.recoverLapsed())), [0, 0], 'nothing is left to end');
       assert.equal(await h.runtime.services.calls.finishCall(callId, { reason: 'user_hangup' }), false, 'its old holder cannot end it again');
       assert.equal(await finishedEvents(callId), 1);
