@@ -48,6 +48,8 @@ export interface CallViewOptions {
   accessToken?: string;
   /** Base of absolute URLs (recording_url), e.g. http://127.0.0.1:8080. */
   publicBaseUrl?: string;
+  /** The call's `recording_url` when it has a recording (a signed link); default: the API-key route. */
+  recordingUrl?: (callId: string) => string;
 }
 
 export function recordingPathOf(callId: string): string {
@@ -68,7 +70,9 @@ export function toCallView(row: Call, options: CallViewOptions = {}): CallView {
     duration_ms: row.duration_ms,
     transcript: row.transcript,
     transcript_object: row.transcript_object,
-    recording_url: row.recording_path ? `${options.publicBaseUrl ?? ''}${recordingPathOf(row.call_id)}` : null,
+    recording_url: row.recording_path
+      ? (options.recordingUrl?.(row.call_id) ?? `${options.publicBaseUrl ?? ''}${recordingPathOf(row.call_id)}`)
+      : null,
     disconnection_reason: row.disconnection_reason,
     call_analysis: row.call_analysis,
     metadata: row.metadata,

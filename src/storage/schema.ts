@@ -7,5 +7,6 @@ import type { FoundationTables } from './tables/foundation.tables.ts';
 import type { AgentTables } from './tables/agent.tables.ts';
 import type { CallTables } from './tables/call.tables.ts';
 import type { WebhookTables } from './tables/webhook.tables.ts';
+import type { RecordingTables } from './tables/recording.tables.ts';
 
-export interface Database extends FoundationTables, AgentTables, CallTables, WebhookTables {}
+export interface Database extends FoundationTables, AgentTables, CallTables, WebhookTables, RecordingTables {}

@@ -6,6 +6,7 @@ import { agents } from './0002_agents.ts';
 import { calls } from './0003_calls.ts';
 import { housekeeping } from './0005_housekeeping.ts';
 import { webhooks } from './0004_webhooks.ts';
+import { recordings } from './0006_recordings.ts';
 
 /** Every migration, in order; each is a factory so it can differ by dialect where SQL must. */
 const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
@@ -14,6 +15,7 @@ const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
   '0003_calls': calls,
   '0004_webhooks': webhooks,
   '0005_housekeeping': housekeeping,
+  '0006_recordings': recordings,
 };
 
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<void> {
