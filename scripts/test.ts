@@ -1,5 +1,5 @@
 /**
- * `npm test`: type-checks, finds what this machine allows (PostgreSQL, pocketsphinx, chromium),
+ * `npm test`: type-checks, finds what this machine allows (PostgreSQL, pocketsphinx, chromium, haproxy),
  * runs the whole suite with node's test runner, and says plainly what it skipped and why.
  * With SWITCHBOARD_TEST_STRICT=1 (set by .ci/run) a missing capability or any skipped test fails.
  *
@@ -53,6 +53,9 @@ if (!onPath('pocketsphinx_continuous') || !fs.existsSync('/usr/share/pocketsphin
 }
 if (!fs.existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium')) {
   skipped.push('chromium: not installed (apt-get install chromium); browser tests skip');
+}
+if (!['/usr/sbin/haproxy', '/usr/bin/haproxy'].some((bin) => fs.existsSync(bin))) {
+  skipped.push('haproxy: not installed (apt-get install haproxy); the multi-server test (test/process/cluster.test.ts) skips');
 }
 for (const line of skipped) say(`# SKIPPING ${line}`);
 if (strict && skipped.length > 0) {

@@ -19,7 +19,7 @@ import { healthRoutes } from './http/routes/health.routes.ts';
 import { leadRoutes } from './http/routes/lead.routes.ts';
 import { webhookRoutes } from './http/routes/webhook.routes.ts';
 import { webRoutes } from './http/routes/web.routes.ts';
-import { recordingRoutes } from './http/routes/recording.routes.ts';
+import { recordingRoutes, signedRecordingRoutes } from './http/routes/recording.routes.ts';
 import { voiceRoutes } from './http/routes/voice.routes.ts';
 import { attachWebCallTransport } from './media/web-call.transport.ts';
 import type { Runtime } from './runtime.ts';
@@ -95,6 +95,8 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
           }),
         };
   await app.register(webRoutes({ demo }));
+  // recording_url: signed, expiring links that play without an API key.
+  await app.register(signedRecordingRoutes({ calls: services.calls, recordings: services.recordings, links: services.recordingLinks }));
 
   await app.register(async (authed) => {
     requireApiKey(authed, runtime.services.accounts);
@@ -102,7 +104,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     await authed.register(voiceRoutes(runtime.services.agents));
     await authed.register(callRoutes(runtime.services.calls));
     await authed.register(pagedRoutes(runtime.services.calls, runtime.services.agents));
-    await authed.register(recordingRoutes(runtime.services.calls, runtime.config.dataDir));
+    await authed.register(recordingRoutes({ calls: runtime.services.calls, recordings: runtime.services.recordings }));
     await authed.register(webhookRoutes(runtime.services.webhooks));
     await authed.register(leadRoutes(runtime.services.leads, runtime.services.tickets));
   });

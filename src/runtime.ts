@@ -15,7 +15,12 @@ import { type Store, openStore } from './storage/store.ts';
 import { AccessTokenSigner } from './services/access-token.ts';
 import { AccountService } from './services/account.service.ts';
 import { AgentService } from './services/agent.service.ts';
-import { FileCallRetention } from './services/call-retention.ts';
+import { StoreCallRetention } from './services/call-retention.ts';
+import { DatabaseRecordingStore } from './services/database-recording-store.ts';
+import { FileRecordingStore } from './services/file-recording-store.ts';
+import { RecordingLinks } from './services/recording-link.ts';
+import type { RecordingStore } from './services/recording-store.ts';
+import { RecordingRepository } from './storage/recording.repository.ts';
 import { CallService } from './services/call.service.ts';
 import type { EventOutbox } from './services/events.ts';
 import { HousekeepingService } from './services/housekeeping.service.ts';
@@ -39,6 +44,10 @@ export interface Services {
   accounts: AccountService;
   agents: AgentService;
   calls: CallService;
+  /** Where recordings live (files on SQLite, chunks on PostgreSQL); `recover` finishes a dead server's. */
+  recordings: RecordingStore;
+  /** Signs and checks the `recording_url` links that play without an API key. */
+  recordingLinks: RecordingLinks;
   webhooks: WebhookService;
   /** The delivery worker; main.ts starts it (tests drive it with runOnce/drain). */
   webhookDispatcher: WebhookDispatcher;
@@ -116,7 +125,17 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   const outbox: EventOutbox = webhookParts.outbox;
   const leads = new LeadService({ store, leads: new LeadRepository(store.db, store.dialect), outbox, clock });
   const tickets = new TicketService({ store, tickets: new TicketRepository(store.db), outbox, clock });
-  const redactor = new TranscriptPiiRedactor({ dataDir: config.dataDir });
+  // Recordings: files under DATA_DIR on SQLite (one server); chunks in the database on PostgreSQL,
+  // so any server serves any call's recording and a lost server loses at most its last chunk.
+  const recordings: RecordingStore =
+    store.dialect === 'postgres' ? new DatabaseRecordingStore(new RecordingRepository(store)) : new FileRecordingStore(config.dataDir);
+  const recordingLinks = new RecordingLinks({
+    secret: await accountRepo.getOrCreateSecret('recording_url_key', RecordingLinks.generateSecret, clock.now()),
+    ttlMs: config.recordingUrlTtlMs,
+    clock,
+    publicBaseUrl: config.publicBaseUrl,
+  });
+  const redactor = new TranscriptPiiRedactor({ recordings });
   const callRepo = new CallRepository(store);
   const serverId = newId('server');
   const housekeeping = new HousekeepingService({
@@ -131,12 +150,13 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     agents,
     signer: new AccessTokenSigner(tokenSecret),
     outbox,
-    retention: new FileCallRetention({ dataDir: config.dataDir, redactor }),
+    retention: new StoreCallRetention({ recordings, redactor }),
     // One server per SQLite store: its buckets in memory; PostgreSQL servers share theirs in the database.
     rateLimiter: store.dialect === 'postgres' ? new SharedRateBuckets(store, clock) : new TokenBuckets(clock),
     clock,
     accessTokenTtlMs: config.accessTokenTtlMs,
     publicBaseUrl: config.publicBaseUrl,
+    recordingLinks,
     checkEngine: engineCapabilityCheck(providers),
     leases: new LeaseRepository(store),
     serverId,
@@ -155,7 +175,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
       log: logger.child({ component: 'functions' }),
       counter: metrics.counter('switchboard_function_calls_total', 'Custom-function requests by outcome.', ['outcome']),
     }),
-    dataDir: config.dataDir,
+    recordings,
     rememberNames: (callId, names) => redactor.rememberNames(callId, names),
     log: logger.child({ component: 'media' }),
     timings: { ...DEFAULT_SESSION_TIMINGS, recognitionTimeoutMs: config.media.recognitionTimeoutMs, ...options.sessionTimings },
@@ -176,7 +196,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     metrics,
     store,
     notifications,
-    services: { accounts, agents, calls, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, leads, tickets, housekeeping },
+    services: { accounts, agents, calls, recordings, recordingLinks, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, leads, tickets, housekeeping },
     media: { providers, sessions },
     close() {
       // Calls in progress end first (server_shutdown), while the store can still record them.

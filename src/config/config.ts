@@ -20,6 +20,13 @@ export interface Config {
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** How long a web call's access token may go unused (ACCESS_TOKEN_TTL_MS, default 30000). */
   readonly accessTokenTtlMs: number;
+  /**
+   * How long a call's signed `recording_url` plays without an API key after the call is read
+   * (RECORDING_URL_TTL_MS, default 259200000: 72 h, which covers the default webhook retry schedule
+   * of about 28 h, a `call.finished` payload's link being made when the event is written, plus two
+   * days for the consumer to fetch it; at most 30 days).
+   */
+  readonly recordingUrlTtlMs: number;
   /** How often calls whose token expired unused are marked as errors (TOKEN_SWEEP_INTERVAL_MS, default 1000). */
   readonly tokenSweepIntervalMs: number;
   /**
@@ -104,6 +111,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     databasePoolSize: reader.integer('DATABASE_POOL_SIZE', 10, 1, 1000),
     logLevel,
     accessTokenTtlMs: reader.integer('ACCESS_TOKEN_TTL_MS', 30_000, 1_000, 86_400_000),
+    recordingUrlTtlMs: reader.integer('RECORDING_URL_TTL_MS', 259_200_000, 1_000, 2_592_000_000),
     tokenSweepIntervalMs: reader.integer('TOKEN_SWEEP_INTERVAL_MS', 1_000, 10, 3_600_000),
     callLeaseTtlMs: reader.integer('CALL_LEASE_TTL_MS', 15_000, 300, 600_000),
     callRecoveryIntervalMs: reader.integer('CALL_RECOVERY_INTERVAL_MS', 5_000, 50, 600_000),

@@ -98,6 +98,10 @@ export const errors = {
       'not_found',
       `Call ${truncateForMessage(callId)} has no recording (not finished, not kept by its storage policy, or deleted).`,
     ),
+  recordingLinkInvalid: () =>
+    new AppError('recording_link_invalid', 'unauthenticated', 'The recording link is not valid; read the call again for a fresh recording_url.'),
+  recordingLinkExpired: () =>
+    new AppError('recording_link_expired', 'unauthenticated', 'The recording link has expired; read the call again for a fresh recording_url.'),
   webhookUrlTaken: () => new AppError('webhook_url_taken', 'conflict', 'Another webhook of this account has that url.'),
   webhookLimitReached: (max: number) =>
     new AppError('webhook_limit_reached', 'conflict', `An account can have at most ${max} webhooks; delete one first.`),

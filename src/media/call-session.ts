@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { inspect } from 'node:util';
 import type { Logger } from '../lib/logger.ts';
 import type { Scheduler, TimerHandle } from '../lib/scheduler.ts';
@@ -9,6 +8,7 @@ import type { CallOutcome } from '../services/call.service.ts';
 import type { Providers } from '../providers/registry.ts';
 import { analyzeCall, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, VoicePipeline, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller, type Utterance } from '../voice/index.ts';
 import { CallRecorder } from './call-recorder.ts';
+import type { RecordingStore } from '../services/recording-store.ts';
 import { type AgentForCall, buildEngine, effectiveEngine, effectiveSettings, engineNeedsMissingLlm } from './engine-factory.ts';
 import { CLOSE, PROTOCOL_SAMPLE_RATE, PROTOCOL_VERSION } from '../protocol/media.constants.ts';
 import type { ServerMessage, TranscriptEntry as WireTranscriptEntry } from '../protocol/media.messages.ts';
@@ -76,8 +76,8 @@ export interface SessionDeps {
    * `signal` aborts the requests still running when the call ends.
    */
   functions?: (call: { accountId: string; callId: string }, signal: AbortSignal) => FunctionCaller;
-  /** DATA_DIR: recordings go to DATA_DIR/recordings/<call_id>.wav. */
-  dataDir: string;
+  /** Where the call's recording is written (files under DATA_DIR, or rows on PostgreSQL). */
+  recordings: RecordingStore;
   /** Hands the names the flow captured to the PII redactor before the call is finished. */
   rememberNames?: (callId: string, names: readonly string[]) => void;
   /** The call's logger (a child carrying its call id); messages are static, fields never carry PII. */
@@ -191,7 +191,7 @@ export class CallSession {
       now: () => this.#d.scheduler.now(),
     });
     this.#pipeline = p;
-    this.#recorder = new CallRecorder(path.join(this.#d.dataDir, 'recordings'), this.callId);
+    this.#recorder = new CallRecorder(this.#d.recordings.open(this.callId));
     this.#wire(p);
 
     const time = this.#d.scheduler;
@@ -318,8 +318,7 @@ export class CallSession {
     const outcome = this.#reachedEnd();
     let recordingPath: string | null = null;
     try {
-      const file = await this.#recorder?.finish(elapsedMs);
-      if (file) recordingPath = path.relative(this.#d.dataDir, file);
+      recordingPath = (await this.#recorder?.finish(elapsedMs)) ?? null;
     } catch (error) {
       this.#d.log.error({ err: error }, 'recording failed');
     }

@@ -1,11 +1,9 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import { CappedMap } from '../lib/capped-map.ts';
 import type { Call, CallChanges } from '../domain/call.ts';
 import type { PiiRedactor } from '../services/call-retention.ts';
 import { formatTranscript, fromTranscriptObject, redactText, redactTranscript, toTranscriptObject } from '../voice/index.ts';
 import { extractName } from '../voice/engines/extract.ts';
-import { silenceWavSpans } from './call-recorder.ts';
+import type { RecordingStore } from '../services/recording-store.ts';
 
 /** Names remembered per call, at most this many calls (ended calls are finished within seconds). */
 const MAX_REMEMBERED = 10_000;
@@ -23,11 +21,11 @@ const MAX_REMEMBERED = 10_000;
  * found again in the user's words ("my name is ...", "this is ...", "call me ...").
  */
 export class TranscriptPiiRedactor implements PiiRedactor {
-  readonly #dataDir: string;
+  readonly #recordings: RecordingStore;
   readonly #names = new CappedMap<string, readonly string[]>(MAX_REMEMBERED);
 
-  constructor(options: { dataDir: string }) {
-    this.#dataDir = options.dataDir;
+  constructor(options: { recordings: RecordingStore }) {
+    this.#recordings = options.recordings;
   }
 
   /** Called by the call session before finishCall. */
@@ -51,15 +49,12 @@ export class TranscriptPiiRedactor implements PiiRedactor {
       changes.transcript_object = toTranscriptObject(result.utterances);
       changes.transcript = formatTranscript(result.utterances) || null;
       if (row.recording_path && result.spans.length > 0) {
-        const file = path.resolve(this.#dataDir, row.recording_path);
-        if (file.startsWith(path.resolve(this.#dataDir) + path.sep)) {
-          try {
-            await silenceWavSpans(file, result.spans);
-          } catch {
-            // A recording that cannot be redacted is not kept.
-            await fs.rm(file, { force: true }).catch(() => {});
-            changes.recording_path = null;
-          }
+        try {
+          await this.#recordings.silence(row.call_id, row.recording_path, result.spans);
+        } catch {
+          // A recording that cannot be redacted is not kept.
+          await this.#recordings.delete(row.call_id, row.recording_path).catch(() => {});
+          changes.recording_path = null;
         }
       }
     } else if (row.transcript) {

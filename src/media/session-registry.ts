@@ -1,9 +1,7 @@
-import path from 'node:path';
 import { isAppError } from '../domain/errors.ts';
 import type { Call } from '../domain/call.ts';
 import type { ClaimedLease } from '../domain/call-checkpoint.ts';
 import { embeddedAnalysis, formatTranscript, fromTranscriptObject } from '../voice/index.ts';
-import { recoverRecording } from './call-recorder.ts';
 import type { AgentForCall } from './engine-factory.ts';
 import type { Logger } from '../lib/logger.ts';
 import { CallSession, type CallConnection, type EndOptions, type SessionCallService, type SessionDeps } from './call-session.ts';
@@ -195,8 +193,7 @@ export class SessionRegistry {
     if (checkpoint) this.#d.rememberNames?.(callId, checkpoint.names);
     let recordingPath: string | null = null;
     try {
-      const file = await recoverRecording(path.join(this.#d.dataDir, 'recordings'), callId);
-      if (file) recordingPath = path.relative(this.#d.dataDir, file);
+      recordingPath = await this.#d.recordings.recover(callId);
     } catch (error) {
       this.#d.log.error({ err: error, callId }, 'recovering the recording failed');
     }

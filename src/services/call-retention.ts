@@ -1,8 +1,7 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import type { StoragePolicy } from '../domain/storage-policy.ts';
 import type { Call, CallChanges } from '../domain/call.ts';
 import type { CallRetention } from './call.service.ts';
+import type { RecordingStore } from './recording-store.ts';
 
 /**
  * Removes PII from a finished call's transcript and recording. Returns the column changes (e.g. a
@@ -18,14 +17,15 @@ export interface PiiRedactor {
  * - `everything_except_pii`: transcript and recording go through the redactor; without one, the
  *   transcript and recording are dropped rather than kept with PII.
  * - `basic_attributes_only`: keeps status, timestamps, duration, latency and reason; the transcript,
- *   recording (file deleted), analysis and dynamic variables are removed.
+ *   recording (deleted from the recording store: its file, or its chunks on PostgreSQL), analysis
+ *   and dynamic variables are removed.
  */
-export class FileCallRetention implements CallRetention {
-  readonly #dataDir: string;
+export class StoreCallRetention implements CallRetention {
+  readonly #recordings: RecordingStore;
   readonly #redactor: PiiRedactor | null;
 
-  constructor(options: { dataDir: string; redactor?: PiiRedactor | null }) {
-    this.#dataDir = options.dataDir;
+  constructor(options: { recordings: RecordingStore; redactor?: PiiRedactor | null }) {
+    this.#recordings = options.recordings;
     this.#redactor = options.redactor ?? null;
   }
 
@@ -33,10 +33,10 @@ export class FileCallRetention implements CallRetention {
     if (policy === 'everything') return {};
     if (policy === 'everything_except_pii') {
       if (this.#redactor) return this.#redactor.redact(row);
-      await this.#deleteRecording(row.recording_path);
+      await this.#recordings.delete(row.call_id, row.recording_path);
       return { transcript: null, transcript_object: null, transcript_with_tool_calls: null, recording_path: null };
     }
-    await this.#deleteRecording(row.recording_path);
+    await this.#recordings.delete(row.call_id, row.recording_path);
     return {
       transcript: null,
       transcript_object: null,
@@ -49,14 +49,6 @@ export class FileCallRetention implements CallRetention {
   }
 
   async deleteArtifacts(row: Call): Promise<void> {
-    await this.#deleteRecording(row.recording_path);
-  }
-
-  async #deleteRecording(recordingPath: string | null): Promise<void> {
-    if (!recordingPath) return;
-    const file = path.resolve(this.#dataDir, recordingPath);
-    // Only files inside the data directory are ever deleted.
-    if (!file.startsWith(path.resolve(this.#dataDir) + path.sep)) return;
-    await fs.rm(file, { force: true });
+    await this.#recordings.delete(row.call_id, row.recording_path);
   }
 }

@@ -17,6 +17,7 @@ import type { Notifications } from '../storage/pg-notifications.ts';
 import type { CallCheckpoint, ClaimedLease } from '../domain/call-checkpoint.ts';
 import type { Store } from '../storage/store.ts';
 import type { AccessTokenSigner } from './access-token.ts';
+import type { RecordingLinks } from './recording-link.ts';
 import type { AgentService, ResolvedAgentVersion } from './agent.service.ts';
 import type { Principal } from './account.service.ts';
 import type { EventOutbox } from './events.ts';
@@ -82,6 +83,8 @@ export interface CallServiceDeps {
   accessTokenTtlMs: number;
   /** Base of the absolute URLs in call objects. */
   publicBaseUrl: string;
+  /** Makes each read's signed `recording_url` (without it, the API-key route's URL). */
+  recordingLinks?: RecordingLinks;
   checkEngine?: EngineCapabilityCheck;
   /** Leases on ongoing calls and their checkpoints. */
   leases: LeaseRepository;
@@ -97,8 +100,12 @@ export interface CallServiceDeps {
 export class CallService {
   readonly #d: CallServiceDeps;
 
+  readonly #recordingUrl: ((callId: string) => string) | undefined;
+
   constructor(deps: CallServiceDeps) {
     this.#d = deps;
+    const links = deps.recordingLinks;
+    this.#recordingUrl = links && ((callId) => links.url(callId));
   }
 
   /**
@@ -435,11 +442,11 @@ export class CallService {
 
   #viewWithToken(row: Call): CallView {
     const token = this.#d.signer.sign({ callId: row.call_id, tokenId: row.token_id, expiresAt: row.token_expires_at });
-    return toCallView(row, { accessToken: token, publicBaseUrl: this.#d.publicBaseUrl });
+    return toCallView(row, { accessToken: token, publicBaseUrl: this.#d.publicBaseUrl, recordingUrl: this.#recordingUrl });
   }
 
   #view(row: Call): CallView {
-    return toCallView(row, { publicBaseUrl: this.#d.publicBaseUrl });
+    return toCallView(row, { publicBaseUrl: this.#d.publicBaseUrl, recordingUrl: this.#recordingUrl });
   }
 }
 

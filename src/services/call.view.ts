@@ -49,6 +49,8 @@ export interface CallViewOptions {
   accessToken?: string;
   /** Base of absolute URLs (recording_url), e.g. http://127.0.0.1:8080. */
   publicBaseUrl?: string;
+  /** The call's `recording_url` when it has a recording (a signed link); default: the API-key route. */
+  recordingUrl?: (callId: string) => string;
 }
 
 export function recordingPathOf(callId: string): string {
@@ -70,7 +72,9 @@ export function toCallView(row: Call, options: CallViewOptions = {}): CallView {
     transcript: row.transcript,
     transcript_object: row.transcript_object,
     transcript_with_tool_calls: row.transcript_with_tool_calls,
-    recording_url: row.recording_path ? `${options.publicBaseUrl ?? ''}${recordingPathOf(row.call_id)}` : null,
+    recording_url: row.recording_path
+      ? (options.recordingUrl?.(row.call_id) ?? `${options.publicBaseUrl ?? ''}${recordingPathOf(row.call_id)}`)
+      : null,
     disconnection_reason: row.disconnection_reason,
     call_analysis: row.call_analysis,
     metadata: row.metadata,

@@ -178,7 +178,9 @@ export class CallRepository {
     this.#store = store;
     this.#db = store.db;
     this.#dialect = store.dialect;
-    this.#findVersioned = new CompiledStatement(store, 'select * from calls where call_id = ? and account_id = ?');
+    // Columns named, not `*`: a prepared statement whose result shape a later migration changes
+    // would fail on PostgreSQL ("cached plan must not change result type") during a rolling upgrade.
+    this.#findVersioned = new CompiledStatement(store, `select ${CALL_COLUMNS.join(', ')} from calls where call_id = ? and account_id = ?`);
     this.#inserts = new Batcher(async (pending) => {
       const guarded = this.#dialect === 'postgres';
       const width = CALL_COLUMNS.length + (guarded ? 1 : 0);

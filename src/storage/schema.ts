@@ -8,5 +8,6 @@ import type { AgentTables } from './tables/agent.tables.ts';
 import type { CallTables } from './tables/call.tables.ts';
 import type { WebhookTables } from './tables/webhook.tables.ts';
 import type { LeaseTables } from './tables/lease.tables.ts';
+import type { RecordingTables } from './tables/recording.tables.ts';
 
-export interface Database extends FoundationTables, AgentTables, CallTables, WebhookTables, LeaseTables {}
+export interface Database extends FoundationTables, AgentTables, CallTables, WebhookTables, LeaseTables, RecordingTables {}

@@ -4,12 +4,9 @@
  * echoes the request. Over a raw socket where no HTTP client would send the request.
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import net from 'node:net';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildApp } from '../../src/app.ts';
-import { encodeWav } from '../../src/providers/audio/wav.ts';
 import { type Harness, createFlowAgent, startHarness } from '../helpers/harness.ts';
 import { assertErrorBody, rawExchange } from '../helpers/raw-http.ts';
 import { STORES } from '../helpers/stores.ts';
@@ -93,11 +90,12 @@ for (const kind of STORES) {
       const created = await h.request({ method: 'POST', url: '/v2/create-web-call', key, body: { agent_id: agentId } });
       const callId: string = created.json.call_id;
       await h.runtime.services.calls.joinCall(created.json.access_token);
-      const relative = path.join('recordings', `${callId}.wav`);
-      fs.mkdirSync(path.join(h.config.dataDir, 'recordings'), { recursive: true });
-      const wav = encodeWav({ sampleRate: 16_000, channels: 2, samples: new Int16Array(3_200) });
-      fs.writeFileSync(path.join(h.config.dataDir, relative), wav);
-      await h.runtime.services.calls.finishCall(callId, { reason: 'user_hangup', recordingPath: relative });
+      // 100 ms recorded through the store the runtime chose (a file on SQLite, chunks on PostgreSQL).
+      const writer = h.runtime.services.recordings.open(callId);
+      await writer.writeChunk(0, 0, Buffer.alloc(3_200));
+      const recordingPath = await writer.finish(1_600);
+      const wav = { length: 44 + 1_600 * 4 };
+      await h.runtime.services.calls.finishCall(callId, { reason: 'user_hangup', recordingPath });
       for (const range of [`bytes=${wav.length}-`, 'bytes=-0', `bytes=${wav.length + 10}-${wav.length + 20}`]) {
         const response = await h.request({ method: 'GET', url: `/v2/get-call-recording/${callId}`, key, headers: { range } });
         assertErrorBody({ status: response.status, headers: response.headers, body: response.raw }, 416, 'range_not_satisfiable', range);

@@ -10,6 +10,7 @@ import { AGENT_DEFAULTS, type AgentConfig } from '../../src/domain/agent.ts';
 import type { Call } from '../../src/domain/call.ts';
 import { createSilentLogger } from '../../src/lib/logger.ts';
 import { ManualScheduler } from '../../src/lib/scheduler.ts';
+import { FileRecordingStore } from '../../src/services/file-recording-store.ts';
 import { CallSession, DEFAULT_SESSION_TIMINGS, type CallConnection } from '../../src/media/call-session.ts';
 import type { AgentForCall } from '../../src/media/engine-factory.ts';
 import type { ServerMessage } from '../../src/protocol/media.messages.ts';
@@ -65,7 +66,7 @@ function startSession(settings: Partial<AgentConfig>) {
       },
     },
     providers: { llm: undefined, stt: new FakeStt(), tts: new FakeTts(), vad: new EnergyVad(), close: async () => {} },
-    dataDir,
+    recordings: new FileRecordingStore(dataDir),
     log: createSilentLogger(),
     timings: DEFAULT_SESSION_TIMINGS,
     scheduler,

@@ -1,8 +1,10 @@
-// Storage policies applied to a finished web call's transcript, analysis and recording file, at
-// the end of the call and when update-call tightens the policy afterwards; on both stores.
+// Storage policies applied to a finished web call's transcript, analysis and recording, at the end
+// of the call and when update-call tightens the policy afterwards; on both stores (the recording a
+// file on SQLite, chunks in the database on PostgreSQL: what is stored is asked of the store).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { buffer } from 'node:stream/consumers';
 import { after, before, describe, it } from 'node:test';
 import { STORES } from '../helpers/stores.ts';
 import { type MediaServer, concat, fakeProviders, silence, startMediaServer, tone } from './helpers.ts';
@@ -43,12 +45,24 @@ for (const kind of STORES) {
       return (await s.api('GET', `/v2/get-call/${client.callId}`)).json;
     }
 
-    const wavFile = (callId: string) => path.join(s.testStore.dataDir, 'recordings', `${callId}.wav`);
+    const recordingPath = (callId: string) => `recordings/${callId}.wav`;
+    /** Whether the store holds the call's recording: its file, or its chunks. */
+    const stored = async (callId: string) => {
+      const size = await s.runtime.services.recordings.size(callId, recordingPath(callId));
+      if (kind.name === 'postgres') {
+        assert.ok(!fs.existsSync(path.join(s.testStore.dataDir, 'recordings', `${callId}.wav`)), 'no file on PostgreSQL');
+      }
+      return size !== null;
+    };
+    const readRecording = async (callId: string) => {
+      const size = await s.runtime.services.recordings.size(callId, recordingPath(callId));
+      return buffer(s.runtime.services.recordings.read(callId, recordingPath(callId), 0, size! - 1));
+    };
 
     it('everything keeps the transcript and the recording as they were', async () => {
       const call = await pizzaCall('everything');
       assert.match(call.transcript, /User: my name is john smith and my number is five five five/);
-      assert.ok(fs.existsSync(wavFile(call.call_id)));
+      assert.ok(await stored(call.call_id));
     });
 
     it('everything_except_pii redacts transcript and summary and silences the PII span on both channels', async () => {
@@ -59,7 +73,7 @@ for (const kind of STORES) {
       assert.doesNotMatch(JSON.stringify(call.transcript_object), /john|five five/i);
       assert.doesNotMatch(call.call_analysis.call_summary, /john|five five/i);
       assert.ok(call.recording_url, 'recording kept, with the span silenced');
-      const wav = fs.readFileSync(wavFile(call.call_id));
+      const wav = await readRecording(call.call_id);
       const user = call.transcript_object.find((u: { role: string }) => u.role === 'user');
       const peak = (fromMs: number, toMs: number) => {
         let max = 0;
@@ -78,31 +92,31 @@ for (const kind of STORES) {
       assert.equal(call.disconnection_reason, 'agent_hangup');
       assert.ok(call.duration_ms > 0);
       assert.equal(call.latency.e2e.num, 1);
-      assert.ok(!fs.existsSync(wavFile(call.call_id)), 'no recording file');
+      assert.ok(!(await stored(call.call_id)), 'no recording stored');
       const rec = await s.api('GET', `/v2/get-call-recording/${call.call_id}`);
       assert.equal(rec.status, 422);
     });
 
-    it('tightening after the end redacts (names found again) and then deletes the recording file', async () => {
+    it('tightening after the end redacts (names found again) and then deletes the recording', async () => {
       const call = await pizzaCall('everything');
-      assert.ok(fs.existsSync(wavFile(call.call_id)));
+      assert.ok(await stored(call.call_id));
       const pii = await s.api('PATCH', `/v2/update-call/${call.call_id}`, { data_storage_setting: 'everything_except_pii' });
       assert.equal(pii.status, 200);
       assert.match(pii.json.transcript, /my name is (\[name\] ?)+and my number is \[number\]/);
-      assert.ok(fs.existsSync(wavFile(call.call_id)));
+      assert.ok(await stored(call.call_id));
       const basic = await s.api('PATCH', `/v2/update-call/${call.call_id}`, { data_storage_setting: 'basic_attributes_only' });
       assert.equal(basic.status, 200);
       assert.equal(basic.json.transcript, null);
       assert.equal(basic.json.recording_url, null);
-      assert.ok(!fs.existsSync(wavFile(call.call_id)), 'the recording file is deleted');
+      assert.ok(!(await stored(call.call_id)), 'the recording is deleted');
       assert.equal((await s.api('GET', `/v2/get-call-recording/${call.call_id}`)).status, 422);
     });
 
-    it('deleting a call deletes its recording file', async () => {
+    it('deleting a call deletes its recording', async () => {
       const call = await pizzaCall('everything');
-      assert.ok(fs.existsSync(wavFile(call.call_id)));
+      assert.ok(await stored(call.call_id));
       assert.equal((await s.api('DELETE', `/v2/delete-call/${call.call_id}`)).status, 204);
-      assert.ok(!fs.existsSync(wavFile(call.call_id)));
+      assert.ok(!(await stored(call.call_id)));
     });
   });
 }

@@ -104,8 +104,13 @@ for (const kind of STORES) {
       assert.ok(['Positive', 'Neutral', 'Negative', 'Unknown'].includes(call.call_analysis.user_sentiment));
 
       // The recording: 2 channels, 16 kHz, about as long as the call.
-      assert.equal(call.recording_url, `${s.runtime.config.publicBaseUrl}/v2/get-call-recording/${callId}`);
+      // recording_url: a signed link that plays without the API key, as an <audio> element would.
+      assert.ok(call.recording_url.startsWith(`${s.runtime.config.publicBaseUrl}/v2/recording/${callId}?expires=`), call.recording_url);
+      const link = new URL(call.recording_url);
+      const played = await fetch(`${s.baseUrl}${link.pathname}${link.search}`);
+      assert.equal(played.status, 200);
       const wav = await s.api('GET', `/v2/get-call-recording/${callId}`);
+      assert.deepEqual(Buffer.from(await played.arrayBuffer()), wav.bytes, 'the link plays the same WAV as the API-key route');
       assert.equal(wav.status, 200);
       assert.equal(wav.headers.get('content-type'), 'audio/wav');
       assert.equal(wav.bytes.readUInt16LE(22), 2);
@@ -265,7 +270,7 @@ for (const kind of STORES) {
       assert.match(res2.json.message, /service-LLM agents need one/);
     });
 
-    it('recordings: 422 without one, another account gets 422, files live under DATA_DIR/recordings', async () => {
+    it('recordings: 422 without one, another account gets 422; files under DATA_DIR/recordings on SQLite, chunks in the database on PostgreSQL', async () => {
       const created = await s.api('POST', '/v2/create-web-call', { agent_id: agentId });
       const none = await s.api('GET', `/v2/get-call-recording/${created.json.call_id}`);
       assert.equal(none.status, 422);
@@ -277,8 +282,17 @@ for (const kind of STORES) {
       const foreign = await s.api('GET', `/v2/get-call-recording/${client.callId}`, undefined, other.api_key);
       assert.equal(foreign.status, 422);
       assert.equal(foreign.json.code, 'call_not_found');
-      assert.ok(fs.existsSync(path.join(s.testStore.dataDir, 'recordings', `${client.callId}.wav`)));
-      assert.deepEqual(fs.readdirSync(path.join(s.testStore.dataDir, 'recordings')).filter((f) => f.endsWith('.tmp')), []);
+      const file = path.join(s.testStore.dataDir, 'recordings', `${client.callId}.wav`);
+      assert.ok(await eventually(async () => (await s.api('GET', `/v2/get-call/${client.callId}`)).json.recording_url !== null, 5_000));
+      if (kind.name === 'sqlite') {
+        assert.ok(fs.existsSync(file));
+        assert.deepEqual(fs.readdirSync(path.join(s.testStore.dataDir, 'recordings')).filter((f) => f.endsWith('.tmp')), []);
+      } else {
+        assert.ok(!fs.existsSync(file), 'no file on PostgreSQL');
+        const size = await s.runtime.services.recordings.size(client.callId, `recordings/${client.callId}.wav`);
+        assert.ok(size !== null && size > 44, 'the recording is in the database');
+        assert.equal((await s.api('GET', `/v2/get-call-recording/${client.callId}`)).status, 200);
+      }
     });
   });
 }

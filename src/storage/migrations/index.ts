@@ -9,6 +9,7 @@ import { webhooks } from './0004_webhooks.ts';
 import { leases } from './0006_leases.ts';
 import { limits } from './0007_limits.ts';
 import { toolCalls } from './0008_tool_calls.ts';
+import { recordings } from './0009_recordings.ts';
 
 /** Every migration, in order; each is a factory so it can differ by dialect where SQL must. */
 const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
   '0006_leases': leases,
   '0007_limits': limits,
   '0008_tool_calls': toolCalls,
+  '0009_recordings': recordings,
 };
 
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<void> {
