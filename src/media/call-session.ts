@@ -311,6 +311,7 @@ export class CallSession {
       disconnectionReason: reason,
       reachedEnd: outcome.reachedEnd,
       ...(outcome.ending ? { ending: outcome.ending } : {}),
+      customFields: effectiveSettings(this.#agent, this.#call.agent_override).post_call_analysis_data,
       ...(llm ? { llm } : {}),
       signal: AbortSignal.any([AbortSignal.timeout(this.#d.timings.analysisTimeoutMs), this.#analysisCut.signal]),
     });
