@@ -153,6 +153,7 @@ export class CallSession {
         variables: () => this.#vars,
         currentNodeId: this.#call.current_node_id,
         currentState: this.#call.current_state,
+        language: settings.language,
         onToolError: (nodeId, error) =>
           this.#d.log.warn({ nodeId, code: (error as { code?: unknown })?.code }, 'flow tool node failed'),
       });
@@ -170,6 +171,7 @@ export class CallSession {
       ...this.#d.providers,
       engine: built.engine,
       voiceId: settings.voice_id,
+      language: settings.language,
       interruptionSensitivity: settings.interruption_sensitivity,
       startSpeaker: built.startSpeaker,
       recognitionTimeoutMs: this.#d.timings.recognitionTimeoutMs,

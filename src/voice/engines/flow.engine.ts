@@ -2,6 +2,7 @@ import type { ChatMessage, LlmProvider } from '../../providers/llm.ts';
 import { chatText } from '../../providers/llm.ts';
 import { extractVariable, words } from './extract.ts';
 import { renderTemplate, resolveVariables } from './variables.ts';
+import { languageInstruction } from './language.ts';
 import {
   EngineError,
   type CallVariables,
@@ -48,6 +49,8 @@ export interface FlowEngineOptions {
   startNodeId?: string;
   /** Reports tool failures (the flow continues); optional. */
   onToolError?: (nodeId: string, error: unknown) => void;
+  /** The agent's BCP-47 language: prompt instructions tell the model to reply in it. */
+  language?: string;
 }
 
 /**
@@ -64,6 +67,7 @@ export class FlowEngine implements ResponseEngine {
   readonly #tools: FlowTools | undefined;
   readonly #callVariables: () => CallVariables;
   readonly #onToolError: ((nodeId: string, error: unknown) => void) | undefined;
+  readonly #language: string | undefined;
   #current: FlowNode;
   #extracted: Record<string, string> = {};
   #names = new Set<string>();
@@ -80,6 +84,7 @@ export class FlowEngine implements ResponseEngine {
     this.#tools = options.tools;
     this.#callVariables = options.variables ?? (() => ({}));
     this.#onToolError = options.onToolError;
+    this.#language = options.language;
     const startId = options.startNodeId ?? options.flow.start_node_id;
     const start = this.#nodes.get(startId);
     if (!start) throw new EngineError('error_config', `flow has no node ${startId}`);
@@ -163,7 +168,12 @@ export class FlowEngine implements ResponseEngine {
       return;
     }
     const llm = this.#requireLlm(`node ${node.id} has a prompt instruction`);
-    const system = [renderTemplate(this.#flow.global_prompt ?? '', vars), `Current step: ${renderTemplate(ins.text, vars)}`, SPOKEN_STYLE]
+    const system = [
+      renderTemplate(this.#flow.global_prompt ?? '', vars),
+      `Current step: ${renderTemplate(ins.text, vars)}`,
+      SPOKEN_STYLE,
+      this.#language ? languageInstruction(this.#language) : '',
+    ]
       .filter(Boolean)
       .join('\n\n');
     try {
