@@ -20,7 +20,7 @@ import type { ProviderOptions } from '../providers/registry.ts';
  * | TTS_BASE_URL | openai: required | speech endpoint base URL |
  * | TTS_API_KEY | (none) | speech endpoint key |
  * | TTS_MODEL | tts-1 | speech model |
- * | TTS_VOICE | alloy | OpenAI voice used when the agent's voice_id is a Flite voice |
+ * | TTS_VOICE | alloy | voice of agents created without voice_id (GET /list-voices offers it with OpenAI's) |
  * | VAD_PROVIDER | fvad | fvad (WebRTC VAD) or energy (a plain level threshold) |
  */
 export interface MediaConfig {

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { type ConversationFlowDefinition, ConversationFlowOverride } from './conversation-flow.ts';
 import { type ServiceLlmDefinition, ServiceLlmOverride } from './service-llm.ts';
-import { Name, Nullable, ResourceId, Strict } from './schema-kit.ts';
+import { Name, Nullable, ResourceId, Strict, StringEnum } from './schema-kit.ts';
 import { STORAGE_POLICIES, type StoragePolicy } from './storage-policy.ts';
 import { MAX_WEBHOOK_URL_LENGTH } from './webhook.ts';
 
@@ -25,6 +25,49 @@ export const WebhookUrl = Type.String({
   description: 'An absolute http(s) URL without user name or password, to an allowed destination (docs/webhooks.md).',
 });
 
+/** Most custom analysis fields an agent declares. */
+export const MAX_ANALYSIS_FIELDS = 50;
+
+const AnalysisFieldName = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: '^[A-Za-z0-9_][A-Za-z0-9_ .-]*$',
+  description: 'The key in call_analysis.custom_analysis_data: letters, digits, _, space, . and -.',
+});
+export const ANALYSIS_FIELD_TYPES = ['string', 'enum', 'boolean', 'number'] as const;
+/**
+ * One custom field the post-call analysis fills from the call (Retell's `post_call_analysis_data`
+ * item): a string, one of `choices` (enum), a boolean or a number; null when the LLM cannot fill
+ * it. One object shape for every type, so a wrong field is reported by name (checkAnalysisFields).
+ */
+export const PostCallAnalysisField = Strict({
+  type: StringEnum(ANALYSIS_FIELD_TYPES),
+  name: AnalysisFieldName,
+  description: Type.String({ minLength: 1, maxLength: 2_000, description: 'What to extract, told to the LLM.' }),
+  examples: Type.Optional(Type.Array(Type.String({ maxLength: 500 }), { maxItems: 10, description: 'Example values, to teach the LLM the style.' })),
+  choices: Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 50, description: 'enum only (and required there): the values the field may take.' }),
+  ),
+});
+export type PostCallAnalysisField = Static<typeof PostCallAnalysisField>;
+
+/**
+ * What the schema does not say of an agent's analysis fields: names are unique, an enum has
+ * choices (without repeats) and no other type has any. Returns a message naming the first
+ * offender, or null.
+ */
+export function checkAnalysisFields(fields: readonly PostCallAnalysisField[], field = 'post_call_analysis_data'): string | null {
+  const names = new Set<string>();
+  for (const f of fields) {
+    if (names.has(f.name)) return `${field} has two fields named "${f.name}"`;
+    names.add(f.name);
+    if (f.type === 'enum' && !f.choices) return `${field}: "${f.name}" is an enum and needs choices`;
+    if (f.type !== 'enum' && f.choices) return `${field}: "${f.name}" is a ${f.type}; only enum fields take choices`;
+    if (f.choices && new Set(f.choices).size !== f.choices.length) return `${field}: the choices of "${f.name}" repeat a value`;
+  }
+  return null;
+}
+
 /** Agent fields besides the response engine: what `agent_override.agent` may change for one call. */
 export const AgentSettings = {
   agent_name: Type.Optional(Nullable(Name())),
@@ -38,6 +81,8 @@ export const AgentSettings = {
   end_call_after_silence_ms: Type.Optional(Type.Integer({ minimum: 10_000, maximum: 3_600_000 })),
   /** 0 = the user can never interrupt the agent, 1 = the slightest speech interrupts. */
   interruption_sensitivity: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  /** Custom fields the post-call analysis fills (with an LLM configured); [] = none. */
+  post_call_analysis_data: Type.Optional(Type.Array(PostCallAnalysisField, { maxItems: MAX_ANALYSIS_FIELDS })),
 };
 
 export const AgentCreate = Strict({ response_engine: ResponseEngine, ...AgentSettings });
@@ -64,6 +109,7 @@ export interface AgentConfig {
   max_call_duration_ms: number;
   end_call_after_silence_ms: number;
   interruption_sensitivity: number;
+  post_call_analysis_data: PostCallAnalysisField[];
 }
 
 export const AGENT_DEFAULTS = {
@@ -75,6 +121,8 @@ export const AGENT_DEFAULTS = {
   max_call_duration_ms: 3_600_000,
   end_call_after_silence_ms: 600_000,
   interruption_sensitivity: 1,
+  // Never mutated: configs are replaced whole.
+  post_call_analysis_data: [] as PostCallAnalysisField[],
 } as const satisfies Omit<AgentConfig, 'response_engine'>;
 
 /** The response engine's definition as pinned by an agent version. */
@@ -108,6 +156,11 @@ export interface EngineRecord<Definition> {
   definition: Definition;
   created_at: number;
   updated_at: number;
+}
+
+/** A stored config with the fields added since it was stored filled in with their defaults. */
+export function completeAgentConfig(stored: AgentConfig): AgentConfig {
+  return { ...AGENT_DEFAULTS, ...stored };
 }
 
 /** Merges fields given (undefined = keep) over a base config. */

@@ -73,11 +73,19 @@ export type ToolTranscriptEntry =
   | { role: 'tool_call_invocation'; tool_call_id: string; name: string; arguments: string }
   | { role: 'tool_call_result'; tool_call_id: string; content: string };
 
+/** A value of `call_analysis.custom_analysis_data`: of the field's declared type, or null when not filled. */
+export type CustomAnalysisValue = string | number | boolean | null;
+
 /** The call object's `call_analysis`. */
 export interface CallAnalysis {
   call_summary: string;
   call_successful: boolean;
   user_sentiment: 'Positive' | 'Negative' | 'Neutral' | 'Unknown';
+  /**
+   * The agent's `post_call_analysis_data` fields by name, filled by the LLM; present when the
+   * agent declares fields (every value null without an LLM or when it fails).
+   */
+  custom_analysis_data?: Record<string, CustomAnalysisValue>;
 }
 
 /** Distribution of one latency kind, ms (the call object's `latency.e2e` etc.). */

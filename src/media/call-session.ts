@@ -166,6 +166,7 @@ export class CallSession {
         variables: () => this.#vars,
         currentNodeId: this.#call.current_node_id,
         currentState: this.#call.current_state,
+        language: settings.language,
         onToolError: (nodeId, error) =>
           this.#d.log.warn({ nodeId, code: (error as { code?: unknown })?.code }, 'flow tool node failed'),
       });
@@ -184,6 +185,7 @@ export class CallSession {
       ...this.#d.providers,
       engine: built.engine,
       voiceId: settings.voice_id,
+      language: settings.language,
       interruptionSensitivity: settings.interruption_sensitivity,
       startSpeaker: built.startSpeaker,
       recognitionTimeoutMs: this.#d.timings.recognitionTimeoutMs,
@@ -329,6 +331,7 @@ export class CallSession {
       disconnectionReason: reason,
       reachedEnd: outcome.reachedEnd,
       ...(outcome.ending ? { ending: outcome.ending } : {}),
+      customFields: effectiveSettings(this.#agent, this.#call.agent_override).post_call_analysis_data,
       ...(llm ? { llm } : {}),
       signal: AbortSignal.any([AbortSignal.timeout(this.#d.timings.analysisTimeoutMs), this.#analysisCut.signal]),
     });

@@ -47,6 +47,8 @@ export interface BuildEngineOptions {
   currentNodeId?: string | null;
   currentState?: string | null;
   onToolError?: (nodeId: string, error: unknown) => void;
+  /** The call's language (the agent's `language`): LLM prompts ask for replies in it. */
+  language?: string;
 }
 
 export interface BuiltEngine {
@@ -70,6 +72,7 @@ export function buildEngine(o: BuildEngineOptions): BuiltEngine {
       variables: o.variables,
       ...(o.currentNodeId ? { startNodeId: o.currentNodeId } : {}),
       ...(o.onToolError ? { onToolError: o.onToolError } : {}),
+      ...(o.language ? { language: o.language } : {}),
     });
     return {
       engine,
@@ -80,7 +83,13 @@ export function buildEngine(o: BuildEngineOptions): BuiltEngine {
   }
   const config = e.definition;
   if (!o.llm) throw new Error('service-LLM engine without an LLM');
-  const engine = new LlmEngine({ config, llm: o.llm, variables: o.variables, ...(o.currentState ? { startState: o.currentState } : {}) });
+  const engine = new LlmEngine({
+    config,
+    llm: o.llm,
+    variables: o.variables,
+    ...(o.currentState ? { startState: o.currentState } : {}),
+    ...(o.language ? { language: o.language } : {}),
+  });
   return {
     engine,
     startSpeaker: config.start_speaker ?? 'agent',

@@ -73,6 +73,11 @@ export class TranscriptPiiRedactor implements PiiRedactor {
     const analysis = row.call_analysis;
     if (analysis && typeof analysis.call_summary === 'string') {
       changes.call_analysis = { ...analysis, call_summary: redactText(analysis.call_summary, [...names]).text };
+      // Custom fields may hold what the caller said (a name, a number): their text is redacted too.
+      if (analysis.custom_analysis_data) {
+        const redacted = Object.entries(analysis.custom_analysis_data).map(([k, v]) => [k, typeof v === 'string' ? redactText(v, [...names]).text : v]);
+        changes.call_analysis.custom_analysis_data = Object.fromEntries(redacted) as typeof analysis.custom_analysis_data;
+      }
     }
     return changes;
   }

@@ -11,7 +11,10 @@ import {
   type AgentUpdate,
   type EngineRecord,
   type EngineSnapshot,
+  type PostCallAnalysisField,
   type ResponseEngine,
+  checkAnalysisFields,
+  completeAgentConfig,
   mergeAgentConfig,
 } from '../domain/agent.ts';
 import { type ConversationFlowDefinition, checkFlowGraph } from '../domain/conversation-flow.ts';
@@ -47,6 +50,9 @@ export interface ResolvedForCall {
   agent: ResolvedAgentVersion;
   guard: number | undefined;
 }
+
+/** The agent settings checkSettings() looks at beyond their schema. */
+type CheckedSettings = { webhook_url?: string | null; language?: string; voice_id?: string; post_call_analysis_data?: PostCallAnalysisField[] };
 
 const VERSION_APPEND_ATTEMPTS = 5;
 const VERSION_CACHE_MAX = 5_000;
@@ -158,10 +164,12 @@ export class AgentService {
   /**
    * Checks agent settings a request gives beyond their schema: a `webhook_url` goes through the one
    * webhook URL check (src/services/webhook-url.ts); a `language` must be one both speech engines
-   * take and a `voice_id` one of the speech engine's voices. `prefix` says where they are in the
-   * request (`agent_override.agent.` for a call's override).
+   * take and a `voice_id` one of the speech engine's voices; `post_call_analysis_data` has unique
+   * names and choices. `prefix` says where they are in the request (`agent_override.agent.` for a
+   * call's override).
    */
-  checkSettings(settings: { webhook_url?: string | null; language?: string; voice_id?: string }, prefix = ''): void {
+  checkSettings(settings: CheckedSettings, prefix = ''): void {
+    if (settings.post_call_analysis_data) assertValid(checkAnalysisFields(settings.post_call_analysis_data, `${prefix}post_call_analysis_data`));
     if (typeof settings.webhook_url === 'string') checkWebhookUrl(settings.webhook_url, this.#destinations, `${prefix}webhook_url`);
     if (settings.language !== undefined) refuse(languageProblem(this.#speech, settings.language, `${prefix}language`));
     if (settings.voice_id !== undefined) refuse(voiceProblem(this.#speech, settings.voice_id, `${prefix}voice_id`));
@@ -173,7 +181,7 @@ export class AgentService {
    * speech engines may name a voice or language these engines lack: the call is refused with the
    * way out rather than spoken in a voice nobody chose.
    */
-  checkCallSettings(agent: ResolvedAgentVersion, override: { webhook_url?: string | null; language?: string; voice_id?: string } | undefined): void {
+  checkCallSettings(agent: ResolvedAgentVersion, override: CheckedSettings | undefined): void {
     if (override) this.checkSettings(override, 'agent_override.agent.');
     const language = override?.language ?? agent.config.language;
     const voiceId = override?.voice_id ?? agent.config.voice_id;
@@ -231,7 +239,7 @@ export class AgentService {
     for (let attempt = 0; attempt < VERSION_APPEND_ATTEMPTS; attempt++) {
       const current = await this.#repo.findAgentVersion(accountId, id);
       if (!current) throw errors.agentNotFound(id);
-      const config = mergeAgentConfig(current.version.config, changes);
+      const config = mergeAgentConfig(completeAgentConfig(current.version.config), changes);
       const now = Math.max(this.#clock.now(), current.version.created_at);
       const version = current.version.version + 1;
       const appended = await this.#store
@@ -296,7 +304,7 @@ export class AgentService {
     if (cached) return cached;
     const found = await this.#repo.findAgentVersion(accountId, id, wanted);
     if (!found) throw version === undefined ? errors.agentNotFound(id) : errors.agentVersionNotFound(id, wanted);
-    const resolved: ResolvedAgentVersion = { agentId: id, version: found.version.version, config: found.version.config, engine: found.version.engine };
+    const resolved: ResolvedAgentVersion = { agentId: id, version: found.version.version, config: completeAgentConfig(found.version.config), engine: found.version.engine };
     this.#versions.set(cacheKey, resolved);
     return resolved;
   }
@@ -403,5 +411,5 @@ function llmView(record: EngineRecord<ServiceLlmDefinition>): ServiceLlmView {
 }
 
 function agentView(id: string, version: number, config: AgentConfig, createdAt: number, versionCreatedAt: number): AgentView {
-  return { agent_id: id, version, ...config, created_at: createdAt, last_modification_timestamp: versionCreatedAt };
+  return { agent_id: id, version, ...completeAgentConfig(config), created_at: createdAt, last_modification_timestamp: versionCreatedAt };
 }

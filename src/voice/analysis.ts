@@ -1,4 +1,5 @@
-import type { CallAnalysis } from '../domain/call.ts';
+import type { CallAnalysis, CustomAnalysisValue } from '../domain/call.ts';
+import type { PostCallAnalysisField } from '../domain/agent.ts';
 import type { LlmProvider } from '../providers/llm.ts';
 import { chatText } from '../providers/llm.ts';
 import type { Utterance } from './transcript.ts';
@@ -15,6 +16,8 @@ export interface AnalysisInput {
   reachedEnd?: boolean;
   /** From the engine: how it ended the conversation, when it did; decides `call_successful`. */
   ending?: EngineEnding;
+  /** The agent's custom fields (`post_call_analysis_data`): the LLM fills them, null where it cannot. */
+  customFields?: readonly PostCallAnalysisField[];
   /** When set, the analysis is asked of the LLM (falls back to the embedded method on failure). */
   llm?: LlmProvider;
   signal?: AbortSignal;
@@ -88,7 +91,55 @@ export function embeddedAnalysis(input: AnalysisInput): CallAnalysis {
   if (successful) parts.push(ending ? `The agent completed the conversation (${ending.detail}).` : 'The agent completed the conversation.');
   else if (ending && !reason.startsWith('error')) parts.push(`The conversation ended on a path that is not a success: ${ending.detail} (${reason}).`);
   else parts.push(`The call ended without completing the conversation (${reason}).`);
-  return { call_summary: parts.join(' '), call_successful: successful, user_sentiment: lexiconSentiment(user.map((u) => u.text)) };
+  return {
+    call_summary: parts.join(' '),
+    call_successful: successful,
+    user_sentiment: lexiconSentiment(user.map((u) => u.text)),
+    ...customData(input.customFields, undefined),
+  };
+}
+
+/** Longest string value kept for a custom field, characters. */
+const MAX_CUSTOM_STRING = 2_000;
+
+/**
+ * One value the LLM gave for a custom field, checked against its declared type: a string (trimmed,
+ * non-empty), one of an enum's choices (matched case-insensitively, answered as declared), a
+ * boolean (or "true"/"false"), a finite number (or a numeric string). Anything else is null.
+ */
+export function customValue(field: PostCallAnalysisField, value: unknown): CustomAnalysisValue {
+  const text = typeof value === 'string' ? value.trim() : undefined;
+  switch (field.type) {
+    case 'string':
+      return text ? text.slice(0, MAX_CUSTOM_STRING) : null;
+    case 'enum':
+      return text === undefined ? null : ((field.choices ?? []).find((c) => c.toLowerCase() === text.toLowerCase()) ?? null);
+    case 'boolean':
+      if (typeof value === 'boolean') return value;
+      return text?.toLowerCase() === 'true' ? true : text?.toLowerCase() === 'false' ? false : null;
+    case 'number': {
+      const n = typeof value === 'number' ? value : text ? Number(text) : NaN;
+      return Number.isFinite(n) ? n : null;
+    }
+  }
+}
+
+/** `custom_analysis_data` from the LLM's object (undefined: every field null); nothing without fields. */
+function customData(fields: readonly PostCallAnalysisField[] | undefined, answer: unknown): Pick<CallAnalysis, 'custom_analysis_data'> {
+  if (!fields || fields.length === 0) return {};
+  const given = typeof answer === 'object' && answer !== null && !Array.isArray(answer) ? (answer as Record<string, unknown>) : {};
+  return { custom_analysis_data: Object.fromEntries(fields.map((f) => [f.name, customValue(f, given[f.name])])) };
+}
+
+/** The custom fields as the LLM is asked for them, one line each. */
+function describeFields(fields: readonly PostCallAnalysisField[]): string {
+  return fields
+    .map((f) => {
+      const type = f.type === 'enum' ? `one of ${(f.choices ?? []).map((c) => JSON.stringify(c)).join(', ')}` : f.type;
+      const examples = f.examples?.length ? ` Examples: ${f.examples.map((e) => JSON.stringify(e)).join(', ')}.` : '';
+      return `- ${JSON.stringify(f.name)} (${type} or null): ${f.description}${examples}`;
+    })
+    .join('\n');
 }
 
 /**
@@ -98,13 +149,18 @@ export function embeddedAnalysis(input: AnalysisInput): CallAnalysis {
 export async function analyzeCall(input: AnalysisInput): Promise<CallAnalysis> {
   const fallback = embeddedAnalysis(input);
   if (!input.llm || input.transcript.length === 0 || input.signal?.aborted) return fallback;
+  const fields = input.customFields ?? [];
+  const custom = fields.length
+    ? ', "custom_analysis_data": an object with these keys, each the value found in the call or null when the call does not say:\n' + describeFields(fields)
+    : '';
   try {
     const answer = await chatText(input.llm, {
       messages: [
         {
           role: 'system',
           content:
-            'You analyse finished phone calls. Answer with a JSON object: {"call_summary": string (2-3 sentences), "call_successful": boolean (did the agent achieve the goal of the call), "user_sentiment": "Positive"|"Negative"|"Neutral"|"Unknown"}.',
+            'You analyse finished phone calls. Answer with a JSON object: {"call_summary": string (2-3 sentences), "call_successful": boolean (did the agent achieve the goal of the call), "user_sentiment": "Positive"|"Negative"|"Neutral"|"Unknown"' +
+            `${custom}}.`,
         },
         {
           role: 'user',
@@ -118,13 +174,14 @@ export async function analyzeCall(input: AnalysisInput): Promise<CallAnalysis> {
       ...(input.signal ? { signal: input.signal } : {}),
     });
     const m = /\{[\s\S]*\}/.exec(answer);
-    const parsed = JSON.parse(m ? m[0] : answer) as Partial<CallAnalysis>;
+    const parsed = JSON.parse(m ? m[0] : answer) as Partial<Record<keyof CallAnalysis, unknown>>;
     const sentiments = ['Positive', 'Negative', 'Neutral', 'Unknown'] as const;
     return {
       call_summary: typeof parsed.call_summary === 'string' && parsed.call_summary.trim() ? parsed.call_summary.trim() : fallback.call_summary,
       // An end node the flow's author marked answers for itself; otherwise the LLM judges.
       call_successful: input.ending?.marked ? input.ending.successful : typeof parsed.call_successful === 'boolean' ? parsed.call_successful : fallback.call_successful,
       user_sentiment: sentiments.find((s) => s === parsed.user_sentiment) ?? fallback.user_sentiment,
+      ...customData(fields, parsed.custom_analysis_data),
     };
   } catch {
     return fallback;

@@ -52,6 +52,8 @@ export interface VoicePipelineOptions {
   engine: ResponseEngine;
   /** TTS voice; default the provider's default (flite-kal16). */
   voiceId?: string;
+  /** The call's BCP-47 language, handed to the recogniser (SttOpenOptions.language); default the provider's. */
+  language?: string;
   /**
    * 0..1, default 1. How readily the user's speech interrupts the agent: 1 needs 60 ms of speech,
    * 0.5 about 280 ms, 0 never interrupts.
@@ -226,7 +228,11 @@ export class VoicePipeline {
     this.#t0 = this.#now();
     try {
       this.#vad = await this.#o.vad.create({ aggressiveness: this.#o.vadAggressiveness ?? 2 });
-      this.#stt = await this.#o.stt.openStream({ signal: this.#ctrl.signal, onInterim: ({ text }) => this.#emit('user_interim', { text }) });
+      this.#stt = await this.#o.stt.openStream({
+        signal: this.#ctrl.signal,
+        onInterim: ({ text }) => this.#emit('user_interim', { text }),
+        ...(this.#o.language ? { language: this.#o.language } : {}),
+      });
     } catch (e) {
       this.#fail('error_asr', e);
       return;

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { AgentCreate, AgentUpdate, ResponseEngine } from '../../domain/agent.ts';
+import { AgentCreate, AgentUpdate, PostCallAnalysisField, ResponseEngine } from '../../domain/agent.ts';
 import { NullableString, StringEnum } from '../../domain/schema-kit.ts';
 import { STORAGE_POLICIES } from '../../domain/storage-policy.ts';
 import { ConversationFlowDefinition } from '../../domain/conversation-flow.ts';
@@ -64,6 +64,7 @@ export const AgentResponse = Type.Object(
     max_call_duration_ms: Type.Integer(),
     end_call_after_silence_ms: Type.Integer(),
     interruption_sensitivity: Type.Number(),
+    post_call_analysis_data: Type.Array(PostCallAnalysisField),
     ...Timestamps,
   },
   { title: 'Agent' },

@@ -62,7 +62,8 @@ export class DeepgramStt implements SttProvider {
     url.searchParams.set('channels', '1');
     url.searchParams.set('interim_results', 'true');
     if (this.#o.model) url.searchParams.set('model', this.#o.model);
-    if (this.#o.language) url.searchParams.set('language', this.#o.language);
+    const language = options.language ?? this.#o.language;
+    if (language) url.searchParams.set('language', language);
     const ws = new WebSocket(url, { headers: this.#o.apiKey ? { authorization: `Token ${this.#o.apiKey}` } : {} });
     await new Promise<void>((resolve, reject) => {
       const done = (error?: Error): void => {

@@ -3,11 +3,12 @@ import { ProviderError } from '../errors.ts';
 import { encodeWav } from '../audio/wav.ts';
 import { post, type OpenAiEndpoint } from './http.ts';
 import { OPENAI_AUDIO_LANGUAGES } from './languages.ts';
+import { primaryLanguage } from '../../lib/language-tags.ts';
 
 export interface OpenAiTranscriptionOptions extends OpenAiEndpoint {
   /** e.g. 'whisper-1', 'gpt-4o-mini-transcribe'. */
   model: string;
-  /** ISO-639-1 hint, e.g. 'en'; optional. */
+  /** ISO-639-1 hint, e.g. 'en', for streams opened without a language; optional. */
   language?: string;
   /** Longest utterance kept, ms; later audio of the utterance is dropped. Default 60 000. */
   maxUtteranceMs?: number;
@@ -32,13 +33,14 @@ export class OpenAiTranscriptionStt implements SttProvider {
     return OPENAI_AUDIO_LANGUAGES;
   }
 
-  /** Transcribes one utterance. */
-  async transcribe(pcm: Int16Array, signal?: AbortSignal): Promise<SttResult> {
+  /** Transcribes one utterance; `language` (BCP-47) is sent as its ISO-639-1 code, default the configured one. */
+  async transcribe(pcm: Int16Array, signal?: AbortSignal, language = this.#o.language): Promise<SttResult> {
     const form = new FormData();
     form.append('file', new Blob([new Uint8Array(encodeWav({ sampleRate: 16000, channels: 1, samples: pcm }))], { type: 'audio/wav' }), 'utterance.wav');
     form.append('model', this.#o.model);
     form.append('response_format', 'json');
-    if (this.#o.language) form.append('language', this.#o.language);
+    // The endpoint takes ISO-639-1 ('pt'), not a regional tag ('pt-BR').
+    if (language) form.append('language', primaryLanguage(language));
     const res = await post('asr', this.id, this.#o, '/audio/transcriptions', form, {}, signal);
     const json = (await res.json().catch(() => undefined)) as { text?: unknown } | undefined;
     signal?.throwIfAborted(); // an abort while the body was read is not a malformed answer
@@ -73,7 +75,7 @@ export class OpenAiTranscriptionStt implements SttProvider {
         parts = [];
         samples = 0;
         if (all.length === 0) return { text: '' };
-        return this.transcribe(all, signal ? AbortSignal.any([signal, closing.signal]) : closing.signal);
+        return this.transcribe(all, signal ? AbortSignal.any([signal, closing.signal]) : closing.signal, options.language ?? this.#o.language);
       },
       close: async () => {
         if (closed) return;

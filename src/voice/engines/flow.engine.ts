@@ -3,6 +3,7 @@ import { chatText } from '../../providers/llm.ts';
 import { extractVariable, words } from './extract.ts';
 import { renderTemplate, resolveVariables } from './variables.ts';
 import { abortable, applyResponseVariables, typedArgs } from './functions.ts';
+import { languageInstruction } from './language.ts';
 import {
   EngineError,
   type FunctionCaller,
@@ -54,6 +55,8 @@ export interface FlowEngineOptions {
   onToolError?: (nodeId: string, error: unknown) => void;
   /** Calls the flow's custom functions (`function` nodes); without it, they fail as unavailable. */
   functions?: FunctionCaller;
+  /** The agent's BCP-47 language: prompt instructions tell the model to reply in it. */
+  language?: string;
 }
 
 /** Variables a `function` node sets for the edges after it (docs/custom-functions.md). */
@@ -81,6 +84,7 @@ export class FlowEngine implements ResponseEngine {
   readonly #tools: FlowTools | undefined;
   readonly #callVariables: () => CallVariables;
   readonly #onToolError: ((nodeId: string, error: unknown) => void) | undefined;
+  readonly #language: string | undefined;
   #current: FlowNode;
   #extracted: Record<string, string> = {};
   #names = new Set<string>();
@@ -106,6 +110,7 @@ export class FlowEngine implements ResponseEngine {
     this.#callVariables = options.variables ?? (() => ({}));
     this.#onToolError = options.onToolError;
     this.#functions = options.functions;
+    this.#language = options.language;
     const startId = options.startNodeId ?? options.flow.start_node_id;
     const start = this.#nodes.get(startId);
     if (!start) throw new EngineError('error_config', `flow has no node ${startId}`);
@@ -211,7 +216,12 @@ export class FlowEngine implements ResponseEngine {
       return;
     }
     const llm = this.#requireLlm(`node ${node.id} has a prompt instruction`);
-    const system = [renderTemplate(this.#flow.global_prompt ?? '', vars), `Current step: ${renderTemplate(ins.text, vars)}`, SPOKEN_STYLE]
+    const system = [
+      renderTemplate(this.#flow.global_prompt ?? '', vars),
+      `Current step: ${renderTemplate(ins.text, vars)}`,
+      SPOKEN_STYLE,
+      this.#language ? languageInstruction(this.#language) : '',
+    ]
       .filter(Boolean)
       .join('\n\n');
     try {

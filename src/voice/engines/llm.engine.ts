@@ -1,5 +1,6 @@
 import type { ChatMessage, ChatTool, ChatToolCall, LlmProvider } from '../../providers/llm.ts';
 import { renderTemplate, resolveVariables } from './variables.ts';
+import { languageInstruction } from './language.ts';
 import { EngineError, type CallVariables, type EngineEnding, type EngineOutcome, type EngineOutput, type ResponseEngine, type ServiceLlm, type ServiceLlmState } from './types.ts';
 
 /** LLM round trips allowed per user turn (state transitions re-prompt in the new state). */
@@ -14,6 +15,8 @@ export interface LlmEngineOptions {
   variables?: () => CallVariables;
   /** current_state of create-web-call; default config.starting_state, else the first state. */
   startState?: string;
+  /** The agent's BCP-47 language: the system prompt tells the model to reply in it. */
+  language?: string;
 }
 
 /** Function names allow [A-Za-z0-9_-]{1,64}. */
@@ -35,8 +38,10 @@ export class LlmEngine implements ResponseEngine {
   #history: ChatMessage[] = [];
   #reachedEnd = false;
   #ending: EngineEnding | undefined;
+  readonly #language: string | undefined;
 
   constructor(options: LlmEngineOptions) {
+    this.#language = options.language;
     this.#config = options.config;
     this.#llm = options.llm;
     this.#callVariables = options.variables ?? (() => ({}));
@@ -84,6 +89,7 @@ export class LlmEngine implements ResponseEngine {
       renderTemplate(this.#config.general_prompt ?? '', vars),
       this.#state?.state_prompt ? renderTemplate(this.#state.state_prompt, vars) : '',
       SPOKEN_STYLE,
+      this.#language ? languageInstruction(this.#language) : '',
     ]
       .filter(Boolean)
       .join('\n\n');
