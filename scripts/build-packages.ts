@@ -10,11 +10,12 @@
  * `prepack`, and by test/packages/ before packing.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 import { generateDtsBundle } from 'dts-bundle-generator';
-import { buildWeb } from './build-web.ts';
+import { DEFAULT_WEB_OUT_DIR, buildWeb } from './build-web.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -28,13 +29,19 @@ export async function buildPackage(name: PackageName): Promise<string[]> {
   fs.rmSync(dist, { recursive: true, force: true });
   fs.mkdirSync(dist, { recursive: true });
   if (name === 'node') return buildNode(dist);
-  // The same build as the served bundle, so the package and /sdk/web-sdk.js never differ.
-  const web = await buildWeb();
+  // The same build as the served bundle, so the package and /sdk/web-sdk.js never differ; into a
+  // directory of its own, so pages being served from dist/web meanwhile never see a file half
+  // written (the types built for dist/web are reused when their sources have not changed).
+  const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-web-sdk-build-'));
+  const served = path.join(DEFAULT_WEB_OUT_DIR, 'web-sdk.d.ts');
+  if (fs.existsSync(served)) fs.copyFileSync(served, path.join(outDir, 'web-sdk.d.ts'));
+  const web = await buildWeb({ outDir });
   const files = ['web-sdk.js', 'web-sdk.js.map', 'web-sdk.d.ts'];
   for (const file of files) {
     if (!web.files.includes(file)) throw new Error(`${file} was not built (is dts-bundle-generator installed?)`);
     fs.copyFileSync(path.join(web.outDir, file), path.join(dist, file));
   }
+  fs.rmSync(outDir, { recursive: true, force: true });
   return files.map((file) => `dist/${file}`);
 }
 
