@@ -107,9 +107,16 @@ module.exports = {
     {
       name: 'server-not-to-tools',
       severity: 'error',
-      comment: 'src/ does not import tests, benchmarks, scripts or browser code.',
-      from: { path: '^src/' },
+      comment: 'src/ does not import tests, benchmarks, scripts or browser code. The CLI uses the Node client (packages/node), its natural consumer.',
+      from: { path: '^src/', pathNot: '^src/cli/' },
       to: { path: '^(test|bench|scripts|web|packages)/' },
+    },
+    {
+      name: 'cli-to-node-client-only',
+      severity: 'error',
+      comment: 'Of the tools, the CLI imports only the Node client.',
+      from: { path: '^src/cli/' },
+      to: { path: '^(test|bench|scripts|web|packages)/', pathNot: '^packages/node/src/' },
     },
     {
       name: 'server-not-to-dev-dependencies',

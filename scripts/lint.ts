@@ -6,7 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 
-const TREES = ['src', 'test', 'bench', 'scripts', 'packages/web-sdk/src', 'web'];
+const TREES = ['src', 'test', 'bench', 'scripts', 'packages/web-sdk/src', 'packages/node/src', 'web'];
 const BROWSER = ['packages/web-sdk/src', 'web'];
 
 const steps: { name: string; bin: string; args: string[] }[] = [

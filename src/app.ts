@@ -7,7 +7,7 @@ import { connectionOptions, installConnectionHandling } from './http/connections
 import { DemoAdmission } from './http/demo-admission.ts';
 import { installJsonBody } from './http/json-body.ts';
 import { installRetellAliases } from './http/retell-aliases.ts';
-import { docsRoutes } from './http/routes/docs.routes.ts';
+import { docsRoutes, guideLinks } from './http/routes/docs.routes.ts';
 import { openApiOptions } from './http/openapi.ts';
 import { pagedRoutes } from './http/routes/paged.routes.ts';
 import { installErrorHandling } from './http/error-handler.ts';
@@ -63,7 +63,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   installInputGuard(app);
 
   // The OpenAPI document: operationIds, tags, named components, servers (src/http/openapi.ts).
-  await app.register(swagger, openApiOptions(runtime.config.publicBaseUrl));
+  await app.register(swagger, openApiOptions(runtime.config.publicBaseUrl, guideLinks()));
   await app.register(docsRoutes());
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 

@@ -4,24 +4,44 @@ import { isAppError } from '../domain/errors.ts';
 import { createLogger } from '../lib/logger.ts';
 import { createRuntime } from '../runtime.ts';
 import { doctor } from '../providers/doctor.ts';
-import { CallCommandError, runCallCommand } from '../client/call-command.ts';
+import { CallCommandError, type CallCommandResult, runCallCommand, runJoinCommand } from '../client/call-command.ts';
+import { APIConnectionError, APIError, Switchboard, SwitchboardError } from '../../packages/node/src/index.ts';
+import packageJson from '../../package.json' with { type: 'json' };
 import { JoinError } from '../client/web-call-client.ts';
 
-const USAGE = `usage: npm run -s cli -- <command>
+const USAGE = `usage: npm run -s cli -- [--json] <command>
 
   keys create [--name NAME] [--trial-ends ISO8601] [--rate-limit N] [--concurrency-limit N]
                                                                       new account and its first key
   keys create --account ID [--name NAME]                              another key for an account
   keys list --account ID                                              the account's keys (never the key itself)
   keys revoke KEY_ID                                                  revoke a key
-  call --base-url URL --api-key KEY --agent AGENT_ID --wav FILE [--out agent.wav] [--linger-ms 5000]
-                                        create a web call, stream the WAV in real time, print the outcome
+  call --agent AGENT_ID --wav FILE [--out agent.wav] [--linger-ms 5000] [--base-url URL] [--api-key KEY]
+                                        create a web call, stream the WAV in real time, print the conversation
+  join --token TOKEN [--wav FILE] [--out agent.wav] [--linger-ms 5000] [--base-url URL]
+                                        join a call created through the API with its access_token: stream the
+                                        WAV (or silence until the agent ends the call, or Ctrl-C), print the conversation
+  calls list [--limit N] [--agent AGENT_ID]                           the latest calls, newest first
+  calls get CALL_ID                                                   one call
   doctor                                each speech engine's availability for this configuration
+  --version                             this CLI's version
 
-Each command prints one JSON document on stdout; errors print {"status":"error",...} on stderr and exit 1.
-The store is chosen as by the server: DATA_DIR / DATABASE_URL.`;
+The API commands (call, join, calls) take the server from --base-url or SWITCHBOARD_BASE_URL
+(default http://127.0.0.1:8080) and the key from --api-key or SWITCHBOARD_API_KEY.
+Output: one JSON document on stdout when stdout is not a terminal or with --json, else text for a
+person; call and join print the conversation live on stderr. Errors print {"status":"error",...}
+on stderr and exit 1. The store (keys) is chosen as by the server: DATA_DIR / DATABASE_URL.`;
+
+/** A command's answer: the JSON document, and how a person reads it (default: the JSON, indented). */
+interface Answer {
+  json: unknown;
+  text?: string;
+}
 
 type Command = (args: string[]) => Promise<unknown>;
+
+/** Where stdout goes: a person (text) or a program (JSON). */
+let human = false;
 
 async function withRuntime<T>(work: (runtime: Awaited<ReturnType<typeof createRuntime>>) => Promise<T>): Promise<T> {
   const config = loadConfig();
@@ -91,7 +111,65 @@ const keys: Record<string, Command> = {
   },
 };
 
-const groups: Record<string, Record<string, Command>> = { keys };
+const calls: Record<string, Command> = {
+  async list(args) {
+    const { values } = parseArgs({ args, options: { limit: { type: 'string' }, agent: { type: 'string' }, 'base-url': { type: 'string' }, 'api-key': { type: 'string' } }, strict: true });
+    const limit = values.limit === undefined ? 20 : Number(values.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit must be an integer from 1 to 1000');
+    const list = await apiClient(values['base-url'], values['api-key']).calls.list({ limit, ...(values.agent ? { filter_criteria: { agent_id: [values.agent] } } : {}) });
+    const rows = list.map((c) => `${c.call_id}  ${c.call_status.padEnd(10)} ${c.disconnection_reason ?? ''}  ${new Date(c.created_at).toISOString()}  ${c.agent_name ?? c.agent_id}`);
+    return { json: { calls: list }, text: rows.length === 0 ? 'no calls' : rows.join('\n') } satisfies Answer;
+  },
+  async get(args) {
+    const { values, positionals } = parseArgs({ args, options: { 'base-url': { type: 'string' }, 'api-key': { type: 'string' } }, allowPositionals: true, strict: true });
+    const id = positionals[0];
+    if (!id || positionals.length !== 1) throw new UsageError('calls get needs exactly one CALL_ID');
+    const call = await apiClient(values['base-url'], values['api-key']).calls.retrieve(id);
+    const lines = [
+      `${call.call_id}  ${call.call_status}${call.disconnection_reason ? ` (${call.disconnection_reason})` : ''}  agent ${call.agent_name ?? call.agent_id} v${call.agent_version}`,
+      ...(call.duration_ms === null ? [] : [`duration ${(call.duration_ms / 1000).toFixed(1)} s`]),
+      ...(call.transcript ? ['', call.transcript] : []),
+    ];
+    return { json: call, text: lines.join('\n') } satisfies Answer;
+  },
+};
+
+const groups: Record<string, Record<string, Command>> = { keys, calls };
+
+/** The server and key of the API commands: flags, else SWITCHBOARD_BASE_URL / SWITCHBOARD_API_KEY. */
+function apiServer(baseUrl: string | undefined, apiKey: string | undefined): { baseUrl: string; apiKey: string } {
+  const key = apiKey ?? process.env.SWITCHBOARD_API_KEY;
+  if (!key) throw new UsageError('no API key: pass --api-key or set SWITCHBOARD_API_KEY');
+  return { baseUrl: baseUrlOf(baseUrl), apiKey: key };
+}
+
+function baseUrlOf(flag: string | undefined): string {
+  const url = flag ?? process.env.SWITCHBOARD_BASE_URL ?? 'http://127.0.0.1:8080';
+  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) throw new UsageError(`the server must be an http(s) URL: ${url}`);
+  return url;
+}
+
+function apiClient(baseUrl: string | undefined, apiKey: string | undefined): Switchboard {
+  return new Switchboard({ ...apiServer(baseUrl, apiKey), maxRetries: 1 });
+}
+
+function lingerOption(text: string | undefined): { lingerMs?: number } {
+  if (text === undefined) return {};
+  const linger = Number(text);
+  if (!Number.isInteger(linger) || linger < 0) throw new UsageError('--linger-ms must be a non-negative integer');
+  return { lingerMs: linger };
+}
+
+/** A line of the live conversation, on stderr (stdout is the answer). */
+function live(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+function callAnswer(result: CallCommandResult): Answer {
+  const turns = result.transcript.length;
+  return { json: result, text: `${result.call_id}: ${result.call_status} (${result.disconnection_reason}), ${turns} utterance${turns === 1 ? '' : 's'}` };
+}
+
 
 /** Commands without a sub-command. */
 const commands: Record<string, Command> = {
@@ -104,16 +182,35 @@ const commands: Record<string, Command> = {
       },
       strict: true,
     });
-    for (const name of ['base-url', 'api-key', 'agent', 'wav'] as const) {
+    for (const name of ['agent', 'wav'] as const) {
       if (!values[name]) throw new UsageError(`call needs --${name}`);
     }
-    const linger = values['linger-ms'] === undefined ? undefined : Number(values['linger-ms']);
-    if (linger !== undefined && (!Number.isInteger(linger) || linger < 0)) throw new UsageError('--linger-ms must be a non-negative integer');
-    return runCallCommand({
-        baseUrl: values['base-url']!, apiKey: values['api-key']!, agentId: values.agent!, wavFile: values.wav!,
-        ...(values.out ? { outFile: values.out } : {}),
-        ...(linger !== undefined ? { lingerMs: linger } : {}),
+    const server = apiServer(values['base-url'], values['api-key']);
+    const result = await runCallCommand({
+      ...server, agentId: values.agent!, wavFile: values.wav!,
+      ...(values.out ? { outFile: values.out } : {}),
+      ...lingerOption(values['linger-ms']),
+      onLine: live,
     });
+    return callAnswer(result);
+  },
+  async join(args) {
+    const { values } = parseArgs({
+      args,
+      options: { 'base-url': { type: 'string' }, token: { type: 'string' }, wav: { type: 'string' }, out: { type: 'string' }, 'linger-ms': { type: 'string' } },
+      strict: true,
+    });
+    if (!values.token) throw new UsageError('join needs --token (the access_token of create-web-call)');
+    const stop = new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
+    const result = await runJoinCommand({
+      baseUrl: baseUrlOf(values['base-url']), accessToken: values.token,
+      ...(values.wav ? { wavFile: values.wav } : {}),
+      ...(values.out ? { outFile: values.out } : {}),
+      ...lingerOption(values['linger-ms']),
+      onLine: live,
+      stop,
+    });
+    return callAnswer(result);
   },
   async doctor(args) {
     parseArgs({ args, options: {}, strict: true });
@@ -122,10 +219,23 @@ const commands: Record<string, Command> = {
   },
 };
 
+/** The version of the CLI (and the server): package.json's. */
+const VERSION = packageJson.version;
+
 class UsageError extends Error {}
 
+function isAnswer(value: unknown): value is Answer {
+  return typeof value === 'object' && value !== null && 'json' in value && Object.keys(value).every((k) => k === 'json' || k === 'text');
+}
+
 async function run(argv: string[]): Promise<number> {
-  const [group, command, ...rest] = argv;
+  const json = argv.includes('--json');
+  human = !json && process.stdout.isTTY === true;
+  const [group, command, ...rest] = argv.filter((arg) => arg !== '--json');
+  if (group === '--version' || group === '-v' || group === 'version') {
+    process.stdout.write(json ? `${JSON.stringify({ version: VERSION })}\n` : `switchboard ${VERSION}\n`);
+    return 0;
+  }
   if (!group || group === 'help' || group === '--help') {
     process.stdout.write(`${USAGE}\n`);
     return group ? 0 : 2;
@@ -135,16 +245,19 @@ async function run(argv: string[]): Promise<number> {
   try {
     if (!handler) throw new UsageError(`unknown command: ${[group, command].filter(Boolean).join(' ')}`);
     const result = await handler(rest);
-    process.stdout.write(`${JSON.stringify(result)}\n`);
+    const answer: Answer = isAnswer(result) ? result : { json: result };
+    process.stdout.write(human ? `${answer.text ?? JSON.stringify(answer.json, null, 2)}\n` : `${JSON.stringify(answer.json)}\n`);
     return 0;
   } catch (error) {
     const message =
-      error instanceof UsageError || error instanceof ConfigError || isAppError(error) || error instanceof CallCommandError || error instanceof JoinError
+      error instanceof UsageError || error instanceof ConfigError || isAppError(error) || error instanceof CallCommandError || error instanceof JoinError || error instanceof SwitchboardError
         ? error.message
         : error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')
           ? error.message
           : `unexpected failure: ${error instanceof Error ? error.message : String(error)}`;
-    const code = isAppError(error) || error instanceof CallCommandError || error instanceof JoinError ? error.code : error instanceof UsageError ? 'usage' : 'failed';
+    const code = isAppError(error) || error instanceof CallCommandError || error instanceof JoinError || error instanceof APIError
+      ? error.code
+      : error instanceof APIConnectionError ? 'connection_failed' : error instanceof UsageError ? 'usage' : 'failed';
     process.stderr.write(`${JSON.stringify({ status: 'error', code, message })}\n`);
     if (error instanceof UsageError) process.stderr.write(`${USAGE}\n`);
     return 1;

@@ -55,6 +55,8 @@ export interface JoinOptions {
   timeoutMs?: number;
   /** Send silence whenever no audio is queued (default true; the protocol asks clients to). */
   sendSilence?: boolean;
+  /** Called with each server event as it arrives (after it is in `events`). */
+  onEvent?: (event: ClientEvent) => void;
 }
 
 /**
@@ -105,12 +107,16 @@ export class WebCallClient {
   #waiters: Array<{ test: (e: ClientEvent) => boolean; resolve: (e: ClientEvent) => void }> = [];
   #closed = false;
 
-  private constructor(ws: WebSocket, t0: number, callId: string, sendSilence: boolean, first: { events: ClientEvent[]; unknown: unknown[] }, pending: Array<{ data: Buffer; binary: boolean }>) {
+  readonly #onEvent: ((event: ClientEvent) => void) | undefined;
+
+  private constructor(ws: WebSocket, t0: number, callId: string, sendSilence: boolean, first: { events: ClientEvent[]; unknown: unknown[] }, pending: Array<{ data: Buffer; binary: boolean }>, onEvent?: (event: ClientEvent) => void) {
     this.#ws = ws;
     this.#t0 = t0;
     this.callId = callId;
     this.#sendSilence = sendSilence;
+    this.#onEvent = onEvent;
     this.events.push(...first.events);
+    for (const event of first.events) onEvent?.(event);
     this.unknownMessages.push(...first.unknown);
     this.ended = new Promise<CallEnd>((resolve) => {
       if (ws.readyState === WebSocket.CLOSED) {
@@ -182,7 +188,7 @@ export class WebCallClient {
         }
       });
     });
-    return new WebCallClient(ws, t0, callId, options.sendSilence ?? true, first, pending);
+    return new WebCallClient(ws, t0, callId, options.sendSilence ?? true, first, pending, options.onEvent);
   }
 
   /** Milliseconds since the client was created. */
@@ -305,6 +311,7 @@ export class WebCallClient {
     this.events.push(event);
     if (event.type === 'update') this.transcript = event.transcript;
     if (event.type === 'call_ended') this.#endInfo = { call_status: event.call_status, disconnection_reason: event.disconnection_reason };
+    this.#onEvent?.(event);
     this.#waiters = this.#waiters.filter((w) => {
       if (!w.test(event)) return true;
       w.resolve(event);

@@ -162,8 +162,8 @@ const EXAMPLES: Record<string, unknown> = {
   },
 };
 
-/** The options of @fastify/swagger: document metadata, servers, tags and the component naming. */
-export function openApiOptions(publicBaseUrl: string, guidesUrl: string | null = null): SwaggerOptions {
+/** The options of @fastify/swagger: document metadata (with `guides`, Markdown links, in the description), servers, tags and the component naming. */
+export function openApiOptions(publicBaseUrl: string, guides: string | null = null): SwaggerOptions {
   return {
     openapi: {
       openapi: '3.1.0',
@@ -174,7 +174,7 @@ export function openApiOptions(publicBaseUrl: string, guidesUrl: string | null =
         description: [
           'Web calls on configured voice agents, their agents and response engines, account webhooks, leads and tickets.',
           'Every operation but the media WebSocket takes `Authorization: Bearer sb_...`. Errors are `{status: "error", code, message}` with a stable snake_case `code`; a resource that does not exist under the key is 422.',
-          ...(guidesUrl === null ? [] : [`Guides: ${guidesUrl}`]),
+          ...(guides === null ? [] : [`Guides:\n\n${guides}`]),
         ].join('\n\n'),
         // The project has not chosen a license: say so rather than name one (as package.json's UNLICENSED).
         license: { name: 'UNLICENSED: no license has been chosen yet' },

@@ -1,6 +1,7 @@
 /**
  * Receiver-side verification of Switchboard webhook deliveries, with `node:crypto` only.
- * Exported by the package: `import { verifyWebhook } from 'switchboard'`.
+ * Exported by the Node client package: `import { verifyWebhook } from '@switchboard/node'` (bundled
+ * into packages/node by scripts/build-packages.ts: one implementation).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 

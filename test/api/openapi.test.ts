@@ -6,6 +6,8 @@
  * The document does not depend on the store, so this runs on SQLite only.
  */
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TSchema } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
@@ -13,6 +15,7 @@ import { createConfig, lintFromString } from '@redocly/openapi-core';
 import Fastify from 'fastify';
 import swagger from '@fastify/swagger';
 import { API_TAGS, openApiOptions, operation, operationProblems } from '../../src/http/openapi.ts';
+import { GUIDES } from '../../src/http/routes/docs.routes.ts';
 import { AgentResponse, ConversationFlowResponse, ServiceLlmResponse } from '../../src/http/schemas/agent.schemas.ts';
 import { CallResponse, CreateWebCallBody } from '../../src/http/schemas/call.schemas.ts';
 import { ErrorResponse } from '../../src/http/schemas/common.schemas.ts';
@@ -100,6 +103,20 @@ describe('the OpenAPI document', () => {
     const problems = await lintFromString({ source: JSON.stringify(document), absoluteRef: 'openapi.json', config });
     const listed = problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer ?? ''}`);
     assert.deepEqual(listed, []);
+  });
+
+  it('links the guides, which /docs/guides serves as text under the docs page headers', async () => {
+    for (const name of Object.keys(GUIDES)) assert.match(document.info.description, new RegExp(`\\]\\(/docs/guides/${name}\\.md\\)`), name);
+    const guide = await h.request({ method: 'GET', url: '/docs/guides/webhooks.md' });
+    assert.equal(guide.status, 200);
+    assert.match(String(guide.headers['content-type']), /^text\/plain; charset=utf-8/);
+    assert.equal(guide.raw, fs.readFileSync(path.join(import.meta.dirname, '../../docs/webhooks.md'), 'utf8'));
+    assert.match(String(guide.headers['content-security-policy']), /default-src 'self'/);
+    for (const url of ['/docs/guides/nope.md', '/docs/guides/..%2Fpackage.json', '/docs/guides/webhooks']) {
+      const missing = await h.request({ method: 'GET', url });
+      assert.equal(missing.status, 404, url);
+      assert.equal(missing.json.code, 'route_not_found', url);
+    }
   });
 
   it('flags a route registered without operation(): the check can fail', async () => {

@@ -117,7 +117,17 @@ export interface RouteSchemas {
  * `METHOD /url/:param` as `appRoutes` lists them. Hidden routes (pages, bundles, health) have none.
  */
 export function routeSchemas(app: FastifyInstance): Map<string, RouteSchemas> {
-  const doc = app.swagger() as { paths: Record<string, Record<string, any>> };
+  const raw = app.swagger() as { paths: Record<string, Record<string, any>>; components?: { schemas?: Record<string, unknown> } };
+  // The document names shapes as components (`$ref`); the corpus wants them inline.
+  const inline = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(inline);
+    if (node === null || typeof node !== 'object') return node;
+    const { $ref, ...rest } = node as Record<string, unknown>;
+    const target = typeof $ref === 'string' ? raw.components?.schemas?.[$ref.replace('#/components/schemas/', '')] : undefined;
+    const own = Object.fromEntries(Object.entries(rest).map(([key, value]) => [key, inline(value)]));
+    return target === undefined ? own : { ...(inline(target) as object), ...own };
+  };
+  const doc = { paths: inline(raw.paths) as Record<string, Record<string, any>> };
   const schemas = new Map<string, RouteSchemas>();
   for (const [path, operations] of Object.entries(doc.paths)) {
     for (const [method, operation] of Object.entries(operations)) {
@@ -129,6 +139,9 @@ export function routeSchemas(app: FastifyInstance): Map<string, RouteSchemas> {
       schemas.set(`${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`, entry);
     }
   }
+  // Served but left out of the document as duplicates: the same operation as their twin.
+  const twin = schemas.get('POST /v2/create-web-call');
+  if (twin) schemas.set('POST /v3/create-web-call', twin);
   return schemas;
 }
 
