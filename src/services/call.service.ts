@@ -13,6 +13,8 @@ import { type DisconnectionReason, isFinal, statusForReason } from '../domain/ca
 import { type StoragePolicy, isLessRestrictive } from '../domain/storage-policy.ts';
 import type { CallRepository } from '../storage/call.repository.ts';
 import type { Store } from '../storage/store.ts';
+import { callStats } from './call-stats.ts';
+import type { CallStatsQuery, CallStatsResponse } from './call-stats.schemas.ts';
 import type { AccessTokenSigner } from './access-token.ts';
 import type { AgentService, ResolvedAgentVersion } from './agent.service.ts';
 import type { Principal } from './account.service.ts';
@@ -221,6 +223,11 @@ export class CallService {
       after,
     });
     return rows.map((row) => this.#view(row));
+  }
+
+  /** The overview's per-day statistics (services/call-stats.ts). */
+  async callStats(accountId: string, query: CallStatsQuery): Promise<CallStatsResponse> {
+    return callStats(this.#d.store, this.#d.clock.now(), accountId, query);
   }
 
   async deleteCall(accountId: string, callId: string): Promise<void> {
