@@ -4,7 +4,7 @@
  * play its recording and seek it from the transcript, its latency chart, function calls and node
  * path, at 1200 and 390 px; edit an agent as JSON and with the form (the API's 400 shown inline,
  * then new versions), the voice as a field (no voice list) or a picker (GET /list-voices), the diff
- * between versions; a flow's drawing; create a webhook (secret shown once) and see its deliveries,
+ * between versions; a flow's drawing; the overview (calls per day, reply latency p50 / p90); create a webhook (secret shown once) and see its deliveries,
  * redeliver one; leads and tickets lists. Screenshots of each page; no console errors.
  */
 import assert from 'node:assert/strict';
@@ -166,6 +166,23 @@ describe('dashboard', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 180_000 }, () =
     await page.waitForSelector(`tr[data-call-id="${callId}"]`);
     await assertFitsWidth(page, 390);
     await screenshot(page, 'dashboard-calls-390');
+    await page.setViewportSize({ width: 1200, height: 900 });
+
+    // Overview: today has both calls (one ended, one registered) and the seeded replies' p50 / p90 (640, 820 ms).
+    await page.click('a[data-nav="overview"]');
+    await page.waitForSelector('#calls-chart');
+    assert.equal(await page.textContent('#overview-calls'), '2');
+    assert.equal(await page.locator('#calls-chart g[data-calls="2"]').count(), 1);
+    assert.equal(await page.locator('#calls-chart g[data-calls="2"] rect.bar.ended').count(), 1);
+    assert.equal(await page.locator('#calls-chart g[data-calls="0"]').count(), 13, 'the other days of the 14 are empty');
+    assert.equal(await page.getAttribute('#latency-over-time circle[data-series="p50"]', 'data-ms'), '730');
+    assert.equal(await page.getAttribute('#latency-over-time circle[data-series="p90"]', 'data-ms'), '802');
+    await page.selectOption('#overview-range', '30');
+    await eventually(async () => (await page.locator('#calls-chart g[data-date]').count()) === 30, 5000, 'thirty days');
+    await screenshot(page, 'dashboard-overview');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await assertFitsWidth(page, 390);
+    await screenshot(page, 'dashboard-overview-390');
     await page.setViewportSize({ width: 1200, height: 900 });
 
     // Agents: a bad edit shows the API's validation message inline; a good one makes version 2.
