@@ -123,7 +123,8 @@ describe('dashboard', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 180_000 }, () =
       const audio = document.querySelector('audio#recording') as HTMLAudioElement;
       audio.muted = true;
       await audio.play();
-      await new Promise((resolve) => setTimeout(resolve, 400));
+      // Position moves once playback runs (up to 5 s on a loaded machine).
+      for (let waited = 0; audio.currentTime === 0 && waited < 5000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
       return { duration: audio.duration, time: audio.currentTime, error: audio.error?.message ?? null };
     });
     assert.equal(playback.error, null);
@@ -315,6 +316,16 @@ describe('dashboard', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 180_000 }, () =
     await page.waitForSelector(`#tickets tr[data-ticket-id="${ticket.json.id}"]`);
     assert.match((await page.textContent('#tickets')) ?? '', /Call back/);
     await screenshot(page, 'dashboard-tickets');
+
+    // 390 px: the wide tables scroll inside their box, the page itself does not.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await assertFitsWidth(page, 390);
+    await page.click('a[data-nav="webhooks"]');
+    await page.waitForSelector('#webhook-list tr[data-webhook-id]');
+    await page.waitForSelector('#delivery-table');
+    await assertFitsWidth(page, 390);
+    await screenshot(page, 'dashboard-webhooks-390');
+    await page.setViewportSize({ width: 1200, height: 900 });
 
     // Delete the webhook (two-step).
     await page.click('a[data-nav="webhooks"]');
