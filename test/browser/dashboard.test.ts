@@ -169,6 +169,11 @@ describe('dashboard', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 180_000 }, () =
     await screenshot(page, 'dashboard-calls-390');
     await page.setViewportSize({ width: 1200, height: 900 });
 
+    // A call that does not exist: the API's error in place of the page.
+    await page.goto(`${web.baseUrl}/dashboard#/calls/call_${'0'.repeat(32)}`);
+    await page.waitForSelector('main .error');
+    assert.match((await page.textContent('main .error')) ?? '', /call_not_found|not found/i);
+
     // Overview: today has both calls (one ended, one registered) and the seeded replies' p50 / p90 (640, 820 ms).
     await page.click('a[data-nav="overview"]');
     await page.waitForSelector('#calls-chart');
@@ -342,7 +347,7 @@ describe('dashboard', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 180_000 }, () =
 
     // The only console errors are the refused requests the test made on purpose (401, 400).
     // This branch's server has no GET /list-voices yet: its 404 is expected too.
-    const unexpected = browser.errors.filter((e) => !/Failed to load resource: the server responded with a status of (400|401)/.test(e) && !/status of 404 .*\/list-voices/.test(e));
+    const unexpected = browser.errors.filter((e) => !/Failed to load resource: the server responded with a status of (400|401)/.test(e) && !/status of 404 .*\/list-voices/.test(e) && !/status of 422 .*\/v2\/get-call\/call_0{32}\]/.test(e));
     assert.deepEqual(unexpected, []);
     await page.close();
   });
