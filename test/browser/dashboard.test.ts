@@ -135,6 +135,11 @@ describe('dashboard', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 180_000 }, () =
     const seeked = await page.evaluate(() => (document.querySelector('audio#recording') as HTMLAudioElement).currentTime);
     assert.ok(seeked >= 3 && seeked < 3.5, `seeked to 3 s (got ${seeked})`);
     await eventually(async () => (await page.locator('#call-transcript li.playing[data-start-ms="3000"]').count()) === 1, 3000, 'the line being played highlighted');
+    // And from the keyboard: Enter on a focused line.
+    await page.focus('#call-transcript li[data-start-ms="5800"]');
+    await page.keyboard.press('Enter');
+    const keyed = await page.evaluate(() => (document.querySelector('audio#recording') as HTMLAudioElement).currentTime);
+    assert.ok(keyed >= 5.8 && keyed < 6.5, `seeked to 5.8 s from the keyboard (got ${keyed})`);
     await page.evaluate(() => (document.querySelector('audio#recording') as HTMLAudioElement).pause());
     await screenshot(page, 'dashboard-call');
 
