@@ -4,7 +4,8 @@
  *   web-sdk.d.ts    its types in one self-contained file (dts-bundle-generator, with the
  *                   protocol's TypeBox types inlined; rebuilt only when its sources change)
  *   demo.js         the /demo page
- *   dashboard.js    the /dashboard single-page app (Preact)
+ *   dashboard.js    the /dashboard single-page app (Preact), and its lazily loaded chunks
+ *                   dashboard-*-HASH.js (the flow drawing with its layout library, and their shared code)
  *   app.css         the pages' stylesheet
  *
  * `node scripts/build-web.ts [--typecheck] [--out DIR]`. `--typecheck` first type-checks
@@ -64,16 +65,11 @@ export async function buildWeb(options: BuildWebOptions = {}): Promise<BuildWebR
     return JSON.stringify(file.text);
   };
 
-  // 2. The SDK and the pages.
-  const result = await esbuild.build({
+  // 2. The SDK and the pages. The SDK and the demo are single files; the dashboard is split: the
+  //    flow drawing (its layout library) is a chunk loaded only when a flow is opened.
+  const common: esbuild.BuildOptions & { metafile: true } = {
     absWorkingDir: ROOT,
-    entryPoints: {
-      'web-sdk': 'packages/web-sdk/src/index.ts',
-      demo: 'web/demo/main.tsx',
-      dashboard: 'web/dashboard/main.tsx',
-    },
     bundle: true,
-    splitting: false,
     format: 'esm',
     target: 'es2022',
     platform: 'browser',
@@ -89,10 +85,24 @@ export async function buildWeb(options: BuildWebOptions = {}): Promise<BuildWebR
       __SWITCHBOARD_CAPTURE_WORKLET__: source('capture'),
       __SWITCHBOARD_PLAYBACK_WORKLET__: source('playback'),
     },
+  };
+  // Chunk names carry a content hash: drop the previous build's.
+  for (const stale of fs.readdirSync(outDir).filter((f) => /^dashboard-[\w-]+-[A-Z0-9]{8}\.js(\.map)?$/.test(f))) fs.rmSync(path.join(outDir, stale));
+  const result = await esbuild.build({
+    ...common,
+    entryPoints: { 'web-sdk': 'packages/web-sdk/src/index.ts', demo: 'web/demo/main.tsx' },
+    splitting: false,
+  });
+  const dashboard = await esbuild.build({
+    ...common,
+    entryPoints: { dashboard: 'web/dashboard/main.tsx' },
+    splitting: true,
+    chunkNames: 'dashboard-[name]-[hash]',
   });
   fs.copyFileSync(path.join(ROOT, 'web/shared/app.css'), path.join(outDir, 'app.css'));
   const types = await buildSdkTypes(outDir);
-  const files = [...Object.keys(result.metafile.outputs).map((f) => path.basename(f)), 'app.css', ...(types ? [types] : [])].sort();
+  const outputs = [...Object.keys(result.metafile.outputs), ...Object.keys(dashboard.metafile.outputs)];
+  const files = [...outputs.map((f) => path.basename(f)), 'app.css', ...(types ? [types] : [])].sort();
   fs.writeFileSync(path.join(outDir, 'manifest.json'), `${JSON.stringify({ built_at: new Date().toISOString(), files }, null, 2)}\n`);
   return { outDir, files, durationMs: Math.round(performance.now() - started) };
 }

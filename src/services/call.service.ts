@@ -16,6 +16,8 @@ import type { LeaseRepository } from '../storage/lease.repository.ts';
 import type { Notifications } from '../storage/pg-notifications.ts';
 import type { CallCheckpoint, ClaimedLease } from '../domain/call-checkpoint.ts';
 import type { Store } from '../storage/store.ts';
+import { callStats } from './call-stats.ts';
+import type { CallStatsQuery, CallStatsResponse } from './call-stats.schemas.ts';
 import type { AccessTokenSigner } from './access-token.ts';
 import type { RecordingLinks } from './recording-link.ts';
 import type { AgentService, ResolvedAgentVersion } from './agent.service.ts';
@@ -290,6 +292,11 @@ export class CallService {
       after,
     });
     return rows.map((row) => this.#view(row));
+  }
+
+  /** The overview's per-day statistics (services/call-stats.ts). */
+  async callStats(accountId: string, query: CallStatsQuery): Promise<CallStatsResponse> {
+    return callStats(this.#d.store, this.#d.clock.now(), accountId, query);
   }
 
   async deleteCall(accountId: string, callId: string): Promise<void> {

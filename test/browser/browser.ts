@@ -111,7 +111,7 @@ export async function speechWav(file: string, text: string, leadSilenceMs: numbe
 export async function assertFitsWidth(page: Page, width: number): Promise<void> {
   const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
   if (scrollWidth > width) {
-    const wide = await page.evaluate((w) => Array.from(document.querySelectorAll('body *')).filter((e) => e.getBoundingClientRect().right > w + 1).slice(0, 5).map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className}`), width);
+    const wide = await page.evaluate((w) => Array.from(document.querySelectorAll('body *')).filter((e) => e.getBoundingClientRect().right > w + 1 && !e.closest('.table-wrap')).slice(0, 5).map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className}`), width);
     throw new Error(`the page is ${scrollWidth} px wide at ${width} px: ${wide.join(', ')}`);
   }
 }

@@ -4,7 +4,7 @@
  * play its recording and seek it from the transcript, its latency chart, function calls and node
  * path, at 1200 and 390 px; edit an agent as JSON and with the form (the API's 400 shown inline,
  * then new versions), the voice as a field (no voice list) or a picker (GET /list-voices), the diff
- * between versions; a flow's drawing; create a webhook (secret shown once) and see its deliveries,
+ * between versions; a flow's drawing; the overview (calls per day, reply latency p50 / p90); create a webhook (secret shown once) and see its deliveries,
  * redeliver one; leads and tickets lists. Screenshots of each page; no console errors.
  */
 import assert from 'node:assert/strict';
@@ -123,7 +123,8 @@ describe('dashboard', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 180_000 }, () =
       const audio = document.querySelector('audio#recording') as HTMLAudioElement;
       audio.muted = true;
       await audio.play();
-      await new Promise((resolve) => setTimeout(resolve, 400));
+      // Position moves once playback runs (up to 5 s on a loaded machine).
+      for (let waited = 0; audio.currentTime === 0 && waited < 5000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
       return { duration: audio.duration, time: audio.currentTime, error: audio.error?.message ?? null };
     });
     assert.equal(playback.error, null);
@@ -134,6 +135,11 @@ describe('dashboard', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 180_000 }, () =
     const seeked = await page.evaluate(() => (document.querySelector('audio#recording') as HTMLAudioElement).currentTime);
     assert.ok(seeked >= 3 && seeked < 3.5, `seeked to 3 s (got ${seeked})`);
     await eventually(async () => (await page.locator('#call-transcript li.playing[data-start-ms="3000"]').count()) === 1, 3000, 'the line being played highlighted');
+    // And from the keyboard: Enter on a focused line.
+    await page.focus('#call-transcript li[data-start-ms="5800"]');
+    await page.keyboard.press('Enter');
+    const keyed = await page.evaluate(() => (document.querySelector('audio#recording') as HTMLAudioElement).currentTime);
+    assert.ok(keyed >= 5.8 && keyed < 6.5, `seeked to 5.8 s from the keyboard (got ${keyed})`);
     await page.evaluate(() => (document.querySelector('audio#recording') as HTMLAudioElement).pause());
     await screenshot(page, 'dashboard-call');
 
@@ -166,6 +172,28 @@ describe('dashboard', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 180_000 }, () =
     await page.waitForSelector(`tr[data-call-id="${callId}"]`);
     await assertFitsWidth(page, 390);
     await screenshot(page, 'dashboard-calls-390');
+    await page.setViewportSize({ width: 1200, height: 900 });
+
+    // A call that does not exist: the API's error in place of the page.
+    await page.goto(`${web.baseUrl}/dashboard#/calls/call_${'0'.repeat(32)}`);
+    await page.waitForSelector('main .error');
+    assert.match((await page.textContent('main .error')) ?? '', /call_not_found|not found/i);
+
+    // Overview: today has both calls (one ended, one registered) and the seeded replies' p50 / p90 (640, 820 ms).
+    await page.click('a[data-nav="overview"]');
+    await page.waitForSelector('#calls-chart');
+    assert.equal(await page.textContent('#overview-calls'), '2');
+    assert.equal(await page.locator('#calls-chart g[data-calls="2"]').count(), 1);
+    assert.equal(await page.locator('#calls-chart g[data-calls="2"] rect.bar.ended').count(), 1);
+    assert.equal(await page.locator('#calls-chart g[data-calls="0"]').count(), 13, 'the other days of the 14 are empty');
+    assert.equal(await page.getAttribute('#latency-over-time circle[data-series="p50"]', 'data-ms'), '730');
+    assert.equal(await page.getAttribute('#latency-over-time circle[data-series="p90"]', 'data-ms'), '802');
+    await page.selectOption('#overview-range', '30');
+    await eventually(async () => (await page.locator('#calls-chart g[data-date]').count()) === 30, 5000, 'thirty days');
+    await screenshot(page, 'dashboard-overview');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await assertFitsWidth(page, 390);
+    await screenshot(page, 'dashboard-overview-390');
     await page.setViewportSize({ width: 1200, height: 900 });
 
     // Agents: a bad edit shows the API's validation message inline; a good one makes version 2.
@@ -299,6 +327,16 @@ describe('dashboard', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 180_000 }, () =
     assert.match((await page.textContent('#tickets')) ?? '', /Call back/);
     await screenshot(page, 'dashboard-tickets');
 
+    // 390 px: the wide tables scroll inside their box, the page itself does not.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await assertFitsWidth(page, 390);
+    await page.click('a[data-nav="webhooks"]');
+    await page.waitForSelector('#webhook-list tr[data-webhook-id]');
+    await page.waitForSelector('#delivery-table');
+    await assertFitsWidth(page, 390);
+    await screenshot(page, 'dashboard-webhooks-390');
+    await page.setViewportSize({ width: 1200, height: 900 });
+
     // Delete the webhook (two-step).
     await page.click('a[data-nav="webhooks"]');
     await page.click('#webhook-list button[data-action="delete"]');
@@ -314,7 +352,7 @@ describe('dashboard', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 180_000 }, () =
 
     // The only console errors are the refused requests the test made on purpose (401, 400).
     // This branch's server has no GET /list-voices yet: its 404 is expected too.
-    const unexpected = browser.errors.filter((e) => !/Failed to load resource: the server responded with a status of (400|401)/.test(e) && !/status of 404 .*\/list-voices/.test(e));
+    const unexpected = browser.errors.filter((e) => !/Failed to load resource: the server responded with a status of (400|401)/.test(e) && !/status of 404 .*\/list-voices/.test(e) && !/status of 422 .*\/v2\/get-call\/call_0{32}\]/.test(e));
     assert.deepEqual(unexpected, []);
     await page.close();
   });

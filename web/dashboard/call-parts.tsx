@@ -96,6 +96,9 @@ export function TimedTranscript({ items, audio, positionMs }: { items: TimedEntr
             data-role={item.role}
             data-start-ms={timed ? item.start_ms : undefined}
             onClick={timed && audio ? () => seek(item.start_ms!) : undefined}
+            onKeyDown={timed && audio ? (e) => (e.key === 'Enter' || e.key === ' ') && (e.preventDefault(), seek(item.start_ms!)) : undefined}
+            tabIndex={timed && audio ? 0 : undefined}
+            role={timed && audio ? 'button' : undefined}
             title={timed && audio ? 'Play from here' : undefined}
           >
             <span class="who">

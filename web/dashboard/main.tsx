@@ -8,6 +8,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { Api, ApiError } from './api.ts';
 import { CallPage, CallsPage } from './calls.tsx';
+import { OverviewPage } from './overview.tsx';
 import { LeadsPage, TicketsPage } from './records.tsx';
 import { KINDS, ResourceList, ResourcePage } from './resources.tsx';
 import { ErrorBox, messageOf } from './ui.tsx';
@@ -57,6 +58,7 @@ function SignIn({ onSignedIn }: { onSignedIn: (key: string) => void }) {
 }
 
 const NAV: [string, string][] = [
+  ['overview', 'Overview'],
   ['calls', 'Calls'],
   ['agents', 'Agents'],
   ['flows', 'Flows'],
@@ -70,7 +72,8 @@ function Dashboard({ api, signOut }: { api: Api; signOut: () => void }) {
   const route = useRoute();
   const [section = 'calls', id, sub] = route;
   let content;
-  if (section === 'calls') content = id ? <CallPage api={api} callId={id} /> : <CallsPage api={api} />;
+  if (section === 'overview') content = <OverviewPage api={api} />;
+  else if (section === 'calls') content = id ? <CallPage api={api} callId={id} /> : <CallsPage api={api} />;
   else if (section === 'agents' || section === 'flows' || section === 'llms') {
     const kind = KINDS[section];
     content = id ? <ResourcePage api={api} kind={kind} id={id} focus={sub} /> : <ResourceList api={api} kind={kind} />;

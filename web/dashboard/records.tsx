@@ -58,7 +58,7 @@ export function LeadsPage({ api }: { api: Api }) {
     <main>
       <h1>Leads</h1>
       <ErrorBox error={leads.error} />
-      <table id="leads">
+      <div class="table-wrap"><table id="leads">
         <thead><tr><th>#</th><th>Name</th><th>Phone</th><th>E-mail</th><th>Notes</th><th>Call</th><th>Created</th></tr></thead>
         <tbody>
           {leads.items.map((l) => (
@@ -67,9 +67,10 @@ export function LeadsPage({ api }: { api: Api }) {
             </tr>
           ))}
         </tbody>
-      </table>
+      </table></div>
+      {leads.loading && <p class="muted">Loading…</p>}
       {!leads.loading && leads.items.length === 0 && !leads.error && <p class="muted">No leads yet.</p>}
-      {leads.next !== null && <button class="secondary" onClick={leads.more}>Load more</button>}
+      {leads.next !== null && !leads.loading && <button class="secondary" onClick={leads.more}>Load more</button>}
     </main>
   );
 }
@@ -80,7 +81,7 @@ export function TicketsPage({ api }: { api: Api }) {
     <main>
       <h1>Tickets</h1>
       <ErrorBox error={tickets.error} />
-      <table id="tickets">
+      <div class="table-wrap"><table id="tickets">
         <thead><tr><th>#</th><th>Subject</th><th>Priority</th><th>Status</th><th>Lead</th><th>Call</th><th>Created</th></tr></thead>
         <tbody>
           {tickets.items.map((t) => (
@@ -89,9 +90,10 @@ export function TicketsPage({ api }: { api: Api }) {
             </tr>
           ))}
         </tbody>
-      </table>
+      </table></div>
+      {tickets.loading && <p class="muted">Loading…</p>}
       {!tickets.loading && tickets.items.length === 0 && !tickets.error && <p class="muted">No tickets yet.</p>}
-      {tickets.next !== null && <button class="secondary" onClick={tickets.more}>Load more</button>}
+      {tickets.next !== null && !tickets.loading && <button class="secondary" onClick={tickets.more}>Load more</button>}
     </main>
   );
 }

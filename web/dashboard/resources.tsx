@@ -3,7 +3,6 @@ import { useEffect, useState } from 'preact/hooks';
 import { formatTime } from '../shared/call-views.tsx';
 import type { Api } from './api.ts';
 import { AgentForm, type AgentDraft, VersionDiff, jsonError } from './agent-form.tsx';
-import { FlowGraph } from './flow-graph.tsx';
 import { TestCall } from './test-call.tsx';
 import { Card, ErrorBox, Json, Loading, go, messageOf, useAsync } from './ui.tsx';
 
@@ -100,6 +99,15 @@ export function ResourceList({ api, kind }: { api: Api; kind: Kind }) {
   );
 }
 
+/** The flow drawing, loaded on first use (its layout library is a separate chunk of the bundle). */
+function LazyFlowGraph({ flow }: { flow: Record<string, unknown> }) {
+  const module = useAsync(() => import('./flow-graph.tsx'), []);
+  if (module.error) return <ErrorBox error={`Could not load the drawing: ${module.error}`} />;
+  if (!module.data) return <p class="muted">Drawing…</p>;
+  const { FlowGraph } = module.data;
+  return <FlowGraph flow={flow} />;
+}
+
 /** The resource without the fields the server sets. */
 function editable(kind: Kind, item: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(item).filter(([k]) => !kind.readOnly.includes(k)));
@@ -183,7 +191,7 @@ export function ResourcePage({ api, kind, id, focus }: { api: Api; kind: Kind; i
       {!isNew && <Loading state={item} />}
       {isAgent && !isNew && item.data && <TestCall api={api} agentId={id} focus={focus} />}
       {kind.route === 'flows' && !isNew && item.data && (
-        <Card title="Drawing" id="flow-drawing"><FlowGraph flow={item.data} /></Card>
+        <Card title="Drawing" id="flow-drawing"><LazyFlowGraph flow={item.data} /></Card>
       )}
       <div class="grid2">
         <Card title={isNew ? 'Definition' : isAgent ? 'Latest version (saving makes a new version)' : 'Definition'} id="editor">

@@ -114,12 +114,12 @@ export function WebhooksPage({ api }: { api: Api }) {
         <ErrorBox error={listError} />
         {list.data && list.data.webhooks.length === 0 && <p class="muted">No webhooks yet.</p>}
         {list.data && list.data.webhooks.length > 0 && (
-          <table>
+          <div class="table-wrap"><table>
             <thead><tr><th>URL</th><th>Events</th><th>Status</th><th>Created</th><th /></tr></thead>
             <tbody>
               {list.data.webhooks.map((w) => (
                 <tr key={w.id} data-webhook-id={w.id}>
-                  <td>{w.url}<br /><code class="muted">{w.id}</code></td>
+                  <td class="id">{w.url}<br /><code class="muted">{w.id}</code></td>
                   <td>{w.events.join(', ')}</td>
                   <td><Badge value={w.status} />{w.disabled_reason ? ` (${w.disabled_reason})` : ''}</td>
                   <td>{formatTime(w.created_at)}</td>
@@ -136,7 +136,7 @@ export function WebhooksPage({ api }: { api: Api }) {
                 </tr>
               ))}
             </tbody>
-          </table>
+          </table></div>
         )}
       </Card>
 
@@ -188,14 +188,14 @@ function DeliveryLog({ api, filter }: { api: Api; filter: { webhook_id: string; 
       {message && <div class="notice" id="redeliver-notice">{message}</div>}
       {log.data && log.data.deliveries.length === 0 && <p class="muted">No deliveries yet.</p>}
       {log.data && log.data.deliveries.length > 0 && (
-        <table id="delivery-table">
+        <div class="table-wrap"><table id="delivery-table">
           <thead><tr><th>Event</th><th>URL</th><th>Status</th><th>Attempts</th><th>Last result</th><th>Created</th><th /></tr></thead>
           <tbody>
             {log.data.deliveries.map((d) => (
               <>
                 <tr key={d.id} data-delivery-id={d.id} data-event={d.event} class="clickable" onClick={() => setOpen(open === d.id ? null : d.id)}>
                   <td>{d.event}</td>
-                  <td>{d.url}</td>
+                  <td class="id">{d.url}</td>
                   <td><Badge value={d.status} /></td>
                   <td>{d.attempt_count}</td>
                   <td>{d.last_status_code ?? '—'} {d.last_error ?? ''}</td>
@@ -218,7 +218,7 @@ function DeliveryLog({ api, filter }: { api: Api; filter: { webhook_id: string; 
               </>
             ))}
           </tbody>
-        </table>
+        </table></div>
       )}
     </>
   );

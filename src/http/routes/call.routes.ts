@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors } from '../../domain/errors.ts';
 import type { CallService } from '../../services/call.service.ts';
-import { CallResponse, CreateWebCallBody, ListCallsBody, UpdateCallBody } from '../schemas/call.schemas.ts';
+import { CallResponse, CallStatsQuery, CallStatsResponse, CreateWebCallBody, ListCallsBody, UpdateCallBody } from '../schemas/call.schemas.ts';
 import { ErrorResponse, PathId, authErrors } from '../schemas/common.schemas.ts';
 import { operation } from '../openapi.ts';
 
@@ -59,6 +59,19 @@ export function callRoutes(calls: CallService): FastifyPluginAsyncTypebox {
         response: { 200: Type.Array(CallResponse), ...authErrors },
       }),
     }, async (request) => calls.listCalls(request.principal.accountId, request.body ?? {}));
+
+    app.get('/v2/call-stats', {
+      schema: {
+        operationId: 'getCallStats',
+        tags: ['calls'],
+        summary: 'Calls per day and reply latency',
+        description:
+          'Per day of creation (UTC, or the `utc_offset_minutes` clock): calls by status, successful and unsuccessful by `call_analysis.call_successful`, and the end-to-end reply latency p50 / p90 over every agent reply of the day. Up to 92 days; every day of the range is listed.',
+        security,
+        querystring: CallStatsQuery,
+        response: { 200: CallStatsResponse, ...authErrors },
+      },
+    }, async (request) => calls.callStats(request.principal.accountId, request.query));
 
     app.delete('/v2/delete-call/:call_id', {
       schema: operation({ operationId: 'deleteCall', tags: ['calls'], summary: 'Delete a call and its recording', params: CallIdParam, response: { 204: Type.Null(), ...authErrors, 409: ErrorResponse } }),

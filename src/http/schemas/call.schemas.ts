@@ -8,3 +8,4 @@ export const UpdateCallBody = named(UpdateCall, 'UpdateCallRequest');
 export const ListCallsBody = named(ListCalls, 'ListCallsRequest');
 export { CustomAttributes } from '../../services/call.schemas.ts';
 export { CallResponse } from '../../services/call.view.ts';
+export { CallStatsQuery, CallStatsResponse } from '../../services/call-stats.schemas.ts';
