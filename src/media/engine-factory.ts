@@ -80,7 +80,13 @@ export function buildEngine(o: BuildEngineOptions): BuiltEngine {
   }
   const config = e.definition;
   if (!o.llm) throw new Error('service-LLM engine without an LLM');
-  const engine = new LlmEngine({ config, llm: o.llm, variables: o.variables, ...(o.currentState ? { startState: o.currentState } : {}) });
+  const engine = new LlmEngine({
+    config,
+    llm: o.llm,
+    variables: o.variables,
+    ...(o.functions ? { functions: o.functions } : {}),
+    ...(o.currentState ? { startState: o.currentState } : {}),
+  });
   return {
     engine,
     startSpeaker: config.start_speaker ?? 'agent',

@@ -1,9 +1,24 @@
 import type { ChatMessage, ChatTool, ChatToolCall, LlmProvider } from '../../providers/llm.ts';
+import type { CustomFunction } from '../../domain/custom-function.ts';
 import { renderTemplate, resolveVariables } from './variables.ts';
-import { EngineError, type CallVariables, type EngineOutcome, type EngineOutput, type ResponseEngine, type ServiceLlm, type ServiceLlmState } from './types.ts';
+import { abortable, callFunction } from './functions.ts';
+import {
+  EngineError,
+  type CallVariables,
+  type EngineOutcome,
+  type EngineOutput,
+  type FunctionCaller,
+  type FunctionOutcome,
+  type ResponseEngine,
+  type ServiceLlm,
+  type ServiceLlmState,
+} from './types.ts';
 
-/** LLM round trips allowed per user turn (state transitions re-prompt in the new state). */
-const MAX_ROUNDS_PER_TURN = 4;
+/**
+ * LLM round trips allowed per user turn: state transitions re-prompt in the new state, function
+ * results go back to the model. The last round offers no tools, so the model has to speak.
+ */
+export const MAX_ROUNDS_PER_TURN = 6;
 const SPOKEN_STYLE =
   'You are speaking on a phone call. Reply with one to three short spoken sentences: no lists, no markdown, no emojis.';
 
@@ -14,6 +29,15 @@ export interface LlmEngineOptions {
   variables?: () => CallVariables;
   /** current_state of create-web-call; default config.starting_state, else the first state. */
   startState?: string;
+  /** Calls `general_tools` and `states[].tools`; without it, they fail as unavailable. */
+  functions?: FunctionCaller;
+}
+
+/** A round of function calls the model asked for, still running when its turn was cut short. */
+interface PendingRound {
+  /** The history entries of the round once its results are in (the assistant's calls, then each result). */
+  settled: Promise<ChatMessage[]>;
+  records: Promise<EngineOutput[]>;
 }
 
 /** Function names allow [A-Za-z0-9_-]{1,64}. */
@@ -34,10 +58,17 @@ export class LlmEngine implements ResponseEngine {
   #state: ServiceLlmState | undefined;
   #history: ChatMessage[] = [];
   #reachedEnd = false;
+  readonly #functions: FunctionCaller | undefined;
+  /** A round whose wait was cut short by a barge-in: the next turn settles it first. */
+  #pending: PendingRound | undefined;
+  /** A round with functions also called end_call: the call ends once its results are in. */
+  #endRequested = false;
+  #goodbye: string | undefined;
 
   constructor(options: LlmEngineOptions) {
     this.#config = options.config;
     this.#llm = options.llm;
+    this.#functions = options.functions;
     this.#callVariables = options.variables ?? (() => ({}));
     this.#states = new Map((options.config.states ?? []).map((s) => [s.name, s]));
     const start = options.startState ?? options.config.starting_state;
@@ -68,6 +99,8 @@ export class LlmEngine implements ResponseEngine {
   }
 
   async *respond(userText: string, signal: AbortSignal): AsyncIterable<EngineOutput> {
+    // The calls of a round the user cut short went on: their results come before the new words.
+    if (this.#pending && (yield* this.#settle(this.#pending, signal))) return;
     this.#history.push({ role: 'user', content: userText });
     if (this.#reachedEnd) return;
     yield* this.#converse(signal);
@@ -88,7 +121,17 @@ export class LlmEngine implements ResponseEngine {
       .join('\n\n');
   }
 
+  /** The custom functions the model may call now: `general_tools`, then the state's `tools`. */
+  #functionsNow(): CustomFunction[] {
+    return [...(this.#config.general_tools ?? []), ...(this.#state?.tools ?? [])];
+  }
+
   #tools(): ChatTool[] {
+    const functions: ChatTool[] = this.#functionsNow().map((f) => ({
+      name: f.name,
+      ...(f.description ? { description: f.description } : {}),
+      parameters: f.parameters ?? { type: 'object', properties: {} },
+    }));
     const tools: ChatTool[] = (this.#state?.edges ?? []).map((e) => ({
       name: transitionToolName(e.destination_state_name),
       description: e.description ?? `Move the conversation to the ${e.destination_state_name} state.`,
@@ -103,7 +146,7 @@ export class LlmEngine implements ResponseEngine {
         additionalProperties: false,
       },
     });
-    return tools;
+    return [...tools, ...functions];
   }
 
   async *#converse(signal: AbortSignal): AsyncIterable<EngineOutput> {
@@ -111,10 +154,11 @@ export class LlmEngine implements ResponseEngine {
       const vars = this.variables();
       const calls: ChatToolCall[] = [];
       let spoke = false;
+      const lastRound = round === MAX_ROUNDS_PER_TURN - 1;
       try {
         for await (const d of this.#llm.chat({
           messages: [{ role: 'system', content: this.#systemPrompt(vars) }, ...this.#history],
-          tools: this.#tools(),
+          ...(lastRound ? {} : { tools: this.#tools() }),
           ...(this.#config.model ? { model: this.#config.model } : {}),
           ...(this.#config.model_temperature !== undefined ? { temperature: this.#config.model_temperature } : {}),
           signal,
@@ -129,6 +173,13 @@ export class LlmEngine implements ResponseEngine {
         throw new EngineError('error_llm', 'LLM request failed', e);
       }
       if (calls.length === 0) return;
+      const functions = this.#functionsNow();
+      if (calls.some((c) => functions.some((f) => f.name === c.name))) {
+        const speakAfter = yield* this.#runFunctions(calls, functions, spoke, signal);
+        if (this.#reachedEnd) return;
+        if (!speakAfter) return;
+        continue;
+      }
       this.#history.push({ role: 'assistant', content: null, tool_calls: calls });
       let moved = false;
       for (const call of calls) {
@@ -153,6 +204,95 @@ export class LlmEngine implements ResponseEngine {
       // After a transition the model speaks in the new state, unless it already spoke this turn.
       if (spoke && moved) return;
     }
+  }
+
+  /**
+   * One round of tool calls that includes custom functions: the side effect of this engine, run
+   * once per round the model asks for. Says the filler of the first function that wants one
+   * (unless the model already spoke), records each invocation, runs the functions at once, and
+   * once all are in adds the round to the history (transitions and end_call are applied as in a
+   * round without functions) and records the results. A barge-in stops the wait, not the
+   * requests: the next turn settles the round first. Returns whether the model should speak
+   * after (false when every function called has `speak_after_execution: false`).
+   */
+  async *#runFunctions(calls: ChatToolCall[], functions: CustomFunction[], spoke: boolean, signal: AbortSignal): AsyncGenerator<EngineOutput, boolean> {
+    const byName = new Map(functions.map((f) => [f.name, f]));
+    const called = calls.flatMap((c) => {
+      const fn = byName.get(c.name);
+      return fn ? [{ call: c, fn }] : [];
+    });
+    const filler = called.find((c) => c.fn.speak_during_execution)?.fn.execution_message_description?.trim();
+    if (filler && !spoke) yield { type: 'text', text: renderTemplate(filler, this.variables()) };
+    for (const { call } of called) yield { type: 'tool_call_invocation', tool_call_id: call.id, name: call.name, arguments: call.arguments || '{}' };
+    const settledOutcomes = Promise.all(called.map(({ call, fn }) => this.#call(fn, call.arguments).then((o) => [call.id, o] as const))).then((list) => new Map(list));
+    const history = settledOutcomes.then((results) => this.#roundHistory(calls, results));
+    // The calls run at once: the reply waits for the longest (counted once, on the first result).
+    const records = settledOutcomes.then((results) => {
+      const longest = Math.max(0, ...[...results.values()].map((o) => o.durationMs));
+      return called.map(({ call }, i): EngineOutput => ({
+        type: 'tool_call_result',
+        tool_call_id: call.id,
+        content: results.get(call.id)?.content ?? '',
+        ...(i === 0 ? { delayMs: longest } : {}),
+      }));
+    });
+    this.#pending = { settled: history, records };
+    const ended = yield* this.#settle(this.#pending, signal);
+    if (ended) return false;
+    return called.some(({ fn }) => fn.speak_after_execution !== false) || called.length < calls.length;
+  }
+
+  /** Waits (abortably) for a pending round, adds it to the history and records its results; true when it ended the call. */
+  async *#settle(pending: PendingRound, signal: AbortSignal): AsyncGenerator<EngineOutput, boolean> {
+    const [history, records] = await abortable(Promise.all([pending.settled, pending.records]), signal);
+    this.#pending = undefined;
+    this.#history.push(...history);
+    yield* records;
+    if (this.#endRequested) {
+      this.#reachedEnd = true;
+      if (this.#goodbye) yield { type: 'text', text: this.#goodbye };
+      yield { type: 'hangup', reason: 'agent_hangup' };
+      return true;
+    }
+    return false;
+  }
+
+  /** The history of a round with functions: the assistant's calls, then a result for each (functions, transitions, end_call). */
+  #roundHistory(calls: ChatToolCall[], results: ReadonlyMap<string, FunctionOutcome>): ChatMessage[] {
+    const out: ChatMessage[] = [{ role: 'assistant', content: null, tool_calls: calls }];
+    for (const call of calls) {
+      const result = results.get(call.id);
+      if (result) {
+        out.push({ role: 'tool', tool_call_id: call.id, content: result.content });
+        continue;
+      }
+      if (call.name === 'end_call') {
+        const goodbye = parseArgs(call.arguments)['message'];
+        this.#endRequested = true;
+        if (typeof goodbye === 'string' && goodbye.trim()) this.#goodbye = goodbye.trim();
+        out.push({ role: 'tool', tool_call_id: call.id, content: 'call ended' });
+        continue;
+      }
+      const dest = (this.#state?.edges ?? []).find((e) => transitionToolName(e.destination_state_name) === call.name);
+      const next = dest ? this.#states.get(dest.destination_state_name) : undefined;
+      if (next) this.#state = next;
+      out.push({ role: 'tool', tool_call_id: call.id, content: next ? `now in state ${next.name}` : 'unknown tool' });
+    }
+    return out;
+  }
+
+  /** Calls one function with the model's arguments (JSON text); arguments that are not a JSON object are an error for the model. */
+  #call(fn: CustomFunction, argumentsJson: string): Promise<FunctionOutcome> {
+    let args: unknown;
+    try {
+      args = JSON.parse(argumentsJson || '{}');
+    } catch {
+      args = undefined;
+    }
+    if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+      return Promise.resolve({ ok: false, content: 'error: the arguments are not a JSON object', error: 'invalid_arguments', durationMs: 0 });
+    }
+    return callFunction(this.#functions, fn, args as Record<string, unknown>);
   }
 }
 
