@@ -123,7 +123,13 @@ export class LlmEngine implements ResponseEngine {
 
   /** The custom functions the model may call now: `general_tools`, then the state's `tools`. */
   #functionsNow(): CustomFunction[] {
-    return [...(this.#config.general_tools ?? []), ...(this.#state?.tools ?? [])];
+    return [...(this.#config.general_tools ?? []), ...(this.#state?.tools ?? [])].filter((t) => t.type === 'custom');
+  }
+
+  /** The hang-up tool now: Retell's `end_call` tool when the LLM lists one (the state's first), else the built-in `end_call`. */
+  #endCall(): { name: string; description: string } {
+    const listed = [...(this.#state?.tools ?? []), ...(this.#config.general_tools ?? [])].find((t) => t.type === 'end_call');
+    return { name: listed?.name ?? 'end_call', description: listed?.description ?? 'End the call once the conversation is complete or the user wants to hang up.' };
   }
 
   #tools(): ChatTool[] {
@@ -138,8 +144,7 @@ export class LlmEngine implements ResponseEngine {
       parameters: { type: 'object', properties: {}, additionalProperties: false },
     }));
     tools.push({
-      name: 'end_call',
-      description: 'End the call once the conversation is complete or the user wants to hang up.',
+      ...this.#endCall(),
       parameters: {
         type: 'object',
         properties: { message: { type: 'string', description: 'A short goodbye to say before hanging up.' } },
@@ -183,7 +188,7 @@ export class LlmEngine implements ResponseEngine {
       this.#history.push({ role: 'assistant', content: null, tool_calls: calls });
       let moved = false;
       for (const call of calls) {
-        if (call.name === 'end_call') {
+        if (call.name === this.#endCall().name) {
           const goodbye = parseArgs(call.arguments)['message'];
           this.#history.push({ role: 'tool', tool_call_id: call.id, content: 'call ended' });
           if (typeof goodbye === 'string' && goodbye.trim()) yield { type: 'text', text: goodbye.trim() };
@@ -266,7 +271,7 @@ export class LlmEngine implements ResponseEngine {
         out.push({ role: 'tool', tool_call_id: call.id, content: result.content });
         continue;
       }
-      if (call.name === 'end_call') {
+      if (call.name === this.#endCall().name) {
         const goodbye = parseArgs(call.arguments)['message'];
         this.#endRequested = true;
         if (typeof goodbye === 'string' && goodbye.trim()) this.#goodbye = goodbye.trim();
