@@ -76,6 +76,9 @@ export function parametersProblem(parameters: Record<string, unknown> | undefine
     ajv.compile(parameters);
   } catch (error) {
     return `is not a valid JSON Schema: ${error instanceof Error ? error.message.slice(0, 300) : 'it does not compile'}`;
+  } finally {
+    // Ajv keeps every schema it compiled (and refuses a second one with the same `$id`): it is only checked here.
+    ajv.removeSchema(parameters);
   }
   return null;
 }

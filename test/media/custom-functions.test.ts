@@ -274,6 +274,12 @@ for (const kind of STORES) {
         assert.equal(created.status, 400, label);
         assert.match(created.json.message, message, label);
       }
+      // A schema with an `$id` can be saved again (the check keeps nothing between saves).
+      const withId = { ...base, tools: [{ ...base.tools[0], parameters: { $id: 'https://example.com/args', type: 'object', properties: { a: { type: 'string' } } } }] };
+      for (let i = 0; i < 2; i++) {
+        const saved = await s.api('POST', '/create-conversation-flow', withId);
+        assert.equal(saved.status, 201, JSON.stringify(saved.json));
+      }
       // The same checks on update.
       const flow = await s.api('POST', '/create-conversation-flow', base);
       assert.equal(flow.status, 201, JSON.stringify(flow.json));
