@@ -51,6 +51,17 @@ export const CustomFunctionFields = {
 export const CustomFunction = Strict(CustomFunctionFields);
 export type CustomFunction = Static<typeof CustomFunction>;
 
+/**
+ * Retell's `end_call` tool, as Retell users list it among a service LLM's tools: it names and
+ * describes the tool the model hangs up with (the service LLM always has one; default name
+ * `end_call`).
+ */
+export const EndCallTool = Strict({ type: Type.Literal('end_call'), name: FunctionName, description: Type.Optional(Text(4096)) });
+export type EndCallTool = Static<typeof EndCallTool>;
+/** A tool of a service LLM (`general_tools`, `states[].tools`). */
+export const LlmTool = Type.Union([CustomFunction, EndCallTool]);
+export type LlmTool = Static<typeof LlmTool>;
+
 /** A conversation flow's tool: a custom function with the id its `function` nodes name. */
 export const FlowTool = Strict({ tool_id: Name(128), ...CustomFunctionFields });
 export type FlowTool = Static<typeof FlowTool>;
@@ -65,6 +76,9 @@ export function parametersProblem(parameters: Record<string, unknown> | undefine
     ajv.compile(parameters);
   } catch (error) {
     return `is not a valid JSON Schema: ${error instanceof Error ? error.message.slice(0, 300) : 'it does not compile'}`;
+  } finally {
+    // Ajv keeps every schema it compiled (and refuses a second one with the same `$id`): it is only checked here.
+    ajv.removeSchema(parameters);
   }
   return null;
 }
@@ -74,13 +88,15 @@ export function parametersProblem(parameters: Record<string, unknown> | undefine
  * names free of the service LLM's own tools, compilable parameters, headers the service does not
  * set itself. `where` names the list in messages (`general_tools`). Null when all is well.
  */
-export function checkFunctions(functions: readonly CustomFunction[], where: string, taken: ReadonlySet<string> = new Set()): string | null {
+export function checkFunctions(functions: ReadonlyArray<CustomFunction | EndCallTool>, where: string, taken: ReadonlySet<string> = new Set()): string | null {
   const names = new Set(taken);
   for (const [i, f] of functions.entries()) {
     const at = `${where}[${i}]`;
     if (names.has(f.name)) return `${at}: duplicate function name "${f.name}"`;
     names.add(f.name);
-    if ((RESERVED_FUNCTION_NAMES as readonly string[]).includes(f.name) || f.name.startsWith(RESERVED_PREFIX)) {
+    if (f.name.startsWith(RESERVED_PREFIX)) return `${at}: the name "${f.name}" is reserved for the service's own tools`;
+    if (f.type === 'end_call') continue;
+    if ((RESERVED_FUNCTION_NAMES as readonly string[]).includes(f.name)) {
       return `${at}: the name "${f.name}" is reserved for the service's own tools`;
     }
     const problem = parametersProblem(f.parameters);

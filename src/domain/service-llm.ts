@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ModelTemperature, SilenceMs, StartSpeaker } from './conversation-flow.ts';
+import { LlmTool, checkFunctions } from './custom-function.ts';
 import { Name, Strict, StringMap, Text } from './schema-kit.ts';
 
 /** State names become tool names (`transition_to_<state>`), so they keep to tool-name characters. */
@@ -10,6 +11,8 @@ export const LlmState = Strict({
   name: StateName,
   state_prompt: Type.Optional(Text()),
   edges: Type.Optional(Type.Array(LlmStateEdge, { maxItems: 50 })),
+  /** Custom functions (and Retell's `end_call` tool) the model may call in this state only. */
+  tools: Type.Optional(Type.Array(LlmTool, { maxItems: 50 })),
 });
 
 /** The tunables of a service LLM: what `agent_override.service_llm` may change for one call. */
@@ -25,6 +28,8 @@ export const ServiceLlmSettings = {
 export const ServiceLlmDefinition = Strict({
   ...ServiceLlmSettings,
   states: Type.Optional(Type.Array(LlmState, { maxItems: 100 })),
+  /** Custom functions (and Retell's `end_call` tool) the model may call in every state. */
+  general_tools: Type.Optional(Type.Array(LlmTool, { maxItems: 50 })),
   starting_state: Type.Optional(StateName),
   default_dynamic_variables: Type.Optional(StringMap),
 });
@@ -34,8 +39,23 @@ export type LlmState = Static<typeof LlmState>;
 export const ServiceLlmOverride = Strict(ServiceLlmSettings);
 export type ServiceLlmOverride = Static<typeof ServiceLlmOverride>;
 
-/** Unique state names, edges to existing states, a starting state that exists. */
+/**
+ * Unique state names, edges to existing states, a starting state that exists; functions
+ * (`general_tools`, `states[].tools`) with names unique among those the model sees in a state,
+ * free of the service's own tools, and compilable parameters. Null when all is well.
+ */
 export function checkLlmStates(llm: ServiceLlmDefinition): string | null {
+  const general = llm.general_tools ?? [];
+  const generalProblem = checkFunctions(general, 'general_tools');
+  if (generalProblem) return generalProblem;
+  const generalNames = new Set(general.map((f) => f.name));
+  for (const [i, state] of (llm.states ?? []).entries()) {
+    const problem = checkFunctions(state.tools ?? [], `states[${i}].tools`, generalNames);
+    if (problem) return problem;
+    const endCalls = [...general, ...(state.tools ?? [])].filter((t) => t.type === 'end_call').length;
+    if (endCalls > 1) return `states[${i}]: at most one end_call tool in a state (general_tools included)`;
+  }
+  if (general.filter((t) => t.type === 'end_call').length > 1) return 'general_tools: at most one end_call tool';
   const names = new Set<string>();
   for (const state of llm.states ?? []) {
     if (names.has(state.name)) return `duplicate state name "${state.name}"`;

@@ -87,6 +87,7 @@ export function buildEngine(o: BuildEngineOptions): BuiltEngine {
     config,
     llm: o.llm,
     variables: o.variables,
+    ...(o.functions ? { functions: o.functions } : {}),
     ...(o.currentState ? { startState: o.currentState } : {}),
     ...(o.language ? { language: o.language } : {}),
   });

@@ -130,17 +130,26 @@ export class AgentService {
   }
 
   /** Each function's `url` through checkWebhookUrl, named by its place (`tools[0].url`). */
-  #checkFunctionUrls(functions: ReadonlyArray<{ url: string }>, where: string): void {
-    for (const [i, f] of functions.entries()) checkWebhookUrl(f.url, this.#destinations, `${where}[${i}].url`);
+  #checkFunctionUrls(functions: ReadonlyArray<{ url: string } | { type: 'end_call' }>, where: string): void {
+    for (const [i, f] of functions.entries()) if ('url' in f) checkWebhookUrl(f.url, this.#destinations, `${where}[${i}].url`);
   }
 
   // --- service LLMs -------------------------------------------------------------------------
 
   async createLlm(accountId: string, definition: ServiceLlmDefinition): Promise<ServiceLlmView> {
-    assertValid(checkLlmStates(definition));
+    assertValid(this.#checkLlm(definition));
     const record = this.#newEngine(accountId, newId('serviceLlm'), definition);
     await this.#repo.insertEngine('service_llms', record);
     return llmView(record);
+  }
+
+  /** The states and functions of a service LLM; each function's `url` through the webhook URL check (throws 400). */
+  #checkLlm(llm: ServiceLlmDefinition): string | null {
+    const problem = checkLlmStates(llm);
+    if (problem) return problem;
+    this.#checkFunctionUrls(llm.general_tools ?? [], 'general_tools');
+    for (const [i, state] of (llm.states ?? []).entries()) this.#checkFunctionUrls(state.tools ?? [], `states[${i}].tools`);
+    return null;
   }
 
   async getLlm(accountId: string, id: string): Promise<ServiceLlmView> {
@@ -148,7 +157,7 @@ export class AgentService {
   }
 
   async updateLlm(accountId: string, id: string, changes: Partial<ServiceLlmDefinition>) {
-    return llmView(await this.#updateEngine('service_llms', accountId, id, changes, checkLlmStates));
+    return llmView(await this.#updateEngine('service_llms', accountId, id, changes, (llm) => this.#checkLlm(llm)));
   }
 
   async listLlms(accountId: string): Promise<ServiceLlmView[]> {

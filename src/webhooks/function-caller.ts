@@ -75,7 +75,13 @@ export function functionCallerFor(deps: FunctionCallerDeps) {
           return { ok: false, content: `error: ${message}`, error, durationMs: Math.round(performance.now() - started) };
         };
         try {
-          secret ??= deps.secrets.agentSecret(call.accountId).then((s) => s.secret);
+          secret ??= deps.secrets.agentSecret(call.accountId).then(
+            (s) => s.secret,
+            (error: unknown) => {
+              secret = undefined; // the next call asks again
+              throw error;
+            },
+          );
           const [key, row] = await Promise.all([secret, deps.calls.readCall(call.callId)]);
           if (!row) return failed('network', 'the call is no longer stored');
           const body = JSON.stringify({ call: callForFunction(row), name: fn.name, args });

@@ -101,9 +101,11 @@ for (const kind of STORES) {
       assert.equal('access_token' in request.json.call, false);
 
       const call = (await s.api('GET', `/v2/get-call/${request.json.call.call_id}`)).json;
-      assert.deepEqual(roles(call.transcript_with_tool_calls), [
-        'agent: What is your order number?',
-        'user: my order number is five five five one two three four',
+      // (Under heavy load the user's line can come before the question: the user's times come from
+      // the audio received, the agent's from the clock.)
+      const entries = roles(call.transcript_with_tool_calls);
+      assert.deepEqual(entries.slice(0, 2).sort(), ['agent: What is your order number?', 'user: my order number is five five five one two three four']);
+      assert.deepEqual(entries.slice(2), [
         'agent: One moment.',
         'invoke lookup_order {"order_id":"5551234"}',
         'result',
@@ -203,12 +205,9 @@ for (const kind of STORES) {
       // What was heard of the filler (its sentences may fall on both sides of the user's words) is left out.
       const entries = roles(call.transcript_with_tool_calls);
       assert.match(entries[0]!, /^agent: Please hold on/);
-      assert.deepEqual(entries.filter((r) => !r.startsWith('agent: Please hold on')), [
-        'invoke check {"account":"card 4111 1111 1111 1111"}',
-        'user: are you there',
-        'result',
-        'agent: State open.',
-      ]);
+      const rest = entries.filter((r) => !r.startsWith('agent: Please hold on'));
+      assert.deepEqual(rest.filter((r) => r !== 'user: are you there'), ['invoke check {"account":"card 4111 1111 1111 1111"}', 'result', 'agent: State open.']);
+      assert.ok(rest.indexOf('user: are you there') < rest.indexOf('result'), 'the result came in after the user spoke over the filler');
       assert.equal(call.transcript_object[0].cut_off, true);
       assert.equal(call.transcript_object.at(-1).content, 'State open.');
     });
@@ -274,6 +273,12 @@ for (const kind of STORES) {
         const created = await s.api('POST', '/create-conversation-flow', body);
         assert.equal(created.status, 400, label);
         assert.match(created.json.message, message, label);
+      }
+      // A schema with an `$id` can be saved again (the check keeps nothing between saves).
+      const withId = { ...base, tools: [{ ...base.tools[0], parameters: { $id: 'https://example.com/args', type: 'object', properties: { a: { type: 'string' } } } }] };
+      for (let i = 0; i < 2; i++) {
+        const saved = await s.api('POST', '/create-conversation-flow', withId);
+        assert.equal(saved.status, 201, JSON.stringify(saved.json));
       }
       // The same checks on update.
       const flow = await s.api('POST', '/create-conversation-flow', base);

@@ -61,16 +61,15 @@ export function callRoutes(calls: CallService): FastifyPluginAsyncTypebox {
     }, async (request) => calls.listCalls(request.principal.accountId, request.body ?? {}));
 
     app.get('/v2/call-stats', {
-      schema: {
+      schema: operation({
         operationId: 'getCallStats',
         tags: ['calls'],
         summary: 'Calls per day and reply latency',
         description:
           'Per day of creation (UTC, or the `utc_offset_minutes` clock): calls by status, successful and unsuccessful by `call_analysis.call_successful`, and the end-to-end reply latency p50 / p90 over every agent reply of the day. Up to 92 days; every day of the range is listed.',
-        security,
         querystring: CallStatsQuery,
         response: { 200: CallStatsResponse, ...authErrors },
-      },
+      }),
     }, async (request) => calls.callStats(request.principal.accountId, request.query));
 
     app.delete('/v2/delete-call/:call_id', {

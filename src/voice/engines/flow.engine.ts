@@ -2,7 +2,7 @@ import type { ChatMessage, LlmProvider } from '../../providers/llm.ts';
 import { chatText } from '../../providers/llm.ts';
 import { extractVariable, words } from './extract.ts';
 import { renderTemplate, resolveVariables } from './variables.ts';
-import { abortable, applyResponseVariables, typedArgs } from './functions.ts';
+import { abortable, applyResponseVariables, callFunction, typedArgs } from './functions.ts';
 import { languageInstruction } from './language.ts';
 import {
   EngineError,
@@ -263,9 +263,7 @@ export class FlowEngine implements ResponseEngine {
     const toolCallId = `tool_call_${++this.#toolCallSeq}`;
     yield { type: 'tool_call_invocation', tool_call_id: toolCallId, name: tool.name, arguments: JSON.stringify(args) };
     this.#functionSent = true;
-    const outcome = this.#functions
-      ? this.#functions.call(tool, args)
-      : Promise.resolve<FunctionOutcome>({ ok: false, content: 'error: custom functions are not available', error: 'unavailable', durationMs: 0 });
+    const outcome = callFunction(this.#functions, tool, args);
     const pending: PendingFunction = { node, toolCallId, outcome };
     if (node.wait_for_result === false) {
       void outcome.then((o) => this.#late.push(this.#apply(pending, o, false)));

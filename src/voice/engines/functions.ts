@@ -1,4 +1,20 @@
-import type { FunctionOutcome } from './types.ts';
+import type { CustomFunction } from '../../domain/custom-function.ts';
+import type { FunctionCaller, FunctionOutcome } from './types.ts';
+
+/**
+ * Calls a function through `caller` (none: the function is unavailable); a caller that breaks its
+ * promise never to reject gives an error outcome too, so a request nobody waits for any more
+ * cannot become an unhandled rejection.
+ */
+export function callFunction(caller: FunctionCaller | undefined, fn: CustomFunction, args: Record<string, unknown>): Promise<FunctionOutcome> {
+  if (!caller) return Promise.resolve({ ok: false, content: 'error: custom functions are not available', error: 'unavailable', durationMs: 0 });
+  return caller.call(fn, args).catch((error: unknown) => ({
+    ok: false,
+    content: `error: ${error instanceof Error ? error.message : 'the request failed'}`,
+    error: 'network',
+    durationMs: 0,
+  }));
+}
 
 /** Resolves with `promise`, or rejects with the signal's reason as soon as `signal` aborts (the promise runs on). */
 export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {

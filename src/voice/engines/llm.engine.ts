@@ -1,10 +1,26 @@
 import type { ChatMessage, ChatTool, ChatToolCall, LlmProvider } from '../../providers/llm.ts';
+import type { CustomFunction } from '../../domain/custom-function.ts';
 import { renderTemplate, resolveVariables } from './variables.ts';
 import { languageInstruction } from './language.ts';
-import { EngineError, type CallVariables, type EngineEnding, type EngineOutcome, type EngineOutput, type ResponseEngine, type ServiceLlm, type ServiceLlmState } from './types.ts';
+import { abortable, callFunction } from './functions.ts';
+import {
+  EngineError,
+  type CallVariables,
+  type EngineEnding,
+  type EngineOutcome,
+  type EngineOutput,
+  type FunctionCaller,
+  type FunctionOutcome,
+  type ResponseEngine,
+  type ServiceLlm,
+  type ServiceLlmState,
+} from './types.ts';
 
-/** LLM round trips allowed per user turn (state transitions re-prompt in the new state). */
-const MAX_ROUNDS_PER_TURN = 4;
+/**
+ * LLM round trips allowed per user turn: state transitions re-prompt in the new state, function
+ * results go back to the model. The last round offers no tools, so the model has to speak.
+ */
+export const MAX_ROUNDS_PER_TURN = 6;
 const SPOKEN_STYLE =
   'You are speaking on a phone call. Reply with one to three short spoken sentences: no lists, no markdown, no emojis.';
 
@@ -17,6 +33,15 @@ export interface LlmEngineOptions {
   startState?: string;
   /** The agent's BCP-47 language: the system prompt tells the model to reply in it. */
   language?: string;
+  /** Calls `general_tools` and `states[].tools`; without it, they fail as unavailable. */
+  functions?: FunctionCaller;
+}
+
+/** A round of function calls the model asked for, still running when its turn was cut short. */
+interface PendingRound {
+  /** The history entries of the round once its results are in (the assistant's calls, then each result). */
+  settled: Promise<ChatMessage[]>;
+  records: Promise<EngineOutput[]>;
 }
 
 /** Function names allow [A-Za-z0-9_-]{1,64}. */
@@ -39,11 +64,18 @@ export class LlmEngine implements ResponseEngine {
   #reachedEnd = false;
   #ending: EngineEnding | undefined;
   readonly #language: string | undefined;
+  readonly #functions: FunctionCaller | undefined;
+  /** A round whose wait was cut short by a barge-in: the next turn settles it first. */
+  #pending: PendingRound | undefined;
+  /** A round with functions also called end_call: the call ends once its results are in. */
+  #endRequested = false;
+  #goodbye: string | undefined;
 
   constructor(options: LlmEngineOptions) {
     this.#language = options.language;
     this.#config = options.config;
     this.#llm = options.llm;
+    this.#functions = options.functions;
     this.#callVariables = options.variables ?? (() => ({}));
     this.#states = new Map((options.config.states ?? []).map((s) => [s.name, s]));
     const start = options.startState ?? options.config.starting_state;
@@ -74,6 +106,8 @@ export class LlmEngine implements ResponseEngine {
   }
 
   async *respond(userText: string, signal: AbortSignal): AsyncIterable<EngineOutput> {
+    // The calls of a round the user cut short went on: their results come before the new words.
+    if (this.#pending && (yield* this.#settle(this.#pending, signal))) return;
     this.#history.push({ role: 'user', content: userText });
     if (this.#reachedEnd) return;
     yield* this.#converse(signal);
@@ -95,15 +129,41 @@ export class LlmEngine implements ResponseEngine {
       .join('\n\n');
   }
 
+  /** The custom functions the model may call now: `general_tools`, then the state's `tools`. */
+  #functionsNow(): CustomFunction[] {
+    return [...(this.#config.general_tools ?? []), ...(this.#state?.tools ?? [])].filter((t) => t.type === 'custom');
+  }
+
+  /** The hang-up tool now: Retell's `end_call` tool when the LLM lists one (the state's first), else the built-in `end_call`. */
+  /** Records how the model ended the call: only `goal_achieved: true` counts as a success. */
+  #noteEnding(args: Record<string, unknown>): void {
+    const achieved = args['goal_achieved'] === true;
+    this.#ending = {
+      via: 'end_call',
+      successful: achieved,
+      marked: false,
+      detail: `end_call ${achieved ? 'with goal_achieved' : 'without goal_achieved'}${this.#state ? ` in state "${this.#state.name}"` : ''}`,
+    };
+  }
+
+  #endCall(): { name: string; description: string } {
+    const listed = [...(this.#state?.tools ?? []), ...(this.#config.general_tools ?? [])].find((t) => t.type === 'end_call');
+    return { name: listed?.name ?? 'end_call', description: listed?.description ?? 'End the call once the conversation is complete or the user wants to hang up.' };
+  }
+
   #tools(): ChatTool[] {
+    const functions: ChatTool[] = this.#functionsNow().map((f) => ({
+      name: f.name,
+      ...(f.description ? { description: f.description } : {}),
+      parameters: f.parameters ?? { type: 'object', properties: {} },
+    }));
     const tools: ChatTool[] = (this.#state?.edges ?? []).map((e) => ({
       name: transitionToolName(e.destination_state_name),
       description: e.description ?? `Move the conversation to the ${e.destination_state_name} state.`,
       parameters: { type: 'object', properties: {}, additionalProperties: false },
     }));
     tools.push({
-      name: 'end_call',
-      description: 'End the call once the conversation is complete or the user wants to hang up.',
+      ...this.#endCall(),
       parameters: {
         type: 'object',
         properties: {
@@ -113,7 +173,7 @@ export class LlmEngine implements ResponseEngine {
         additionalProperties: false,
       },
     });
-    return tools;
+    return [...tools, ...functions];
   }
 
   async *#converse(signal: AbortSignal): AsyncIterable<EngineOutput> {
@@ -121,10 +181,11 @@ export class LlmEngine implements ResponseEngine {
       const vars = this.variables();
       const calls: ChatToolCall[] = [];
       let spoke = false;
+      const lastRound = round === MAX_ROUNDS_PER_TURN - 1;
       try {
         for await (const d of this.#llm.chat({
           messages: [{ role: 'system', content: this.#systemPrompt(vars) }, ...this.#history],
-          tools: this.#tools(),
+          ...(lastRound ? {} : { tools: this.#tools() }),
           ...(this.#config.model ? { model: this.#config.model } : {}),
           ...(this.#config.model_temperature !== undefined ? { temperature: this.#config.model_temperature } : {}),
           signal,
@@ -139,19 +200,20 @@ export class LlmEngine implements ResponseEngine {
         throw new EngineError('error_llm', 'LLM request failed', e);
       }
       if (calls.length === 0) return;
+      const functions = this.#functionsNow();
+      if (calls.some((c) => functions.some((f) => f.name === c.name))) {
+        const speakAfter = yield* this.#runFunctions(calls, functions, spoke, signal);
+        if (this.#reachedEnd) return;
+        if (!speakAfter) return;
+        continue;
+      }
       this.#history.push({ role: 'assistant', content: null, tool_calls: calls });
       let moved = false;
       for (const call of calls) {
-        if (call.name === 'end_call') {
+        if (call.name === this.#endCall().name) {
           const args = parseArgs(call.arguments);
           const goodbye = args['message'];
-          const achieved = args['goal_achieved'] === true;
-          this.#ending = {
-            via: 'end_call',
-            successful: achieved,
-            marked: false,
-            detail: `end_call ${achieved ? 'with goal_achieved' : 'without goal_achieved'}${this.#state ? ` in state "${this.#state.name}"` : ''}`,
-          };
+          this.#noteEnding(args);
           this.#history.push({ role: 'tool', tool_call_id: call.id, content: 'call ended' });
           if (typeof goodbye === 'string' && goodbye.trim()) yield { type: 'text', text: goodbye.trim() };
           this.#reachedEnd = true;
@@ -171,6 +233,97 @@ export class LlmEngine implements ResponseEngine {
       // After a transition the model speaks in the new state, unless it already spoke this turn.
       if (spoke && moved) return;
     }
+  }
+
+  /**
+   * One round of tool calls that includes custom functions: the side effect of this engine, run
+   * once per round the model asks for. Says the filler of the first function that wants one
+   * (unless the model already spoke), records each invocation, runs the functions at once, and
+   * once all are in adds the round to the history (transitions and end_call are applied as in a
+   * round without functions) and records the results. A barge-in stops the wait, not the
+   * requests: the next turn settles the round first. Returns whether the model should speak
+   * after (false when every function called has `speak_after_execution: false`).
+   */
+  async *#runFunctions(calls: ChatToolCall[], functions: CustomFunction[], spoke: boolean, signal: AbortSignal): AsyncGenerator<EngineOutput, boolean> {
+    const byName = new Map(functions.map((f) => [f.name, f]));
+    const called = calls.flatMap((c) => {
+      const fn = byName.get(c.name);
+      return fn ? [{ call: c, fn }] : [];
+    });
+    const filler = called.find((c) => c.fn.speak_during_execution)?.fn.execution_message_description?.trim();
+    if (filler && !spoke) yield { type: 'text', text: renderTemplate(filler, this.variables()) };
+    for (const { call } of called) yield { type: 'tool_call_invocation', tool_call_id: call.id, name: call.name, arguments: call.arguments || '{}' };
+    const settledOutcomes = Promise.all(called.map(({ call, fn }) => this.#call(fn, call.arguments).then((o) => [call.id, o] as const))).then((list) => new Map(list));
+    const history = settledOutcomes.then((results) => this.#roundHistory(calls, results));
+    // The calls run at once: the reply waits for the longest (counted once, on the first result).
+    const records = settledOutcomes.then((results) => {
+      const longest = Math.max(0, ...[...results.values()].map((o) => o.durationMs));
+      return called.map(({ call }, i): EngineOutput => ({
+        type: 'tool_call_result',
+        tool_call_id: call.id,
+        content: results.get(call.id)?.content ?? '',
+        ...(i === 0 ? { delayMs: longest } : {}),
+      }));
+    });
+    this.#pending = { settled: history, records };
+    const ended = yield* this.#settle(this.#pending, signal);
+    if (ended) return false;
+    return called.some(({ fn }) => fn.speak_after_execution !== false) || called.length < calls.length;
+  }
+
+  /** Waits (abortably) for a pending round, adds it to the history and records its results; true when it ended the call. */
+  async *#settle(pending: PendingRound, signal: AbortSignal): AsyncGenerator<EngineOutput, boolean> {
+    const [history, records] = await abortable(Promise.all([pending.settled, pending.records]), signal);
+    this.#pending = undefined;
+    this.#history.push(...history);
+    yield* records;
+    if (this.#endRequested) {
+      this.#reachedEnd = true;
+      if (this.#goodbye) yield { type: 'text', text: this.#goodbye };
+      yield { type: 'hangup', reason: 'agent_hangup' };
+      return true;
+    }
+    return false;
+  }
+
+  /** The history of a round with functions: the assistant's calls, then a result for each (functions, transitions, end_call). */
+  #roundHistory(calls: ChatToolCall[], results: ReadonlyMap<string, FunctionOutcome>): ChatMessage[] {
+    const out: ChatMessage[] = [{ role: 'assistant', content: null, tool_calls: calls }];
+    for (const call of calls) {
+      const result = results.get(call.id);
+      if (result) {
+        out.push({ role: 'tool', tool_call_id: call.id, content: result.content });
+        continue;
+      }
+      if (call.name === this.#endCall().name) {
+        const args = parseArgs(call.arguments);
+        const goodbye = args['message'];
+        this.#noteEnding(args);
+        this.#endRequested = true;
+        if (typeof goodbye === 'string' && goodbye.trim()) this.#goodbye = goodbye.trim();
+        out.push({ role: 'tool', tool_call_id: call.id, content: 'call ended' });
+        continue;
+      }
+      const dest = (this.#state?.edges ?? []).find((e) => transitionToolName(e.destination_state_name) === call.name);
+      const next = dest ? this.#states.get(dest.destination_state_name) : undefined;
+      if (next) this.#state = next;
+      out.push({ role: 'tool', tool_call_id: call.id, content: next ? `now in state ${next.name}` : 'unknown tool' });
+    }
+    return out;
+  }
+
+  /** Calls one function with the model's arguments (JSON text); arguments that are not a JSON object are an error for the model. */
+  #call(fn: CustomFunction, argumentsJson: string): Promise<FunctionOutcome> {
+    let args: unknown;
+    try {
+      args = JSON.parse(argumentsJson || '{}');
+    } catch {
+      args = undefined;
+    }
+    if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+      return Promise.resolve({ ok: false, content: 'error: the arguments are not a JSON object', error: 'invalid_arguments', durationMs: 0 });
+    }
+    return callFunction(this.#functions, fn, args as Record<string, unknown>);
   }
 }
 
