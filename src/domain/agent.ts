@@ -38,6 +38,12 @@ export const AgentSettings = {
   end_call_after_silence_ms: Type.Optional(Type.Integer({ minimum: 10_000, maximum: 3_600_000 })),
   /** 0 = the user can never interrupt the agent, 1 = the slightest speech interrupts. */
   interruption_sensitivity: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  /**
+   * Words and short phrases the recogniser should expect throughout the call (names, brands,
+   * product terms), as Retell: up to 100, each 1-100 characters. They bias embedded recognition
+   * and are passed to hosted recognisers that take keywords or a prompt (docs/voice-pipeline.md).
+   */
+  boosted_keywords: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' }), { maxItems: 100 })),
 };
 
 export const AgentCreate = Strict({ response_engine: ResponseEngine, ...AgentSettings });
@@ -64,6 +70,7 @@ export interface AgentConfig {
   max_call_duration_ms: number;
   end_call_after_silence_ms: number;
   interruption_sensitivity: number;
+  boosted_keywords: string[];
 }
 
 export const AGENT_DEFAULTS = {
@@ -75,6 +82,7 @@ export const AGENT_DEFAULTS = {
   max_call_duration_ms: 3_600_000,
   end_call_after_silence_ms: 600_000,
   interruption_sensitivity: 1,
+  boosted_keywords: [],
 } as const satisfies Omit<AgentConfig, 'response_engine'>;
 
 /** The response engine's definition as pinned by an agent version. */

@@ -171,6 +171,7 @@ export class CallSession {
       engine: built.engine,
       voiceId: settings.voice_id,
       interruptionSensitivity: settings.interruption_sensitivity,
+      boostedKeywords: settings.boosted_keywords,
       startSpeaker: built.startSpeaker,
       recognitionTimeoutMs: this.#d.timings.recognitionTimeoutMs,
       ...(built.beginAfterUserSilenceMs !== undefined ? { beginAfterUserSilenceMs: built.beginAfterUserSilenceMs } : {}),

@@ -5,6 +5,7 @@ import { ProviderError, isAbortError } from '../providers/errors.ts';
 import { Channel } from './channel.ts';
 import { FRAME_MS, Framer, bytesToSamples, type AudioFrame } from './frames.ts';
 import { EngineError, type ResponseEngine } from './engines/types.ts';
+import { mergePhrases } from './engines/expected.ts';
 import type { Utterance } from './transcript.ts';
 import type { TurnLatency } from './latency.ts';
 import { vadStage } from './stages/vad.stage.ts';
@@ -61,6 +62,12 @@ export interface VoicePipelineOptions {
   beginAfterUserSilenceMs?: number;
   /** Silence that ends the user's turn, ms; default 500. */
   endpointingMs?: number;
+  /**
+   * Words the recogniser should expect throughout the call (the agent's boosted_keywords). Before
+   * each user turn the pipeline hands the recogniser these plus the engine's expectedPhrases()
+   * (SttStream.bias; SttOpenOptions.keywords at the start).
+   */
+  boostedKeywords?: readonly string[];
   /**
    * Longest wait for a turn's transcript once the turn has ended, ms; default 5000. A recogniser
    * that has not answered by then fails the turn, and the call ends with `error_asr` as on any
@@ -212,7 +219,11 @@ export class VoicePipeline {
     this.#t0 = this.#now();
     try {
       this.#vad = await this.#o.vad.create({ aggressiveness: this.#o.vadAggressiveness ?? 2 });
-      this.#stt = await this.#o.stt.openStream({ signal: this.#ctrl.signal, onInterim: ({ text }) => this.#emit('user_interim', { text }) });
+      this.#stt = await this.#o.stt.openStream({
+        signal: this.#ctrl.signal,
+        onInterim: ({ text }) => this.#emit('user_interim', { text }),
+        keywords: this.#expectedPhrases(),
+      });
     } catch (e) {
       this.#fail('error_asr', e);
       return;
@@ -252,6 +263,16 @@ export class VoicePipeline {
     await Promise.allSettled(this.#tasks);
     await this.#stt?.close();
     this.#vad?.close();
+  }
+
+  /** The agent's boosted keywords and what the engine expects the user to say next. */
+  #expectedPhrases(): string[] {
+    return mergePhrases(this.#o.boostedKeywords ?? [], this.#o.engine.expectedPhrases?.() ?? []);
+  }
+
+  /** Hands the recogniser what the next user turn is expected to contain (after each engine step). */
+  #updateBias(): void {
+    this.#stt?.bias?.(this.#expectedPhrases());
   }
 
   #beginOnce(): void {
@@ -311,6 +332,7 @@ export class VoicePipeline {
       if (this.#ended || this.#closed) return;
       if (job.kind === 'begin') {
         await this.#runReply(undefined, undefined);
+        this.#updateBias();
         continue;
       }
       const settled = await job.transcript;
@@ -328,6 +350,7 @@ export class VoicePipeline {
       // the transcript but not answered.
       if (job.backchannel) continue;
       await this.#runReply(text, { speechEndAt: job.speechEndAt, transcriptAt: settled.atMs });
+      this.#updateBias();
     }
   }
 

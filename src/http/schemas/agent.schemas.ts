@@ -64,6 +64,8 @@ export const AgentResponse = Type.Object(
     max_call_duration_ms: Type.Integer(),
     end_call_after_silence_ms: Type.Integer(),
     interruption_sensitivity: Type.Number(),
+    /** Absent on versions saved before the field existed (which boost nothing). */
+    boosted_keywords: Type.Optional(Type.Array(Type.String())),
     ...Timestamps,
   },
   { title: 'Agent' },

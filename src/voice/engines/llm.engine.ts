@@ -1,5 +1,6 @@
 import type { ChatMessage, ChatTool, ChatToolCall, LlmProvider } from '../../providers/llm.ts';
 import { renderTemplate, resolveVariables } from './variables.ts';
+import { mergePhrases, namesFromVariables } from './expected.ts';
 import { EngineError, type CallVariables, type EngineOutcome, type EngineOutput, type ResponseEngine, type ServiceLlm, type ServiceLlmState } from './types.ts';
 
 /** LLM round trips allowed per user turn (state transitions re-prompt in the new state). */
@@ -51,6 +52,11 @@ export class LlmEngine implements ResponseEngine {
 
   variables(): Record<string, string> {
     return resolveVariables(this.#config.default_dynamic_variables, this.#callVariables());
+  }
+
+  /** Names among the call's variables (an LLM's replies give no fixed words to expect). */
+  expectedPhrases(): string[] {
+    return mergePhrases(namesFromVariables(this.variables()));
   }
 
   outcome(): EngineOutcome {
