@@ -228,6 +228,17 @@ export class CallSession {
       this.#armSilence();
       void this.#refreshVariables();
     });
+    p.on('audio_band', ({ band, highFraction }) => {
+      if (band === 'wide') return;
+      // The embedded model is wideband: say so where an operator looks (BENCHMARKS.md, "Recognition").
+      const embedded = this.#d.providers.stt.id === 'pocketsphinx';
+      this.#d.log.warn(
+        { band, highFraction, stt: this.#d.providers.stt.id },
+        embedded
+          ? 'caller audio is telephone-band (nothing above 4 kHz): embedded recognition is unreliable on it; a hosted recogniser (STT_PROVIDER=deepgram or openai) hears it better'
+          : 'caller audio is telephone-band (nothing above 4 kHz)',
+      );
+    });
     p.on('user_interim', ({ text }) => {
       const transcript: WireTranscriptEntry[] = [...p.transcript().slice(-9).map(toWire), { role: 'user', content: text }];
       this.#conn.sendEvent({ type: 'update', transcript, final: false });
