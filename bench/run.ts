@@ -1,9 +1,10 @@
 /**
- * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice; all by default) and
+ * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, recognition; all by default) and
  * prints their tables, ready to paste into BENCHMARKS.md. Each part measures against a baseline
  * run by the same script on the same machine, because these shared machines are noisy.
  */
 import { runApiBench } from './api.ts';
+import { runRecognitionBench } from './recognition.ts';
 import { runVoiceBench } from './voice.ts';
 import { runWebhookBench } from './webhooks.ts';
 
@@ -13,6 +14,7 @@ const parts: Record<string, () => Promise<string>> = {
   api: () => runApiBench({ durationS: 10, connections: 50, rounds: 5, stores: ['sqlite', 'postgres'] }, log),
   webhooks: () => runWebhookBench({ log }),
   voice: () => runVoiceBench({ log }),
+  recognition: () => runRecognitionBench({ log }),
 };
 
 const wanted = process.argv.slice(2);
