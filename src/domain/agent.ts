@@ -83,6 +83,12 @@ export const AgentSettings = {
   interruption_sensitivity: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   /** Custom fields the post-call analysis fills (with an LLM configured); [] = none. */
   post_call_analysis_data: Type.Optional(Type.Array(PostCallAnalysisField, { maxItems: MAX_ANALYSIS_FIELDS })),
+  /**
+   * Words and short phrases the recogniser should expect throughout the call (names, brands,
+   * product terms), as Retell: up to 100, each 1-100 characters. They bias embedded recognition
+   * and are passed to hosted recognisers that take keywords or a prompt (docs/voice-pipeline.md).
+   */
+  boosted_keywords: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' }), { maxItems: 100 })),
 };
 
 export const AgentCreate = Strict({ response_engine: ResponseEngine, ...AgentSettings });
@@ -110,6 +116,7 @@ export interface AgentConfig {
   end_call_after_silence_ms: number;
   interruption_sensitivity: number;
   post_call_analysis_data: PostCallAnalysisField[];
+  boosted_keywords: string[];
 }
 
 export const AGENT_DEFAULTS = {
@@ -123,6 +130,7 @@ export const AGENT_DEFAULTS = {
   interruption_sensitivity: 1,
   // Never mutated: configs are replaced whole.
   post_call_analysis_data: [] as PostCallAnalysisField[],
+  boosted_keywords: [],
 } as const satisfies Omit<AgentConfig, 'response_engine'>;
 
 /** The response engine's definition as pinned by an agent version. */

@@ -187,6 +187,7 @@ export class CallSession {
       voiceId: settings.voice_id,
       language: settings.language,
       interruptionSensitivity: settings.interruption_sensitivity,
+      boostedKeywords: settings.boosted_keywords,
       startSpeaker: built.startSpeaker,
       recognitionTimeoutMs: this.#d.timings.recognitionTimeoutMs,
       ...(built.beginAfterUserSilenceMs !== undefined ? { beginAfterUserSilenceMs: built.beginAfterUserSilenceMs } : {}),
@@ -241,6 +242,17 @@ export class CallSession {
     p.on('user_start_talking', () => {
       this.#armSilence();
       void this.#refreshVariables('turn');
+    });
+    p.on('audio_band', ({ band, highFraction }) => {
+      if (band === 'wide') return;
+      // The embedded model is wideband: say so where an operator looks (BENCHMARKS.md, "Recognition").
+      const embedded = this.#d.providers.stt.id === 'pocketsphinx';
+      this.#d.log.warn(
+        { band, highFraction, stt: this.#d.providers.stt.id },
+        embedded
+          ? 'caller audio is telephone-band (nothing above 4 kHz): embedded recognition is unreliable on it; a hosted recogniser (STT_PROVIDER=deepgram or openai) hears it better'
+          : 'caller audio is telephone-band (nothing above 4 kHz)',
+      );
     });
     p.on('user_interim', ({ text }) => {
       const transcript: WireTranscriptEntry[] = [...p.transcript().slice(-9).map(toWire), { role: 'user', content: text }];

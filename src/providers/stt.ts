@@ -21,6 +21,13 @@ export interface SttStream {
   finalize(signal?: AbortSignal): Promise<SttResult>;
   /** Idempotent; abandons any utterance in progress. */
   close(): Promise<void>;
+  /**
+   * The words and short phrases expected in the next utterances (lower case, e.g. the keywords
+   * the agent branches on), replacing those given before; [] clears them. Applies from the next
+   * utterance that starts after the call (not to one already being written). Optional: engines
+   * that cannot change their vocabulary during a stream omit it and use SttOpenOptions.keywords.
+   */
+  bias?(phrases: readonly string[]): void;
 }
 
 /** An interim hypothesis: the text heard so far of the utterance being spoken. */
@@ -40,6 +47,12 @@ export interface SttOpenOptions {
    * produce interim hypotheses ignore it.
    */
   onInterim?: (interim: SttInterim) => void;
+  /**
+   * Words and short phrases to expect for the whole call (an agent's boosted_keywords and what it
+   * expects first), lower case, at most 100. Engines that take keywords only when a stream opens
+   * (Deepgram) use these; the others treat them as a bias() that stays under every later one.
+   */
+  keywords?: readonly string[];
 }
 
 export interface SttProvider {

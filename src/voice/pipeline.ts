@@ -6,6 +6,8 @@ import { Channel } from './channel.ts';
 import { FRAME_MS, Framer, bytesToSamples, type AudioFrame } from './frames.ts';
 import { EngineError, type ResponseEngine } from './engines/types.ts';
 import type { TimedToolCall, Utterance } from './transcript.ts';
+import { mergePhrases } from './engines/expected.ts';
+import { BandMeter } from '../providers/audio/band.ts';
 import type { TurnLatency } from './latency.ts';
 import { vadStage } from './stages/vad.stage.ts';
 import { turnStage } from './stages/turn.stage.ts';
@@ -15,6 +17,9 @@ import { ttsStage } from './stages/tts.stage.ts';
 
 export type FailureReason = 'error_asr' | 'error_llm' | 'error_tts';
 export type HangupReason = 'agent_hangup' | FailureReason;
+
+/** Voiced user audio measured before the call's audio band is reported, ms. */
+export const BAND_SAMPLE_MS = 2_000;
 
 /** Default of VoicePipelineOptions.recognitionTimeoutMs (and of STT_TIMEOUT_MS), ms. */
 export const DEFAULT_RECOGNITION_TIMEOUT_MS = 5_000;
@@ -35,6 +40,12 @@ export interface PipelineEvents {
    * (SttOpenOptions.onInterim); never emitted after the turn has ended.
    */
   user_interim: (info: { text: string }) => void;
+  /**
+   * Once per call, after BAND_SAMPLE_MS of the user's voiced audio: whether it carries energy above
+   * 4 kHz ('wide') or went through an 8 kHz channel ('narrow': a phone line, a hands-free Bluetooth
+   * headset), which the embedded recogniser hears badly (src/providers/audio/band.ts).
+   */
+  audio_band: (info: { band: 'wide' | 'narrow'; highFraction: number }) => void;
   /** The call should end now; emitted once. Errors are preceded by an `error` event. */
   hangup: (info: { reason: HangupReason }) => void;
   /** `message` is the failure's own; `cause` is the error itself (its `cause` chain may quote an upstream's answer: log it, never show it). */
@@ -65,6 +76,12 @@ export interface VoicePipelineOptions {
   beginAfterUserSilenceMs?: number;
   /** Silence that ends the user's turn, ms; default 500. */
   endpointingMs?: number;
+  /**
+   * Words the recogniser should expect throughout the call (the agent's boosted_keywords). Before
+   * each user turn the pipeline hands the recogniser these plus the engine's expectedPhrases()
+   * (SttStream.bias; SttOpenOptions.keywords at the start).
+   */
+  boostedKeywords?: readonly string[];
   /**
    * Longest wait for a turn's transcript once the turn has ended, ms; default 5000. A recogniser
    * that has not answered by then fails the turn, and the call ends with `error_asr` as on any
@@ -145,6 +162,8 @@ export class VoicePipeline {
   readonly #toolCalls: TimedToolCall[] = [];
   readonly #latencies: TurnLatency[] = [];
   readonly #bargeInMs: number;
+  /** Measures the first BAND_SAMPLE_MS of voiced user audio; undefined once reported. */
+  #band: { meter: BandMeter; ms: number } | undefined = { meter: new BandMeter(), ms: 0 };
   #t0 = 0;
   #inputFrames = 0;
   #stt: SttStream | undefined;
@@ -232,6 +251,7 @@ export class VoicePipeline {
         signal: this.#ctrl.signal,
         onInterim: ({ text }) => this.#emit('user_interim', { text }),
         ...(this.#o.language ? { language: this.#o.language } : {}),
+        keywords: this.#expectedPhrases(),
       });
     } catch (e) {
       this.#fail('error_asr', e);
@@ -274,6 +294,27 @@ export class VoicePipeline {
     this.#vad?.close();
   }
 
+  /** Feeds voiced frames to the band meter until the call's band is known (then it costs nothing). */
+  #measureBand(pcm: Int16Array): void {
+    if (!this.#band) return;
+    this.#band.meter.push(pcm);
+    this.#band.ms += FRAME_MS;
+    if (this.#band.ms < BAND_SAMPLE_MS) return;
+    const { meter } = this.#band;
+    this.#band = undefined;
+    this.#emit('audio_band', { band: meter.narrowband() ? 'narrow' : 'wide', highFraction: meter.highFraction() });
+  }
+
+  /** The agent's boosted keywords and what the engine expects the user to say next. */
+  #expectedPhrases(): string[] {
+    return mergePhrases(this.#o.boostedKeywords ?? [], this.#o.engine.expectedPhrases?.() ?? []);
+  }
+
+  /** Hands the recogniser what the next user turn is expected to contain (after each engine step). */
+  #updateBias(): void {
+    this.#stt?.bias?.(this.#expectedPhrases());
+  }
+
   #beginOnce(): void {
     if (this.#begun) return;
     this.#begun = true;
@@ -302,7 +343,10 @@ export class VoicePipeline {
             this.#emit('user_start_talking');
             break;
           case 'speech':
-            if (ev.frame.speech) this.#lastVoicedAt = this.#now();
+            if (ev.frame.speech) {
+              this.#lastVoicedAt = this.#now();
+              this.#measureBand(ev.frame.pcm);
+            }
             if (this.#reply && ev.voicedMs >= this.#bargeInMs) {
               this.#interrupt();
               this.#segmentInterrupted = true;
@@ -331,6 +375,7 @@ export class VoicePipeline {
       if (this.#ended || this.#closed) return;
       if (job.kind === 'begin') {
         await this.#runReply(undefined, undefined);
+        this.#updateBias();
         continue;
       }
       const settled = await job.transcript;
@@ -348,6 +393,7 @@ export class VoicePipeline {
       // the transcript but not answered.
       if (job.backchannel) continue;
       await this.#runReply(text, { speechEndAt: job.speechEndAt, transcriptAt: settled.atMs });
+      this.#updateBias();
     }
   }
 

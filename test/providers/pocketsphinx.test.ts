@@ -6,7 +6,10 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { ProviderError } from '../../src/providers/errors.ts';
 import { PocketsphinxStt, probeLibrary } from '../../src/providers/pocketsphinx/pocketsphinx.stt.ts';
+import { FliteTts } from '../../src/providers/flite/flite.tts.ts';
+import { keywordMatch } from '../../src/voice/engines/flow.engine.ts';
 import { hasPocketsphinx, NO_POCKETSPHINX } from '../voice/capabilities.ts';
+import { concat, silence } from '../voice/harness.ts';
 
 interface Proc {
   pid: number;
@@ -97,4 +100,32 @@ test('pocketsphinx library mode: a missing model fails openStream at once, sayin
 test('pocketsphinx: "auto" streams in-process when libpocketsphinx loads, else runs a process per utterance', () => {
   assert.equal(new PocketsphinxStt().mode(), probeLibrary().ok ? 'library' : 'process');
   assert.equal(new PocketsphinxStt({ mode: 'process' }).mode(), 'process');
+});
+
+test('pocketsphinx library mode: bias() makes the decoder listen again for expected phrases the language model missed, without inventing them', { skip: probeLibrary().ok ? false : 'libpocketsphinx cannot be called in-process here' }, async () => {
+  const tts = new FliteTts();
+  const say = async (text: string) => {
+    const parts: Int16Array[] = [];
+    for await (const c of tts.synthesize(text, { voiceId: 'flite-slt' })) parts.push(c);
+    return concat(silence(200), ...parts, silence(600));
+  };
+  const booking = await say('i would like to book an appointment');
+  const other = await say('what are your opening hours on saturday');
+  await tts.close();
+  const heard = async (bias: boolean) => {
+    const s = await new PocketsphinxStt({ mode: 'library' }).openStream();
+    const texts: string[] = [];
+    for (const pcm of [booking, other]) {
+      if (bias) s.bias!(['appointment', 'book']);
+      s.write(pcm);
+      texts.push((await s.finalize()).text);
+    }
+    await s.close();
+    return texts;
+  };
+  const [plain, biased] = [await heard(false), await heard(true)];
+  assert.ok(!keywordMatch(['appointment', 'book'], plain[0]!), `the language model alone misses the keyword: ${plain[0]}`);
+  assert.ok(keywordMatch(['appointment', 'book'], biased[0]!), `with the bias the keyword is heard: ${biased[0]}`);
+  assert.ok(biased[0]!.startsWith(plain[0]!), 'the language model\'s words are kept');
+  assert.ok(!keywordMatch(['appointment', 'book'], biased[1]!), `no keyword is invented for speech without one: ${biased[1]}`);
 });

@@ -65,6 +65,8 @@ export const AgentResponse = Type.Object(
     end_call_after_silence_ms: Type.Integer(),
     interruption_sensitivity: Type.Number(),
     post_call_analysis_data: Type.Array(PostCallAnalysisField),
+    /** Absent on versions saved before the field existed (which boost nothing). */
+    boosted_keywords: Type.Optional(Type.Array(Type.String())),
     ...Timestamps,
   },
   { title: 'Agent' },

@@ -20,6 +20,9 @@ export interface DeepgramOptions {
   maxBufferedBytes?: number;
 }
 
+/** Keywords sent at most (each is a query parameter of the connection URL). */
+const MAX_KEYWORDS = 100;
+
 interface ResultsMessage {
   type?: string;
   is_final?: boolean;
@@ -64,6 +67,8 @@ export class DeepgramStt implements SttProvider {
     if (this.#o.model) url.searchParams.set('model', this.#o.model);
     const language = options.language ?? this.#o.language;
     if (language) url.searchParams.set('language', language);
+    // Keywords are fixed when the stream opens (the live API takes no new ones mid-stream).
+    for (const k of (options.keywords ?? []).slice(0, MAX_KEYWORDS)) url.searchParams.append('keywords', k);
     const ws = new WebSocket(url, { headers: this.#o.apiKey ? { authorization: `Token ${this.#o.apiKey}` } : {} });
     await new Promise<void>((resolve, reject) => {
       const done = (error?: Error): void => {

@@ -14,11 +14,26 @@ export interface OpenAiTranscriptionOptions extends OpenAiEndpoint {
   maxUtteranceMs?: number;
 }
 
+/** Longest `prompt` sent, characters (the models read about 224 tokens of it). */
+const PROMPT_MAX_CHARS = 600;
+
+/** The phrases as a transcription prompt: de-duplicated, comma-separated, cut at PROMPT_MAX_CHARS. */
+function promptOf(phrases: readonly string[]): string {
+  let out = '';
+  for (const p of new Set(phrases)) {
+    const next = out ? `${out}, ${p}` : p;
+    if (next.length > PROMPT_MAX_CHARS) break;
+    out = next;
+  }
+  return out;
+}
+
 /**
  * OpenAI-compatible batch transcription (POST /audio/transcriptions, multipart): each utterance's
  * audio is buffered (bounded) and uploaded as a 16 kHz WAV when the turn ends. Uploads of
  * successive utterances may overlap; each finalize() gets its own utterance's text. close()
- * aborts the uploads in flight.
+ * aborts the uploads in flight. Expected phrases (bias(), then SttOpenOptions.keywords) go in
+ * each request's `prompt`. Batch: no interim hypotheses.
  */
 export class OpenAiTranscriptionStt implements SttProvider {
   readonly id = 'openai-transcription';
@@ -33,14 +48,20 @@ export class OpenAiTranscriptionStt implements SttProvider {
     return OPENAI_AUDIO_LANGUAGES;
   }
 
-  /** Transcribes one utterance; `language` (BCP-47) is sent as its ISO-639-1 code, default the configured one. */
-  async transcribe(pcm: Int16Array, signal?: AbortSignal, language = this.#o.language): Promise<SttResult> {
+  /**
+   * Transcribes one utterance; `language` (BCP-47) is sent as its ISO-639-1 code, default the
+   * configured one. `phrases`, words the speaker is expected to use, go in the request's `prompt`
+   * (comma-separated, at most PROMPT_MAX_CHARS), which steers the model's spelling and vocabulary.
+   */
+  async transcribe(pcm: Int16Array, signal?: AbortSignal, language = this.#o.language, phrases: readonly string[] = []): Promise<SttResult> {
     const form = new FormData();
     form.append('file', new Blob([new Uint8Array(encodeWav({ sampleRate: 16000, channels: 1, samples: pcm }))], { type: 'audio/wav' }), 'utterance.wav');
     form.append('model', this.#o.model);
     form.append('response_format', 'json');
     // The endpoint takes ISO-639-1 ('pt'), not a regional tag ('pt-BR').
     if (language) form.append('language', primaryLanguage(language));
+    const prompt = promptOf(phrases);
+    if (prompt) form.append('prompt', prompt);
     const res = await post('asr', this.id, this.#o, '/audio/transcriptions', form, {}, signal);
     const json = (await res.json().catch(() => undefined)) as { text?: unknown } | undefined;
     signal?.throwIfAborted(); // an abort while the body was read is not a malformed answer
@@ -54,6 +75,8 @@ export class OpenAiTranscriptionStt implements SttProvider {
     let parts: Int16Array[] = [];
     let samples = 0;
     let closed = false;
+    const keywords = options.keywords ?? [];
+    let biased: readonly string[] = [];
     // close() aborts the uploads in flight with this reason: their finalizes reject with it.
     const closing = new AbortController();
     return {
@@ -75,7 +98,10 @@ export class OpenAiTranscriptionStt implements SttProvider {
         parts = [];
         samples = 0;
         if (all.length === 0) return { text: '' };
-        return this.transcribe(all, signal ? AbortSignal.any([signal, closing.signal]) : closing.signal, options.language ?? this.#o.language);
+        return this.transcribe(all, signal ? AbortSignal.any([signal, closing.signal]) : closing.signal, options.language ?? this.#o.language, [...biased, ...keywords]);
+      },
+      bias: (phrases) => {
+        biased = [...phrases];
       },
       close: async () => {
         if (closed) return;

@@ -155,7 +155,8 @@ export class PocketsphinxStt implements SttProvider {
       const worker = new Worker(new URL('./decoder.worker.ts', import.meta.url), { workerData: data });
       this.#workers.add(worker);
       worker.once('exit', () => this.#workers.delete(worker));
-      return new LibraryStream(worker, this.#maxUtteranceSamples, options.onInterim);
+      const stream = new LibraryStream(worker, this.#maxUtteranceSamples, options.onInterim, options.keywords ?? []);
+      return stream;
     }
     const bin = this.binaryPath();
     if (!bin) {
@@ -407,11 +408,15 @@ class LibraryStream implements SttStream {
   #carried: Array<Promise<SttResult>> = [];
   #failure: ProviderError | undefined;
   #closed = false;
+  /** SttOpenOptions.keywords: under every bias(). */
+  readonly #keywords: readonly string[];
 
-  constructor(worker: Worker, maxSamples: number, onInterim: ((i: SttInterim) => void) | undefined) {
+  constructor(worker: Worker, maxSamples: number, onInterim: ((i: SttInterim) => void) | undefined, keywords: readonly string[]) {
     this.#worker = worker;
     this.#maxSamples = maxSamples;
     this.#onInterim = onInterim;
+    this.#keywords = keywords;
+    if (keywords.length > 0) this.#post({ type: 'bias', phrases: [...keywords] });
     this.#exited = new Promise((resolve) => worker.once('exit', () => resolve()));
     worker.on('message', (m: DecoderOut) => this.#onMessage(m));
     worker.on('error', (e) => this.#fail(new ProviderError('asr', 'pocketsphinx', 'decoder thread failed', { cause: e })));
@@ -489,6 +494,15 @@ class LibraryStream implements SttStream {
     });
     this.#post({ type: 'end', id });
     return answer;
+  }
+
+  /**
+   * Expected phrases, from the next utterance on: when an utterance's text has none of them, the
+   * decoder listens to it again for them (decoder.worker.ts, keywordCheck) and adds one it hears.
+   */
+  bias(phrases: readonly string[]): void {
+    if (this.#closed || this.#failure) return;
+    this.#post({ type: 'bias', phrases: [...new Set([...phrases, ...this.#keywords])] });
   }
 
   async finalize(signal?: AbortSignal): Promise<SttResult> {

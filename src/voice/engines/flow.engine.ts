@@ -1,6 +1,7 @@
 import type { ChatMessage, LlmProvider } from '../../providers/llm.ts';
 import { chatText } from '../../providers/llm.ts';
 import { extractVariable, words } from './extract.ts';
+import { mergePhrases, namesFromVariables, nodePhrases } from './expected.ts';
 import { renderTemplate, resolveVariables } from './variables.ts';
 import { abortable, applyResponseVariables, callFunction, typedArgs } from './functions.ts';
 import { languageInstruction } from './language.ts';
@@ -120,6 +121,11 @@ export class FlowEngine implements ResponseEngine {
   /** Id of the node the conversation is at. */
   get currentNodeId(): string {
     return this.#current.id;
+  }
+
+  /** The current node's keywords and extracted-value words, and names among the call's variables. */
+  expectedPhrases(): string[] {
+    return mergePhrases(nodePhrases(this.#current), namesFromVariables(this.variables()));
   }
 
   /** All variables as the next turn will see them. */

@@ -2,6 +2,7 @@ import type { ChatMessage, ChatTool, ChatToolCall, LlmProvider } from '../../pro
 import type { CustomFunction } from '../../domain/custom-function.ts';
 import { renderTemplate, resolveVariables } from './variables.ts';
 import { languageInstruction } from './language.ts';
+import { mergePhrases, namesFromVariables } from './expected.ts';
 import { abortable, callFunction } from './functions.ts';
 import {
   EngineError,
@@ -89,6 +90,11 @@ export class LlmEngine implements ResponseEngine {
 
   variables(): Record<string, string> {
     return resolveVariables(this.#config.default_dynamic_variables, this.#callVariables());
+  }
+
+  /** Names among the call's variables (an LLM's replies give no fixed words to expect). */
+  expectedPhrases(): string[] {
+    return mergePhrases(namesFromVariables(this.variables()));
   }
 
   outcome(): EngineOutcome {

@@ -119,6 +119,13 @@ export interface ResponseEngine {
   agentSpoke(text: string, cutOff: boolean): void;
   /** Outcome for post-call analysis and PII redaction. */
   outcome(): EngineOutcome;
+  /**
+   * What the user is likely to say next, read by the pipeline before each user turn to bias
+   * recognition (SttStream.bias): lower-case words and short phrases, e.g. the current node's
+   * keywords, the words of the values it extracts, names among the call's variables
+   * (src/voice/engines/expected.ts). Optional; [] or absent when the engine expects nothing.
+   */
+  expectedPhrases?(): string[];
 }
 
 /**

@@ -1,0 +1,66 @@
+import type { FlowNode, VariableType } from './types.ts';
+
+/**
+ * What a caller is likely to say next, as phrases for recognition biasing
+ * (ResponseEngine.expectedPhrases, SttStream.bias): lower-case words and short phrases, no
+ * punctuation. Built from what the engines already know; never used to decide anything.
+ */
+
+const DIGITS = ['zero', 'oh', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
+
+/** Words that carry a value of each extract-variable type ('text' and 'name' have no fixed words). */
+export const TYPE_PHRASES: Readonly<Record<VariableType, readonly string[]>> = {
+  text: [],
+  digits: DIGITS,
+  number: [...DIGITS, 'ten', 'eleven', 'twelve', 'twenty', 'thirty', 'forty', 'fifty', 'hundred', 'thousand'],
+  email: ['at', 'dot', 'com'],
+  name: ['my name is'],
+  yes_no: ['yes', 'yeah', 'no', 'nope', 'correct'],
+};
+
+/** At most this many phrases are handed on: recognisers limit (Deepgram) or slow down with more. */
+export const MAX_EXPECTED_PHRASES = 100;
+
+/** Lower-case, letters, digits, apostrophes and single spaces only; '' when nothing is left. */
+export function normalizePhrase(phrase: string): string {
+  return phrase.toLowerCase().replace(/[^\p{L}\p{N}' ]+/gu, ' ').replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * Names among call variables: the values of variables whose name says they hold a name
+ * (`name`, `first_name`, `customer_name`, ...), each word a phrase and the whole value one too.
+ */
+export function namesFromVariables(variables: Readonly<Record<string, string>>): string[] {
+  const out: string[] = [];
+  for (const [key, value] of Object.entries(variables)) {
+    if (!/(^|_)name$/i.test(key)) continue;
+    const v = normalizePhrase(value);
+    if (!v || v.length > 60) continue;
+    out.push(v, ...v.split(' '));
+  }
+  return out;
+}
+
+/** The phrases a flow node expects: its keyword edges' keywords and its extract variables' words. */
+export function nodePhrases(node: FlowNode): string[] {
+  const out: string[] = [];
+  for (const edge of node.edges ?? []) {
+    const c = edge.transition_condition;
+    if (c.type === 'keyword') out.push(...c.keywords);
+  }
+  for (const v of node.extract_variables ?? []) out.push(...TYPE_PHRASES[v.type]);
+  return out;
+}
+
+/** Normalized, de-duplicated, in order of first appearance, at most MAX_EXPECTED_PHRASES. */
+export function mergePhrases(...lists: ReadonlyArray<readonly string[]>): string[] {
+  const seen = new Set<string>();
+  for (const list of lists) {
+    for (const p of list) {
+      const n = normalizePhrase(p);
+      if (n) seen.add(n);
+      if (seen.size >= MAX_EXPECTED_PHRASES) return [...seen];
+    }
+  }
+  return [...seen];
+}
