@@ -23,6 +23,7 @@ export const API_TAGS = {
   webhooks: 'Webhook subscriptions, their delivery log and redelivery. Deliveries are signed as Standard Webhooks (docs/webhooks.md).',
   leads: 'Leads (contacts), created by flows or through the API; their changes are webhook events.',
   tickets: 'Support tickets, created by flows or through the API; `ticket.created` is a webhook event.',
+  voices: "The voices of this server's speech engine: what an agent's `voice_id` may name, with language and sample rate.",
 } as const;
 
 /** A tag of the API reference. */
@@ -74,6 +75,7 @@ const EXAMPLES: Record<string, unknown> = {
     duration_ms: null,
     transcript: null,
     transcript_object: null,
+    transcript_with_tool_calls: null,
     recording_url: null,
     disconnection_reason: null,
     call_analysis: null,

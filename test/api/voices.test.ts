@@ -127,7 +127,9 @@ for (const kind of STORES) {
       const list = doc.paths['/list-voices'].get;
       assert.equal(list.operationId, 'listVoices');
       assert.deepEqual(list.tags, ['voices']);
-      const item = list.responses['200'].content['application/json'].schema.items;
+      const items = list.responses['200'].content['application/json'].schema.items;
+      assert.equal(items.$ref, '#/components/schemas/Voice', 'the voice is a named component');
+      const item = doc.components.schemas.Voice;
       for (const field of ['voice_id', 'voice_name', 'provider', 'gender', 'language', 'sample_rate_hz']) assert.ok(item.properties[field], field);
       assert.equal(doc.paths['/get-voice/{voice_id}'].get.operationId, 'getVoice');
     });
