@@ -101,6 +101,8 @@ const EXAMPLES: Record<string, unknown> = {
     max_call_duration_ms: 3600000,
     end_call_after_silence_ms: 600000,
     interruption_sensitivity: 1,
+    post_call_analysis_data: [],
+    boosted_keywords: [],
     created_at: 1767225600000,
     last_modification_timestamp: 1767229200000,
   },

@@ -231,7 +231,7 @@ export class CallService {
       const next = input.data_storage_setting;
       if (next !== undefined && next !== read.call.data_storage_setting && isFinal(read.call.call_status)) break;
       const changes = await this.#updateChanges(read.call, input);
-      if (await this.#d.calls.updateIfUnchanged(read, changes)) return this.#view({ ...read.call, ...changes });
+      if (await this.#d.calls.updateIfUnchanged(read, changes)) return this.#updated({ ...read.call, ...changes });
     }
     const updated = await this.#d.store.transaction(async (trx) => {
       const row = await this.#d.calls.findForUpdate(accountId, callId, trx);
@@ -240,9 +240,13 @@ export class CallService {
       await this.#d.calls.update(callId, changes, trx);
       return { ...row, ...changes };
     });
-    // Pushed to the server holding the call (any server of the store), which applies it at once.
-    if (updated.call_status === 'ongoing') await this.#d.notifications.notify('call_updates', callId);
-    return this.#view(updated);
+    return this.#updated(updated);
+  }
+
+  /** An updated call's view; an ongoing call's change is pushed to the server holding it (any server of the store), which applies it at once. */
+  async #updated(call: Call): Promise<CallView> {
+    if (call.call_status === 'ongoing') await this.#d.notifications.notify('call_updates', call.call_id);
+    return this.#view(call);
   }
 
   /** The changes `input` makes to `row`; a finished call is trimmed to a tightened storage setting. */

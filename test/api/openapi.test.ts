@@ -132,7 +132,7 @@ describe('the OpenAPI document', () => {
       'GET /without: no camelCase operationId',
       'GET /without: no summary',
       "GET /untagged: operationId getWith is also GET /with's",
-      'GET /untagged: needs exactly one tag of calls, agents, conversation-flows, service-llms, webhooks, leads, tickets',
+      `GET /untagged: needs exactly one tag of ${Object.keys(API_TAGS).join(', ')}`,
     ]);
   });
 });

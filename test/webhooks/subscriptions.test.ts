@@ -137,8 +137,10 @@ for (const kind of STORES) {
       const { accountId } = await h.account();
       const created = await h.runtime.services.webhooks.setWebhook(accountId, { url: 'https://example.com/rotate', events: ['*'] });
       const agent = await h.runtime.services.webhooks.agentSecret(accountId);
-      // The harness's server key is the generated key file: rotate to a new key, keeping it second.
-      const oldKey = Buffer.from(fs.readFileSync(path.join(h.testStore.dataDir, KEY_FILE_NAME), 'utf8').trim(), 'base64');
+      // The harness's server key (the generated key file on SQLite, WEBHOOK_SECRET_KEYS on
+      // PostgreSQL): rotate to a new key, keeping it second.
+      const configured = h.runtime.config.webhooks.secretKeys;
+      const oldKey = Buffer.from(configured.length > 0 ? configured[0]! : fs.readFileSync(path.join(h.testStore.dataDir, KEY_FILE_NAME), 'utf8').trim(), 'base64');
       const newKey = randomBytes(32);
       const repo = new WebhookRepository(h.runtime.store.db, h.runtime.store.dialect);
       const serviceWith = (keys: Buffer[]) => new WebhookService({ store: h.runtime.store, webhooks: repo, box: new SecretBox(keys), clock: h.clock, destinations: new DestinationPolicy() });
