@@ -8,13 +8,14 @@ export const CALL_STATS_MAX_DAYS = 92;
 /** The range when `from` is not given, in days before `to`. */
 export const CALL_STATS_DEFAULT_DAYS = 14;
 
-const EpochText = Type.String({ pattern: '^[0-9]{1,15}$', description: 'Epoch milliseconds.' });
+/** Epoch milliseconds as query text (a function, so each use keeps its own description and a named type). */
+const epochText = (description: string) => Type.String({ pattern: '^[0-9]{1,15}$', description });
 
 export const CallStatsQuery = Type.Object(
   {
-    from: Type.Optional({ ...EpochText, description: `Calls created at or after this instant, epoch ms (default: ${CALL_STATS_DEFAULT_DAYS} days before \`to\`).` }),
-    to: Type.Optional({ ...EpochText, description: 'Calls created before this instant, epoch ms (default: now).' }),
-    agent_id: Type.Optional({ ...ResourceId, description: 'Only this agent\'s calls.' }),
+    from: Type.Optional(epochText(`Calls created at or after this instant, epoch ms (default: ${CALL_STATS_DEFAULT_DAYS} days before \`to\`).`)),
+    to: Type.Optional(epochText('Calls created before this instant, epoch ms (default: now).')),
+    agent_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: ResourceId.pattern, description: 'Only this agent\'s calls.' })),
     utc_offset_minutes: Type.Optional(
       Type.String({ pattern: '^-?[0-9]{1,3}$', description: 'Days are cut at midnight of this UTC offset, -840 to 840 minutes (default 0: UTC days). A browser sends `-new Date().getTimezoneOffset()`.' }),
     ),

@@ -42,7 +42,10 @@ export function Recording({ api, url, onAudio, onTime }: { api: Api; url: string
     setError(null);
     if (!url) return;
     if (isSignedUrl(url)) {
-      setSrc(url);
+      // Played from this page's own server (recording_url names the public base URL, which may
+      // be another address of it): the path and the signed query are what matter.
+      const signed = new URL(url, location.href);
+      setSrc(signed.pathname + signed.search);
       return;
     }
     let blobUrl: string | null = null;
