@@ -82,13 +82,14 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 
 /**
  * A WAV for the fake microphone: `leadSilenceMs` of silence, Flite speech of `text`, then
- * `tailSilenceMs` of silence (Chromium loops the file; the tail keeps the repeat far away).
+ * `tailSilenceMs` of silence (Chromium loops the file; the tail keeps the repeat far away), in
+ * Flite voice `voiceId` (default flite-kal16).
  */
-export async function speechWav(file: string, text: string, leadSilenceMs: number, tailSilenceMs: number): Promise<string> {
+export async function speechWav(file: string, text: string, leadSilenceMs: number, tailSilenceMs: number, voiceId = 'flite-kal16'): Promise<string> {
   const tts = new FliteTts();
   const parts: Int16Array[] = [];
   try {
-    for await (const chunk of tts.synthesize(text, { voiceId: 'flite-kal16' })) parts.push(chunk);
+    for await (const chunk of tts.synthesize(text, { voiceId })) parts.push(chunk);
   } finally {
     await tts.close();
   }
