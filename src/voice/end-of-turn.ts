@@ -34,17 +34,25 @@ const TRAILING = new Set([
   // subjects and auxiliaries that need a verb or an object after them
   'i', 'we', 'is', 'are', 'was', 'were', 'am', 'be', 'been', 'have', 'has', 'had', 'would', 'could', 'should', 'can', 'will',
   'do', 'does', 'did', 'want', 'need', 'get', 'just', 'also', 'very', 'really',
+  // contracted subjects and auxiliaries
+  "i'm", "i've", "i'd", "i'll", "we're", "we've", "we'd", "you're", "it's", "there's", "they're", "don't", "can't", "didn't",
 ]);
 
 const DIGIT_WORDS = new Set(['zero', 'oh', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine']);
+/** What recognisers write for a digit said in a run of digits ("nine for one", "due for six"). */
+const DIGIT_HOMOPHONES = new Set(['for', 'to', 'too', 'due', 'won', 'ate']);
 
-/** Digits dictated so far at the end of `words` (single digits or digit strings, "five five 5"). */
+/**
+ * Digits dictated so far at the end of `words` (single digits or digit strings, "five five 5"). The
+ * run ends on a real digit; before it, homophones of digits count too.
+ */
 function trailingDigits(words: readonly string[]): number {
   let n = 0;
   for (let i = words.length - 1; i >= 0; i--) {
     const w = words[i] ?? '';
     if (DIGIT_WORDS.has(w)) n++;
     else if (/^\d+$/.test(w)) n += w.length;
+    else if (n > 0 && DIGIT_HOMOPHONES.has(w)) n++;
     else break;
   }
   return n;
@@ -52,14 +60,17 @@ function trailingDigits(words: readonly string[]): number {
 
 /**
  * Judges whether the text heard so far ends a sentence. Incomplete: it ends on a word that needs
- * more (TRAILING: "and", "to", "my", "um"...) or on a number being dictated in groups (3 or 6
- * digits so far: "my number is five five five"). Anything else with text is complete.
+ * more (TRAILING: "and", "to", "my", "um", "i'm"...), on a lone letter (spelling, or a fragment),
+ * or on a number being dictated in groups (3 or 6 digits so far: "my number is five five five").
+ * Anything else with text is complete.
  */
 export function completeness(text: string): Completeness {
   const words = text.toLowerCase().replace(/[^a-z0-9' ]+/g, ' ').split(/\s+/).filter(Boolean);
   const last = words.at(-1);
   if (last === undefined) return 'unknown';
   if (TRAILING.has(last)) return 'incomplete';
+  // A lone letter: spelling in progress, or the recogniser's fragment of a word still being said.
+  if (/^[b-hj-z]$/.test(last)) return 'incomplete';
   const digits = trailingDigits(words);
   if (digits === 3 || digits === 6) return 'incomplete';
   return 'complete';

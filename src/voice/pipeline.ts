@@ -22,6 +22,12 @@ export type HangupReason = 'agent_hangup' | FailureReason;
 /** Voiced user audio measured before the call's audio band is reported, ms. */
 export const BAND_SAMPLE_MS = 2_000;
 
+/**
+ * Silence after the speech a streaming recogniser must have decoded before its interim hypothesis
+ * is judged complete or not, ms (adaptive end of turn).
+ */
+export const HYPOTHESIS_SETTLE_MS = 250;
+
 /** Default of VoicePipelineOptions.recognitionTimeoutMs (and of STT_TIMEOUT_MS), ms. */
 export const DEFAULT_RECOGNITION_TIMEOUT_MS = 5_000;
 
@@ -337,9 +343,7 @@ export class VoicePipeline {
     const signal = this.#ctrl.signal;
     try {
       const eot = this.#o.endOfTurn;
-      const turnOptions = eot
-        ? { endOfTurnMs: () => endOfTurnSilenceMs(completeness(this.#interim), eot) }
-        : { endpointingMs: this.#o.endpointingMs };
+      const turnOptions = eot ? { endOfTurnMs: (silenceMs: number) => this.#endOfTurnMs(eot, silenceMs, stt) } : { endpointingMs: this.#o.endpointingMs };
       const events = sttStage(turnStage(vadStage(this.#input, vad, signal, this.#o.minSpeechRms), turnOptions, signal), stt, signal, {
         provider: this.#o.stt.id,
         now: this.#now,
@@ -379,6 +383,21 @@ export class VoicePipeline {
     } catch (e) {
       if (!signal.aborted) this.#fail('error_asr', e);
     }
+  }
+
+  /**
+   * The silence that ends the user's turn now (adaptive end of turn): judged from the latest
+   * interim hypothesis, but only once the recogniser has decoded HYPOTHESIS_SETTLE_MS of the
+   * silence (SttStream.pendingMs): before that the hypothesis still misses the last word, which
+   * the recogniser commits only after some silence ("i would like to order" for "...order a"),
+   * and only the maximum silence ends the turn.
+   */
+  #endOfTurnMs(eot: EndOfTurnSettings, silenceMs: number, stt: SttStream): number {
+    const pending = stt.pendingMs?.();
+    // The frame being judged is not written to the recogniser yet: it is not in `pending`.
+    const decodedSilenceMs = pending === undefined ? silenceMs : silenceMs - FRAME_MS - pending;
+    if (pending !== undefined && decodedSilenceMs < HYPOTHESIS_SETTLE_MS) return Math.max(eot.minSilenceMs, eot.maxSilenceMs);
+    return endOfTurnSilenceMs(completeness(this.#interim), eot);
   }
 
   #maybeBeginAfterSilence(audioMs: number): void {

@@ -12,10 +12,10 @@ import { TestClock, Recorder, WordStt, feed, makePipeline, silence, tone, concat
 const DEFAULTS: EndOfTurnSettings = { responsiveness: 1, minSilenceMs: 250, maxSilenceMs: 1200 };
 
 test('completeness: trailing conjunctions, prepositions, fillers and phone-number groups are incomplete', () => {
-  for (const text of ['i would like to', 'my number is five five five', 'my number is 555', 'one two three four five six', 'i want a pizza and', 'um', 'so the thing is uh', 'book it for the', 'i need']) {
+  for (const text of ['i would like to', 'my number is five five five', 'my number is 555', 'one two three four five six', 'i want a pizza and', 'um', 'so the thing is uh', 'book it for the', 'i need', 'well i\'m', 'my name is john m', 'my zip code is nine for one', 'number is due for six']) {
     assert.equal(completeness(text), 'incomplete', text);
   }
-  for (const text of ['i would like to book an appointment', 'yes', 'support please.', 'my number is five five five one two three four', 'sales', 'two']) {
+  for (const text of ['i would like to book an appointment', 'yes', 'support please.', 'my number is five five five one two three four', 'sales', 'two', 'it is for two', 'i would like to order']) {
     assert.equal(completeness(text), 'complete', text);
   }
   assert.equal(completeness(''), 'unknown');
@@ -34,9 +34,9 @@ test('endOfTurnSilenceMs: the minimum for a complete turn at responsiveness 1, t
   assert.equal(endOfTurnSilenceMs('incomplete', { responsiveness: 1, minSilenceMs: 600, maxSilenceMs: 300 }), 600);
 });
 
-async function converse(said: string, audio: Int16Array, extra: Partial<VoicePipelineOptions>) {
+async function converse(said: string, audio: Int16Array, extra: Partial<VoicePipelineOptions>, pendingMs?: number) {
   const clock = new TestClock();
-  const stt = new WordStt(said);
+  const stt = new WordStt(said, 200, pendingMs);
   const engine = new LlmEngine({ config: { begin_message: '' }, llm: new FakeLlm(['Sure.', 'Right.', 'Okay.']) });
   const p = makePipeline({ stt, tts: new FakeTts({ msPerChar: 20 }), vad: new EnergyVad(), engine, ...extra }, clock);
   const rec = new Recorder(p, clock);
@@ -79,4 +79,14 @@ test('an utterance trailing off ends after the maximum silence', async () => {
   // Three digits of a number being dictated: incomplete, so the turn ends after the maximum.
   assert.equal(r.ends.length, 1);
   assert.ok(r.ends[0]! >= 1500 && r.ends[0]! < 1650, `e2e ${r.ends[0]}`);
+});
+
+test('a recogniser that has not decoded 250 ms of the silence yet is not judged: the turn waits for the maximum', async () => {
+  const audio = concat(silence(300), tone(1000), silence(2500));
+  // 1 s behind: it never shows 250 ms of decoded silence before the maximum (1200 ms).
+  const behind = await converse('i need an early appointment', audio, { endOfTurn: DEFAULTS }, 1_000);
+  assert.ok(behind.ends[0]! >= 1200 && behind.ends[0]! < 1350, `behind ${behind.ends[0]}`);
+  // Caught up (nothing pending): judged once 250 ms of silence are decoded, then complete.
+  const current = await converse('i need an early appointment', audio, { endOfTurn: DEFAULTS }, 0);
+  assert.ok(current.ends[0]! >= 250 && current.ends[0]! < 400, `current ${current.ends[0]}`);
 });

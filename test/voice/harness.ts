@@ -96,9 +96,12 @@ export class WordStt implements SttProvider {
   readonly id = 'words';
   readonly #words: string[];
   readonly #msPerWord: number;
-  constructor(text: string, msPerWord = 200) {
+  /** With a number: what its streams' pendingMs() answer (a recogniser that far behind). */
+  readonly #pendingMs: number | undefined;
+  constructor(text: string, msPerWord = 200, pendingMs?: number) {
     this.#words = text.split(/\s+/).filter(Boolean);
     this.#msPerWord = msPerWord;
+    this.#pendingMs = pendingMs;
   }
 
   languages(): readonly string[] {
@@ -108,7 +111,9 @@ export class WordStt implements SttProvider {
   async openStream(options: SttOpenOptions = {}): Promise<SttStream> {
     let voicedMs = 0;
     let heard: string[] = [];
+    const pending = this.#pendingMs;
     return {
+      ...(pending === undefined ? {} : { pendingMs: () => pending }),
       write: (pcm: Int16Array) => {
         let sum = 0;
         for (const s of pcm) sum += s * s;

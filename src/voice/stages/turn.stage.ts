@@ -14,10 +14,10 @@ export interface TurnOptions {
   /** Silence that ends a turn, ms; default 500. Ignored with `endOfTurnMs`. */
   endpointingMs?: number;
   /**
-   * The silence that ends the turn now, ms, asked at each silent frame of an open utterance (it may
-   * change as the interim transcript does); default: `endpointingMs` throughout.
+   * The silence that ends the turn now, ms, asked at each frame of an open utterance with the
+   * silence so far (it may change as the interim transcript does); default: `endpointingMs`.
    */
-  endOfTurnMs?: () => number;
+  endOfTurnMs?: (silenceMs: number) => number;
   /** Audio kept from before the detected onset, ms; default 200. */
   prerollMs?: number;
   onsetFrames?: number;
@@ -38,7 +38,7 @@ export class TurnDetector {
   readonly #prerollFrames: number;
   readonly #onsetFrames: number;
   readonly #onsetWindow: number;
-  readonly #endOfTurnMs: (() => number) | undefined;
+  readonly #endOfTurnMs: ((silenceMs: number) => number) | undefined;
   #recent: VadFrame[] = [];
   #inSpeech = false;
   #startMs = 0;
@@ -86,7 +86,7 @@ export class TurnDetector {
       this.#silentFrames++;
     }
     const events: TurnEvent[] = [{ type: 'speech', frame: f, voicedMs: this.#voicedMs }];
-    const needed = this.#endOfTurnMs ? Math.max(1, Math.round(this.#endOfTurnMs() / FRAME_MS)) : this.#endpointingFrames;
+    const needed = this.#endOfTurnMs ? Math.max(1, Math.round(this.#endOfTurnMs(this.#silentFrames * FRAME_MS) / FRAME_MS)) : this.#endpointingFrames;
     if (!f.speech && this.#silentFrames >= needed) {
       this.#inSpeech = false;
       events.push({ type: 'speech_end', startMs: this.#startMs, endMs: this.#lastVoicedEndMs, voicedMs: this.#voicedMs });
