@@ -5,7 +5,13 @@
  *   (a) embedded engines (fvad, PocketSphinx, Flite), one call, >= 20 turns of Flite speech;
  *   (b) instant fake engines (energy VAD, a recogniser that answers at once, instant synthesis),
  *       which isolates the service's own overhead beyond the 500 ms end-of-turn silence;
- *   (c) with (b): the most concurrent calls this machine holds while p90 e2e stays under 1 s.
+ *   (c) with (b): the most concurrent calls this machine holds while p90 e2e stays under 1 s;
+ *   (d) the early cut-in set (test/voice/cut-in-set.ts: 20 sentences with a 400-700 ms pause in
+ *       the middle) in real time on fvad + PocketSphinx: the early-reply rate with the adaptive
+ *       end of turn (the agent defaults) and with the fixed 500 ms one.
+ *
+ * (a) runs the agent's default adaptive end of turn; (b) and (c) an agent whose minimum and
+ * maximum end-of-turn silence are both 500 ms, so their overhead figure stays comparable.
  *
  * e2e is the server's own figure (the call object's `latency.e2e`: end of user speech -> first
  * agent audio frame sent); "client" is the same interval as the Node client saw it (last speech
@@ -24,6 +30,7 @@ import { WebCallClient } from '../src/client/web-call-client.ts';
 import { fmt, machine, percentile } from './lib.ts';
 // The same audio builders as the voice tests: a 300 Hz tone is "speech" to the energy VAD.
 import { concat, tone } from '../test/voice/harness.ts';
+import { runCutInSet } from '../test/voice/cut-in-set.ts';
 import { createSilentLogger } from '../src/lib/logger.ts';
 
 export interface VoiceBenchOptions {
@@ -84,6 +91,7 @@ async function serve(kind: 'fake' | 'embedded'): Promise<void> {
   const agent = await runtime.services.agents.createAgent(account.account_id, {
     response_engine: { type: 'conversation_flow', conversation_flow_id: flow.conversation_flow_id },
     end_call_after_silence_ms: 600_000,
+    ...(kind === 'fake' ? { end_of_turn_min_silence_ms: END_OF_TURN_MS, end_of_turn_max_silence_ms: END_OF_TURN_MS } : {}),
   });
   process.stdout.write(`${JSON.stringify({ baseUrl: `http://127.0.0.1:${address.port}`, apiKey: account.api_key, agentId: agent.agent_id })}\n`);
   const stop = async () => {
@@ -205,13 +213,13 @@ function hasPocketsphinx(): boolean {
 export async function runVoiceBench(options: VoiceBenchOptions = {}): Promise<string> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const rows: string[] = [];
-  const row = (name: string, r: CallResult[]) => {
+  const row = (name: string, r: CallResult[], fixedEndOfTurn: boolean) => {
     const e2e = stats(r.flatMap((x) => x.e2e));
     const client = stats(r.flatMap((x) => x.client));
     const asr = stats(r.flatMap((x) => x.asr));
     const tts = stats(r.flatMap((x) => x.tts));
     rows.push(
-      `| ${name} | ${e2e.n} | ${fmt(e2e.p50, 0)} / ${fmt(e2e.p90, 0)} / ${fmt(e2e.p99, 0)} | ${fmt(e2e.p50 - END_OF_TURN_MS, 0)} | ${fmt(client.p50, 0)} / ${fmt(client.p90, 0)} | ${fmt(asr.p50, 0)} | ${fmt(tts.p50, 0)} |`,
+      `| ${name} | ${e2e.n} | ${fmt(e2e.p50, 0)} / ${fmt(e2e.p90, 0)} / ${fmt(e2e.p99, 0)} | ${fixedEndOfTurn ? fmt(e2e.p50 - END_OF_TURN_MS, 0) : 'adaptive'} | ${fmt(client.p50, 0)} / ${fmt(client.p90, 0)} | ${fmt(asr.p50, 0)} | ${fmt(tts.p50, 0)} |`,
     );
     return e2e;
   };
@@ -223,7 +231,7 @@ export async function runVoiceBench(options: VoiceBenchOptions = {}): Promise<st
     const s = await startServed('embedded');
     try {
       const r = await runCall(s, concat(speech, new Int16Array(16000 * 1.2)), speechMs, options.embeddedTurns ?? 20, 300);
-      row('(a) embedded: fvad + PocketSphinx + Flite kal16', [r]);
+      row('(a) embedded: fvad + PocketSphinx + Flite kal16', [r], false);
     } finally {
       await s.stop();
     }
@@ -238,7 +246,7 @@ export async function runVoiceBench(options: VoiceBenchOptions = {}): Promise<st
   let held = 0;
   try {
     const b = await runCall(s, fakeTurn, 400, options.fakeTurns ?? 30, 200);
-    row('(b) instant fakes (energy VAD, instant STT/TTS)', [b]);
+    row('(b) instant fakes (energy VAD, instant STT/TTS)', [b], true);
 
     for (const n of options.levels ?? [25, 50, 100, 200, 300, 400, 500, 600, 800]) {
       log(`voice bench (c): ${n} concurrent calls`);
@@ -263,10 +271,24 @@ export async function runVoiceBench(options: VoiceBenchOptions = {}): Promise<st
     await s.stop();
   }
 
+  const cutIn: string[] = [];
+  if (options.embedded ?? hasPocketsphinx()) {
+    for (const [name, eot] of [
+      ['adaptive (agent defaults: responsiveness 1, 250-1200 ms)', { responsiveness: 1, minSilenceMs: 250, maxSilenceMs: 1200 }],
+      ['fixed 500 ms (before)', undefined],
+    ] as const) {
+      log(`voice bench (d): early cut-in set, ${name}`);
+      const results = await runCutInSet(eot);
+      const early = results.filter((r) => r.early).length;
+      const after = stats(results.flatMap((r) => (r.replyAfterMs === undefined ? [] : [r.replyAfterMs])));
+      cutIn.push(`| ${name} | ${results.length} | ${early} (${fmt((100 * early) / results.length, 0)} %) | ${fmt(after.p50, 0)} / ${fmt(after.p90, 0)} |`);
+    }
+  }
+
   return [
     `Machine: ${machine()}. Real time, server in a child process, Node client in the bench process.`,
     '',
-    '| run | turns | e2e p50 / p90 / p99 (ms, server) | p50 beyond the 500 ms end of turn | client-seen p50 / p90 (±20 ms) | asr p50 | tts p50 |',
+    '| run | turns | e2e p50 / p90 / p99 (ms, server) | p50 beyond the 500 ms end of turn (fixed in (b) only) | client-seen p50 / p90 (±20 ms) | asr p50 | tts p50 |',
     '|---|---|---|---|---|---|---|',
     ...rows,
     '',
@@ -275,6 +297,12 @@ export async function runVoiceBench(options: VoiceBenchOptions = {}): Promise<st
     '| calls | turns | e2e p50 / p90 / p99 (ms, server) | client-seen p50 / p90 | failed calls | wall | p90 < 1 s |',
     '|---|---|---|---|---|---|---|',
     ...levels,
+    '',
+    'Early cut-ins (d): sentences with a 400-700 ms pause in the middle, Flite kal16 in real time through fvad + PocketSphinx (in process, instant fake synthesis); an early reply is agent audio before the caller has finished.',
+    '',
+    '| end of turn | utterances | early replies | first agent audio after the end of speech, p50 / p90 (ms) |',
+    '|---|---|---|---|',
+    ...(cutIn.length > 0 ? cutIn : ['| skipped: pocketsphinx_continuous not installed | | | |']),
   ].join('\n');
 }
 

@@ -81,6 +81,18 @@ export const AgentSettings = {
   end_call_after_silence_ms: Type.Optional(Type.Integer({ minimum: 10_000, maximum: 3_600_000 })),
   /** 0 = the user can never interrupt the agent, 1 = the slightest speech interrupts. */
   interruption_sensitivity: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  /**
+   * 0..1, as Retell: how soon the agent answers once the user stops. 1 answers after the minimum
+   * end-of-turn silence when what was said is complete; lower values wait longer (docs/voice-pipeline.md).
+   */
+  responsiveness: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  /** Shortest silence that ends the user's turn (after a complete sentence), ms. 100 to 2000. */
+  end_of_turn_min_silence_ms: Type.Optional(Type.Integer({ minimum: 100, maximum: 2_000 })),
+  /**
+   * Longest silence before the user's turn ends whatever was said (after "and", "um", half a phone
+   * number), ms. 200 to 5000; a maximum below the minimum is read as the minimum.
+   */
+  end_of_turn_max_silence_ms: Type.Optional(Type.Integer({ minimum: 200, maximum: 5_000 })),
   /** Custom fields the post-call analysis fills (with an LLM configured); [] = none. */
   post_call_analysis_data: Type.Optional(Type.Array(PostCallAnalysisField, { maxItems: MAX_ANALYSIS_FIELDS })),
   /**
@@ -115,6 +127,9 @@ export interface AgentConfig {
   max_call_duration_ms: number;
   end_call_after_silence_ms: number;
   interruption_sensitivity: number;
+  responsiveness: number;
+  end_of_turn_min_silence_ms: number;
+  end_of_turn_max_silence_ms: number;
   post_call_analysis_data: PostCallAnalysisField[];
   boosted_keywords: string[];
 }
@@ -128,6 +143,9 @@ export const AGENT_DEFAULTS = {
   max_call_duration_ms: 3_600_000,
   end_call_after_silence_ms: 600_000,
   interruption_sensitivity: 1,
+  responsiveness: 1,
+  end_of_turn_min_silence_ms: 250,
+  end_of_turn_max_silence_ms: 1_200,
   // Never mutated: configs are replaced whole.
   post_call_analysis_data: [] as PostCallAnalysisField[],
   boosted_keywords: [],

@@ -187,6 +187,11 @@ export class CallSession {
       voiceId: settings.voice_id,
       language: settings.language,
       interruptionSensitivity: settings.interruption_sensitivity,
+      endOfTurn: {
+        responsiveness: settings.responsiveness,
+        minSilenceMs: settings.end_of_turn_min_silence_ms,
+        maxSilenceMs: settings.end_of_turn_max_silence_ms,
+      },
       boostedKeywords: settings.boosted_keywords,
       startSpeaker: built.startSpeaker,
       recognitionTimeoutMs: this.#d.timings.recognitionTimeoutMs,

@@ -28,6 +28,12 @@ export interface SttStream {
    * that cannot change their vocabulary during a stream omit it and use SttOpenOptions.keywords.
    */
   bias?(phrases: readonly string[]): void;
+  /**
+   * Audio written but not decoded yet, ms: how far the interim hypotheses lag the audio. Optional:
+   * streaming recognisers that can tell implement it; the adaptive end of turn judges the interim
+   * text only once the recogniser has decoded past the end of the speech (docs/voice-pipeline.md).
+   */
+  pendingMs?(): number;
 }
 
 /** An interim hypothesis: the text heard so far of the utterance being spoken. */

@@ -7,6 +7,7 @@ import { FRAME_MS, Framer, bytesToSamples, type AudioFrame } from './frames.ts';
 import { EngineError, type ResponseEngine } from './engines/types.ts';
 import type { TimedToolCall, Utterance } from './transcript.ts';
 import { mergePhrases } from './engines/expected.ts';
+import { completeness, endOfTurnSilenceMs, type EndOfTurnSettings } from './end-of-turn.ts';
 import { BandMeter } from '../providers/audio/band.ts';
 import type { TurnLatency } from './latency.ts';
 import { vadStage } from './stages/vad.stage.ts';
@@ -20,6 +21,12 @@ export type HangupReason = 'agent_hangup' | FailureReason;
 
 /** Voiced user audio measured before the call's audio band is reported, ms. */
 export const BAND_SAMPLE_MS = 2_000;
+
+/**
+ * Silence after the speech a streaming recogniser must have decoded before its interim hypothesis
+ * is judged complete or not, ms (adaptive end of turn).
+ */
+export const HYPOTHESIS_SETTLE_MS = 250;
 
 /** Default of VoicePipelineOptions.recognitionTimeoutMs (and of STT_TIMEOUT_MS), ms. */
 export const DEFAULT_RECOGNITION_TIMEOUT_MS = 5_000;
@@ -74,8 +81,14 @@ export interface VoicePipelineOptions {
   startSpeaker?: 'agent' | 'user';
   /** With startSpeaker 'user': the agent begins after this much user silence, ms; default: never. */
   beginAfterUserSilenceMs?: number;
-  /** Silence that ends the user's turn, ms; default 500. */
+  /** Silence that ends the user's turn, ms; default 500. Ignored with `endOfTurn`. */
   endpointingMs?: number;
+  /**
+   * Adaptive end of turn (the agent's responsiveness and minimum / maximum end-of-turn silence):
+   * the silence that ends the turn follows what the streaming recogniser has heard so far
+   * (src/voice/end-of-turn.ts). Default: the fixed `endpointingMs`.
+   */
+  endOfTurn?: EndOfTurnSettings;
   /**
    * Words the recogniser should expect throughout the call (the agent's boosted_keywords). Before
    * each user turn the pipeline hands the recogniser these plus the engine's expectedPhrases()
@@ -186,6 +199,8 @@ export class VoicePipeline {
   /** The open user segment started while the agent was busy and has not (yet) interrupted it. */
   #segmentOverAgent = false;
   #segmentInterrupted = false;
+  /** The recogniser's latest interim hypothesis of the open user utterance ('' before any). */
+  #interim = '';
 
   constructor(options: VoicePipelineOptions) {
     this.#o = {
@@ -249,7 +264,10 @@ export class VoicePipeline {
       this.#vad = await this.#o.vad.create({ aggressiveness: this.#o.vadAggressiveness ?? 2 });
       this.#stt = await this.#o.stt.openStream({
         signal: this.#ctrl.signal,
-        onInterim: ({ text }) => this.#emit('user_interim', { text }),
+        onInterim: ({ text }) => {
+          this.#interim = text;
+          this.#emit('user_interim', { text });
+        },
         ...(this.#o.language ? { language: this.#o.language } : {}),
         keywords: this.#expectedPhrases(),
       });
@@ -324,7 +342,9 @@ export class VoicePipeline {
   async #listenLoop(stt: SttStream, vad: VoiceActivityDetector): Promise<void> {
     const signal = this.#ctrl.signal;
     try {
-      const events = sttStage(turnStage(vadStage(this.#input, vad, signal, this.#o.minSpeechRms), { endpointingMs: this.#o.endpointingMs }, signal), stt, signal, {
+      const eot = this.#o.endOfTurn;
+      const turnOptions = eot ? { endOfTurnMs: (silenceMs: number) => this.#endOfTurnMs(eot, silenceMs, stt) } : { endpointingMs: this.#o.endpointingMs };
+      const events = sttStage(turnStage(vadStage(this.#input, vad, signal, this.#o.minSpeechRms), turnOptions, signal), stt, signal, {
         provider: this.#o.stt.id,
         now: this.#now,
         timeoutMs: this.#o.recognitionTimeoutMs ?? DEFAULT_RECOGNITION_TIMEOUT_MS,
@@ -337,6 +357,7 @@ export class VoicePipeline {
             this.#maybeBeginAfterSilence(ev.frame.offsetMs + FRAME_MS);
             break;
           case 'speech_start':
+            this.#interim = '';
             this.#userHasSpoken = true;
             this.#segmentOverAgent = this.#reply !== undefined;
             this.#segmentInterrupted = false;
@@ -362,6 +383,21 @@ export class VoicePipeline {
     } catch (e) {
       if (!signal.aborted) this.#fail('error_asr', e);
     }
+  }
+
+  /**
+   * The silence that ends the user's turn now (adaptive end of turn): judged from the latest
+   * interim hypothesis, but only once the recogniser has decoded HYPOTHESIS_SETTLE_MS of the
+   * silence (SttStream.pendingMs): before that the hypothesis still misses the last word, which
+   * the recogniser commits only after some silence ("i would like to order" for "...order a"),
+   * and only the maximum silence ends the turn.
+   */
+  #endOfTurnMs(eot: EndOfTurnSettings, silenceMs: number, stt: SttStream): number {
+    const pending = stt.pendingMs?.();
+    // The frame being judged is not written to the recogniser yet: it is not in `pending`.
+    const decodedSilenceMs = pending === undefined ? silenceMs : silenceMs - FRAME_MS - pending;
+    if (pending !== undefined && decodedSilenceMs < HYPOTHESIS_SETTLE_MS) return Math.max(eot.minSilenceMs, eot.maxSilenceMs);
+    return endOfTurnSilenceMs(completeness(this.#interim), eot);
   }
 
   #maybeBeginAfterSilence(audioMs: number): void {

@@ -2,6 +2,7 @@
 import { VoicePipeline, type VoicePipelineOptions } from '../../src/voice/pipeline.ts';
 import { FRAME_SAMPLES } from '../../src/voice/frames.ts';
 import type { Utterance } from '../../src/voice/transcript.ts';
+import type { SttOpenOptions, SttProvider, SttStream } from '../../src/providers/stt.ts';
 
 /** A clock moved by hand, in ms. */
 export class TestClock {
@@ -83,4 +84,56 @@ export async function feed(p: VoicePipeline, clock: TestClock, pcm: Int16Array, 
 
 export function makePipeline(options: Omit<VoicePipelineOptions, 'now' | 'timers'>, clock: TestClock): VoicePipeline {
   return new VoicePipeline({ ...options, now: clock.now, timers: false });
+}
+
+/**
+ * A streaming recogniser that "hears" the words of `text` in order, one per `msPerWord` of loud
+ * audio (RMS over 1000, i.e. tone(), not silence): each voiced stretch reveals the next word as an
+ * interim hypothesis, and finalize() returns the words heard in the utterance. Words not yet
+ * heard wait for the next utterance, as a caller's sentence does across a turn cut at a pause.
+ */
+export class WordStt implements SttProvider {
+  readonly id = 'words';
+  readonly #words: string[];
+  readonly #msPerWord: number;
+  /** With a number: what its streams' pendingMs() answer (a recogniser that far behind). */
+  readonly #pendingMs: number | undefined;
+  constructor(text: string, msPerWord = 200, pendingMs?: number) {
+    this.#words = text.split(/\s+/).filter(Boolean);
+    this.#msPerWord = msPerWord;
+    this.#pendingMs = pendingMs;
+  }
+
+  languages(): readonly string[] {
+    return ['en-US'];
+  }
+
+  async openStream(options: SttOpenOptions = {}): Promise<SttStream> {
+    let voicedMs = 0;
+    let heard: string[] = [];
+    const pending = this.#pendingMs;
+    return {
+      ...(pending === undefined ? {} : { pendingMs: () => pending }),
+      write: (pcm: Int16Array) => {
+        let sum = 0;
+        for (const s of pcm) sum += s * s;
+        if (Math.sqrt(sum / Math.max(1, pcm.length)) < 1000) return;
+        voicedMs += (pcm.length / 16000) * 1000;
+        const due = Math.floor(voicedMs / this.#msPerWord + 1e-9);
+        let grew = false;
+        while (heard.length < due && this.#words.length > 0) {
+          heard.push(this.#words.shift()!);
+          grew = true;
+        }
+        if (grew) options.onInterim?.({ text: heard.join(' ') });
+      },
+      finalize: async () => {
+        const text = heard.join(' ');
+        heard = [];
+        voicedMs = 0;
+        return { text };
+      },
+      close: async () => {},
+    };
+  }
 }

@@ -64,6 +64,9 @@ export const AgentResponse = Type.Object(
     max_call_duration_ms: Type.Integer(),
     end_call_after_silence_ms: Type.Integer(),
     interruption_sensitivity: Type.Number(),
+    responsiveness: Type.Number(),
+    end_of_turn_min_silence_ms: Type.Integer(),
+    end_of_turn_max_silence_ms: Type.Integer(),
     post_call_analysis_data: Type.Array(PostCallAnalysisField),
     /** Absent on versions saved before the field existed (which boost nothing). */
     boosted_keywords: Type.Optional(Type.Array(Type.String())),

@@ -462,6 +462,11 @@ class LibraryStream implements SttStream {
     this.#worker.postMessage(m, transfer);
   }
 
+  /** Audio posted to the decoder thread and not reported decoded yet (reports come every interimEveryMs), ms. */
+  pendingMs(): number {
+    return ((this.#posted - this.#decoded) / 16_000) * 1000;
+  }
+
   write(pcm: Int16Array): void {
     if (this.#closed || this.#failure) return;
     // A decoder far behind real time (an overloaded machine): drop audio rather than grow memory.

@@ -7,11 +7,17 @@ import type { VadFrame } from './vad.stage.ts';
  *   i.e. 60 ms of speech); the `prerollMs` of audio before the onset goes with it so the
  *   recogniser hears the first phoneme;
  * - the utterance (the user's turn) ends after `endpointingMs` of continuous non-speech
- *   (default 500 ms); `endMs` is the end of the last voiced frame.
+ *   (default 500 ms), or, with `endOfTurnMs`, after the silence it asks for at each silent frame
+ *   (adaptive end of turn, src/voice/end-of-turn.ts); `endMs` is the end of the last voiced frame.
  */
 export interface TurnOptions {
-  /** Silence that ends a turn, ms; default 500. */
+  /** Silence that ends a turn, ms; default 500. Ignored with `endOfTurnMs`. */
   endpointingMs?: number;
+  /**
+   * The silence that ends the turn now, ms, asked at each frame of an open utterance with the
+   * silence so far (it may change as the interim transcript does); default: `endpointingMs`.
+   */
+  endOfTurnMs?: (silenceMs: number) => number;
   /** Audio kept from before the detected onset, ms; default 200. */
   prerollMs?: number;
   onsetFrames?: number;
@@ -32,6 +38,7 @@ export class TurnDetector {
   readonly #prerollFrames: number;
   readonly #onsetFrames: number;
   readonly #onsetWindow: number;
+  readonly #endOfTurnMs: ((silenceMs: number) => number) | undefined;
   #recent: VadFrame[] = [];
   #inSpeech = false;
   #startMs = 0;
@@ -41,6 +48,7 @@ export class TurnDetector {
 
   constructor(options: TurnOptions = {}) {
     this.#endpointingFrames = Math.max(1, Math.round((options.endpointingMs ?? 500) / FRAME_MS));
+    this.#endOfTurnMs = options.endOfTurnMs;
     this.#onsetWindow = options.onsetWindow ?? 4;
     this.#onsetFrames = Math.min(options.onsetFrames ?? 3, this.#onsetWindow);
     this.#prerollFrames = Math.max(this.#onsetWindow, Math.round((options.prerollMs ?? 200) / FRAME_MS));
@@ -78,7 +86,8 @@ export class TurnDetector {
       this.#silentFrames++;
     }
     const events: TurnEvent[] = [{ type: 'speech', frame: f, voicedMs: this.#voicedMs }];
-    if (this.#silentFrames >= this.#endpointingFrames) {
+    const needed = this.#endOfTurnMs ? Math.max(1, Math.round(this.#endOfTurnMs(this.#silentFrames * FRAME_MS) / FRAME_MS)) : this.#endpointingFrames;
+    if (!f.speech && this.#silentFrames >= needed) {
       this.#inSpeech = false;
       events.push({ type: 'speech_end', startMs: this.#startMs, endMs: this.#lastVoicedEndMs, voicedMs: this.#voicedMs });
     }
