@@ -10,6 +10,14 @@ const EngineId = ResourceId;
 export const ResponseEngine = Type.Union([
   Strict({ type: Type.Literal('conversation_flow'), conversation_flow_id: EngineId }),
   Strict({ type: Type.Literal('service_llm'), llm_id: EngineId }),
+  Strict({
+    type: Type.Literal('custom_llm'),
+    llm_websocket_url: Type.String({
+      minLength: 1,
+      maxLength: MAX_WEBHOOK_URL_LENGTH,
+      description: "The user's server speaking Retell's LLM WebSocket protocol: an absolute ws(s) URL; each call dials `{llm_websocket_url}/{call_id}` (docs/custom-llm.md).",
+    }),
+  }),
 ]);
 export type ResponseEngine = Static<typeof ResponseEngine>;
 
@@ -136,7 +144,9 @@ export const AGENT_DEFAULTS = {
 /** The response engine's definition as pinned by an agent version. */
 export type EngineSnapshot =
   | { type: 'conversation_flow'; conversation_flow_id: string; definition: ConversationFlowDefinition }
-  | { type: 'service_llm'; llm_id: string; definition: ServiceLlmDefinition };
+  | { type: 'service_llm'; llm_id: string; definition: ServiceLlmDefinition }
+  /** A custom LLM has no stored definition: the user's server is the engine. */
+  | { type: 'custom_llm'; llm_websocket_url: string };
 
 /** An agent's head: its owner and latest version. */
 export interface AgentHead {

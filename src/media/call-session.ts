@@ -6,7 +6,8 @@ import type { Call } from '../domain/call.ts';
 import type { CallCheckpoint } from '../domain/call-checkpoint.ts';
 import type { CallOutcome } from '../services/call.service.ts';
 import type { Providers } from '../providers/registry.ts';
-import { analyzeCall, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, VoicePipeline, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller, type Utterance } from '../voice/index.ts';
+import { analyzeCall, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, VoicePipeline, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller, type LlmSocketOpener, type LlmWebsocketReason, type Utterance } from '../voice/index.ts';
+import type { EngineSnapshot } from '../domain/agent.ts';
 import { CallRecorder } from './call-recorder.ts';
 import type { RecordingStore } from '../services/recording-store.ts';
 import { type AgentForCall, buildEngine, effectiveEngine, effectiveSettings, engineNeedsMissingLlm } from './engine-factory.ts';
@@ -76,6 +77,11 @@ export interface SessionDeps {
    * `signal` aborts the requests still running when the call ends.
    */
   functions?: (call: { accountId: string; callId: string }, signal: AbortSignal) => FunctionCaller;
+  /**
+   * A custom LLM's connection (`custom_llm` agents): opens sockets under the webhook destination
+   * policy, and makes the call object sent as `call_details`.
+   */
+  customLlm?: { open: LlmSocketOpener; callDetails: (call: Call) => unknown };
   /** Where the call's recording is written (files under DATA_DIR, or rows on PostgreSQL). */
   recordings: RecordingStore;
   /** Hands the names the flow captured to the PII redactor before the call is finished. */
@@ -114,7 +120,9 @@ export class CallSession {
   #silenceMs = 0;
   #refreshing = false;
   #refreshAgain = false;
-  #engineType: 'conversation_flow' | 'service_llm' | undefined;
+  #engineType: EngineSnapshot['type'] | undefined;
+  /** Releases the engine's resources (a custom LLM's socket). */
+  #closeEngine: (() => void) | undefined;
   /** The checkpoint being written, and whether another is due once it is. */
   #checkpointing: Promise<void> | undefined;
   #checkpointAgain = false;
@@ -167,6 +175,17 @@ export class CallSession {
         currentNodeId: this.#call.current_node_id,
         currentState: this.#call.current_state,
         language: settings.language,
+        ...(this.#d.customLlm
+          ? {
+              customLlm: {
+                callId: this.callId,
+                open: this.#d.customLlm.open,
+                callDetails: () => this.#d.customLlm?.callDetails(this.#call),
+                onFailure: (reason: LlmWebsocketReason, detail: string) => this.#engineFailed(reason, detail),
+                scheduler: this.#d.scheduler,
+              },
+            }
+          : {}),
         onToolError: (nodeId, error) =>
           this.#d.log.warn({ nodeId, code: (error as { code?: unknown })?.code }, 'flow tool node failed'),
       });
@@ -178,6 +197,7 @@ export class CallSession {
     }
     this.#position = built.position;
     this.#engineType = engineDef.type;
+    this.#closeEngine = built.close;
     this.#lastPosition = built.position();
     this.#reachedEnd = () => built.engine.outcome();
 
@@ -276,6 +296,14 @@ export class CallSession {
     });
   }
 
+  /** A custom LLM's server failed: the call ends with Retell's reason (the detail stays in the log). */
+  #engineFailed(reason: LlmWebsocketReason, detail: string): void {
+    if (this.#ending) return;
+    this.#d.log.warn({ reason, detail: detail.slice(0, 600) }, 'custom LLM connection failed');
+    this.#conn.sendEvent({ type: 'error', code: reason, message: failureMessage(reason) });
+    void this.end(reason);
+  }
+
   /** User audio from the client: 16-bit LE mono PCM at 16 kHz. */
   onAudio(bytes: Uint8Array): void {
     if (this.#ending || !this.#pipeline) return;
@@ -327,6 +355,7 @@ export class CallSession {
     const p = this.#pipeline;
     const elapsedMs = p?.elapsedMs() ?? 0;
     this.#callOver.abort(new Error('the call ended'));
+    this.#closeEngine?.();
     await p?.close();
     const utterances = p?.transcript() ?? [];
     const outcome = this.#reachedEnd();
@@ -508,6 +537,14 @@ function failureMessage(reason: string): string {
       return 'The language model failed; the call ends.';
     case 'error_tts':
       return 'Speech synthesis failed; the call ends.';
+    case 'error_llm_websocket_open':
+      return "The custom LLM's server could not be reached; the call ends.";
+    case 'error_llm_websocket_lost_connection':
+      return "The connection to the custom LLM's server was lost; the call ends.";
+    case 'error_llm_websocket_runtime':
+      return "The custom LLM's server reported an error; the call ends.";
+    case 'error_llm_websocket_corrupt_payload':
+      return "The custom LLM's server sent a message the protocol does not allow; the call ends.";
     default:
       return 'The call failed.';
   }
