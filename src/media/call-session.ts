@@ -182,6 +182,7 @@ export class CallSession {
                 open: this.#d.customLlm.open,
                 callDetails: () => this.#d.customLlm?.callDetails(this.#call),
                 onFailure: (reason: LlmWebsocketReason, detail: string) => this.#engineFailed(reason, detail),
+                onUnprompted: () => this.#pipeline?.speakUnprompted(),
                 scheduler: this.#d.scheduler,
               },
             }

@@ -72,6 +72,8 @@ export interface CustomLlmDeps {
   open: LlmSocketOpener;
   callDetails: () => unknown;
   onFailure: (reason: LlmWebsocketReason, detail: string) => void;
+  /** The engine has speech of its own (agent_interrupt): have the pipeline speak it. */
+  onUnprompted: () => void;
   scheduler: Scheduler;
 }
 

@@ -157,6 +157,25 @@ for (const kind of STORES) {
       }
     });
 
+    it('agent_interrupt: the agent speaks unprompted (streamed), and its end_call ends the call', { timeout: 20_000 }, async () => {
+      llm.behave = (ws) => send(ws, { response_type: 'response', response_id: 0, content: 'Hi there.', content_complete: true });
+      llm.onEvent = (ws, event) => {
+        // Once the greeting has been heard, the server speaks up on its own.
+        if (event.interaction_type !== 'update_only' || event.transcript.length !== 1) return;
+        send(ws, { response_type: 'agent_interrupt', interrupt_id: 1, content: 'Before you answer, ', content_complete: false });
+        send(ws, { response_type: 'agent_interrupt', interrupt_id: 1, content: 'we are closing now. Bye.', content_complete: true, end_call: true });
+      };
+      const client = await s.call(await customAgent());
+      const end = await client.ended;
+      assert.equal(end.disconnection_reason, 'agent_hangup');
+      const call = (await s.api('GET', `/v2/get-call/${client.callId}`)).json;
+      assert.deepEqual((call.transcript_object as Array<{ role: string; content: string }>).map((u) => `${u.role}: ${u.content}`), [
+        'agent: Hi there.',
+        'agent: Before you answer, we are closing now. Bye.',
+      ]);
+      assert.equal(llm.of(client.callId, 'response_required').length, 0);
+    });
+
     const failures: Array<[string, () => string, (ws: WebSocket) => void, (ws: WebSocket, event: Event) => void, string]> = [
       ['a server that dies mid-call', () => llm.url, (ws) => send(ws, { response_type: 'response', response_id: 0, content: 'Hi.', content_complete: true }), (ws, e) => e.interaction_type === 'response_required' && ws.terminate(), 'error_llm_websocket_lost_connection'],
       ['a server that never opens', () => 'ws://127.0.0.1:1/nothing', () => {}, () => {}, 'error_llm_websocket_open'],

@@ -38,6 +38,8 @@ export type LlmSocketOpener = (url: string, handlers: LlmSocketHandlers) => Prom
 export const BEGIN_WAIT_MS = 5_000;
 /** Most characters of one response (all its streamed contents): beyond, the payload is corrupt. */
 export const MAX_RESPONSE_CHARS = 10_000;
+/** Most agent_interrupt events waiting to be spoken; more is a corrupt payload. */
+export const MAX_PENDING_INTERRUPTS = 8;
 /** With `auto_reconnect`: ping_pong interval, ms, and silence after which the connection counts as lost, ms (Retell's 2 s and 5 s). */
 export const PING_INTERVAL_MS = 2_000;
 export const PING_TIMEOUT_MS = 5_000;
@@ -53,6 +55,8 @@ export interface CustomLlmEngineOptions {
   callDetails: () => unknown;
   /** The server failed: the owner ends the call with `reason`. Called at most once. */
   onFailure: (reason: LlmWebsocketReason, detail: string) => void;
+  /** The server sent an agent_interrupt: the owner has the pipeline speak it (VoicePipeline.speakUnprompted). */
+  onUnprompted?: () => void;
   /** Timers: the begin wait, ping_pong; tests pass a ManualScheduler. */
   scheduler: Scheduler;
 }
@@ -102,6 +106,9 @@ export class CustomLlmEngine implements ResponseEngine {
   #lastHeard = 0;
   #reconnecting = false;
   #endCall = false;
+  /** agent_interrupt streams by interrupt_id, and those not spoken yet, in order. */
+  readonly #interrupts = new Map<number, ResponseStream>();
+  readonly #unprompted: ResponseStream[] = [];
 
   constructor(options: CustomLlmEngineOptions) {
     this.#o = options;
@@ -120,6 +127,12 @@ export class CustomLlmEngine implements ResponseEngine {
     this.#current = new ResponseStream(++this.#responseId);
     this.#send({ interaction_type: 'response_required', response_id: this.#current.id, transcript: this.#transcript });
     yield* this.#stream(this.#current, signal, undefined);
+  }
+
+  /** Speaks the oldest agent_interrupt not spoken yet. */
+  async *unprompted(signal: AbortSignal): AsyncIterable<EngineOutput> {
+    const stream = this.#unprompted.shift();
+    if (stream) yield* this.#stream(stream, signal, undefined);
   }
 
   agentSpoke(text: string, cutOff: boolean): void {
@@ -293,12 +306,31 @@ export class CustomLlmEngine implements ResponseEngine {
         this.#tool({ type: 'tool_call_result', tool_call_id: event.tool_call_id, content: content.slice(0, MAX_RESPONSE_CHARS) });
         return null;
       }
+      case 'agent_interrupt': {
+        const id = event.interrupt_id;
+        if (typeof id !== 'number' || !Number.isInteger(id) || id < 0) return 'an agent_interrupt without an integer interrupt_id';
+        if (event.content !== undefined && typeof event.content !== 'string') return 'an agent_interrupt whose content is not a string';
+        let stream = this.#interrupts.get(id);
+        if (!stream) {
+          if (this.#unprompted.length >= MAX_PENDING_INTERRUPTS) return `more than ${MAX_PENDING_INTERRUPTS} agent_interrupt waiting to be spoken`;
+          stream = new ResponseStream(id);
+          this.#interrupts.set(id, stream);
+          this.#unprompted.push(stream);
+          this.#o.onUnprompted?.();
+        }
+        if (stream.complete) return null;
+        const content = typeof event.content === 'string' ? event.content : '';
+        stream.chars += content.length;
+        if (stream.chars > MAX_RESPONSE_CHARS) return `an agent_interrupt longer than ${MAX_RESPONSE_CHARS} characters`;
+        if (content) stream.push({ kind: 'text', text: content });
+        if (event.content_complete === true || event.end_call === true) stream.push({ kind: 'done', endCall: event.end_call === true });
+        return null;
+      }
       case 'ping_pong':
       case 'metadata':
       case 'update_agent':
-      case 'agent_interrupt':
-        // Liveness is counted on every frame; metadata, update_agent and agent_interrupt are
-        // accepted and not acted on (docs/custom-llm.md, "What is not implemented").
+        // Liveness is counted on every frame; metadata and update_agent are accepted and not
+        // acted on (docs/custom-llm.md, "What is not implemented").
         return null;
       default:
         return `an unknown response_type "${event.response_type.slice(0, 40)}"`;
