@@ -87,6 +87,13 @@ export const AgentSettings = {
   max_call_duration_ms: Type.Optional(Type.Integer({ minimum: 60_000, maximum: 7_200_000 })),
   /** The call ends (`inactivity`) after this long without user speech. 10 s to 1 h. */
   end_call_after_silence_ms: Type.Optional(Type.Integer({ minimum: 10_000, maximum: 3_600_000 })),
+  /**
+   * Custom-LLM agents: after the agent finishes speaking and the user stays silent this long, the
+   * user's server gets a `reminder_required` (docs/custom-llm.md). 1 s to 1 h; default 10 s.
+   */
+  reminder_trigger_ms: Type.Optional(Type.Integer({ minimum: 1_000, maximum: 3_600_000 })),
+  /** Most reminders in a row without the user speaking; 0 = none. Default 1. */
+  reminder_max_count: Type.Optional(Type.Integer({ minimum: 0, maximum: 20 })),
   /** 0 = the user can never interrupt the agent, 1 = the slightest speech interrupts. */
   interruption_sensitivity: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   /** Custom fields the post-call analysis fills (with an LLM configured); [] = none. */
@@ -122,6 +129,8 @@ export interface AgentConfig {
   data_storage_setting: StoragePolicy;
   max_call_duration_ms: number;
   end_call_after_silence_ms: number;
+  reminder_trigger_ms: number;
+  reminder_max_count: number;
   interruption_sensitivity: number;
   post_call_analysis_data: PostCallAnalysisField[];
   boosted_keywords: string[];
@@ -135,6 +144,8 @@ export const AGENT_DEFAULTS = {
   data_storage_setting: 'everything',
   max_call_duration_ms: 3_600_000,
   end_call_after_silence_ms: 600_000,
+  reminder_trigger_ms: 10_000,
+  reminder_max_count: 1,
   interruption_sensitivity: 1,
   // Never mutated: configs are replaced whole.
   post_call_analysis_data: [] as PostCallAnalysisField[],

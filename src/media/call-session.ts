@@ -123,6 +123,8 @@ export class CallSession {
   #engineType: EngineSnapshot['type'] | undefined;
   /** Releases the engine's resources (a custom LLM's socket). */
   #closeEngine: (() => void) | undefined;
+  /** Reminders after the user's silence (custom LLM): the engine's, the agent's settings, and the count since the user last spoke. */
+  #reminder: { remind: () => void; afterMs: number; max: number; sent: number; timer: TimerHandle | undefined } | undefined;
   /** The checkpoint being written, and whether another is due once it is. */
   #checkpointing: Promise<void> | undefined;
   #checkpointAgain = false;
@@ -199,6 +201,9 @@ export class CallSession {
     this.#position = built.position;
     this.#engineType = engineDef.type;
     this.#closeEngine = built.close;
+    if (built.remind && settings.reminder_max_count > 0) {
+      this.#reminder = { remind: built.remind, afterMs: settings.reminder_trigger_ms, max: settings.reminder_max_count, sent: 0, timer: undefined };
+    }
     this.#lastPosition = built.position();
     this.#reachedEnd = () => built.engine.outcome();
 
@@ -259,9 +264,14 @@ export class CallSession {
       }
       this.#conn.sendEvent({ type: 'agent_stop_talking', utterance_id: this.#utteranceId(), cut_off: interrupted });
       this.#armSilence();
+      if (!interrupted) this.#armReminder();
     });
     p.on('user_start_talking', () => {
       this.#armSilence();
+      if (this.#reminder) {
+        this.#reminder.sent = 0;
+        if (this.#reminder.timer) this.#d.scheduler.clear(this.#reminder.timer);
+      }
       void this.#refreshVariables('turn');
     });
     p.on('audio_band', ({ band, highFraction }) => {
@@ -352,6 +362,7 @@ export class CallSession {
 
   async #finish(reason: DisconnectionReason, closeCode: number | undefined): Promise<void> {
     for (const t of this.#timers) this.#d.scheduler.clear(t);
+    if (this.#reminder?.timer) this.#d.scheduler.clear(this.#reminder.timer);
     if (this.#silenceTimer) this.#d.scheduler.clear(this.#silenceTimer);
     const p = this.#pipeline;
     const elapsedMs = p?.elapsedMs() ?? 0;
@@ -461,6 +472,19 @@ export class CallSession {
   }
 
   /** (Re)starts the inactivity timer; while the agent talks, it waits for the agent to finish. */
+  /** After the agent finished speaking: a reminder once the user has been silent reminder_trigger_ms (at most reminder_max_count in a row). */
+  #armReminder(): void {
+    const r = this.#reminder;
+    if (!r || this.#ending) return;
+    if (r.timer) this.#d.scheduler.clear(r.timer);
+    if (r.sent >= r.max) return;
+    r.timer = this.#d.scheduler.setTimeout(() => {
+      if (this.#talking || this.#ending) return;
+      r.sent += 1;
+      r.remind();
+    }, r.afterMs);
+  }
+
   #armSilence(): void {
     if (this.#ending) return;
     if (this.#silenceTimer) this.#d.scheduler.clear(this.#silenceTimer);

@@ -85,6 +85,8 @@ export interface BuiltEngine {
   position(): string | undefined;
   /** Releases what the engine holds (a custom LLM's socket) when the call ends. */
   close?(): void;
+  /** Asks for a reminder after the user's silence (custom LLM: reminder_required); absent for engines without reminders. */
+  remind?(): void;
 }
 
 /** Builds the response engine of a call (throws EngineError for a definition it cannot run). */
@@ -113,7 +115,7 @@ export function buildEngine(o: BuildEngineOptions): BuiltEngine {
     if (!o.customLlm) throw new Error('custom-LLM engine without a socket opener');
     const engine = new CustomLlmEngine({ url: e.llm_websocket_url, ...o.customLlm });
     // The agent begins: the engine dials the server and speaks its begin message, if any (empty: the user speaks first).
-    return { engine, startSpeaker: 'agent', beginAfterUserSilenceMs: undefined, position: () => undefined, close: () => engine.close() };
+    return { engine, startSpeaker: 'agent', beginAfterUserSilenceMs: undefined, position: () => undefined, close: () => engine.close(), remind: () => engine.remind() };
   }
   const config = e.definition;
   if (!o.llm) throw new Error('service-LLM engine without an LLM');

@@ -176,6 +176,32 @@ for (const kind of STORES) {
       assert.equal(llm.of(client.callId, 'response_required').length, 0);
     });
 
+    it('reminder_required after the agent\'s reminder_trigger_ms of user silence, at most reminder_max_count in a row', { timeout: 20_000 }, async () => {
+      llm.behave = (ws) => send(ws, { response_type: 'response', response_id: 0, content: 'Hello.', content_complete: true });
+      llm.onEvent = (ws, event) => {
+        if (event.interaction_type !== 'reminder_required') return;
+        send(ws, { response_type: 'response', response_id: event.response_id, content: event.response_id === 1 ? 'Are you still there?' : 'Hello?', content_complete: true });
+      };
+      const agent = await s.api('POST', '/create-agent', {
+        response_engine: { type: 'custom_llm', llm_websocket_url: llm.url }, reminder_trigger_ms: 1_000, reminder_max_count: 2,
+      });
+      assert.equal(agent.status, 201, JSON.stringify(agent.json));
+      assert.equal(agent.json.reminder_trigger_ms, 1_000);
+      const started = Date.now();
+      const client = await s.call(agent.json.agent_id as string);
+      await eventually(() => llm.of(client.callId, 'reminder_required').length === 2);
+      assert.ok(Date.now() - started >= 2_000, 'two reminders, each after a second of silence');
+      await client.waitFor((e) => e.type === 'agent_stop_talking' && e['utterance_id'] === 'utt_3', 5_000);
+      // No third reminder: the user has not spoken since the first.
+      await new Promise((r) => setTimeout(r, 1_500));
+      await client.hangup();
+      const reminders = llm.of(client.callId, 'reminder_required');
+      assert.deepEqual(reminders.map((e) => e.response_id), [1, 2]);
+      assert.deepEqual(reminders[1]!.transcript, [{ role: 'agent', content: 'Hello.' }, { role: 'agent', content: 'Are you still there?' }]);
+      const call = (await s.api('GET', `/v2/get-call/${client.callId}`)).json;
+      assert.deepEqual((call.transcript_object as Array<{ content: string }>).map((u) => u.content), ['Hello.', 'Are you still there?', 'Hello?']);
+    });
+
     const failures: Array<[string, () => string, (ws: WebSocket) => void, (ws: WebSocket, event: Event) => void, string]> = [
       ['a server that dies mid-call', () => llm.url, (ws) => send(ws, { response_type: 'response', response_id: 0, content: 'Hi.', content_complete: true }), (ws, e) => e.interaction_type === 'response_required' && ws.terminate(), 'error_llm_websocket_lost_connection'],
       ['a server that never opens', () => 'ws://127.0.0.1:1/nothing', () => {}, () => {}, 'error_llm_websocket_open'],

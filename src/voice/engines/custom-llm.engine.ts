@@ -129,7 +129,20 @@ export class CustomLlmEngine implements ResponseEngine {
     yield* this.#stream(this.#current, signal, undefined);
   }
 
-  /** Speaks the oldest agent_interrupt not spoken yet. */
+  /**
+   * The user has been silent since the agent spoke (the agent's reminder_trigger_ms): asks the
+   * server for a reminder (`reminder_required` with the next response_id); its response is spoken
+   * as unprompted speech.
+   */
+  remind(): void {
+    if (!this.#socket || this.#failed || this.#closed) return;
+    this.#current = new ResponseStream(++this.#responseId);
+    this.#unprompted.push(this.#current);
+    this.#send({ interaction_type: 'reminder_required', response_id: this.#current.id, transcript: this.#transcript });
+    this.#o.onUnprompted?.();
+  }
+
+  /** Speaks the oldest agent_interrupt (or reminder response) not spoken yet. */
   async *unprompted(signal: AbortSignal): AsyncIterable<EngineOutput> {
     const stream = this.#unprompted.shift();
     if (stream) yield* this.#stream(stream, signal, undefined);
