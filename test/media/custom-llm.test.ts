@@ -165,7 +165,9 @@ for (const kind of STORES) {
         send(ws, { response_type: 'agent_interrupt', interrupt_id: 1, content: 'Before you answer, ', content_complete: false });
         send(ws, { response_type: 'agent_interrupt', interrupt_id: 1, content: 'we are closing now. Bye.', content_complete: true, end_call: true });
       };
-      const client = await s.call(await customAgent());
+      // No reminders: only the interrupt can make the agent speak again.
+      const agent = await s.api('POST', '/create-agent', { response_engine: { type: 'custom_llm', llm_websocket_url: llm.url }, reminder_max_count: 0 });
+      const client = await s.call(agent.json.agent_id as string);
       const end = await client.ended;
       assert.equal(end.disconnection_reason, 'agent_hangup');
       const call = (await s.api('GET', `/v2/get-call/${client.callId}`)).json;
