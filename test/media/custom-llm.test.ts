@@ -204,6 +204,32 @@ for (const kind of STORES) {
       assert.deepEqual((call.transcript_object as Array<{ content: string }>).map((u) => u.content), ['Hello.', 'Are you still there?', 'Hello?']);
     });
 
+    it('auto_reconnect: the service pings, and dials again when the connection breaks; the call goes on', { timeout: 20_000 }, async () => {
+      let dialled = 0;
+      llm.behave = (ws) => {
+        dialled += 1;
+        send(ws, { response_type: 'config', config: { auto_reconnect: true, call_details: false } });
+        if (dialled === 1) send(ws, { response_type: 'response', response_id: 0, content: 'Hello.', content_complete: true });
+      };
+      llm.onEvent = (ws, event) => {
+        if (event.interaction_type === 'ping_pong') {
+          send(ws, { response_type: 'ping_pong', timestamp: Date.now() });
+          // The first connection breaks after its first ping.
+          if (dialled === 1) ws.terminate();
+        }
+        if (event.interaction_type === 'response_required') send(ws, { response_type: 'response', response_id: event.response_id, content: 'Still here. Bye.', content_complete: true, end_call: true });
+      };
+      const client = await s.call(await customAgent());
+      await eventually(() => dialled === 2, 10_000);
+      providers.stt.push('are you there');
+      await client.play(concat(tone(600), silence(700)));
+      const end = await client.ended;
+      assert.equal(end.disconnection_reason, 'agent_hangup');
+      assert.equal(llm.connections.filter((c) => c.endsWith(client.callId)).length, 2);
+      assert.ok(llm.of(client.callId, 'ping_pong').length >= 1);
+      assert.equal(client.transcript.at(-1)?.content, 'Still here. Bye.');
+    });
+
     const failures: Array<[string, () => string, (ws: WebSocket) => void, (ws: WebSocket, event: Event) => void, string]> = [
       ['a server that dies mid-call', () => llm.url, (ws) => send(ws, { response_type: 'response', response_id: 0, content: 'Hi.', content_complete: true }), (ws, e) => e.interaction_type === 'response_required' && ws.terminate(), 'error_llm_websocket_lost_connection'],
       ['a server that never opens', () => 'ws://127.0.0.1:1/nothing', () => {}, () => {}, 'error_llm_websocket_open'],
