@@ -185,6 +185,7 @@ export class CallSession {
                 callDetails: () => this.#d.customLlm?.callDetails(this.#call),
                 onFailure: (reason: LlmWebsocketReason, detail: string) => this.#engineFailed(reason, detail),
                 onUnprompted: () => this.#pipeline?.speakUnprompted(),
+                onMetadata: (metadata: unknown) => this.#conn.sendEvent({ type: 'metadata', metadata }),
                 scheduler: this.#d.scheduler,
               },
             }

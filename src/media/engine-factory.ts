@@ -74,6 +74,8 @@ export interface CustomLlmDeps {
   onFailure: (reason: LlmWebsocketReason, detail: string) => void;
   /** The engine has speech of its own (agent_interrupt): have the pipeline speak it. */
   onUnprompted: () => void;
+  /** The server's `metadata` event, for the web client. */
+  onMetadata: (metadata: unknown) => void;
   scheduler: Scheduler;
 }
 

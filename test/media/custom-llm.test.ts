@@ -70,6 +70,7 @@ for (const kind of STORES) {
     it('a Retell-style server drives a whole call: begin message, streamed response, tool calls, a stale response ignored, end_call', { timeout: 20_000 }, async () => {
       llm.behave = (ws) => {
         send(ws, { response_type: 'config', config: { auto_reconnect: false, call_details: true } });
+        send(ws, { response_type: 'metadata', metadata: { screen: 'orders', ids: [1, 2] } });
         send(ws, { response_type: 'response', response_id: 0, content: 'Hello from ', content_complete: false });
         send(ws, { response_type: 'response', response_id: 0, content: 'your server.', content_complete: true });
       };
@@ -90,6 +91,8 @@ for (const kind of STORES) {
       const end = await client.ended;
       assert.equal(end.disconnection_reason, 'agent_hangup');
       const callId = client.callId;
+      // The server's metadata reached the web client as it came.
+      assert.deepEqual(client.events.filter((e) => e.type === 'metadata').map((e) => e['metadata']), [{ screen: 'orders', ids: [1, 2] }]);
       assert.ok(llm.connections.includes(`/llm-websocket/${callId}`), 'dialled {llm_websocket_url}/{call_id}');
       const details = llm.of(callId, 'call_details');
       assert.equal(details.length, 1);

@@ -57,6 +57,8 @@ export interface CustomLlmEngineOptions {
   onFailure: (reason: LlmWebsocketReason, detail: string) => void;
   /** The server sent an agent_interrupt: the owner has the pipeline speak it (VoicePipeline.speakUnprompted). */
   onUnprompted?: () => void;
+  /** The server sent a `metadata` event: the owner passes it on to the web client. */
+  onMetadata?: (metadata: unknown) => void;
   /** Timers: the begin wait, ping_pong; tests pass a ManualScheduler. */
   scheduler: Scheduler;
 }
@@ -339,11 +341,13 @@ export class CustomLlmEngine implements ResponseEngine {
         if (event.content_complete === true || event.end_call === true) stream.push({ kind: 'done', endCall: event.end_call === true });
         return null;
       }
-      case 'ping_pong':
       case 'metadata':
+        this.#o.onMetadata?.(event.metadata ?? null);
+        return null;
+      case 'ping_pong':
       case 'update_agent':
-        // Liveness is counted on every frame; metadata and update_agent are accepted and not
-        // acted on (docs/custom-llm.md, "What is not implemented").
+        // Liveness is counted on every frame; update_agent is accepted and not acted on
+        // (docs/custom-llm.md, "What is not implemented").
         return null;
       default:
         return `an unknown response_type "${event.response_type.slice(0, 40)}"`;
