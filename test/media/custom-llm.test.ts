@@ -238,6 +238,8 @@ for (const kind of STORES) {
       ['a server that never opens', () => 'ws://127.0.0.1:1/nothing', () => {}, () => {}, 'error_llm_websocket_open'],
       ['a server that sends garbage', () => llm.url, (ws) => ws.send('this is not json {'), () => {}, 'error_llm_websocket_corrupt_payload'],
       ['a server that closes with an internal error', () => llm.url, (ws) => ws.close(1011, 'boom'), () => {}, 'error_llm_websocket_runtime'],
+      ['a frame over 64 KiB', () => llm.url, (ws) => send(ws, { response_type: 'metadata', metadata: 'x'.repeat(70_000) }), () => {}, 'error_llm_websocket_corrupt_payload'],
+      ['a flood of frames', () => llm.url, (ws) => { for (let i = 0; i < 250; i++) send(ws, { response_type: 'ping_pong', timestamp: i }); }, () => {}, 'error_llm_websocket_corrupt_payload'],
       ['a response longer than the limit', () => llm.url, (ws) => send(ws, { response_type: 'response', response_id: 0, content: 'x'.repeat(10_001), content_complete: true }), () => {}, 'error_llm_websocket_corrupt_payload'],
     ];
     for (const [label, url, behave, onEvent, reason] of failures) {
