@@ -207,7 +207,7 @@ for (const kind of STORES) {
       assert.deepEqual((call.transcript_object as Array<{ content: string }>).map((u) => u.content), ['Hello.', 'Are you still there?', 'Hello?']);
     });
 
-    it('auto_reconnect: the service pings, and dials again when the connection breaks; the call goes on', { timeout: 20_000 }, async () => {
+    it('auto_reconnect: the service pings, dials again when the connection breaks, and asks the new one what the lost one left unanswered', { timeout: 20_000 }, async () => {
       let dialled = 0;
       llm.behave = (ws) => {
         dialled += 1;
@@ -215,21 +215,20 @@ for (const kind of STORES) {
         if (dialled === 1) send(ws, { response_type: 'response', response_id: 0, content: 'Hello.', content_complete: true });
       };
       llm.onEvent = (ws, event) => {
-        if (event.interaction_type === 'ping_pong') {
-          send(ws, { response_type: 'ping_pong', timestamp: Date.now() });
-          // The first connection breaks after its first ping.
-          if (dialled === 1) ws.terminate();
-        }
-        if (event.interaction_type === 'response_required') send(ws, { response_type: 'response', response_id: event.response_id, content: 'Still here. Bye.', content_complete: true, end_call: true });
+        if (event.interaction_type === 'ping_pong') send(ws, { response_type: 'ping_pong', timestamp: Date.now() });
+        if (event.interaction_type !== 'response_required') return;
+        // The first connection breaks on the user's turn, before answering it.
+        if (dialled === 1) ws.terminate();
+        else send(ws, { response_type: 'response', response_id: event.response_id, content: 'Still here. Bye.', content_complete: true, end_call: true });
       };
       const client = await s.call(await customAgent());
-      await eventually(() => dialled === 2, 10_000);
+      await eventually(() => llm.of(client.callId, 'ping_pong').length >= 1, 10_000);
       providers.stt.push('are you there');
       await client.play(concat(tone(600), silence(700)));
       const end = await client.ended;
       assert.equal(end.disconnection_reason, 'agent_hangup');
       assert.equal(llm.connections.filter((c) => c.endsWith(client.callId)).length, 2);
-      assert.ok(llm.of(client.callId, 'ping_pong').length >= 1);
+      assert.deepEqual(llm.of(client.callId, 'response_required').map((e) => e.response_id), [1, 1]);
       assert.equal(client.transcript.at(-1)?.content, 'Still here. Bye.');
     });
 

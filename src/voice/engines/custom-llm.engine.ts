@@ -110,6 +110,10 @@ export class CustomLlmEngine implements ResponseEngine {
   #endCall = false;
   /** agent_interrupt streams by interrupt_id, and those not spoken yet, in order. */
   readonly #interrupts = new Map<number, ResponseStream>();
+  /** The highest interrupt_id spoken (or cut off): later frames of it, or of lower ids, are stale. */
+  #lastInterruptDone = -1;
+  /** The last response_required or reminder_required: sent again after a reconnection if still unanswered. */
+  #lastRequest: Record<string, unknown> | undefined;
   readonly #unprompted: ResponseStream[] = [];
 
   constructor(options: CustomLlmEngineOptions) {
@@ -127,7 +131,7 @@ export class CustomLlmEngine implements ResponseEngine {
     if (!(await this.#ensureOpen())) return;
     this.#transcript.push({ role: 'user', content: userText });
     this.#current = new ResponseStream(++this.#responseId);
-    this.#send({ interaction_type: 'response_required', response_id: this.#current.id, transcript: this.#transcript });
+    this.#request({ interaction_type: 'response_required', response_id: this.#current.id, transcript: this.#transcript });
     yield* this.#stream(this.#current, signal, undefined);
   }
 
@@ -140,7 +144,7 @@ export class CustomLlmEngine implements ResponseEngine {
     if (!this.#socket || this.#failed || this.#closed) return;
     this.#current = new ResponseStream(++this.#responseId);
     this.#unprompted.push(this.#current);
-    this.#send({ interaction_type: 'reminder_required', response_id: this.#current.id, transcript: this.#transcript });
+    this.#request({ interaction_type: 'reminder_required', response_id: this.#current.id, transcript: this.#transcript });
     this.#o.onUnprompted?.();
   }
 
@@ -208,6 +212,10 @@ export class CustomLlmEngine implements ResponseEngine {
       }
     } finally {
       stream.finished = true;
+      if (this.#interrupts.get(stream.id) === stream) {
+        this.#interrupts.delete(stream.id);
+        this.#lastInterruptDone = Math.max(this.#lastInterruptDone, stream.id);
+      }
       if (timer) this.#o.scheduler.clear(timer);
       signal.removeEventListener('abort', onAbort);
     }
@@ -261,6 +269,9 @@ export class CustomLlmEngine implements ResponseEngine {
       try {
         await this.#connect();
         this.#reconnecting = false;
+        // A request the lost connection did not answer goes to the new one.
+        const current = this.#current;
+        if (this.#lastRequest && !current.complete && !current.finished && this.#lastRequest.response_id === current.id) this.#send(this.#lastRequest);
         return;
       } catch (error) {
         last = error instanceof Error ? error.message : String(error);
@@ -325,6 +336,7 @@ export class CustomLlmEngine implements ResponseEngine {
         const id = event.interrupt_id;
         if (typeof id !== 'number' || !Number.isInteger(id) || id < 0) return 'an agent_interrupt without an integer interrupt_id';
         if (event.content !== undefined && typeof event.content !== 'string') return 'an agent_interrupt whose content is not a string';
+        if (id <= this.#lastInterruptDone) return null;
         let stream = this.#interrupts.get(id);
         if (!stream) {
           if (this.#unprompted.length >= MAX_PENDING_INTERRUPTS) return `more than ${MAX_PENDING_INTERRUPTS} agent_interrupt waiting to be spoken`;
@@ -373,6 +385,11 @@ export class CustomLlmEngine implements ResponseEngine {
       }
       this.#send({ interaction_type: 'ping_pong', timestamp: Date.now() });
     }, PING_INTERVAL_MS);
+  }
+
+  #request(event: Record<string, unknown>): void {
+    this.#lastRequest = event;
+    this.#send(event);
   }
 
   #send(event: Record<string, unknown>): void {
