@@ -180,6 +180,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     customLlm: {
       open: llmSocketOpener({ lookup: destinations.lookup, literalRefusal: (host) => destinations.literalRefusal(host), userAgent: USER_AGENT }),
       callDetails: callForFunction,
+      failures: metrics.counter('switchboard_custom_llm_failures_total', "Calls a custom LLM's server ended, by disconnection reason (error_llm_websocket_*).", ['reason']),
     },
     recordings,
     rememberNames: (callId, names) => redactor.rememberNames(callId, names),

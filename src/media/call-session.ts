@@ -1,4 +1,5 @@
 import { inspect } from 'node:util';
+import type { Counter } from 'prom-client';
 import type { Logger } from '../lib/logger.ts';
 import type { Scheduler, TimerHandle } from '../lib/scheduler.ts';
 import { type DisconnectionReason, statusForReason } from '../domain/call-status.ts';
@@ -81,7 +82,7 @@ export interface SessionDeps {
    * A custom LLM's connection (`custom_llm` agents): opens sockets under the webhook destination
    * policy, and makes the call object sent as `call_details`.
    */
-  customLlm?: { open: LlmSocketOpener; callDetails: (call: Call) => unknown };
+  customLlm?: { open: LlmSocketOpener; callDetails: (call: Call) => unknown; failures?: Counter<'reason'> };
   /** Where the call's recording is written (files under DATA_DIR, or rows on PostgreSQL). */
   recordings: RecordingStore;
   /** Hands the names the flow captured to the PII redactor before the call is finished. */
@@ -312,6 +313,7 @@ export class CallSession {
   #engineFailed(reason: LlmWebsocketReason, detail: string): void {
     if (this.#ending) return;
     this.#d.log.warn({ reason, detail: detail.slice(0, 600) }, 'custom LLM connection failed');
+    this.#d.customLlm?.failures?.inc({ reason });
     this.#conn.sendEvent({ type: 'error', code: reason, message: failureMessage(reason) });
     void this.end(reason);
   }

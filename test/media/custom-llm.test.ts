@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { wsDataToBuffer } from '../../src/lib/ws-data.ts';
 import { STORES } from '../helpers/stores.ts';
-import { type MediaServer, concat, eventually, fakeProviders, silence, startMediaServer, tone } from './helpers.ts';
+import { type MediaServer, concat, eventually, fakeProviders, metricValue, silence, startMediaServer, tone } from './helpers.ts';
 
 type Event = Record<string, any>;
 
@@ -246,6 +246,7 @@ for (const kind of STORES) {
         llm.behave = behave;
         llm.onEvent = onEvent;
         providers.stt.push('hello there');
+        const counted = await metricValue(s.baseUrl, 'switchboard_custom_llm_failures_total', { reason });
         const client = await s.call(await customAgent(url()));
         const errorEvent = client.waitFor((e) => e.type === 'error', 15_000);
         if (reason === 'error_llm_websocket_lost_connection') {
@@ -258,6 +259,7 @@ for (const kind of STORES) {
         const call = (await s.api('GET', `/v2/get-call/${client.callId}`)).json;
         assert.equal(call.call_status, 'error');
         assert.equal(call.disconnection_reason, reason);
+        assert.equal(await metricValue(s.baseUrl, 'switchboard_custom_llm_failures_total', { reason }), counted + 1);
       });
     }
 
