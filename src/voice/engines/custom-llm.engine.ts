@@ -159,8 +159,10 @@ export class CustomLlmEngine implements ResponseEngine {
     if (this.#socket) this.#send({ interaction_type: 'update_only', transcript: this.#transcript, turntaking: 'user_turn', ...(cutOff ? { agent_cut_off: true } : {}) });
   }
 
+  /** The server's end_call ends the conversation; it says nothing of the call's goal, so the analysis judges that. */
   outcome(): EngineOutcome {
-    return { reachedEnd: this.#endCall, ...(this.#endCall ? { ending: { via: 'end_call', successful: true, detail: 'the custom LLM ended the call', marked: false } } : {}), variables: {}, names: [] };
+    const ending = { via: 'end_call', successful: false, detail: "end_call from the custom LLM's server (it does not say whether the goal was achieved)", marked: false } as const;
+    return { reachedEnd: this.#endCall, ...(this.#endCall ? { ending } : {}), variables: {}, names: [] };
   }
 
   /** Closes the socket (the call ended); idempotent. */
