@@ -4,6 +4,9 @@
 // stale response, an interrupted response, tool-call records, end_call. Servers that die mid-call,
 // never open, send garbage or close with an error end the call with Retell's reasons.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -245,11 +248,11 @@ for (const kind of STORES) {
       it(`${label} ends the call with ${reason}`, { timeout: 20_000 }, async () => {
         llm.behave = behave;
         llm.onEvent = onEvent;
-        providers.stt.push('hello there');
         const counted = await metricValue(s.baseUrl, 'switchboard_custom_llm_failures_total', { reason });
         const client = await s.call(await customAgent(url()));
         const errorEvent = client.waitFor((e) => e.type === 'error', 15_000);
         if (reason === 'error_llm_websocket_lost_connection') {
+          providers.stt.push('hello there');
           await client.waitFor((e) => e.type === 'agent_stop_talking', 10_000);
           await client.play(concat(tone(600), silence(700)));
         }
@@ -262,6 +265,32 @@ for (const kind of STORES) {
         assert.equal(await metricValue(s.baseUrl, 'switchboard_custom_llm_failures_total', { reason }), counted + 1);
       });
     }
+
+    it("docs/custom-llm.md's minimal server, run as written, drives a call", { timeout: 20_000 }, async () => {
+      const doc = readFileSync(new URL('../../docs/custom-llm.md', import.meta.url), 'utf8');
+      const code = /```js\n([\s\S]*?)```/.exec(doc)![1]!;
+      const port = await new Promise<number>((resolve) => {
+        const probe = createServer().listen(0, '127.0.0.1', () => {
+          const { port: free } = probe.address() as AddressInfo;
+          probe.close(() => resolve(free));
+        });
+      });
+      assert.match(code, /port: 8080/);
+      const child = spawn(process.execPath, ['--input-type=module', '-e', code.replace('port: 8080', `port: ${port}`)], { cwd: new URL('../..', import.meta.url), stdio: 'ignore' });
+      try {
+        // Listening once it answers a plain HTTP request (with 426, Upgrade Required).
+        await eventually(() => fetch(`http://127.0.0.1:${port}`).then(() => true, () => false));
+        providers.stt.push('thanks bye');
+        const client = await s.call(await customAgent(`ws://127.0.0.1:${port}`));
+        await client.waitFor((e) => e.type === 'agent_stop_talking', 10_000);
+        await client.play(concat(tone(600), silence(700)));
+        const end = await client.ended;
+        assert.equal(end.disconnection_reason, 'agent_hangup');
+        assert.deepEqual(client.transcript.map((u) => `${u.role}: ${u.content}`), ['agent: Hello! Say something.', 'user: thanks bye', 'agent: Goodbye!']);
+      } finally {
+        child.kill();
+      }
+    });
 
     it('the URL must be ws(s) to an allowed destination', async () => {
       const cases: Array<[string, RegExp]> = [
