@@ -12,6 +12,15 @@
  *  - flow engine: a `function` node entered and its result back (args rendered, the caller,
  *    response variables stored), as a call's engine runs it.
  * The overhead is each row's p50 minus the baseline's.
+ *
+ * Two more rows for a custom LLM (docs/custom-llm.md), against a local LLM WebSocket server that
+ * answers every `response_required` at once with one complete response:
+ *  - baseline: a plain `ws` client sending a `response_required` with a 10-utterance transcript and
+ *    reading the answer;
+ *  - custom-LLM engine: one turn through CustomLlmEngine over the service's socket (destination
+ *    policy, frame and rate limits): the user's words in, the response's text out, what the agent
+ *    said reported back (`update_only`). Connections are opened outside the timing; each carries
+ *    5 turns, so transcripts stay at most 10 utterances long.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -29,6 +38,11 @@ import { functionCallerFor } from '../src/webhooks/function-caller.ts';
 import { FlowEngine } from '../src/voice/engines/flow.engine.ts';
 import type { CustomFunction } from '../src/domain/custom-function.ts';
 import type { ConversationFlowDefinition } from '../src/domain/conversation-flow.ts';
+import { WebSocket, WebSocketServer } from 'ws';
+import { CustomLlmEngine } from '../src/voice/engines/custom-llm.engine.ts';
+import { llmSocketOpener } from '../src/media/llm-websocket.ts';
+import { realScheduler } from '../src/lib/scheduler.ts';
+import { wsDataToBuffer } from '../src/lib/ws-data.ts';
 import { fmt, machine, percentile } from './lib.ts';
 
 export interface ToolsBenchOptions {
@@ -125,12 +139,15 @@ export async function runToolsBench(options: ToolsBenchOptions = {}): Promise<st
 
     const rows = [summarize('baseline: plain POST', baseline), summarize('function caller (store read, sign, policy, send)', viaCaller), summarize('flow engine: function node to result', viaEngine)];
     const base = rows[0]!.p50;
+    log(`tools: custom LLM, ${calls} turns each for the plain socket and the engine`);
+    const llmRows = await customLlmRows(calls);
     const lines = [
       `Machine: ${machine()}. Load: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}. ${calls} sequential requests per row to a local backend answering at once, SQLite store.`,
       '',
       '| run | p50 ms | p99 ms | overhead at p50 ms |',
       '|---|---:|---:|---:|',
       ...rows.map((r) => `| ${r.name} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${r === rows[0] ? '-' : fmt(r.p50 - base, 2)} |`),
+      ...llmRows.map((r) => `| ${r.name} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${r === llmRows[0] ? '-' : fmt(r.p50 - llmRows[0]!.p50, 2)} |`),
     ];
     return lines.join('\n');
   } finally {
@@ -142,6 +159,76 @@ export async function runToolsBench(options: ToolsBenchOptions = {}): Promise<st
       backend.closeAllConnections();
     });
     fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** The custom-LLM rows: a plain socket round trip, and one turn through the engine. */
+async function customLlmRows(turns: number): Promise<Row[]> {
+  const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  server.on('connection', (ws) => {
+    ws.on('message', (data) => {
+      const event = JSON.parse(wsDataToBuffer(data).toString('utf8')) as { interaction_type: string; response_id: number };
+      if (event.interaction_type !== 'response_required') return;
+      ws.send(JSON.stringify({ response_type: 'response', response_id: event.response_id, content: 'Your order has shipped.', content_complete: true }));
+    });
+  });
+  await new Promise<void>((r) => server.once('listening', () => r()));
+  const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const transcript = Array.from({ length: 10 }, (_, i) => ({ role: i % 2 ? 'user' : 'agent', content: 'Where is my order number 5551234?' }));
+    const plain = new WebSocket(`${url}/plain`);
+    await new Promise((r, j) => plain.once('open', r).once('error', j));
+    let id = 0;
+    const baseline = await timed(turns, () =>
+      new Promise<void>((resolve) => {
+        plain.once('message', () => resolve());
+        plain.send(JSON.stringify({ interaction_type: 'response_required', response_id: ++id, transcript }));
+      }),
+    );
+    plain.close();
+
+    const policy = new DestinationPolicy(['127.0.0.1/32']);
+    const open = llmSocketOpener({ lookup: policy.lookup, literalRefusal: (h) => policy.literalRefusal(h), userAgent: 'bench' });
+    const newEngine = async () => {
+      const engine = new CustomLlmEngine({
+        url, callId: `call_${id++}`, open, callDetails: () => ({}), scheduler: realScheduler,
+        onFailure: (reason, detail) => {
+          throw new Error(`${reason}: ${detail}`);
+        },
+      });
+      // Opens the connection (no begin message: the wait is cut by the signal).
+      const ctrl = new AbortController();
+      const begun = (async () => {
+        for await (const out of engine.begin(ctrl.signal)) void out;
+      })();
+      await new Promise((r) => setTimeout(r, 5));
+      ctrl.abort();
+      await begun;
+      return engine;
+    };
+    let engine = await newEngine();
+    let used = 0;
+    const samples: number[] = [];
+    for (let i = 0; i < Math.min(200, turns) + turns; i++) {
+      if (used === 5) {
+        engine.close();
+        engine = await newEngine();
+        used = 0;
+      }
+      used++;
+      const t0 = performance.now();
+      let text = '';
+      for await (const out of engine.respond('Where is my order number 5551234?', new AbortController().signal)) if (out.type === 'text') text += out.text;
+      engine.agentSpoke(text, false);
+      const ms = performance.now() - t0;
+      if (text !== 'Your order has shipped.') throw new Error(`unexpected response: ${text}`);
+      if (i >= Math.min(200, turns)) samples.push(ms);
+    }
+    engine.close();
+    return [summarize('baseline: plain LLM WebSocket round trip', baseline), summarize('custom-LLM engine: one turn (socket, policy, protocol)', samples)];
+  } finally {
+    for (const ws of server.clients) ws.terminate();
+    await new Promise<void>((r) => server.close(() => r()));
   }
 }
 

@@ -31,8 +31,10 @@ import { LeadRepository } from './storage/lead.repository.ts';
 import { TicketRepository } from './storage/ticket.repository.ts';
 import type { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import { createWebhookParts } from './webhooks/webhook-runtime.ts';
-import { functionCallerFor } from './webhooks/function-caller.ts';
+import { callForFunction, functionCallerFor } from './webhooks/function-caller.ts';
 import { DestinationPolicy } from './webhooks/destination-policy.ts';
+import { USER_AGENT } from './webhooks/signer.ts';
+import { llmSocketOpener } from './media/llm-websocket.ts';
 import { type Providers, buildProviders, speechCatalog } from './providers/registry.ts';
 import { logProviderFailures } from './providers/logged.ts';
 import { DEFAULT_SESSION_TIMINGS, type SessionTimings } from './media/call-session.ts';
@@ -175,6 +177,11 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
       log: logger.child({ component: 'functions' }),
       counter: metrics.counter('switchboard_function_calls_total', 'Custom-function requests by outcome.', ['outcome']),
     }),
+    customLlm: {
+      open: llmSocketOpener({ lookup: destinations.lookup, literalRefusal: (host) => destinations.literalRefusal(host), userAgent: USER_AGENT }),
+      callDetails: callForFunction,
+      failures: metrics.counter('switchboard_custom_llm_failures_total', "Calls a custom LLM's server ended, by disconnection reason (error_llm_websocket_*).", ['reason']),
+    },
     recordings,
     rememberNames: (callId, names) => redactor.rememberNames(callId, names),
     log: logger.child({ component: 'media' }),

@@ -10,6 +10,14 @@ const EngineId = ResourceId;
 export const ResponseEngine = Type.Union([
   Strict({ type: Type.Literal('conversation_flow'), conversation_flow_id: EngineId }),
   Strict({ type: Type.Literal('service_llm'), llm_id: EngineId }),
+  Strict({
+    type: Type.Literal('custom_llm'),
+    llm_websocket_url: Type.String({
+      minLength: 1,
+      maxLength: MAX_WEBHOOK_URL_LENGTH,
+      description: "The user's server speaking Retell's LLM WebSocket protocol: an absolute ws(s) URL; each call dials `{llm_websocket_url}/{call_id}` (docs/custom-llm.md).",
+    }),
+  }),
 ]);
 export type ResponseEngine = Static<typeof ResponseEngine>;
 
@@ -79,6 +87,13 @@ export const AgentSettings = {
   max_call_duration_ms: Type.Optional(Type.Integer({ minimum: 60_000, maximum: 7_200_000 })),
   /** The call ends (`inactivity`) after this long without user speech. 10 s to 1 h. */
   end_call_after_silence_ms: Type.Optional(Type.Integer({ minimum: 10_000, maximum: 3_600_000 })),
+  /**
+   * Custom-LLM agents: after the agent finishes speaking and the user stays silent this long, the
+   * user's server gets a `reminder_required` (docs/custom-llm.md). 1 s to 1 h; default 10 s.
+   */
+  reminder_trigger_ms: Type.Optional(Type.Integer({ minimum: 1_000, maximum: 3_600_000 })),
+  /** Most reminders in a row without the user speaking; 0 = none. Default 1. */
+  reminder_max_count: Type.Optional(Type.Integer({ minimum: 0, maximum: 20 })),
   /** 0 = the user can never interrupt the agent, 1 = the slightest speech interrupts. */
   interruption_sensitivity: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   /**
@@ -126,6 +141,8 @@ export interface AgentConfig {
   data_storage_setting: StoragePolicy;
   max_call_duration_ms: number;
   end_call_after_silence_ms: number;
+  reminder_trigger_ms: number;
+  reminder_max_count: number;
   interruption_sensitivity: number;
   responsiveness: number;
   end_of_turn_min_silence_ms: number;
@@ -142,6 +159,8 @@ export const AGENT_DEFAULTS = {
   data_storage_setting: 'everything',
   max_call_duration_ms: 3_600_000,
   end_call_after_silence_ms: 600_000,
+  reminder_trigger_ms: 10_000,
+  reminder_max_count: 1,
   interruption_sensitivity: 1,
   responsiveness: 1,
   end_of_turn_min_silence_ms: 250,
@@ -154,7 +173,9 @@ export const AGENT_DEFAULTS = {
 /** The response engine's definition as pinned by an agent version. */
 export type EngineSnapshot =
   | { type: 'conversation_flow'; conversation_flow_id: string; definition: ConversationFlowDefinition }
-  | { type: 'service_llm'; llm_id: string; definition: ServiceLlmDefinition };
+  | { type: 'service_llm'; llm_id: string; definition: ServiceLlmDefinition }
+  /** A custom LLM has no stored definition: the user's server is the engine. */
+  | { type: 'custom_llm'; llm_websocket_url: string };
 
 /** An agent's head: its owner and latest version. */
 export interface AgentHead {

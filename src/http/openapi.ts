@@ -100,6 +100,8 @@ const EXAMPLES: Record<string, unknown> = {
     data_storage_setting: 'everything',
     max_call_duration_ms: 3600000,
     end_call_after_silence_ms: 600000,
+    reminder_trigger_ms: 10000,
+    reminder_max_count: 1,
     interruption_sensitivity: 1,
     post_call_analysis_data: [],
     boosted_keywords: [],

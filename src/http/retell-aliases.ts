@@ -13,6 +13,7 @@ import { hooksOf } from './json-body.ts';
  * | `agent_override.retell_llm`              | `agent_override.service_llm`    | create-web-call             |
  * | `response_engine.type: "retell-llm"`     | `"service_llm"` (with `llm_id`) | create-agent, update-agent  |
  * | `response_engine.type: "conversation-flow"` | `"conversation_flow"` (with `conversation_flow_id`) | create-agent, update-agent |
+ * | `response_engine.type: "custom-llm"`     | `"custom_llm"` (with `llm_websocket_url`) | create-agent, update-agent |
  *
  * A body that has both spellings of one field is refused (400): which one was meant is unclear.
  */
@@ -27,6 +28,7 @@ const REWRITES: Record<string, (body: Record<string, unknown>) => void> = {
 const ENGINE_TYPES: Record<string, string> = {
   'retell-llm': 'service_llm',
   'conversation-flow': 'conversation_flow',
+  'custom-llm': 'custom_llm',
 };
 
 /** Adds the rewriting to the routes that take aliases. Call before the routes are registered. */

@@ -1,4 +1,5 @@
 import { inspect } from 'node:util';
+import type { Counter } from 'prom-client';
 import type { Logger } from '../lib/logger.ts';
 import type { Scheduler, TimerHandle } from '../lib/scheduler.ts';
 import { type DisconnectionReason, statusForReason } from '../domain/call-status.ts';
@@ -6,7 +7,8 @@ import type { Call } from '../domain/call.ts';
 import type { CallCheckpoint } from '../domain/call-checkpoint.ts';
 import type { CallOutcome } from '../services/call.service.ts';
 import type { Providers } from '../providers/registry.ts';
-import { analyzeCall, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, VoicePipeline, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller, type Utterance } from '../voice/index.ts';
+import { analyzeCall, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, VoicePipeline, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller, type LlmSocketOpener, type LlmWebsocketReason, type Utterance } from '../voice/index.ts';
+import type { EngineSnapshot } from '../domain/agent.ts';
 import { CallRecorder } from './call-recorder.ts';
 import type { RecordingStore } from '../services/recording-store.ts';
 import { type AgentForCall, buildEngine, effectiveEngine, effectiveSettings, engineNeedsMissingLlm } from './engine-factory.ts';
@@ -76,6 +78,11 @@ export interface SessionDeps {
    * `signal` aborts the requests still running when the call ends.
    */
   functions?: (call: { accountId: string; callId: string }, signal: AbortSignal) => FunctionCaller;
+  /**
+   * A custom LLM's connection (`custom_llm` agents): opens sockets under the webhook destination
+   * policy, and makes the call object sent as `call_details`.
+   */
+  customLlm?: { open: LlmSocketOpener; callDetails: (call: Call) => unknown; failures?: Counter<'reason'> };
   /** Where the call's recording is written (files under DATA_DIR, or rows on PostgreSQL). */
   recordings: RecordingStore;
   /** Hands the names the flow captured to the PII redactor before the call is finished. */
@@ -114,7 +121,11 @@ export class CallSession {
   #silenceMs = 0;
   #refreshing = false;
   #refreshAgain = false;
-  #engineType: 'conversation_flow' | 'service_llm' | undefined;
+  #engineType: EngineSnapshot['type'] | undefined;
+  /** Releases the engine's resources (a custom LLM's socket). */
+  #closeEngine: (() => void) | undefined;
+  /** Reminders after the user's silence (custom LLM): the engine's, the agent's settings, and the count since the user last spoke. */
+  #reminder: { remind: () => void; afterMs: number; max: number; sent: number; timer: TimerHandle | undefined } | undefined;
   /** The checkpoint being written, and whether another is due once it is. */
   #checkpointing: Promise<void> | undefined;
   #checkpointAgain = false;
@@ -167,6 +178,19 @@ export class CallSession {
         currentNodeId: this.#call.current_node_id,
         currentState: this.#call.current_state,
         language: settings.language,
+        ...(this.#d.customLlm
+          ? {
+              customLlm: {
+                callId: this.callId,
+                open: this.#d.customLlm.open,
+                callDetails: () => this.#d.customLlm?.callDetails(this.#call),
+                onFailure: (reason: LlmWebsocketReason, detail: string) => this.#engineFailed(reason, detail),
+                onUnprompted: () => this.#pipeline?.speakUnprompted(),
+                onMetadata: (metadata: unknown) => this.#conn.sendEvent({ type: 'metadata', metadata }),
+                scheduler: this.#d.scheduler,
+              },
+            }
+          : {}),
         onToolError: (nodeId, error) =>
           this.#d.log.warn({ nodeId, code: (error as { code?: unknown })?.code }, 'flow tool node failed'),
       });
@@ -178,6 +202,10 @@ export class CallSession {
     }
     this.#position = built.position;
     this.#engineType = engineDef.type;
+    this.#closeEngine = built.close;
+    if (built.remind && settings.reminder_max_count > 0) {
+      this.#reminder = { remind: built.remind, afterMs: settings.reminder_trigger_ms, max: settings.reminder_max_count, sent: 0, timer: undefined };
+    }
     this.#lastPosition = built.position();
     this.#reachedEnd = () => built.engine.outcome();
 
@@ -243,9 +271,14 @@ export class CallSession {
       }
       this.#conn.sendEvent({ type: 'agent_stop_talking', utterance_id: this.#utteranceId(), cut_off: interrupted });
       this.#armSilence();
+      if (!interrupted) this.#armReminder();
     });
     p.on('user_start_talking', () => {
       this.#armSilence();
+      if (this.#reminder) {
+        this.#reminder.sent = 0;
+        if (this.#reminder.timer) this.#d.scheduler.clear(this.#reminder.timer);
+      }
       void this.#refreshVariables('turn');
     });
     p.on('audio_band', ({ band, highFraction }) => {
@@ -279,6 +312,15 @@ export class CallSession {
       this.#checkPosition();
       void this.end(reason);
     });
+  }
+
+  /** A custom LLM's server failed: the call ends with Retell's reason (the detail stays in the log). */
+  #engineFailed(reason: LlmWebsocketReason, detail: string): void {
+    if (this.#ending) return;
+    this.#d.log.warn({ reason, detail: detail.slice(0, 600) }, 'custom LLM connection failed');
+    this.#d.customLlm?.failures?.inc({ reason });
+    this.#conn.sendEvent({ type: 'error', code: reason, message: failureMessage(reason) });
+    void this.end(reason);
   }
 
   /** User audio from the client: 16-bit LE mono PCM at 16 kHz. */
@@ -328,10 +370,12 @@ export class CallSession {
 
   async #finish(reason: DisconnectionReason, closeCode: number | undefined): Promise<void> {
     for (const t of this.#timers) this.#d.scheduler.clear(t);
+    if (this.#reminder?.timer) this.#d.scheduler.clear(this.#reminder.timer);
     if (this.#silenceTimer) this.#d.scheduler.clear(this.#silenceTimer);
     const p = this.#pipeline;
     const elapsedMs = p?.elapsedMs() ?? 0;
     this.#callOver.abort(new Error('the call ended'));
+    this.#closeEngine?.();
     await p?.close();
     const utterances = p?.transcript() ?? [];
     const outcome = this.#reachedEnd();
@@ -436,6 +480,19 @@ export class CallSession {
   }
 
   /** (Re)starts the inactivity timer; while the agent talks, it waits for the agent to finish. */
+  /** After the agent finished speaking: a reminder once the user has been silent reminder_trigger_ms (at most reminder_max_count in a row). */
+  #armReminder(): void {
+    const r = this.#reminder;
+    if (!r || this.#ending) return;
+    if (r.timer) this.#d.scheduler.clear(r.timer);
+    if (r.sent >= r.max) return;
+    r.timer = this.#d.scheduler.setTimeout(() => {
+      if (this.#talking || this.#ending) return;
+      r.sent += 1;
+      r.remind();
+    }, r.afterMs);
+  }
+
   #armSilence(): void {
     if (this.#ending) return;
     if (this.#silenceTimer) this.#d.scheduler.clear(this.#silenceTimer);
@@ -513,6 +570,14 @@ function failureMessage(reason: string): string {
       return 'The language model failed; the call ends.';
     case 'error_tts':
       return 'Speech synthesis failed; the call ends.';
+    case 'error_llm_websocket_open':
+      return "The custom LLM's server could not be reached; the call ends.";
+    case 'error_llm_websocket_lost_connection':
+      return "The connection to the custom LLM's server was lost; the call ends.";
+    case 'error_llm_websocket_runtime':
+      return "The custom LLM's server reported an error; the call ends.";
+    case 'error_llm_websocket_corrupt_payload':
+      return "The custom LLM's server sent a message the protocol does not allow; the call ends.";
     default:
       return 'The call failed.';
   }

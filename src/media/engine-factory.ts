@@ -2,7 +2,19 @@
 import { withoutUndefined } from '../lib/objects.ts';
 import type { AgentConfig, AgentOverride, EngineSnapshot } from '../domain/agent.ts';
 import type { LlmProvider } from '../providers/llm.ts';
-import { FlowEngine, LlmEngine, flowNeedsLlm, type CallVariables, type FlowTools, type FunctionCaller, type ResponseEngine } from '../voice/index.ts';
+import type { Scheduler } from '../lib/scheduler.ts';
+import {
+  CustomLlmEngine,
+  FlowEngine,
+  LlmEngine,
+  flowNeedsLlm,
+  type CallVariables,
+  type FlowTools,
+  type FunctionCaller,
+  type LlmSocketOpener,
+  type LlmWebsocketReason,
+  type ResponseEngine,
+} from '../voice/index.ts';
 
 /** The agent version a call runs, as the call service resolves it. */
 export interface AgentForCall {
@@ -13,6 +25,7 @@ export interface AgentForCall {
 /** The engine definition of a call: the agent version's, with the call's `agent_override` applied. */
 export function effectiveEngine(agent: AgentForCall, override: AgentOverride | null | undefined): EngineSnapshot {
   const e = agent.engine;
+  if (e.type === 'custom_llm') return e;
   if (e.type === 'conversation_flow') {
     return { ...e, definition: { ...e.definition, ...withoutUndefined(override?.conversation_flow ?? {}) } };
   }
@@ -29,7 +42,7 @@ export function effectiveSettings(agent: AgentForCall, override: AgentOverride |
  * transition, or any service-LLM agent, needs an LLM. create-web-call answers 400 with this text.
  */
 export function engineNeedsMissingLlm(engine: EngineSnapshot, hasLlm: boolean): string | null {
-  if (hasLlm) return null;
+  if (hasLlm || engine.type === 'custom_llm') return null;
   if (engine.type === 'service_llm') {
     return 'This server has no LLM configured (set LLM_BASE_URL), and service-LLM agents need one.';
   }
@@ -49,6 +62,21 @@ export interface BuildEngineOptions {
   onToolError?: (nodeId: string, error: unknown) => void;
   /** The call's language (the agent's `language`): LLM prompts ask for replies in it. */
   language?: string;
+  /** What a custom LLM needs (required for a `custom_llm` engine). */
+  customLlm?: CustomLlmDeps;
+}
+
+/** A custom LLM's connection to the user's server, as the call session gives it. */
+export interface CustomLlmDeps {
+  callId: string;
+  open: LlmSocketOpener;
+  callDetails: () => unknown;
+  onFailure: (reason: LlmWebsocketReason, detail: string) => void;
+  /** The engine has speech of its own (agent_interrupt): have the pipeline speak it. */
+  onUnprompted: () => void;
+  /** The server's `metadata` event, for the web client. */
+  onMetadata: (metadata: unknown) => void;
+  scheduler: Scheduler;
 }
 
 export interface BuiltEngine {
@@ -57,6 +85,10 @@ export interface BuiltEngine {
   beginAfterUserSilenceMs: number | undefined;
   /** Where the conversation is now (node id or state name), for node_transition events. */
   position(): string | undefined;
+  /** Releases what the engine holds (a custom LLM's socket) when the call ends. */
+  close?(): void;
+  /** Asks for a reminder after the user's silence (custom LLM: reminder_required); absent for engines without reminders. */
+  remind?(): void;
 }
 
 /** Builds the response engine of a call (throws EngineError for a definition it cannot run). */
@@ -80,6 +112,12 @@ export function buildEngine(o: BuildEngineOptions): BuiltEngine {
       beginAfterUserSilenceMs: flow.begin_after_user_silence_ms,
       position: () => engine.currentNodeId,
     };
+  }
+  if (e.type === 'custom_llm') {
+    if (!o.customLlm) throw new Error('custom-LLM engine without a socket opener');
+    const engine = new CustomLlmEngine({ url: e.llm_websocket_url, ...o.customLlm });
+    // The agent begins: the engine dials the server and speaks its begin message, if any (empty: the user speaks first).
+    return { engine, startSpeaker: 'agent', beginAfterUserSilenceMs: undefined, position: () => undefined, close: () => engine.close(), remind: () => engine.remind() };
   }
   const config = e.definition;
   if (!o.llm) throw new Error('service-LLM engine without an LLM');

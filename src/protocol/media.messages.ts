@@ -110,6 +110,17 @@ export const NodeTransitionMessage = Type.Object({
 /** See {@link NodeTransitionMessage}. */
 export type NodeTransitionMessage = Static<typeof NodeTransitionMessage>;
 
+/**
+ * Data a custom LLM's server sent for the page (its `metadata` event, docs/custom-llm.md), passed
+ * on as it came: any JSON value.
+ */
+export const MetadataMessage = Type.Object({
+  type: Type.Literal('metadata'),
+  metadata: Type.Unknown(),
+});
+/** See {@link MetadataMessage}. */
+export type MetadataMessage = Static<typeof MetadataMessage>;
+
 /** The call is over; the server closes the socket right after (1000, or 1011 for `error`). */
 export const CallEndedMessage = Type.Object({
   type: Type.Literal('call_ended'),
@@ -144,6 +155,7 @@ export const ServerMessage = Type.Union([
   ClearMessage,
   UpdateMessage,
   NodeTransitionMessage,
+  MetadataMessage,
   CallEndedMessage,
   ErrorMessage,
   PongMessage,

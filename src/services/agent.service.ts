@@ -52,7 +52,7 @@ export interface ResolvedForCall {
 }
 
 /** The agent settings checkSettings() looks at beyond their schema. */
-type CheckedSettings = { webhook_url?: string | null; language?: string; voice_id?: string; post_call_analysis_data?: PostCallAnalysisField[] };
+type CheckedSettings = { response_engine?: ResponseEngine; webhook_url?: string | null; language?: string; voice_id?: string; post_call_analysis_data?: PostCallAnalysisField[] };
 
 const VERSION_APPEND_ATTEMPTS = 5;
 const VERSION_CACHE_MAX = 5_000;
@@ -180,6 +180,9 @@ export class AgentService {
   checkSettings(settings: CheckedSettings, prefix = ''): void {
     if (settings.post_call_analysis_data) assertValid(checkAnalysisFields(settings.post_call_analysis_data, `${prefix}post_call_analysis_data`));
     if (typeof settings.webhook_url === 'string') checkWebhookUrl(settings.webhook_url, this.#destinations, `${prefix}webhook_url`);
+    if (settings.response_engine?.type === 'custom_llm') {
+      checkWebhookUrl(settings.response_engine.llm_websocket_url, this.#destinations, 'response_engine.llm_websocket_url', 'ws');
+    }
     if (settings.language !== undefined) refuse(languageProblem(this.#speech, settings.language, `${prefix}language`));
     if (settings.voice_id !== undefined) refuse(voiceProblem(this.#speech, settings.voice_id, `${prefix}voice_id`));
   }
@@ -377,6 +380,7 @@ export class AgentService {
   }
 
   async #snapshotEngine(accountId: string, engine: ResponseEngine, db: Executor): Promise<EngineSnapshot> {
+    if (engine.type === 'custom_llm') return { ...engine };
     if (engine.type === 'conversation_flow') {
       const flow = await this.#repo.findEngine('conversation_flows', accountId, engine.conversation_flow_id, db);
       if (!flow) throw errors.conversationFlowNotFound(engine.conversation_flow_id);

@@ -123,6 +123,7 @@ export class AgentRepository {
     return rows
       .filter((row) => {
         const engine = decodeJson(row.config).response_engine;
+        if (engine.type === 'custom_llm') return false;
         return engine.type === 'conversation_flow' ? engine.conversation_flow_id === engineId : engine.llm_id === engineId;
       })
       .map((row) => row.id);

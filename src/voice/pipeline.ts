@@ -122,6 +122,7 @@ export interface VoicePipelineOptions {
 
 type Job =
   | { kind: 'begin' }
+  | { kind: 'unprompted' }
   | { kind: 'turn'; startMs: number; endMs: number; speechEndAt: number; transcript: Promise<SettledTranscript>; backchannel: boolean };
 
 interface OutFrame {
@@ -284,6 +285,16 @@ export class VoicePipeline {
     if (this.#o.startSpeaker === 'agent') this.#beginOnce();
   }
 
+  /**
+   * The engine has speech of its own to say (ResponseEngine.unprompted): it is spoken after the
+   * reply in progress, if any, and the user can interrupt it like any reply.
+   */
+  speakUnprompted(): void {
+    if (this.#ended || this.#closed || !this.#o.engine.unprompted) return;
+    this.#begun = true;
+    void this.#jobs.push({ kind: 'unprompted' });
+  }
+
   /** Feeds user audio: 16 kHz 16-bit LE mono, any length. Drops the oldest audio when 1 s behind. */
   pushAudio(chunk: Int16Array | Uint8Array): void {
     if (this.#ended || this.#closed) return;
@@ -409,8 +420,8 @@ export class VoicePipeline {
   async #respondLoop(): Promise<void> {
     for await (const job of this.#jobs) {
       if (this.#ended || this.#closed) return;
-      if (job.kind === 'begin') {
-        await this.#runReply(undefined, undefined);
+      if (job.kind === 'begin' || job.kind === 'unprompted') {
+        await this.#runReply(undefined, undefined, job.kind === 'unprompted');
         this.#updateBias();
         continue;
       }
@@ -433,7 +444,7 @@ export class VoicePipeline {
     }
   }
 
-  async #runReply(userText: string | undefined, turn: { speechEndAt: number; transcriptAt: number } | undefined): Promise<void> {
+  async #runReply(userText: string | undefined, turn: { speechEndAt: number; transcriptAt: number } | undefined, unprompted = false): Promise<void> {
     const ctrl = new AbortController();
     const signal = AbortSignal.any([ctrl.signal, this.#ctrl.signal]);
     let drained!: () => void;
@@ -452,7 +463,8 @@ export class VoicePipeline {
     let functionMs = 0;
     const framer = new Framer();
     try {
-      const outputs = userText === undefined ? this.#o.engine.begin(signal) : this.#o.engine.respond(userText, signal);
+      const engine = this.#o.engine;
+      const outputs = userText !== undefined ? engine.respond(userText, signal) : unprompted && engine.unprompted ? engine.unprompted(signal) : engine.begin(signal);
       const pieces = sentenceStage(outputs, () => (marks.firstText = this.#now()));
       const audio = ttsStage(pieces, this.#o.tts, {
         ...(this.#o.voiceId ? { voiceId: this.#o.voiceId } : {}),

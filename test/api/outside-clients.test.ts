@@ -103,9 +103,10 @@ for (const kind of STORES) {
       assert.deepEqual(switched.json.response_engine, { type: 'service_llm', llm_id: llmId });
       const versions = await h.request({ method: 'GET', url: `/get-agent-versions/${flowAgent.json.agent_id}`, key });
       assert.doesNotMatch(versions.raw, /retell|conversation-flow/);
-      // Retell's engine that we do not have is still refused.
-      const custom = await h.request({ method: 'POST', url: '/create-agent', key, body: { response_engine: { type: 'custom-llm', llm_websocket_url: 'wss://x' } } });
-      assert.equal(custom.status, 400);
+      // Retell's custom LLM is ours too (docs/custom-llm.md).
+      const custom = await h.request({ method: 'POST', url: '/create-agent', key, body: { response_engine: { type: 'custom-llm', llm_websocket_url: 'wss://llm.example.com/ws' } } });
+      assert.equal(custom.status, 201, custom.raw);
+      assert.deepEqual(custom.json.response_engine, { type: 'custom_llm', llm_websocket_url: 'wss://llm.example.com/ws' });
     });
 
     it('an aliased body is the same request as ours for an Idempotency-Key', async () => {

@@ -63,7 +63,7 @@ interface EngineChoice {
 /** The agent form; `onChange` receives the whole draft with the field changed. */
 export function AgentForm({ api, draft, onChange }: { api: Api; draft: AgentDraft; onChange: (next: AgentDraft) => void }) {
   const set = (field: string, value: unknown) => onChange({ ...draft, [field]: value });
-  const engine = (draft.response_engine ?? { type: 'conversation_flow' }) as { type: string; conversation_flow_id?: string; llm_id?: string };
+  const engine = (draft.response_engine ?? { type: 'conversation_flow' }) as { type: string; conversation_flow_id?: string; llm_id?: string; llm_websocket_url?: string };
   const engines = useAsync(async (): Promise<Record<string, EngineChoice[]>> => {
     const [flows, llms] = await Promise.all([
       api.get<{ conversation_flow_id: string; start_node_id?: string; nodes?: unknown[] }[]>('/list-conversation-flows'),
@@ -118,12 +118,20 @@ export function AgentForm({ api, draft, onChange }: { api: Api; draft: AgentDraf
       <select id="agent-engine-type" value={engine.type} onChange={(e) => {
         const type = (e.target as HTMLSelectElement).value;
         const first = engines.data?.[type]?.[0]?.id ?? '';
-        set('response_engine', type === 'service_llm' ? { type, llm_id: first } : { type, conversation_flow_id: first });
+        set('response_engine', type === 'custom_llm' ? { type, llm_websocket_url: '' } : type === 'service_llm' ? { type, llm_id: first } : { type, conversation_flow_id: first });
       }}>
         <option value="conversation_flow">conversation flow</option>
         <option value="service_llm">service LLM</option>
+        <option value="custom_llm">custom LLM (your server)</option>
       </select>
 
+      {engine.type === 'custom_llm' ? <>
+      <label for="agent-llm-url">LLM WebSocket URL</label>
+      <div>
+        <input id="agent-llm-url" type="url" placeholder="wss://example.com/llm-websocket" value={engine.llm_websocket_url ?? ''} onInput={(e) => set('response_engine', { type: 'custom_llm', llm_websocket_url: (e.target as HTMLInputElement).value })} />
+        <span class="hint">Each call dials this URL + /call_id and speaks Retell's LLM WebSocket protocol (docs/custom-llm.md).</span>
+      </div>
+      </> : <>
       <label for="agent-engine-id">{engine.type === 'service_llm' ? 'Service LLM' : 'Conversation flow'}</label>
       <div>
         <select id="agent-engine-id" value={engineId} onChange={(e) => set('response_engine', { type: engine.type, [engineIdField]: (e.target as HTMLSelectElement).value })}>
@@ -133,6 +141,7 @@ export function AgentForm({ api, draft, onChange }: { api: Api; draft: AgentDraf
         {engines.error && <span class="hint">Could not list the engines: {engines.error}</span>}
         {engine.type === 'conversation_flow' && engineId && <> <a href={`#/flows/${engineId}`}>Open the flow</a></>}
       </div>
+      </>}
     </div>
   );
 }

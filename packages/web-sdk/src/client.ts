@@ -84,6 +84,8 @@ export interface WebCallEvents {
   update: (event: UpdateEvent) => void;
   /** A conversation-flow agent moved between nodes. */
   node_transition: (event: { from: string | null; to: string }) => void;
+  /** A custom LLM's server sent data for the page (its `metadata` event): any JSON value. */
+  metadata: (event: { metadata: unknown }) => void;
   /** Something failed; `error.code` says what (see WebCallErrorCode). */
   error: (error: WebCallError) => void;
   /** Agent samples as played, at `stats.outputSampleRate` (only with `emitRawAudioSamples`). */
@@ -438,6 +440,9 @@ export class WebCallClient extends TypedEmitter<WebCallEvents> {
         break;
       case 'node_transition':
         this.emit('node_transition', { from: message.from, to: message.to });
+        break;
+      case 'metadata':
+        this.emit('metadata', { metadata: message.metadata });
         break;
       case 'call_ended':
         this.#end(session, { call_status: message.call_status, disconnection_reason: message.disconnection_reason });

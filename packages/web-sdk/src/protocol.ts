@@ -56,6 +56,7 @@ const READERS: { [K in ServerMessageType]: (m: Json) => Extract<ServerMessage, {
     return { type: 'update', transcript, final: m.final !== false };
   },
   node_transition: (m) => (isString(m.to) ? { type: 'node_transition', from: isString(m.from) ? m.from : null, to: m.to } : null),
+  metadata: (m) => ({ type: 'metadata', metadata: m.metadata }),
   call_ended: (m) => ({
     type: 'call_ended',
     call_status: m.call_status === 'error' ? 'error' : 'ended',

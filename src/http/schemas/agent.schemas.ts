@@ -63,6 +63,9 @@ export const AgentResponse = Type.Object(
     data_storage_setting: StringEnum(STORAGE_POLICIES),
     max_call_duration_ms: Type.Integer(),
     end_call_after_silence_ms: Type.Integer(),
+    /** Absent on versions saved before the fields existed (which take the defaults, 10 s and 1). */
+    reminder_trigger_ms: Type.Optional(Type.Integer()),
+    reminder_max_count: Type.Optional(Type.Integer()),
     interruption_sensitivity: Type.Number(),
     responsiveness: Type.Number(),
     end_of_turn_min_silence_ms: Type.Integer(),

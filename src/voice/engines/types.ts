@@ -126,6 +126,12 @@ export interface ResponseEngine {
    * (src/voice/engines/expected.ts). Optional; [] or absent when the engine expects nothing.
    */
   expectedPhrases?(): string[];
+  /**
+   * Speech the engine starts itself, not in answer to a turn (a custom LLM's `agent_interrupt` or
+   * the answer to its reminder). The engine's owner calls VoicePipeline.speakUnprompted() when the
+   * engine has something; the pipeline then runs this, after any reply in progress. Optional.
+   */
+  unprompted?(signal: AbortSignal): AsyncIterable<EngineOutput>;
 }
 
 /**

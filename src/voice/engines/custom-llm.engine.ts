@@ -1,0 +1,418 @@
+/**
+ * A custom LLM: the user's own server drives the conversation over Retell's LLM WebSocket
+ * protocol (docs/custom-llm.md). The engine speaks the protocol over an injected socket (the
+ * media side opens it through the webhook destination policy); it never sees the network.
+ */
+import type { Scheduler, TimerHandle } from '../../lib/scheduler.ts';
+import type { EngineOutcome, EngineOutput, ResponseEngine, ToolCallRecord } from './types.ts';
+
+/** Why a custom LLM ends the call (the call's disconnection_reason). */
+export type LlmWebsocketReason =
+  | 'error_llm_websocket_open'
+  | 'error_llm_websocket_lost_connection'
+  | 'error_llm_websocket_runtime'
+  | 'error_llm_websocket_corrupt_payload';
+
+/** How an open socket ended by itself: lost (network, a close), runtime (the server closed with 1011 or 4000-4999), corrupt (a frame over the size limit, a flood of messages). */
+export type LlmSocketEnd = 'lost' | 'runtime' | 'corrupt';
+
+export interface LlmSocketHandlers {
+  /** One text frame. */
+  onMessage(text: string): void;
+  /** The socket closed, not through close(); `detail` is for the log. */
+  onClose(end: LlmSocketEnd, detail: string): void;
+}
+
+/** An open socket to the user's server. */
+export interface LlmSocket {
+  /** Sends one text frame. */
+  send(text: string): void;
+  /** Closes it (no onClose follows). */
+  close(): void;
+}
+
+/** Dials `url`; rejects when the socket cannot be opened (refused destination, timeout, no upgrade). */
+export type LlmSocketOpener = (url: string, handlers: LlmSocketHandlers) => Promise<LlmSocket>;
+
+/** Longest wait for the begin message (response_id 0) once the socket is open, ms: without one, the user speaks first. */
+export const BEGIN_WAIT_MS = 5_000;
+/** Most characters of one response (all its streamed contents): beyond, the payload is corrupt. */
+export const MAX_RESPONSE_CHARS = 10_000;
+/** Most agent_interrupt events waiting to be spoken; more is a corrupt payload. */
+export const MAX_PENDING_INTERRUPTS = 8;
+/** With `auto_reconnect`: ping_pong interval, ms, and silence after which the connection counts as lost, ms (Retell's 2 s and 5 s). */
+export const PING_INTERVAL_MS = 2_000;
+export const PING_TIMEOUT_MS = 5_000;
+/** With `auto_reconnect`: reconnection attempts before the call ends `error_llm_websocket_lost_connection`. */
+export const RECONNECT_ATTEMPTS = 3;
+
+export interface CustomLlmEngineOptions {
+  /** The agent's `llm_websocket_url`; the engine dials `{url}/{callId}`. */
+  url: string;
+  callId: string;
+  open: LlmSocketOpener;
+  /** The call object sent as `call_details` when the server's config asks for it. */
+  callDetails: () => unknown;
+  /** The server failed: the owner ends the call with `reason`. Called at most once. */
+  onFailure: (reason: LlmWebsocketReason, detail: string) => void;
+  /** The server sent an agent_interrupt: the owner has the pipeline speak it (VoicePipeline.speakUnprompted). */
+  onUnprompted?: () => void;
+  /** The server sent a `metadata` event: the owner passes it on to the web client. */
+  onMetadata?: (metadata: unknown) => void;
+  /** Timers: the begin wait, ping_pong; tests pass a ManualScheduler. */
+  scheduler: Scheduler;
+}
+
+interface Utterance {
+  role: 'agent' | 'user';
+  content: string;
+}
+
+/** Items of the response being streamed, in order. */
+type Item = { kind: 'text'; text: string } | { kind: 'tool'; record: ToolCallRecord } | { kind: 'done'; endCall: boolean };
+
+/** The stream of one response_id: items pushed by the socket, pulled by respond()/begin(). */
+class ResponseStream {
+  readonly id: number;
+  readonly items: Item[] = [];
+  chars = 0;
+  /** Its content_complete (or end_call) arrived. */
+  complete = false;
+  /** Its reader stopped (complete, cut off, or no begin message in time). */
+  finished = false;
+  wake: (() => void) | undefined;
+  constructor(id: number) {
+    this.id = id;
+  }
+  push(item: Item): void {
+    if (item.kind === 'done') this.complete = true;
+    this.items.push(item);
+    this.wake?.();
+  }
+}
+
+/** The engine of a `custom_llm` agent (Retell's LLM WebSocket protocol; docs/custom-llm.md). */
+export class CustomLlmEngine implements ResponseEngine {
+  readonly #o: CustomLlmEngineOptions;
+  readonly #transcript: Utterance[] = [];
+  #socket: LlmSocket | undefined;
+  #opening: Promise<boolean> | undefined;
+  #failed = false;
+  #closed = false;
+  #responseId = 0;
+  #current: ResponseStream;
+  /** Tool-call records that arrived between responses: placed at the start of the next one. */
+  #pendingTools: ToolCallRecord[] = [];
+  #autoReconnect = false;
+  #pingTimer: TimerHandle | undefined;
+  #lastHeard = 0;
+  #reconnecting = false;
+  #endCall = false;
+  /** agent_interrupt streams by interrupt_id, and those not spoken yet, in order. */
+  readonly #interrupts = new Map<number, ResponseStream>();
+  /** The highest interrupt_id spoken (or cut off): later frames of it, or of lower ids, are stale. */
+  #lastInterruptDone = -1;
+  /** The last response_required or reminder_required: sent again after a reconnection if still unanswered. */
+  #lastRequest: Record<string, unknown> | undefined;
+  readonly #unprompted: ResponseStream[] = [];
+
+  constructor(options: CustomLlmEngineOptions) {
+    this.#o = options;
+    this.#current = new ResponseStream(0);
+  }
+
+  /** Opens the socket and speaks the begin message (response_id 0) if the server sends one in time. */
+  async *begin(signal: AbortSignal): AsyncIterable<EngineOutput> {
+    if (!(await this.#ensureOpen())) return;
+    yield* this.#stream(this.#current, signal, BEGIN_WAIT_MS);
+  }
+
+  async *respond(userText: string, signal: AbortSignal): AsyncIterable<EngineOutput> {
+    if (!(await this.#ensureOpen())) return;
+    this.#transcript.push({ role: 'user', content: userText });
+    this.#current = new ResponseStream(++this.#responseId);
+    this.#request({ interaction_type: 'response_required', response_id: this.#current.id, transcript: this.#transcript });
+    yield* this.#stream(this.#current, signal, undefined);
+  }
+
+  /**
+   * The user has been silent since the agent spoke (the agent's reminder_trigger_ms): asks the
+   * server for a reminder (`reminder_required` with the next response_id); its response is spoken
+   * as unprompted speech.
+   */
+  remind(): void {
+    if (!this.#socket || this.#failed || this.#closed) return;
+    this.#current = new ResponseStream(++this.#responseId);
+    this.#unprompted.push(this.#current);
+    this.#request({ interaction_type: 'reminder_required', response_id: this.#current.id, transcript: this.#transcript });
+    this.#o.onUnprompted?.();
+  }
+
+  /** Speaks the oldest agent_interrupt (or reminder response) not spoken yet. */
+  async *unprompted(signal: AbortSignal): AsyncIterable<EngineOutput> {
+    const stream = this.#unprompted.shift();
+    if (stream) yield* this.#stream(stream, signal, undefined);
+  }
+
+  agentSpoke(text: string, cutOff: boolean): void {
+    this.#transcript.push({ role: 'agent', content: text });
+    if (this.#socket) this.#send({ interaction_type: 'update_only', transcript: this.#transcript, turntaking: 'user_turn', ...(cutOff ? { agent_cut_off: true } : {}) });
+  }
+
+  /** The server's end_call ends the conversation; it says nothing of the call's goal, so the analysis judges that. */
+  outcome(): EngineOutcome {
+    const ending = { via: 'end_call', successful: false, detail: "end_call from the custom LLM's server (it does not say whether the goal was achieved)", marked: false } as const;
+    return { reachedEnd: this.#endCall, ...(this.#endCall ? { ending } : {}), variables: {}, names: [] };
+  }
+
+  /** Closes the socket (the call ended); idempotent. */
+  close(): void {
+    this.#closed = true;
+    if (this.#pingTimer) this.#o.scheduler.clear(this.#pingTimer);
+    this.#socket?.close();
+    this.#socket = undefined;
+    this.#current.wake?.();
+  }
+
+  /** Streams the items of `stream` until its response is complete, the signal aborts or `waitMs` passes with nothing. */
+  async *#stream(stream: ResponseStream, signal: AbortSignal, waitMs: number | undefined): AsyncIterable<EngineOutput> {
+    const tools = this.#pendingTools.splice(0);
+    for (const record of tools) yield record;
+    let timer: TimerHandle | undefined;
+    let timedOut = false;
+    if (waitMs !== undefined) {
+      timer = this.#o.scheduler.setTimeout(() => {
+        timedOut = true;
+        stream.wake?.();
+      }, waitMs);
+    }
+    const onAbort = () => stream.wake?.();
+    signal.addEventListener('abort', onAbort);
+    try {
+      for (;;) {
+        if (signal.aborted || this.#failed || this.#closed) return;
+        const item = stream.items.shift();
+        if (!item) {
+          if (timedOut) return;
+          await new Promise<void>((resolve) => (stream.wake = resolve));
+          stream.wake = undefined;
+          continue;
+        }
+        if (timer) {
+          this.#o.scheduler.clear(timer);
+          timer = undefined;
+        }
+        if (item.kind === 'text') yield { type: 'text', text: item.text };
+        else if (item.kind === 'tool') yield item.record;
+        else {
+          if (item.endCall) {
+            this.#endCall = true;
+            yield { type: 'hangup', reason: 'agent_hangup' };
+          }
+          return;
+        }
+      }
+    } finally {
+      stream.finished = true;
+      if (this.#interrupts.get(stream.id) === stream) {
+        this.#interrupts.delete(stream.id);
+        this.#lastInterruptDone = Math.max(this.#lastInterruptDone, stream.id);
+      }
+      if (timer) this.#o.scheduler.clear(timer);
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  #ensureOpen(): Promise<boolean> {
+    this.#opening ??= this.#connect().then(
+      () => true,
+      (error: unknown) => {
+        this.#fail('error_llm_websocket_open', error instanceof Error ? error.message : String(error));
+        return false;
+      },
+    );
+    return this.#opening;
+  }
+
+  async #connect(): Promise<void> {
+    const url = `${this.#o.url.replace(/\/+$/, '')}/${encodeURIComponent(this.#o.callId)}`;
+    // Frames can arrive before the opener's promise settles: they wait for the socket (a config may need to answer).
+    let early: string[] | undefined = [];
+    const socket = await this.#o.open(url, {
+      onMessage: (text) => (early ? early.push(text) : this.#onMessage(text)),
+      onClose: (end, detail) => this.#onClose(end, detail),
+    });
+    if (this.#closed || this.#failed) {
+      socket.close();
+      return;
+    }
+    this.#socket = socket;
+    this.#lastHeard = this.#o.scheduler.now();
+    const queued = early;
+    early = undefined;
+    for (const text of queued) this.#onMessage(text);
+  }
+
+  #onClose(end: LlmSocketEnd, detail: string): void {
+    this.#socket = undefined;
+    if (this.#closed || this.#failed) return;
+    if (end === 'corrupt') return this.#fail('error_llm_websocket_corrupt_payload', detail);
+    if (end === 'runtime') return this.#fail('error_llm_websocket_runtime', detail);
+    if (this.#autoReconnect) void this.#reconnect(detail);
+    else this.#fail('error_llm_websocket_lost_connection', detail);
+  }
+
+  /** auto_reconnect: dials again (RECONNECT_ATTEMPTS times); the new connection's config may ask for call_details again. */
+  async #reconnect(detail: string): Promise<void> {
+    if (this.#reconnecting) return;
+    this.#reconnecting = true;
+    let last = detail;
+    for (let attempt = 0; attempt < RECONNECT_ATTEMPTS && !this.#closed && !this.#failed; attempt++) {
+      try {
+        await this.#connect();
+        this.#reconnecting = false;
+        // A request the lost connection did not answer goes to the new one.
+        const current = this.#current;
+        if (this.#lastRequest && !current.complete && !current.finished && this.#lastRequest.response_id === current.id) this.#send(this.#lastRequest);
+        return;
+      } catch (error) {
+        last = error instanceof Error ? error.message : String(error);
+      }
+    }
+    this.#reconnecting = false;
+    this.#fail('error_llm_websocket_lost_connection', `reconnection failed: ${last}`);
+  }
+
+  #onMessage(text: string): void {
+    if (this.#failed || this.#closed) return;
+    this.#lastHeard = this.#o.scheduler.now();
+    let event: unknown;
+    try {
+      event = JSON.parse(text);
+    } catch {
+      return this.#fail('error_llm_websocket_corrupt_payload', 'a frame is not JSON');
+    }
+    const problem = this.#handle(event);
+    if (problem) this.#fail('error_llm_websocket_corrupt_payload', problem);
+  }
+
+  /** Applies one event from the server; returns why it breaks the protocol, or null. */
+  #handle(event: unknown): string | null {
+    if (!isRecord(event) || typeof event.response_type !== 'string') return 'a frame is not an object with a response_type';
+    switch (event.response_type) {
+      case 'config': {
+        const config = isRecord(event.config) ? event.config : {};
+        if (config.call_details === true) this.#send({ interaction_type: 'call_details', call: this.#o.callDetails() });
+        if (config.auto_reconnect === true && !this.#autoReconnect) {
+          this.#autoReconnect = true;
+          this.#startPing();
+        }
+        return null;
+      }
+      case 'response': {
+        const id = event.response_id;
+        if (typeof id !== 'number' || !Number.isInteger(id) || id < 0) return 'a response without an integer response_id';
+        if (event.content !== undefined && typeof event.content !== 'string') return 'a response whose content is not a string';
+        // A stale response (the user spoke again since) is ignored.
+        if (id !== this.#current.id) return null;
+        const content = typeof event.content === 'string' ? event.content : '';
+        this.#current.chars += content.length;
+        if (this.#current.chars > MAX_RESPONSE_CHARS) return `a response longer than ${MAX_RESPONSE_CHARS} characters`;
+        if (content) this.#current.push({ kind: 'text', text: content });
+        if (event.content_complete === true || event.end_call === true) this.#current.push({ kind: 'done', endCall: event.end_call === true });
+        return null;
+      }
+      case 'tool_call_invocation': {
+        if (typeof event.tool_call_id !== 'string' || typeof event.name !== 'string') return 'a tool_call_invocation without tool_call_id and name';
+        const args = typeof event.arguments === 'string' ? event.arguments : JSON.stringify(event.arguments ?? {});
+        this.#tool({ type: 'tool_call_invocation', tool_call_id: event.tool_call_id, name: event.name, arguments: args });
+        return null;
+      }
+      case 'tool_call_result': {
+        if (typeof event.tool_call_id !== 'string') return 'a tool_call_result without tool_call_id';
+        const content = typeof event.content === 'string' ? event.content : JSON.stringify(event.content ?? '');
+        this.#tool({ type: 'tool_call_result', tool_call_id: event.tool_call_id, content: content.slice(0, MAX_RESPONSE_CHARS) });
+        return null;
+      }
+      case 'agent_interrupt': {
+        const id = event.interrupt_id;
+        if (typeof id !== 'number' || !Number.isInteger(id) || id < 0) return 'an agent_interrupt without an integer interrupt_id';
+        if (event.content !== undefined && typeof event.content !== 'string') return 'an agent_interrupt whose content is not a string';
+        if (id <= this.#lastInterruptDone) return null;
+        let stream = this.#interrupts.get(id);
+        if (!stream) {
+          if (this.#unprompted.length >= MAX_PENDING_INTERRUPTS) return `more than ${MAX_PENDING_INTERRUPTS} agent_interrupt waiting to be spoken`;
+          stream = new ResponseStream(id);
+          this.#interrupts.set(id, stream);
+          this.#unprompted.push(stream);
+          this.#o.onUnprompted?.();
+        }
+        if (stream.complete) return null;
+        const content = typeof event.content === 'string' ? event.content : '';
+        stream.chars += content.length;
+        if (stream.chars > MAX_RESPONSE_CHARS) return `an agent_interrupt longer than ${MAX_RESPONSE_CHARS} characters`;
+        if (content) stream.push({ kind: 'text', text: content });
+        if (event.content_complete === true || event.end_call === true) stream.push({ kind: 'done', endCall: event.end_call === true });
+        return null;
+      }
+      case 'metadata':
+        this.#o.onMetadata?.(event.metadata ?? null);
+        return null;
+      case 'ping_pong':
+      case 'update_agent':
+        // Liveness is counted on every frame; update_agent is accepted and not acted on
+        // (docs/custom-llm.md, "What is not implemented").
+        return null;
+      default:
+        return `an unknown response_type "${event.response_type.slice(0, 40)}"`;
+    }
+  }
+
+  /** A tool-call record joins the response being streamed, or the next one when none is. */
+  #tool(record: ToolCallRecord): void {
+    const stream = this.#current;
+    if (!stream.complete && !stream.finished) stream.push({ kind: 'tool', record });
+    else this.#pendingTools.push(record);
+  }
+
+  #startPing(): void {
+    this.#pingTimer = this.#o.scheduler.setInterval(() => {
+      if (!this.#socket) return;
+      if (this.#o.scheduler.now() - this.#lastHeard > PING_TIMEOUT_MS) {
+        const socket = this.#socket;
+        this.#socket = undefined;
+        socket.close();
+        void this.#reconnect(`no message for ${PING_TIMEOUT_MS} ms`);
+        return;
+      }
+      this.#send({ interaction_type: 'ping_pong', timestamp: Date.now() });
+    }, PING_INTERVAL_MS);
+  }
+
+  #request(event: Record<string, unknown>): void {
+    this.#lastRequest = event;
+    this.#send(event);
+  }
+
+  #send(event: Record<string, unknown>): void {
+    try {
+      this.#socket?.send(JSON.stringify(event));
+    } catch (error) {
+      this.#onClose('lost', error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  #fail(reason: LlmWebsocketReason, detail: string): void {
+    if (this.#failed || this.#closed) return;
+    this.#failed = true;
+    if (this.#pingTimer) this.#o.scheduler.clear(this.#pingTimer);
+    this.#socket?.close();
+    this.#socket = undefined;
+    this.#current.wake?.();
+    this.#o.onFailure(reason, detail);
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
