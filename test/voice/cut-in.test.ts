@@ -16,6 +16,8 @@ test('the early-reply rate over the paused-utterance set is at most 5 %, and eve
   const detail = JSON.stringify(early.map((r) => ({ said: `${r.utterance.before} / ${r.utterance.after}`, heard: r.heard })));
   t.diagnostic(`early replies: ${early.length} of ${results.length}`);
   assert.ok(early.length / results.length <= 0.05, `early replies: ${early.length} of ${results.length}: ${detail}`);
-  // Not waiting forever instead: every utterance gets its answer once the caller has finished.
-  for (const r of results) if (!r.early) assert.ok(r.replyAfterMs !== undefined && r.replyAfterMs < 3_000, JSON.stringify(r));
+  // Not waiting forever instead: every utterance gets its answer once the caller has finished
+  // (a bound on being answered at all, loose enough for a loaded machine; `npm run bench -- voice`
+  // measures how soon).
+  for (const r of results) if (!r.early) assert.ok(r.replyAfterMs !== undefined && r.replyAfterMs < 6_000, JSON.stringify(r));
 });
