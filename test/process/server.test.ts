@@ -57,7 +57,11 @@ for (const kind of STORES) {
       const server = await startServer(env);
       try {
         const base = server.baseUrl;
-        const human = server.stderr().split('\n').filter((line) => line.startsWith('switchboard: ready.'));
+        // stderr is another pipe than stdout (where the ready line that startServer waits for is):
+        // the human line, written first, may still be on its way.
+        const humanLines = () => server.stderr().split('\n').filter((line) => line.startsWith('switchboard: ready.'));
+        for (const deadline = Date.now() + 5_000; humanLines().length === 0 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 20));
+        const human = humanLines();
         assert.deepEqual(human, [`switchboard: ready. Dashboard ${base}/dashboard - demo off (set DEMO_API_KEY to turn it on) - API reference ${base}/docs`]);
         for (const line of server.lines) JSON.parse(line); // stdout stays JSON
         const ready = server.lines.map((line) => JSON.parse(line)).find((entry) => entry.msg === 'switchboard ready');
