@@ -121,7 +121,11 @@ describe('changes reach the right server at once (two processes, one PostgreSQL)
     const admin = new pg.Client({ connectionString: store.databaseUrl as string });
     await admin.connect();
     try {
-      const killed = await admin.query('select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = $1', [LISTENER_APPLICATION_NAME]);
+      // This test's database only: other tests' servers listen on the same cluster meanwhile.
+      const killed = await admin.query(
+        'select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = $1 and datname = current_database()',
+        [LISTENER_APPLICATION_NAME],
+      );
       assert.equal(killed.rowCount, 2, 'one LISTEN connection per server');
     } finally {
       await admin.end();
