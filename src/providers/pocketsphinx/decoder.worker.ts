@@ -74,7 +74,7 @@ try {
 
 let inUtterance = false;
 let decoded = 0;
-/** The latest phrases (bias message), and those the utterance being ended is checked against. */
+/** Phrases for the next utterance (bias message) and for the one being decoded. */
 let nextBias: string[] = [];
 let bias: string[] = [];
 /** The current utterance's audio, for the keyword check at its end (bounded by the parent's cut). */
@@ -139,10 +139,7 @@ function onAudio(pcm: Int16Array): void {
     bias = nextBias;
     utterance = [];
   }
-  // Kept whatever the bias now: phrases that arrive while the caller is already speaking (the
-  // node's keywords are sent after the agent's reply, which the caller may talk over) still
-  // apply to this utterance at its end.
-  utterance.push(pcm);
+  if (bias.length > 0) utterance.push(pcm);
   if ((api.process(decoder, pcm, pcm.length, 0, 0) as number) < 0) throw new Error('ps_process_raw failed');
   sinceInterim += pcm.length;
   decoded += pcm.length;
@@ -164,7 +161,6 @@ function onEnd(id: number): void {
   }
   inUtterance = false;
   if ((api.end(decoder) as number) < 0) throw new Error('ps_end_utt failed');
-  bias = nextBias;
   const text = bias.length > 0 ? keywordCheck(hypothesis()) : hypothesis();
   utterance = [];
   post({ type: 'final', id, text });
