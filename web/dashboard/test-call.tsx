@@ -8,6 +8,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { WebCallClient, type WebCallError } from '../../packages/web-sdk/src/index.ts';
 import type { TranscriptEntry } from '../../src/protocol/media.messages.ts';
 import { TranscriptView, formatDuration } from '../shared/call-views.tsx';
+import { useFinishedCall } from '../shared/finished-call.ts';
 import type { Api } from './api.ts';
 import type { Call } from './calls.tsx';
 import { Badge, ErrorBox, messageOf } from './ui.tsx';
@@ -15,7 +16,6 @@ import { Badge, ErrorBox, messageOf } from './ui.tsx';
 type Phase = 'idle' | 'starting' | 'in_call' | 'ending' | 'ended';
 
 /** How long the finished call is read for a final status after the socket closed, in ms. */
-const FINISH_WAIT_MS = 20_000;
 
 /** `focus === 'test'` (route `#/agents/{id}/test`, the list's Test call button) scrolls the card into view. */
 export function TestCall({ api, agentId, focus }: { api: Api; agentId: string; focus?: string }) {
@@ -87,29 +87,13 @@ export function TestCall({ api, agentId, focus }: { api: Api; agentId: string; f
   };
 
   // After the end: the call object, until analysis and recording are written (status final).
-  useEffect(() => {
-    if (phase !== 'ended' || !callId) return;
-    let stopped = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const started = Date.now();
-    const poll = async () => {
-      try {
-        const call = await api.get<Call>(`/v2/get-call/${encodeURIComponent(callId)}`);
-        if (stopped) return;
-        setFinished(call);
-        if (call.call_status === 'ended' || call.call_status === 'error' || Date.now() - started > FINISH_WAIT_MS) return;
-      } catch (e) {
-        if (!stopped) setError(`Could not read the finished call: ${messageOf(e)}`);
-        return;
-      }
-      timer = setTimeout(() => void poll(), 500);
-    };
-    void poll();
-    return () => {
-      stopped = true;
-      clearTimeout(timer);
-    };
-  }, [phase, callId]);
+  useFinishedCall<Call>(
+    callId,
+    phase === 'ended',
+    (id) => api.get<Call>(`/v2/get-call/${encodeURIComponent(id)}`),
+    setFinished,
+    (e) => setError(`Could not read the finished call: ${messageOf(e)}`),
+  );
 
   const busy = phase === 'starting' || phase === 'in_call' || phase === 'ending';
   return (

@@ -9,6 +9,7 @@ import { WebCallClient, type WebCallError } from '../../packages/web-sdk/src/ind
 import type { CallView } from '../../src/services/call.view.ts';
 import type { TranscriptEntry } from '../../src/protocol/media.messages.ts';
 import { AnalysisView, LatencyTable, TranscriptView, formatDuration } from '../shared/call-views.tsx';
+import { useFinishedCall } from '../shared/finished-call.ts';
 
 interface Agent {
   agent_id: string;
@@ -117,28 +118,13 @@ function Demo() {
   };
 
   // After the end: the finished call (analysis and recording are written as the call closes).
-  useEffect(() => {
-    if (phase !== 'ended' || !callId) return;
-    let stopped = false;
-    const started = Date.now();
-    const poll = async () => {
-      try {
-        const call = await api<FinishedCall>('GET', `/demo/api/calls/${encodeURIComponent(callId)}`);
-        if (stopped) return;
-        setFinished(call);
-        const final = call.call_status === 'ended' || call.call_status === 'error';
-        if (final || Date.now() - started > 20_000) return;
-      } catch (e) {
-        if (!stopped) setError(`Could not load the finished call: ${(e as Error).message}`);
-        return;
-      }
-      setTimeout(poll, 500);
-    };
-    void poll();
-    return () => {
-      stopped = true;
-    };
-  }, [phase, callId]);
+  useFinishedCall<FinishedCall>(
+    callId,
+    phase === 'ended',
+    (id) => api<FinishedCall>('GET', `/demo/api/calls/${encodeURIComponent(id)}`),
+    setFinished,
+    (e) => setError(`Could not load the finished call: ${(e as Error).message}`),
+  );
 
   const inCall = phase === 'in_call' || phase === 'starting' || phase === 'ending';
   return (
