@@ -50,6 +50,8 @@ const AUDIO_QUEUE_CHUNKS = 25;
 const SOCKET_HARD_LIMIT_BYTES = 1_048_576;
 /** After our close frame, how long the client has to answer before the socket is destroyed, ms. */
 const CLOSE_GRACE_MS = 2_000;
+/** At shutdown, how long the sockets of the ended calls have to finish their close handshake, ms. */
+const SHUTDOWN_CLOSE_GRACE_MS = 1_000;
 /** A client cut off for flooding is destroyed after this long even if its call's end has not closed it yet, ms. */
 const CUT_OFF_DEADLINE_MS = 30_000;
 
@@ -90,9 +92,12 @@ export function attachWebCallTransport(app: FastifyInstance, registry: SessionRe
 
   app.addHook('preClose', async () => {
     // End calls first (their results are stored and call.finished goes out), then drop stragglers:
-    // the HTTP server cannot finish closing while upgraded sockets stay open.
+    // the HTTP server cannot finish closing while upgraded sockets stay open. A socket whose call
+    // just ended still holds its call_ended event and close frame: it gets a moment to deliver them
+    // (destroying it at once discarded them under load, and the client saw only a lost connection).
     await registry.close();
     app.server.off('upgrade', onUpgrade);
+    await closedWithin([...wss.clients], SHUTDOWN_CLOSE_GRACE_MS);
     for (const ws of wss.clients) ws.terminate();
     await new Promise<void>((resolve) => wss.close(() => resolve()));
   });
@@ -272,4 +277,16 @@ class WsConnection implements CallConnection {
     this.#ws.close(code, reason.slice(0, 120));
     setTimeout(() => this.#ws.terminate(), CLOSE_GRACE_MS).unref();
   }
+}
+
+/** Resolves once every socket has closed, or after `ms`, whichever comes first. */
+async function closedWithin(sockets: WebSocket[], ms: number): Promise<void> {
+  const open = sockets.filter((ws) => ws.readyState !== ws.CLOSED);
+  if (open.length === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.all(open.map((ws) => new Promise<void>((resolve) => ws.once('close', () => resolve())))),
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
+  ]);
+  clearTimeout(timer);
 }
