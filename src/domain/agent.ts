@@ -108,6 +108,12 @@ export const AgentSettings = {
    * number), ms. 200 to 5000; a maximum below the minimum is read as the minimum.
    */
   end_of_turn_max_silence_ms: Type.Optional(Type.Integer({ minimum: 200, maximum: 5_000 })),
+  /**
+   * Prepare the reply while the user pauses, before the turn is confirmed; play it only if the
+   * turn ends with those words (docs/voice-pipeline.md). Side effects wait for the confirmation.
+   * Default true; with an LLM a dropped reply costs a request.
+   */
+  preemptive_replies: Type.Optional(Type.Boolean()),
   /** Custom fields the post-call analysis fills (with an LLM configured); [] = none. */
   post_call_analysis_data: Type.Optional(Type.Array(PostCallAnalysisField, { maxItems: MAX_ANALYSIS_FIELDS })),
   /**
@@ -147,6 +153,7 @@ export interface AgentConfig {
   responsiveness: number;
   end_of_turn_min_silence_ms: number;
   end_of_turn_max_silence_ms: number;
+  preemptive_replies: boolean;
   post_call_analysis_data: PostCallAnalysisField[];
   boosted_keywords: string[];
 }
@@ -165,6 +172,7 @@ export const AGENT_DEFAULTS = {
   responsiveness: 1,
   end_of_turn_min_silence_ms: 250,
   end_of_turn_max_silence_ms: 1_200,
+  preemptive_replies: true,
   // Never mutated: configs are replaced whole.
   post_call_analysis_data: [] as PostCallAnalysisField[],
   boosted_keywords: [],

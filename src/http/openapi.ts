@@ -108,6 +108,7 @@ const EXAMPLES: Record<string, unknown> = {
     responsiveness: 1,
     end_of_turn_min_silence_ms: 250,
     end_of_turn_max_silence_ms: 1200,
+    preemptive_replies: true,
     created_at: 1767225600000,
     last_modification_timestamp: 1767229200000,
   },

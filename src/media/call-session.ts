@@ -221,6 +221,7 @@ export class CallSession {
         maxSilenceMs: settings.end_of_turn_max_silence_ms,
       },
       boostedKeywords: settings.boosted_keywords,
+      preemptive: settings.preemptive_replies,
       startSpeaker: built.startSpeaker,
       recognitionTimeoutMs: this.#d.timings.recognitionTimeoutMs,
       ...(built.beginAfterUserSilenceMs !== undefined ? { beginAfterUserSilenceMs: built.beginAfterUserSilenceMs } : {}),
@@ -414,7 +415,7 @@ export class CallSession {
     } catch (error) {
       this.#d.log.error({ err: error }, 'storing the finished call failed');
     }
-    this.#d.log.info({ reason, durationMs: Math.round(elapsedMs) }, 'call ended');
+    this.#d.log.info({ reason, durationMs: Math.round(elapsedMs), preemptiveReplies: p?.preemptions() }, 'call ended');
     const status = statusForReason(reason);
     this.#conn.sendEvent({ type: 'call_ended', call_status: status === 'error' ? 'error' : 'ended', disconnection_reason: reason });
     this.#conn.close(closeCode ?? (status === 'error' ? CLOSE.serverError : CLOSE.normal), reason);

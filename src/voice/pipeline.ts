@@ -7,6 +7,7 @@ import { FRAME_MS, Framer, bytesToSamples, type AudioFrame } from './frames.ts';
 import { EngineError, type ResponseEngine } from './engines/types.ts';
 import type { TimedToolCall, Utterance } from './transcript.ts';
 import { mergePhrases } from './engines/expected.ts';
+import { abortable } from './engines/functions.ts';
 import { completeness, endOfTurnSilenceMs, type EndOfTurnSettings } from './end-of-turn.ts';
 import { BandMeter } from '../providers/audio/band.ts';
 import type { TurnLatency } from './latency.ts';
@@ -27,6 +28,13 @@ export const BAND_SAMPLE_MS = 2_000;
  * is judged complete or not, ms (adaptive end of turn).
  */
 export const HYPOTHESIS_SETTLE_MS = 250;
+
+/**
+ * Preemptive replies: silence after the user's speech before the agent prepares its reply to what
+ * the recogniser has heard so far, ms. Well under the shortest end of turn (100 ms), so that the
+ * reply is ready when the turn is confirmed.
+ */
+export const PREEMPT_AFTER_MS = 100;
 
 /** Default of VoicePipelineOptions.recognitionTimeoutMs (and of STT_TIMEOUT_MS), ms. */
 export const DEFAULT_RECOGNITION_TIMEOUT_MS = 5_000;
@@ -101,6 +109,14 @@ export interface VoicePipelineOptions {
    * recognition failure, instead of the agent falling silent (docs/voice-pipeline.md).
    */
   recognitionTimeoutMs?: number;
+  /**
+   * Preemptive replies (the agent's `preemptive_replies`): once the user has paused
+   * PREEMPT_AFTER_MS after words that complete a sentence, the engine and synthesis start on the
+   * interim transcript; the reply plays only if the turn then ends with that same text, and is
+   * thrown away (the engine rolled back, its side effects never run) if the user goes on.
+   * Needs a streaming recogniser and an engine with `checkpoint`. Default false.
+   */
+  preemptive?: boolean;
   /** WebRTC VAD aggressiveness 0..3; default 2. */
   vadAggressiveness?: 0 | 1 | 2 | 3;
   /** Frames below this RMS (0..32768) are never speech; default 150 (about -47 dBFS). */
@@ -123,7 +139,42 @@ export interface VoicePipelineOptions {
 type Job =
   | { kind: 'begin' }
   | { kind: 'unprompted' }
-  | { kind: 'turn'; startMs: number; endMs: number; speechEndAt: number; transcript: Promise<SettledTranscript>; backchannel: boolean };
+  | {
+      kind: 'turn';
+      startMs: number;
+      endMs: number;
+      speechEndAt: number;
+      transcript: Promise<SettledTranscript>;
+      backchannel: boolean;
+      /** The reply prepared during the turn's last pause, if any (preemptive replies). */
+      speculation: Speculation | undefined;
+    };
+
+/** When a user turn ended (its last voiced frame) and when its final transcript came, on the pipeline clock. */
+interface TurnTiming {
+  speechEndAt: number;
+  transcriptAt: number;
+}
+
+/** A reply prepared for a turn the user may not have finished (preemptive replies). */
+interface Speculation {
+  /** The interim transcript it answers. */
+  text: string;
+  ctrl: AbortController;
+  /** The turn ended with this text: the reply may play. */
+  confirm: (turn: TurnTiming) => void;
+  /** The reply began to play. */
+  opened: boolean;
+  /** Settles once the reply has played, or was dropped and the engine rolled back. */
+  done: Promise<void>;
+}
+
+/** A reply held back until its turn is confirmed (#runReply). */
+interface Held {
+  ctrl: AbortController;
+  confirmed: Promise<TurnTiming>;
+  onOpen: () => void;
+}
 
 interface OutFrame {
   pcm: Int16Array;
@@ -202,6 +253,15 @@ export class VoicePipeline {
   #segmentInterrupted = false;
   /** The recogniser's latest interim hypothesis of the open user utterance ('' before any). */
   #interim = '';
+  /** The respond loop is handling a job. */
+  #busy = false;
+  /** The reply being prepared during the user's pause, not yet handed to a turn. */
+  #speculation: Speculation | undefined;
+  /** Every speculation not settled yet (close() waits for their rollback). */
+  readonly #speculations = new Set<Speculation>();
+  /** Settles once every dropped speculation has rolled the engine back. */
+  #rollback: Promise<void> = Promise.resolve();
+  readonly #preemptions = { used: 0, dropped: 0 };
 
   constructor(options: VoicePipelineOptions) {
     this.#o = {
@@ -241,6 +301,11 @@ export class VoicePipeline {
 
   latencies(): TurnLatency[] {
     return [...this.#latencies];
+  }
+
+  /** Preemptive replies so far: played (`used`) and thrown away (`dropped`). */
+  preemptions(): { used: number; dropped: number } {
+    return { ...this.#preemptions };
   }
 
   /** True once `hangup` has been emitted. */
@@ -313,12 +378,15 @@ export class VoicePipeline {
     if (this.#timer) clearInterval(this.#timer);
     this.#ctrl.abort();
     this.#reply?.ctrl.abort();
+    for (const spec of this.#speculations) spec.ctrl.abort();
     this.#input.close();
     this.#jobs.close();
     this.#output.close();
     this.#output.clear();
     this.#reply?.drained();
     await Promise.allSettled(this.#tasks);
+    // The engine's state is read once the call is over: the prepared replies are rolled back first.
+    await Promise.allSettled([...this.#speculations].map((spec) => spec.done));
     await this.#stt?.close();
     this.#vad?.close();
   }
@@ -368,6 +436,7 @@ export class VoicePipeline {
             this.#maybeBeginAfterSilence(ev.frame.offsetMs + FRAME_MS);
             break;
           case 'speech_start':
+            this.#dropSpeculation();
             this.#interim = '';
             this.#userHasSpoken = true;
             this.#segmentOverAgent = this.#reply !== undefined;
@@ -378,6 +447,9 @@ export class VoicePipeline {
             if (ev.frame.speech) {
               this.#lastVoicedAt = this.#now();
               this.#measureBand(ev.frame.pcm);
+              this.#dropSpeculation(); // the user goes on
+            } else if (ev.silenceMs >= PREEMPT_AFTER_MS) {
+              this.#preempt();
             }
             if (this.#reply && ev.voicedMs >= this.#bargeInMs) {
               this.#interrupt();
@@ -386,7 +458,10 @@ export class VoicePipeline {
             break;
           case 'user_turn': {
             const backchannel = this.#segmentOverAgent && !this.#segmentInterrupted;
-            void this.#jobs.push({ kind: 'turn', startMs: ev.startMs, endMs: ev.endMs, speechEndAt: this.#lastVoicedAt, transcript: ev.transcript, backchannel });
+            // The turn has ended: what was prepared for it is its own now, whatever the user says next.
+            const speculation = this.#speculation;
+            this.#speculation = undefined;
+            void this.#jobs.push({ kind: 'turn', startMs: ev.startMs, endMs: ev.endMs, speechEndAt: this.#lastVoicedAt, transcript: ev.transcript, backchannel, speculation });
             break;
           }
         }
@@ -420,32 +495,113 @@ export class VoicePipeline {
   async #respondLoop(): Promise<void> {
     for await (const job of this.#jobs) {
       if (this.#ended || this.#closed) return;
-      if (job.kind === 'begin' || job.kind === 'unprompted') {
-        await this.#runReply(undefined, undefined, job.kind === 'unprompted');
-        this.#updateBias();
-        continue;
+      this.#busy = true;
+      try {
+        await this.#handle(job);
+      } finally {
+        this.#busy = false;
       }
-      const settled = await job.transcript;
-      if (this.#closed) return;
-      if (!settled.ok) {
-        if (isAbortError(settled.error)) return;
-        this.#fail('error_asr', settled.error);
-        return;
-      }
-      const text = settled.result.text.trim();
-      if (!text) continue;
-      this.#begun = true;
-      this.#addUtterance({ role: 'user', text, startMs: job.startMs, endMs: job.endMs });
-      // Speech over the agent that did not interrupt it (too short for the sensitivity) is kept in
-      // the transcript but not answered.
-      if (job.backchannel) continue;
-      await this.#runReply(text, { speechEndAt: job.speechEndAt, transcriptAt: settled.atMs });
-      this.#updateBias();
     }
   }
 
-  async #runReply(userText: string | undefined, turn: { speechEndAt: number; transcriptAt: number } | undefined, unprompted = false): Promise<void> {
+  async #handle(job: Job): Promise<void> {
+    if (job.kind === 'begin' || job.kind === 'unprompted') {
+      await this.#rollback;
+      await this.#runReply(undefined, undefined, job.kind === 'unprompted');
+      this.#updateBias();
+      return;
+    }
+    const settled = await job.transcript;
+    const spec = job.speculation;
+    const text = settled.ok ? settled.result.text.trim() : '';
+    // The reply prepared in the turn's last pause plays only if the turn ended with the words it answers.
+    const usable = spec !== undefined && text !== '' && !job.backchannel && sameWords(spec.text, text);
+    if (spec && !usable) this.#drop(spec);
+    if (this.#closed) return;
+    if (!settled.ok) {
+      if (isAbortError(settled.error)) return;
+      this.#fail('error_asr', settled.error);
+      return;
+    }
+    if (!text) return;
+    this.#begun = true;
+    await this.#rollback; // the engine is back where the turn began, if a prepared reply was dropped
+    this.#addUtterance({ role: 'user', text, startMs: job.startMs, endMs: job.endMs });
+    // Speech over the agent that did not interrupt it (too short for the sensitivity) is kept in
+    // the transcript but not answered.
+    if (job.backchannel) return;
+    const turn = { speechEndAt: job.speechEndAt, transcriptAt: settled.atMs };
+    if (spec && usable) {
+      spec.confirm(turn);
+      await spec.done;
+      if (spec.opened) {
+        this.#preemptions.used++;
+        this.#updateBias();
+        return;
+      }
+      // It failed before it could play (and rolled the engine back): the turn is answered as usual.
+    }
+    await this.#runReply(text, turn);
+    this.#updateBias();
+  }
+
+  /**
+   * Preemptive replies: the user has paused PREEMPT_AFTER_MS. When what the recogniser has heard
+   * so far completes a sentence and the agent is idle, the reply to it is prepared (engine and
+   * synthesis, held before its first audio and before any side effect) on a checkpoint of the
+   * engine; a new hypothesis replaces it. The turn's end confirms or drops it (#handle).
+   */
+  #preempt(): void {
+    const text = this.#interim.trim();
+    if (this.#speculation && sameWords(this.#speculation.text, text)) return;
+    this.#dropSpeculation();
+    const engine = this.#o.engine;
+    if (!this.#o.preemptive || !engine.checkpoint || this.#ended || this.#closed) return;
+    if (!text || completeness(text) === 'incomplete') return;
+    // Not while the agent speaks or has turns to answer, nor for speech over it that will not be answered.
+    if (this.#reply || this.#busy || this.#jobs.size > 0 || (this.#segmentOverAgent && !this.#segmentInterrupted)) return;
     const ctrl = new AbortController();
+    let confirm!: (turn: TurnTiming) => void;
+    const confirmed = new Promise<TurnTiming>((resolve) => (confirm = resolve));
+    const spec: Speculation = { text, ctrl, confirm, opened: false, done: Promise.resolve() };
+    const after = this.#rollback;
+    spec.done = (async () => {
+      await after;
+      if (ctrl.signal.aborted || this.#ended || this.#closed) return;
+      const restore = engine.checkpoint!();
+      try {
+        await this.#runReply(text, undefined, false, { ctrl, confirmed, onOpen: () => (spec.opened = true) });
+      } finally {
+        if (!spec.opened) restore();
+        this.#speculations.delete(spec);
+      }
+    })();
+    this.#speculations.add(spec);
+    this.#speculation = spec;
+  }
+
+  /** Drops the reply being prepared for the open turn, if any. */
+  #dropSpeculation(): void {
+    const spec = this.#speculation;
+    this.#speculation = undefined;
+    if (spec) this.#drop(spec);
+  }
+
+  /** Throws a prepared reply away; #rollback settles once the engine is rolled back. */
+  #drop(spec: Speculation): void {
+    spec.ctrl.abort();
+    this.#preemptions.dropped++;
+    this.#rollback = Promise.all([this.#rollback, spec.done]).then(() => undefined);
+  }
+
+  /**
+   * Runs one reply: the engine's output, synthesized and queued for paced playback. A `held`
+   * reply (preemptive) is prepared up to its first audio and waits there for its turn to be
+   * confirmed; it becomes the current reply only then, and returns without a trace if dropped.
+   */
+  async #runReply(userText: string | undefined, turnTiming: TurnTiming | undefined, unprompted = false, held?: Held): Promise<void> {
+    let turn = turnTiming;
+    const ctrl = held?.ctrl ?? new AbortController();
     const signal = AbortSignal.any([ctrl.signal, this.#ctrl.signal]);
     let drained!: () => void;
     const drainedP = new Promise<void>((r) => (drained = r));
@@ -453,18 +609,24 @@ export class VoicePipeline {
       ctrl, sentences: [], hadToolCalls: false, placed: [], cutAtMs: undefined, queued: [], sent: [], synthesisDone: false, cutOff: false,
       startedAt: undefined, startMs: 0, drained, firstFrameSent: false,
     };
-    this.#reply = reply;
+    if (!held) this.#reply = reply;
+    let opened = !held;
     const engineStart = this.#now();
     const marks: { firstText?: number; synthStart?: number; firstAudio?: number } = {};
-    const lat: TurnLatency | undefined = turn
-      ? { e2eMs: 0, asrMs: Math.max(0, turn.transcriptAt - turn.speechEndAt), llmMs: 0, ttsMs: 0 }
-      : undefined;
+    const open = async (): Promise<void> => {
+      if (opened || !held) return;
+      turn = await abortable(held.confirmed, signal);
+      opened = true;
+      held.onOpen();
+      this.#reply = reply;
+    };
     let hangup = false;
     let functionMs = 0;
     const framer = new Framer();
     try {
       const engine = this.#o.engine;
-      const outputs = userText !== undefined ? engine.respond(userText, signal) : unprompted && engine.unprompted ? engine.unprompted(signal) : engine.begin(signal);
+      const respondOptions = held ? { confirmed: held.confirmed.then(() => undefined) } : {};
+      const outputs = userText !== undefined ? engine.respond(userText, signal, respondOptions) : unprompted && engine.unprompted ? engine.unprompted(signal) : engine.begin(signal);
       const pieces = sentenceStage(outputs, () => (marks.firstText = this.#now()));
       const audio = ttsStage(pieces, this.#o.tts, {
         ...(this.#o.voiceId ? { voiceId: this.#o.voiceId } : {}),
@@ -474,6 +636,7 @@ export class VoicePipeline {
       });
       for await (const ev of audio) {
         if (signal.aborted) break;
+        if (ev.type !== 'sentence_start') await open();
         if (ev.type === 'hangup') hangup = true;
         else if (ev.type === 'tool_call_invocation' || ev.type === 'tool_call_result') {
           // A round trip the reply waited for before it had anything to say delays it.
@@ -498,17 +661,20 @@ export class VoicePipeline {
           }
         }
       }
+      if (!signal.aborted) await open();
       for (const pcm of framer.flush()) {
         const last = reply.sentences.length - 1;
         reply.queued[last] = (reply.queued[last] ?? 0) + 1;
         await this.#output.push({ pcm, sentence: last });
       }
     } catch (e) {
-      if (!signal.aborted && !isAbortError(e)) {
+      // A held reply that fails is dropped: the confirmed turn is answered anew (#handle).
+      if (opened && !signal.aborted && !isAbortError(e)) {
         this.#fail(failureReason(e), e);
         return;
       }
     }
+    if (!opened) return;
     reply.synthesisDone = true;
     this.#pace();
     if (!reply.cutOff && !this.#closed) {
@@ -531,6 +697,7 @@ export class VoicePipeline {
         ...(reply.hadToolCalls ? { sentences: timedSentences(reply) } : {}),
       });
     }
+    const lat: TurnLatency | undefined = turn ? { e2eMs: 0, asrMs: Math.max(0, turn.transcriptAt - turn.speechEndAt), llmMs: 0, ttsMs: 0 } : undefined;
     if (lat && reply.startedAt !== undefined && turn) {
       lat.e2eMs = Math.max(0, reply.startedAt - turn.speechEndAt);
       lat.llmMs = marks.firstText !== undefined ? Math.max(0, marks.firstText - engineStart) : 0;
@@ -654,6 +821,7 @@ export class VoicePipeline {
   #end(reason: HangupReason): void {
     if (this.#ended) return;
     this.#ended = true;
+    this.#dropSpeculation();
     if (this.#speaking) {
       this.#speaking = false;
       this.#emit('agent_stop_talking', { interrupted: false });
@@ -664,6 +832,12 @@ export class VoicePipeline {
     this.#input.close();
     this.#jobs.close();
   }
+}
+
+/** The same words, whatever the case and punctuation ("Yes, please." and "yes please"). */
+function sameWords(a: string, b: string): boolean {
+  const norm = (t: string) => t.toLowerCase().replace(/[^\p{L}\p{N}' ]+/gu, ' ').split(/\s+/).filter(Boolean).join(' ');
+  return norm(a) === norm(b);
 }
 
 function failureReason(e: unknown): FailureReason {

@@ -70,6 +70,7 @@ export const AgentResponse = Type.Object(
     responsiveness: Type.Number(),
     end_of_turn_min_silence_ms: Type.Integer(),
     end_of_turn_max_silence_ms: Type.Integer(),
+    preemptive_replies: Type.Boolean(),
     post_call_analysis_data: Type.Array(PostCallAnalysisField),
     /** Absent on versions saved before the field existed (which boost nothing). */
     boosted_keywords: Type.Optional(Type.Array(Type.String())),

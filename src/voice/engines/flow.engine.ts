@@ -3,7 +3,7 @@ import { chatText } from '../../providers/llm.ts';
 import { extractVariable, words } from './extract.ts';
 import { mergePhrases, namesFromVariables, nodePhrases } from './expected.ts';
 import { renderTemplate, resolveVariables } from './variables.ts';
-import { abortable, applyResponseVariables, callFunction, typedArgs } from './functions.ts';
+import { abortable, applyResponseVariables, callFunction, confirmedTurn, typedArgs } from './functions.ts';
 import { languageInstruction } from './language.ts';
 import {
   EngineError,
@@ -20,6 +20,7 @@ import {
   type FlowNode,
   type FlowTools,
   type ResponseEngine,
+  type RespondOptions,
 } from './types.ts';
 
 /** Node hops allowed within one agent turn (tool nodes chain without waiting); guards loops. */
@@ -71,6 +72,13 @@ interface PendingFunction {
   outcome: Promise<FunctionOutcome>;
 }
 
+/** The result of a function not waited for, its variables stored, its record not sent yet. */
+interface LateResult {
+  pending: PendingFunction;
+  outcome: FunctionOutcome;
+  record: ToolCallRecord;
+}
+
 /**
  * Conversation-flow engine. Entering a node speaks its instruction (static text, or LLM output for
  * prompt instructions); tool nodes run their tool and move on at once; conversation nodes wait
@@ -98,10 +106,15 @@ export class FlowEngine implements ResponseEngine {
   #toolCallSeq = 0;
   /** A waited-for function whose turn was interrupted: the next turn settles it first. */
   #pending: PendingFunction | undefined;
-  /** Results of functions not waited for (`wait_for_result: false`), recorded on the next output. */
-  #late: ToolCallRecord[] = [];
+  /**
+   * Functions not waited for (`wait_for_result: false`) whose results came in: their variables are
+   * stored at once, their result records go out with the next output.
+   */
+  #late: LateResult[] = [];
   /** The current node is a function node whose request was sent since it was entered. */
   #functionSent = false;
+  /** The turn being answered is confirmed once this resolves (a preemptive reply); undefined: it is. */
+  #confirmed: Promise<void> | undefined;
 
   constructor(options: FlowEngineOptions) {
     this.#flow = options.flow;
@@ -144,11 +157,13 @@ export class FlowEngine implements ResponseEngine {
   }
 
   async *begin(signal: AbortSignal): AsyncIterable<EngineOutput> {
+    this.#confirmed = undefined;
     yield* this.#drainLate();
     yield* this.#enter(this.#current, signal, 0);
   }
 
-  async *respond(userText: string, signal: AbortSignal): AsyncIterable<EngineOutput> {
+  async *respond(userText: string, signal: AbortSignal, options: RespondOptions = {}): AsyncIterable<EngineOutput> {
+    this.#confirmed = options.confirmed;
     this.#history.push({ role: 'user', content: userText });
     yield* this.#drainLate();
     const pending = this.#pending;
@@ -187,6 +202,39 @@ export class FlowEngine implements ResponseEngine {
     this.#history.push({ role: 'assistant', content: cutOff ? `${text} [interrupted]` : text });
   }
 
+  checkpoint(): () => void {
+    const saved = {
+      current: this.#current,
+      extracted: { ...this.#extracted },
+      names: new Set(this.#names),
+      history: [...this.#history],
+      reachedEnd: this.#reachedEnd,
+      ending: this.#ending,
+      elseFrom: this.#elseFrom,
+      toolCallSeq: this.#toolCallSeq,
+      pending: this.#pending,
+      late: [...this.#late],
+      functionSent: this.#functionSent,
+    };
+    return () => {
+      this.#current = saved.current;
+      this.#extracted = saved.extracted;
+      this.#names = saved.names;
+      this.#history = saved.history;
+      this.#reachedEnd = saved.reachedEnd;
+      this.#ending = saved.ending;
+      this.#elseFrom = saved.elseFrom;
+      this.#toolCallSeq = saved.toolCallSeq;
+      this.#pending = saved.pending;
+      // Results of functions not waited for that came in meanwhile stay: they happened.
+      const arrived = this.#late.filter((r) => !saved.late.includes(r));
+      for (const r of arrived) this.#apply(r.pending, r.outcome, false, { report: false });
+      this.#late = [...saved.late, ...arrived];
+      this.#functionSent = saved.functionSent;
+      this.#confirmed = undefined;
+    };
+  }
+
   async *#enter(node: FlowNode, signal: AbortSignal, hops: number): AsyncIterable<EngineOutput> {
     if (hops > MAX_HOPS_PER_TURN) throw new EngineError('error_config', 'flow loops between nodes without waiting for the user');
     this.#current = node;
@@ -205,6 +253,7 @@ export class FlowEngine implements ResponseEngine {
       return;
     }
     if (node.type === 'create_lead' || node.type === 'create_ticket') {
+      await confirmedTurn(this.#confirmed, signal);
       await this.#runTool(node);
       signal.throwIfAborted();
       const next = await this.#chooseEdge(node, '', signal);
@@ -266,13 +315,14 @@ export class FlowEngine implements ResponseEngine {
     }
     const vars = this.variables();
     const args = typedArgs(tool.parameters, Object.fromEntries(Object.entries(node.args ?? {}).map(([k, t]) => [k, renderTemplate(t, vars)])));
+    await confirmedTurn(this.#confirmed, signal);
     const toolCallId = `tool_call_${++this.#toolCallSeq}`;
     yield { type: 'tool_call_invocation', tool_call_id: toolCallId, name: tool.name, arguments: JSON.stringify(args) };
     this.#functionSent = true;
     const outcome = callFunction(this.#functions, tool, args);
     const pending: PendingFunction = { node, toolCallId, outcome };
     if (node.wait_for_result === false) {
-      void outcome.then((o) => this.#late.push(this.#apply(pending, o, false)));
+      void outcome.then((o) => this.#late.push({ pending, outcome: o, record: this.#apply(pending, o, false) }));
       return;
     }
     this.#pending = pending;
@@ -287,19 +337,19 @@ export class FlowEngine implements ResponseEngine {
   }
 
   /** Stores a function's response variables and status; returns its result record. */
-  #apply(pending: PendingFunction, outcome: FunctionOutcome, waited: boolean): ToolCallRecord {
+  #apply(pending: PendingFunction, outcome: FunctionOutcome, waited: boolean, options = { report: true }): ToolCallRecord {
     const tool = this.#flow.tools?.find((t) => t.tool_id === pending.node.tool_id);
     const failure = applyResponseVariables(tool?.response_variables, outcome, this.#extracted);
     this.#extracted[FUNCTION_STATUS_VARIABLE] = failure === null ? 'success' : 'error';
     this.#extracted[FUNCTION_ERROR_VARIABLE] = failure ?? '';
-    if (failure !== null) this.#onToolError?.(pending.node.id, Object.assign(new Error('custom function failed'), { code: failure }));
+    if (failure !== null && options.report) this.#onToolError?.(pending.node.id, Object.assign(new Error('custom function failed'), { code: failure }));
     return { type: 'tool_call_result', tool_call_id: pending.toolCallId, content: outcome.content, ...(waited ? { delayMs: outcome.durationMs } : {}) };
   }
 
   *#drainLate(): Iterable<EngineOutput> {
     const late = this.#late;
     this.#late = [];
-    yield* late;
+    for (const r of late) yield r.record;
   }
 
   async #runTool(node: FlowNode): Promise<void> {

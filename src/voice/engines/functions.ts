@@ -16,6 +16,14 @@ export function callFunction(caller: FunctionCaller | undefined, fn: CustomFunct
   }));
 }
 
+/**
+ * Waits until the user's turn is confirmed (a preemptive reply's, RespondOptions.confirmed), or
+ * throws the abort when the signal fires first. Engines call it before every side effect.
+ */
+export async function confirmedTurn(confirmed: Promise<void> | undefined, signal: AbortSignal): Promise<void> {
+  if (confirmed) await abortable(confirmed, signal);
+}
+
 /** Resolves with `promise`, or rejects with the signal's reason as soon as `signal` aborts (the promise runs on). */
 export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason as Error);

@@ -3,7 +3,7 @@ import type { CustomFunction } from '../../domain/custom-function.ts';
 import { renderTemplate, resolveVariables } from './variables.ts';
 import { languageInstruction } from './language.ts';
 import { mergePhrases, namesFromVariables } from './expected.ts';
-import { abortable, callFunction } from './functions.ts';
+import { abortable, callFunction, confirmedTurn } from './functions.ts';
 import {
   EngineError,
   type CallVariables,
@@ -13,6 +13,7 @@ import {
   type FunctionCaller,
   type FunctionOutcome,
   type ResponseEngine,
+  type RespondOptions,
   type ServiceLlm,
   type ServiceLlmState,
 } from './types.ts';
@@ -40,8 +41,10 @@ export interface LlmEngineOptions {
 
 /** A round of function calls the model asked for, still running when its turn was cut short. */
 interface PendingRound {
-  /** The history entries of the round once its results are in (the assistant's calls, then each result). */
-  settled: Promise<ChatMessage[]>;
+  /** The calls of the round (functions, transitions, end_call). */
+  calls: ChatToolCall[];
+  /** The functions' outcomes by call id, once all are in. */
+  results: Promise<ReadonlyMap<string, FunctionOutcome>>;
   records: Promise<EngineOutput[]>;
 }
 
@@ -71,6 +74,8 @@ export class LlmEngine implements ResponseEngine {
   /** A round with functions also called end_call: the call ends once its results are in. */
   #endRequested = false;
   #goodbye: string | undefined;
+  /** The turn being answered is confirmed once this resolves (a preemptive reply); undefined: it is. */
+  #confirmed: Promise<void> | undefined;
 
   constructor(options: LlmEngineOptions) {
     this.#language = options.language;
@@ -102,6 +107,7 @@ export class LlmEngine implements ResponseEngine {
   }
 
   async *begin(signal: AbortSignal): AsyncIterable<EngineOutput> {
+    this.#confirmed = undefined;
     const bm = this.#config.begin_message;
     if (bm !== undefined) {
       const text = renderTemplate(bm, this.variables()).trim();
@@ -111,7 +117,8 @@ export class LlmEngine implements ResponseEngine {
     yield* this.#converse(signal);
   }
 
-  async *respond(userText: string, signal: AbortSignal): AsyncIterable<EngineOutput> {
+  async *respond(userText: string, signal: AbortSignal, options: RespondOptions = {}): AsyncIterable<EngineOutput> {
+    this.#confirmed = options.confirmed;
     // The calls of a round the user cut short went on: their results come before the new words.
     if (this.#pending && (yield* this.#settle(this.#pending, signal))) return;
     this.#history.push({ role: 'user', content: userText });
@@ -122,6 +129,28 @@ export class LlmEngine implements ResponseEngine {
   agentSpoke(text: string, cutOff: boolean): void {
     if (!text) return;
     this.#history.push({ role: 'assistant', content: cutOff ? `${text} [interrupted]` : text });
+  }
+
+  checkpoint(): () => void {
+    const saved = {
+      state: this.#state,
+      history: [...this.#history],
+      reachedEnd: this.#reachedEnd,
+      ending: this.#ending,
+      pending: this.#pending,
+      endRequested: this.#endRequested,
+      goodbye: this.#goodbye,
+    };
+    return () => {
+      this.#state = saved.state;
+      this.#history = saved.history;
+      this.#reachedEnd = saved.reachedEnd;
+      this.#ending = saved.ending;
+      this.#pending = saved.pending;
+      this.#endRequested = saved.endRequested;
+      this.#goodbye = saved.goodbye;
+      this.#confirmed = undefined;
+    };
   }
 
   #systemPrompt(vars: Record<string, string>): string {
@@ -258,20 +287,20 @@ export class LlmEngine implements ResponseEngine {
     });
     const filler = called.find((c) => c.fn.speak_during_execution)?.fn.execution_message_description?.trim();
     if (filler && !spoke) yield { type: 'text', text: renderTemplate(filler, this.variables()) };
+    await confirmedTurn(this.#confirmed, signal);
     for (const { call } of called) yield { type: 'tool_call_invocation', tool_call_id: call.id, name: call.name, arguments: call.arguments || '{}' };
-    const settledOutcomes = Promise.all(called.map(({ call, fn }) => this.#call(fn, call.arguments).then((o) => [call.id, o] as const))).then((list) => new Map(list));
-    const history = settledOutcomes.then((results) => this.#roundHistory(calls, results));
+    const results = Promise.all(called.map(({ call, fn }) => this.#call(fn, call.arguments).then((o) => [call.id, o] as const))).then((list) => new Map(list));
     // The calls run at once: the reply waits for the longest (counted once, on the first result).
-    const records = settledOutcomes.then((results) => {
-      const longest = Math.max(0, ...[...results.values()].map((o) => o.durationMs));
+    const records = results.then((outcomes) => {
+      const longest = Math.max(0, ...[...outcomes.values()].map((o) => o.durationMs));
       return called.map(({ call }, i): EngineOutput => ({
         type: 'tool_call_result',
         tool_call_id: call.id,
-        content: results.get(call.id)?.content ?? '',
+        content: outcomes.get(call.id)?.content ?? '',
         ...(i === 0 ? { delayMs: longest } : {}),
       }));
     });
-    this.#pending = { settled: history, records };
+    this.#pending = { calls, results, records };
     const ended = yield* this.#settle(this.#pending, signal);
     if (ended) return false;
     return called.some(({ fn }) => fn.speak_after_execution !== false) || called.length < calls.length;
@@ -279,9 +308,10 @@ export class LlmEngine implements ResponseEngine {
 
   /** Waits (abortably) for a pending round, adds it to the history and records its results; true when it ended the call. */
   async *#settle(pending: PendingRound, signal: AbortSignal): AsyncGenerator<EngineOutput, boolean> {
-    const [history, records] = await abortable(Promise.all([pending.settled, pending.records]), signal);
+    const [results, records] = await abortable(Promise.all([pending.results, pending.records]), signal);
     this.#pending = undefined;
-    this.#history.push(...history);
+    // The round's transitions and end_call apply now, in the turn that takes its results.
+    this.#history.push(...this.#roundHistory(pending.calls, results));
     yield* records;
     if (this.#endRequested) {
       this.#reachedEnd = true;

@@ -113,8 +113,12 @@ export interface ResponseEngine {
    * produce nothing.
    */
   begin(signal: AbortSignal): AsyncIterable<EngineOutput>;
-  /** The agent's reply to one user turn (final transcript text). Streams text as it is produced. */
-  respond(userText: string, signal: AbortSignal): AsyncIterable<EngineOutput>;
+  /**
+   * The agent's reply to one user turn (final transcript text). Streams text as it is produced.
+   * With `options.confirmed` (a preemptive reply, see `checkpoint`), the turn may still be
+   * withdrawn: the engine awaits it before any side effect.
+   */
+  respond(userText: string, signal: AbortSignal, options?: RespondOptions): AsyncIterable<EngineOutput>;
   /** Records what the user actually heard of the last reply (truncated when cut off). */
   agentSpoke(text: string, cutOff: boolean): void;
   /** Outcome for post-call analysis and PII redaction. */
@@ -132,6 +136,22 @@ export interface ResponseEngine {
    * engine has something; the pipeline then runs this, after any reply in progress. Optional.
    */
   unprompted?(signal: AbortSignal): AsyncIterable<EngineOutput>;
+  /**
+   * Preemptive replies (optional): saves the conversation's state and returns what puts it back.
+   * An engine that has it may be asked to reply to a turn the user has not finished yet
+   * (`respond` with `options.confirmed`), and is rolled back when the user goes on. Such an engine
+   * runs no side effect before `confirmed` resolves: no custom function's request, no lead, no
+   * ticket; only its text and what it reads (an LLM's answer) may run ahead.
+   */
+  checkpoint?(): () => void;
+}
+
+export interface RespondOptions {
+  /**
+   * Resolves once the user's turn is confirmed (it never rejects: a withdrawn turn aborts the
+   * reply's signal instead). Absent: the turn is confirmed already.
+   */
+  confirmed?: Promise<void>;
 }
 
 /**

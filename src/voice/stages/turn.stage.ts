@@ -26,8 +26,11 @@ export interface TurnOptions {
 
 export type TurnEvent =
   | { type: 'speech_start'; startMs: number; preroll: AudioFrame[] }
-  /** Every frame while an utterance is open; `voicedMs` counts voiced audio since the onset. */
-  | { type: 'speech'; frame: VadFrame; voicedMs: number }
+  /**
+   * Every frame while an utterance is open; `voicedMs` counts voiced audio since the onset,
+   * `silenceMs` the silence since the last voiced frame (0 on a voiced frame).
+   */
+  | { type: 'speech'; frame: VadFrame; voicedMs: number; silenceMs: number }
   | { type: 'speech_end'; startMs: number; endMs: number; voicedMs: number }
   /** Frames outside utterances (for silence timers). */
   | { type: 'silence'; frame: VadFrame };
@@ -75,7 +78,7 @@ export class TurnDetector {
       this.#recent = [];
       return [
         { type: 'speech_start', startMs: this.#startMs, preroll },
-        { type: 'speech', frame: f, voicedMs: this.#voicedMs },
+        { type: 'speech', frame: f, voicedMs: this.#voicedMs, silenceMs: 0 },
       ];
     }
     if (f.speech) {
@@ -85,7 +88,7 @@ export class TurnDetector {
     } else {
       this.#silentFrames++;
     }
-    const events: TurnEvent[] = [{ type: 'speech', frame: f, voicedMs: this.#voicedMs }];
+    const events: TurnEvent[] = [{ type: 'speech', frame: f, voicedMs: this.#voicedMs, silenceMs: this.#silentFrames * FRAME_MS }];
     const needed = this.#endOfTurnMs ? Math.max(1, Math.round(this.#endOfTurnMs(this.#silentFrames * FRAME_MS) / FRAME_MS)) : this.#endpointingFrames;
     if (!f.speech && this.#silentFrames >= needed) {
       this.#inSpeech = false;
