@@ -86,26 +86,42 @@ export async function screenshot(page: Page, name: string): Promise<string> {
  * Flite voice `voiceId` (default flite-kal16).
  */
 export async function speechWav(file: string, text: string, leadSilenceMs: number, tailSilenceMs: number, voiceId = 'flite-kal16'): Promise<string> {
+  await speechTrackWav(file, leadSilenceMs, [{ text, silenceAfterMs: tailSilenceMs }], voiceId);
+  return file;
+}
+
+/**
+ * A WAV of several utterances for the fake microphone: `leadSilenceMs` of silence, then each
+ * utterance's Flite speech followed by its `silenceAfterMs`, in Flite voice `voiceId`. Returns
+ * the file's length in ms.
+ */
+export async function speechTrackWav(
+  file: string,
+  leadSilenceMs: number,
+  utterances: readonly { text: string; silenceAfterMs: number }[],
+  voiceId = 'flite-kal16',
+): Promise<number> {
+  const rate = 16_000;
+  const samplesOf = (ms: number) => Math.round((rate * ms) / 1000);
+  const parts: Int16Array[] = [new Int16Array(samplesOf(leadSilenceMs))];
   const tts = new FliteTts();
-  const parts: Int16Array[] = [];
   try {
-    for await (const chunk of tts.synthesize(text, { voiceId })) parts.push(chunk);
+    for (const utterance of utterances) {
+      for await (const chunk of tts.synthesize(utterance.text, { voiceId })) parts.push(chunk);
+      parts.push(new Int16Array(samplesOf(utterance.silenceAfterMs)));
+    }
   } finally {
     await tts.close();
   }
-  const rate = 16_000;
-  const lead = Math.round((rate * leadSilenceMs) / 1000);
-  const tail = Math.round((rate * tailSilenceMs) / 1000);
-  const speechLength = parts.reduce((n, p) => n + p.length, 0);
-  const samples = new Int16Array(lead + speechLength + tail);
-  let offset = lead;
+  const samples = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
+  let offset = 0;
   for (const part of parts) {
     samples.set(part, offset);
     offset += part.length;
   }
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, encodeWav({ sampleRate: rate, channels: 1, samples }));
-  return file;
+  return (samples.length / rate) * 1000;
 }
 
 /** Asserts the page has no horizontal overflow at `width` px (nothing to scroll sideways). */
