@@ -2,7 +2,8 @@
  * Voice benchmark: end-to-end reply latency of web calls through the real server process and the
  * Node client, in real time.
  *
- *   (a) embedded engines (fvad, PocketSphinx, Flite), one call, >= 20 turns of Flite speech;
+ *   (a) embedded engines (fvad, PocketSphinx, Flite), >= 20 turns of Flite speech with the agent
+ *       defaults, and as many with `preemptive_replies` off (the baseline), in alternating calls;
  *   (b) instant fake engines (energy VAD, a recogniser that answers at once, instant synthesis),
  *       which isolates the service's own overhead beyond the 500 ms end-of-turn silence;
  *   (c) with (b): the most concurrent calls this machine holds while p90 e2e stays under 1 s;
@@ -51,6 +52,8 @@ interface Served {
   baseUrl: string;
   apiKey: string;
   agentId: string;
+  /** The same agent with preemptive replies off (embedded only). */
+  plainAgentId?: string;
   child: ChildProcess;
   stop(): Promise<void>;
 }
@@ -93,7 +96,15 @@ async function serve(kind: 'fake' | 'embedded'): Promise<void> {
     end_call_after_silence_ms: 600_000,
     ...(kind === 'fake' ? { end_of_turn_min_silence_ms: END_OF_TURN_MS, end_of_turn_max_silence_ms: END_OF_TURN_MS } : {}),
   });
-  process.stdout.write(`${JSON.stringify({ baseUrl: `http://127.0.0.1:${address.port}`, apiKey: account.api_key, agentId: agent.agent_id })}\n`);
+  const plain =
+    kind === 'embedded'
+      ? await runtime.services.agents.createAgent(account.account_id, {
+          response_engine: { type: 'conversation_flow', conversation_flow_id: flow.conversation_flow_id },
+          end_call_after_silence_ms: 600_000,
+          preemptive_replies: false,
+        })
+      : undefined;
+  process.stdout.write(`${JSON.stringify({ baseUrl: `http://127.0.0.1:${address.port}`, apiKey: account.api_key, agentId: agent.agent_id, plainAgentId: plain?.agent_id })}\n`);
   const stop = async () => {
     await runtime.media.sessions.close();
     await app.close();
@@ -106,7 +117,7 @@ async function serve(kind: 'fake' | 'embedded'): Promise<void> {
 
 async function startServed(kind: 'fake' | 'embedded'): Promise<Served> {
   const child = spawn(process.execPath, [SELF, '--serve', kind], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const info = await new Promise<{ baseUrl: string; apiKey: string; agentId: string }>((resolve, reject) => {
+  const info = await new Promise<{ baseUrl: string; apiKey: string; agentId: string; plainAgentId?: string }>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error('bench server did not start')), 30_000);
     child.stdout.on('data', (c: Buffer) => {
@@ -142,11 +153,11 @@ interface CallResult {
 }
 
 /** One call: `turns` times (speech, then wait for the agent's reply to end), then hang up. */
-async function runCall(s: Served, speech: Int16Array, speechMs: number, turns: number, gapMs: number): Promise<CallResult> {
+async function runCall(s: Served, speech: Int16Array, speechMs: number, turns: number, gapMs: number, agentId = s.agentId): Promise<CallResult> {
   const res = await fetch(`${s.baseUrl}/v2/create-web-call`, {
     method: 'POST',
     headers: { authorization: `Bearer ${s.apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ agent_id: s.agentId }),
+    body: JSON.stringify({ agent_id: agentId }),
   });
   const created = (await res.json()) as { access_token: string; call_id: string };
   const client = await WebCallClient.join({ url: s.baseUrl, accessToken: created.access_token, timeoutMs: 30_000 });
@@ -225,13 +236,20 @@ export async function runVoiceBench(options: VoiceBenchOptions = {}): Promise<st
   };
 
   if (options.embedded ?? hasPocketsphinx()) {
-    log('voice bench (a): embedded engines, one call');
+    log('voice bench (a): embedded engines, preemptive replies on and off in alternating calls');
     const speech = await flite('i would like to buy something');
     const speechMs = voicedEndMs(speech); // Flite pads its clips with silence
     const s = await startServed('embedded');
     try {
-      const r = await runCall(s, concat(speech, new Int16Array(16000 * 1.2)), speechMs, options.embeddedTurns ?? 20, 300);
-      row('(a) embedded: fvad + PocketSphinx + Flite kal16', [r], false);
+      const turns = Math.ceil((options.embeddedTurns ?? 20) / 2);
+      const on: CallResult[] = [];
+      const off: CallResult[] = [];
+      for (let i = 0; i < 4; i++) {
+        const plain = i % 2 === 1;
+        (plain ? off : on).push(await runCall(s, concat(speech, new Int16Array(16000 * 1.2)), speechMs, turns, 300, plain ? s.plainAgentId : s.agentId));
+      }
+      row('(a) embedded: fvad + PocketSphinx + Flite kal16 (agent defaults)', on, false);
+      row('(a) the same, preemptive replies off (baseline)', off, false);
     } finally {
       await s.stop();
     }

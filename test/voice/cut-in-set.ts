@@ -90,8 +90,10 @@ export interface CutInResult {
  * pipeline on the embedded engines (fvad, PocketSphinx streaming with interim hypotheses) with
  * instant fake synthesis and an engine that answers "Okay.", and reports whether the agent began
  * to answer before the caller had finished. `endOfTurn` undefined: the fixed 500 ms end of turn.
+ * Preemptive replies are on, as an agent has them by default: a reply prepared in the pause must
+ * not play before the caller has finished either.
  */
-export async function runCutInSet(endOfTurn: EndOfTurnSettings | undefined, set: readonly PausedUtterance[] = CUT_IN_SET): Promise<CutInResult[]> {
+export async function runCutInSet(endOfTurn: EndOfTurnSettings | undefined, set: readonly PausedUtterance[] = CUT_IN_SET, preemptive = true): Promise<CutInResult[]> {
   const tts = new FliteTts();
   const stt = new PocketsphinxStt();
   const results: CutInResult[] = [];
@@ -102,7 +104,9 @@ export async function runCutInSet(endOfTurn: EndOfTurnSettings | undefined, set:
       const audio = concat(new Int16Array(leadMs * 16), s.pcm, new Int16Array(2_000 * 16));
       const p = new VoicePipeline({
         stt, tts: new FakeTts({ msPerChar: 1 }), vad: new FvadProvider(), startSpeaker: 'user',
-        engine: new LlmEngine({ config: { begin_message: '' }, llm: new FakeLlm(['Okay.', 'Okay.', 'Okay.']) }),
+        // Enough answers for the replies prepared and dropped as well as those played.
+        engine: new LlmEngine({ config: { begin_message: '' }, llm: new FakeLlm(Array.from({ length: 50 }, () => 'Okay.')) }),
+        preemptive,
         ...(endOfTurn ? { endOfTurn } : {}),
       });
       let firstReplyAt: number | undefined;
