@@ -9,6 +9,7 @@
 // 'failed' is fatal (the decoder could not load or crashed); the parent fails every finalize.
 import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
+import { containsPhrase, PHRASE_MIN_POSTERIOR, strongest, withPhrase, type PhraseEvidence, type TimedWord } from './expected-phrase.ts';
 
 export interface DecoderWorkerData {
   /** Decoder arguments as on the command line: ['-hmm', dir, '-lm', file, ...]. */
@@ -51,9 +52,27 @@ function load() {
     end: ps.func('int ps_end_utt(void *ps)'),
     process: ps.func('int ps_process_raw(void *ps, const int16_t *data, size_t n, int no_search, int full_utt)'),
     hyp: ps.func('const char *ps_get_hyp(void *ps, _Out_ int32_t *score)'),
-    lookup: ps.func('const char *ps_lookup_word(void *ps, const char *word)'),
-    setJsgf: ps.func('int ps_set_jsgf_string(void *ps, const char *name, const char *jsgf)'),
-    setSearch: ps.func('int ps_set_search(void *ps, const char *name)'),
+    // The best path with its frames, and the word lattice with its posteriors (ps_lattice.h).
+    segIter: ps.func('void *ps_seg_iter(void *ps)'),
+    segNext: ps.func('void *ps_seg_next(void *seg)'),
+    segWord: ps.func('const char *ps_seg_word(void *seg)'),
+    segFrames: ps.func('void ps_seg_frames(void *seg, _Out_ int *sf, _Out_ int *ef)'),
+    prob: ps.func('int32_t ps_get_prob(void *ps)'),
+    lattice: ps.func('void *ps_get_lattice(void *ps)'),
+    logmath: ps.func('void *ps_get_logmath(void *ps)'),
+    exp: sb.func('double logmath_exp(void *lmath, int32_t p)'),
+    nodes: ps.func('void *ps_latnode_iter(void *dag)'),
+    nodesNext: ps.func('void *ps_latnode_iter_next(void *it)'),
+    node: ps.func('void *ps_latnode_iter_node(void *it)'),
+    nodeWord: ps.func('const char *ps_latnode_baseword(void *dag, void *node)'),
+    nodeStart: ps.func('int ps_latnode_times(void *node, _Out_ int16_t *fef, _Out_ int16_t *lef)'),
+    nodeProb: ps.func('int32_t ps_latnode_prob(void *dag, void *node, _Out_ void **link)'),
+    exits: ps.func('void *ps_latnode_exits(void *node)'),
+    linksNext: ps.func('void *ps_latlink_iter_next(void *it)'),
+    link: ps.func('void *ps_latlink_iter_link(void *it)'),
+    linkTo: ps.func('void *ps_latlink_nodes(void *link, _Out_ void **src)'),
+    linkEnd: ps.func('int ps_latlink_times(void *link, _Out_ int16_t *sf)'),
+    linkProb: ps.func('int32_t ps_latlink_prob(void *dag, void *link, _Out_ int32_t *ascr)'),
     free: ps.func('int ps_free(void *ps)'),
   };
 }
@@ -77,57 +96,96 @@ let decoded = 0;
 /** Phrases for the next utterance (bias message) and for the one being decoded. */
 let nextBias: string[] = [];
 let bias: string[] = [];
-/** The current utterance's audio, for the keyword check at its end (bounded by the parent's cut). */
-let utterance: Int16Array[] = [];
-/** The bias grammar loaded, by its phrases; '' when none. */
-let grammarKey = '';
-
-/**
- * Frequent words the keyword grammar may hear around the keywords, so that it does not force
- * every sound into a keyword.
- */
-const FILLER = ('a an the i you we it is are was to of and in for on with my me your at this that be have do can would '
-  + 'like want need what how please thanks thank yes no not just about from so but or if will get make some one two three '
-  + 'four five six seven eight nine zero oh hello hi okay well there here time today tomorrow morning day').split(' ');
-
-/** Whole-word, case-insensitive: does `text` contain one of `phrases`? (as the flow's keywordMatch) */
-function containsAny(text: string, phrases: readonly string[]): string | undefined {
-  const hay = ` ${text.toLowerCase().split(/\s+/).join(' ')} `;
-  return phrases.find((p) => hay.includes(` ${p} `));
-}
-
-/**
- * Second opinion for an utterance whose text has none of the expected phrases: decode its audio
- * again with a grammar of those phrases (weighted 20:1) among frequent words. A phrase the
- * grammar hears is added to the text; the language model's words are kept.
- */
-function keywordCheck(text: string): string {
-  const phrases = bias.filter((p) => p.split(' ').every((w) => api.lookup(decoder, w)));
-  if (phrases.length === 0 || utterance.length === 0 || containsAny(text, bias)) return text;
-  const key = phrases.join('|');
-  if (key !== grammarKey) {
-    const words = [...phrases.map((p) => `/20/ (${p})`), ...FILLER.filter((f) => !phrases.includes(f)).map((f) => `/1/ ${f}`)];
-    const jsgf = `#JSGF V1.0;\ngrammar bias;\npublic <s> = (<w>)+ ;\n<w> = ${words.join(' | ')} ;\n`;
-    if ((api.setJsgf(decoder, 'bias', jsgf) as number) < 0) return text;
-    grammarKey = key;
-  }
-  api.setSearch(decoder, 'bias');
-  try {
-    api.start(decoder);
-    for (const pcm of utterance) api.process(decoder, pcm, pcm.length, 0, 0);
-    api.end(decoder);
-    const heard = containsAny(hypothesis(), phrases);
-    return heard ? `${text} ${heard}`.trim() : text;
-  } finally {
-    api.setSearch(decoder, '_default');
-  }
-}
 let sinceInterim = 0;
 let lastInterim = '';
 
 function hypothesis(): string {
   const text = api.hyp(decoder, [0]) as string | null;
   return (text ?? '').trim();
+}
+
+/** `<s>`, `</s>`, `<sil>`, `[NOISE]`: the dictionary's fillers, never words of the text. */
+const isFiller = (word: string): boolean => word.startsWith('<') || word.startsWith('[') || word.startsWith('+');
+
+/** The best path's words (pronunciation variants as their base word) with their frames. */
+function bestPath(): TimedWord[] {
+  const path: TimedWord[] = [];
+  // The iterator may count frames from the decoder's first utterance, the lattice from this one's
+  // start, where the path's first segment (<s>) begins.
+  let origin: number | undefined;
+  for (let seg = api.segIter(decoder); seg; seg = api.segNext(seg)) {
+    const start = [0];
+    const end = [0];
+    api.segFrames(seg, start, end);
+    origin ??= start[0]!;
+    const word = api.segWord(seg) as string;
+    if (!isFiller(word)) path.push({ word: word.replace(/\(\d+\)$/, ''), start: start[0]! - origin, end: end[0]! - origin });
+  }
+  return path;
+}
+
+/**
+ * Where the utterance's word lattice holds one of `phrases`, and how probable it is there: a node's
+ * posterior (its best exit) for one word; for several, a chain of nodes linked word by word
+ * (fillers between them skipped), as probable as its least probable link. Chains fainter than
+ * `minPosterior` are not followed. The posteriors are those of ps_get_prob, with the decoder's
+ * own acoustic scale (-ascale).
+ */
+function latticeEvidence(phrases: readonly string[], minPosterior: number): PhraseEvidence[] {
+  api.prob(decoder);
+  const dag = api.lattice(decoder);
+  if (!dag) return [];
+  const lmath = api.logmath(decoder);
+  const posterior = (logp: number): number => api.exp(lmath, logp) as number;
+  const wordOf = (node: unknown): string => api.nodeWord(dag, node) as string;
+  /** Posterior of a node's best exit, and that exit's last frame. */
+  const bestExit = (node: unknown): { posterior: number; end: number } => {
+    const link: unknown[] = [null];
+    const p = posterior(api.nodeProb(dag, node, link) as number);
+    return { posterior: p, end: link[0] ? (api.linkEnd(link[0], null) as number) : (api.nodeStart(node, null, null) as number) };
+  };
+  const out: PhraseEvidence[] = [];
+  const follow = (phrase: string, rest: readonly string[], node: unknown, start: number, least: number): void => {
+    for (let it = api.exits(node); it; it = api.linksNext(it)) {
+      const link = api.link(it);
+      const next = api.linkTo(link, null);
+      const p = Math.min(least, posterior(api.linkProb(dag, link, null) as number));
+      if (p < minPosterior) continue;
+      const word = wordOf(next);
+      if (isFiller(word) && word !== '</s>') follow(phrase, rest, next, start, p);
+      else if (word === rest[0] && rest.length > 1) follow(phrase, rest.slice(1), next, start, p);
+      else if (word === rest[0]) {
+        const exit = bestExit(next);
+        if (Math.min(p, exit.posterior) >= minPosterior) out.push({ phrase, start, end: exit.end, posterior: Math.min(p, exit.posterior) });
+      }
+    }
+  };
+  const split = phrases.map((p) => ({ phrase: p, words: p.split(' ') }));
+  for (let it = api.nodes(dag); it; it = api.nodesNext(it)) {
+    const node = api.node(it);
+    const word = wordOf(node);
+    for (const { phrase, words } of split) {
+      if (words[0] !== word) continue;
+      const start = api.nodeStart(node, null, null) as number;
+      const exit = bestExit(node);
+      if (exit.posterior < minPosterior) continue;
+      if (words.length === 1) out.push({ phrase, start, end: exit.end, posterior: exit.posterior });
+      else follow(phrase, words.slice(1), node, start, exit.posterior);
+    }
+  }
+  return out;
+}
+
+/**
+ * Biasing, for an utterance whose best path has none of the expected phrases: the word lattice the
+ * decoder built anyway holds the other paths it weighed, with their posterior probabilities. An
+ * expected phrase whose posterior reaches PHRASE_MIN_POSTERIOR replaces the words heard where it
+ * was spoken. No second decode: the lattice is read in about a millisecond.
+ */
+function withExpectedPhrase(text: string): string {
+  if (bias.length === 0 || containsPhrase(text, bias)) return text;
+  const found = strongest(latticeEvidence(bias, PHRASE_MIN_POSTERIOR));
+  return found ? withPhrase(bestPath(), found) : text;
 }
 
 function onAudio(pcm: Int16Array): void {
@@ -137,9 +195,7 @@ function onAudio(pcm: Int16Array): void {
     sinceInterim = 0;
     lastInterim = '';
     bias = nextBias;
-    utterance = [];
   }
-  if (bias.length > 0) utterance.push(pcm);
   if ((api.process(decoder, pcm, pcm.length, 0, 0) as number) < 0) throw new Error('ps_process_raw failed');
   sinceInterim += pcm.length;
   decoded += pcm.length;
@@ -161,8 +217,7 @@ function onEnd(id: number): void {
   }
   inUtterance = false;
   if ((api.end(decoder) as number) < 0) throw new Error('ps_end_utt failed');
-  const text = bias.length > 0 ? keywordCheck(hypothesis()) : hypothesis();
-  utterance = [];
+  const text = withExpectedPhrase(hypothesis());
   post({ type: 'final', id, text });
 }
 
