@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type SqliteDialectConfig } from 'kysely';
 import pg from 'pg';
 import { NodeSqliteDatabase } from './node-sqlite-driver.ts';
 import { SqliteCheckpointer } from './sqlite-checkpointer.ts';
@@ -68,10 +68,34 @@ function openSqlite(options: StoreOptions): Store {
     filename = path.join(options.dataDir, file);
   }
   const database = new NodeSqliteDatabase(filename);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database }) });
   const checkpointer = file === ':memory:' ? null : new SqliteCheckpointer(filename);
   const store = makeStore(db, 'sqlite', () => checkpointer?.close());
   return { ...store, direct: (text, parameters) => database.runDirect(text, parameters) };
+}
+
+/**
+ * SQLite transactions begin IMMEDIATE, taking the write lock at once. A deferred transaction that
+ * reads and then writes fails at once with "database is locked" when another process (the CLI, a
+ * second tool on the same file) committed in between, whatever the busy timeout; an immediate one
+ * waits for the lock with the busy timeout instead. Within this process there is one connection,
+ * so nothing changes for the server's own transactions.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.#config);
+  }
+}
+
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
 }
 
 function openPostgres(url: string, poolSize: number): Store {
