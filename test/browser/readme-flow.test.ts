@@ -2,11 +2,11 @@
  * The README's quick-start flow, exactly as the README gives it (read from README.md), through
  * /demo in Chromium on the embedded engines, with a wideband Flite voice (rms) on the fake
  * microphone saying "I would like to book an appointment": the keyword edge is taken (the agent
- * says "You are booked. Goodbye."), not the fallback ("Goodbye."). With slt, whose keyword branch
- * the recogniser takes 9 times of 10 (BENCHMARKS.md, "Recognition"), the sentence was heard as
- * "i would like to put in a blind man" in some runs, depending on where the browser's capture cut
- * the utterance: one sentence is a sample of one, so the test speaks with the voice the recogniser
- * hears best, and the benchmark measures the rest.
+ * says "You are booked. Goodbye."), not the fallback ("Goodbye."). With slt, the wideband voice
+ * whose keyword branches the recogniser takes least often (BENCHMARKS.md, "Recognition"), the
+ * sentence was heard as "i would like to put in a blind man" in some runs, depending on where the
+ * browser's capture cut the utterance: one sentence is a sample of one, so the test speaks with
+ * the voice the recogniser hears best, and the benchmark measures the rest.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';

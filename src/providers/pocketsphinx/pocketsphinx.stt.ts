@@ -503,7 +503,8 @@ class LibraryStream implements SttStream {
 
   /**
    * Expected phrases, from the next utterance on: when an utterance's text has none of them, the
-   * decoder listens to it again for them (decoder.worker.ts, keywordCheck) and adds one it hears.
+   * decoder looks them up in the utterance's word lattice and puts one probable enough in place of
+   * the words heard there (decoder.worker.ts, withExpectedPhrase).
    */
   bias(phrases: readonly string[]): void {
     if (this.#closed || this.#failure) return;
