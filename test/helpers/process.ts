@@ -33,7 +33,11 @@ export async function startServer(env: Record<string, string>, timeoutMs = 20_00
   let buffered = '';
   let listening: string | undefined;
   const baseUrl = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), timeoutMs);
+    const timer = setTimeout(() => {
+      // Not left running: its pipes would keep the test process alive after the failure.
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start within ${timeoutMs} ms: ${stderr}`));
+    }, timeoutMs);
     child.stdout.on('data', (chunk: Buffer) => {
       buffered += chunk.toString();
       let newline: number;
