@@ -57,6 +57,13 @@ describe('dashboard', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 180_000 }, () =
 
     const page = await browser.newPage();
     await page.goto(`${web.baseUrl}/dashboard`);
+    /** A check for `eventually` that the calls list shows `n` rows; a failure says what it showed. */
+    const showing = (n: number) => async () => {
+      const count = await page.locator('#calls tbody tr').count();
+      if (count === n) return true;
+      const error = await page.locator('#calls-error').textContent({ timeout: 100 }).catch(() => null);
+      throw new Error(`${count} rows shown${error ? `, error: ${error}` : ''}`);
+    };
 
     // Sign in: a wrong key is refused, the right one admitted; it never appears in the URL.
     await page.fill('#api-key', `sb_${'x'.repeat(43)}`);
@@ -78,7 +85,25 @@ describe('dashboard', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 180_000 }, () =
     await page.waitForSelector(`tr[data-call-id="${callId}"]`);
     assert.equal(await page.locator('#calls tbody tr').count(), 2);
     await page.selectOption('#filter-status', 'ended');
-    await eventually(async () => (await page.locator('#calls tbody tr').count()) === 1, 5000, 'the filtered list');
+    await eventually(showing(1), 5000, 'the filtered list');
+    // Answers arriving out of order: a slow answer to a superseded filter does not replace the
+    // latest one's.
+    let slowAnswered!: () => void;
+    const slow = new Promise<void>((resolve) => (slowAnswered = resolve));
+    await page.route('**/v2/list-calls', async (route) => {
+      const response = await route.fetch();
+      if (!('call_status' in (route.request().postDataJSON()?.filter_criteria ?? {}))) {
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        await route.fulfill({ response });
+        slowAnswered();
+      } else await route.fulfill({ response });
+    });
+    await page.selectOption('#filter-status', '');
+    await page.selectOption('#filter-status', 'ended');
+    await slow;
+    await page.waitForTimeout(200);
+    await eventually(showing(1), 5000, 'the latest filter\'s list after a slow, superseded answer');
+    await page.unroute('**/v2/list-calls');
     await page.selectOption('#filter-status', '');
     // Filter by outcome and reason (server-side), search by words said and by a metadata value.
     await page.selectOption('#filter-outcome', 'unsuccessful');
@@ -89,12 +114,12 @@ describe('dashboard', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 180_000 }, () =
     assert.equal(await page.locator('#calls tbody tr').count(), 1);
     await page.selectOption('#filter-outcome', '');
     await page.selectOption('#filter-reason', 'agent_hangup');
-    await eventually(async () => (await page.locator('#calls tbody tr').count()) === 1, 5000, 'the reason filter');
+    await eventually(showing(1), 5000, 'the reason filter');
     await page.selectOption('#filter-reason', '');
-    await eventually(async () => (await page.locator('#calls tbody tr').count()) === 2, 5000, 'both calls again');
+    await eventually(showing(2), 5000, 'both calls again');
     await page.fill('#search', 'BOOK an appointment');
     await page.click('#search-submit');
-    await eventually(async () => (await page.locator('#calls tbody tr').count()) === 1, 5000, 'the text search');
+    await eventually(showing(1), 5000, 'the text search');
     assert.equal(await page.getAttribute('#calls tbody tr', 'data-call-id'), callId);
     await page.fill('#search', 'acme-42');
     await page.press('#search', 'Enter');
@@ -104,7 +129,7 @@ describe('dashboard', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 180_000 }, () =
     await page.click('#search-submit');
     await page.waitForSelector('#calls-empty');
     await page.click('#search-clear');
-    await eventually(async () => (await page.locator('#calls tbody tr').count()) === 2, 5000, 'the search cleared');
+    await eventually(showing(2), 5000, 'the search cleared');
     await screenshot(page, 'dashboard-calls');
 
     // The call page: status, timeline, transcript with times, latency chart, analysis, metadata, custom attributes, recording.

@@ -1,5 +1,5 @@
 /** Calls: a searchable, filterable list and a call's page. */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { DisconnectionReason } from '../../src/domain/call-status.ts';
 import type { CallView } from '../../src/services/call.view.ts';
 import { AnalysisView, LatencyTable, formatDuration, formatTime } from '../shared/call-views.tsx';
@@ -51,7 +51,10 @@ export function CallsPage({ api }: { api: Api }) {
   const [loading, setLoading] = useState(true);
   const agents = useAsync(() => api.get<{ agent_id: string; agent_name: string | null }[]>('/list-agents'), []);
 
+  // Filters can change faster than the server answers: only the latest request's answer is shown.
+  const latest = useRef(0);
   const load = async (after?: string) => {
+    const request = ++latest.current;
     setLoading(true);
     setError(null);
     const filter: Record<string, unknown> = {};
@@ -67,13 +70,15 @@ export function CallsPage({ api }: { api: Api }) {
         limit: PAGE,
         ...(after ? { pagination_key: after } : {}),
       });
+      if (request !== latest.current) return;
       setCalls((existing) => (after ? [...existing, ...page] : page));
       setMore(page.length === PAGE);
     } catch (e) {
+      if (request !== latest.current) return;
       setError(messageOf(e));
       if (!after) setCalls([]);
     } finally {
-      setLoading(false);
+      if (request === latest.current) setLoading(false);
     }
   };
   useEffect(() => void load(), [status, agentId, since, reason, outcome, search]);
