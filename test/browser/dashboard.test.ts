@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
+import type { Request } from 'playwright-core';
 import { after, before, describe, test } from 'node:test';
 import { ARTIFACTS_DIR, type Browser, NOT_BUILT, NO_CHROMIUM, assertFitsWidth, eventually, launchBrowser, screenshot, speechWav } from './browser.ts';
 import { SEEDED_RECORDING_S, type WebServer, createDemoAgent, seedFinishedCall, startWebServer } from './server.ts';
@@ -88,19 +89,16 @@ describe('dashboard', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 180_000 }, () =
     await eventually(showing(1), 5000, 'the filtered list');
     // Answers arriving out of order: a slow answer to a superseded filter does not replace the
     // latest one's.
-    let slowAnswered!: () => void;
-    const slow = new Promise<void>((resolve) => (slowAnswered = resolve));
+    const unfiltered = (request: Request) => request.url().endsWith('/v2/list-calls') && !('call_status' in (request.postDataJSON()?.filter_criteria ?? {}));
     await page.route('**/v2/list-calls', async (route) => {
       const response = await route.fetch();
-      if (!('call_status' in (route.request().postDataJSON()?.filter_criteria ?? {}))) {
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-        await route.fulfill({ response });
-        slowAnswered();
-      } else await route.fulfill({ response });
+      if (unfiltered(route.request())) await new Promise((resolve) => setTimeout(resolve, 1000));
+      await route.fulfill({ response });
     });
+    const slowAnswered = page.waitForEvent('requestfinished', unfiltered);
     await page.selectOption('#filter-status', '');
     await page.selectOption('#filter-status', 'ended');
-    await slow;
+    await slowAnswered;
     await page.waitForTimeout(200);
     await eventually(showing(1), 5000, 'the latest filter\'s list after a slow, superseded answer');
     await page.unroute('**/v2/list-calls');
