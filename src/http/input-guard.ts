@@ -1,9 +1,10 @@
 /// <reference lib="es2024.string" />
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errors, truncateForMessage } from '../domain/errors.ts';
+import { MAX_JSON_DEPTH } from '../lib/bounded-json.ts';
 
-/** How deep arrays and objects may nest in a body (the body itself is level 0). */
-export const MAX_INPUT_DEPTH = 64;
+/** How deep arrays and objects may nest in a body (the body itself is level 0): the one bound of JSON from outside. */
+export const MAX_INPUT_DEPTH = MAX_JSON_DEPTH;
 
 /** A string the service refuses, or nesting too deep: where it is (`body/notes`) and why. */
 export interface InputProblem {

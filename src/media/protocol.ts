@@ -1,4 +1,5 @@
 import { Value } from '@sinclair/typebox/value';
+import { parseBoundedJson } from '../lib/bounded-json.ts';
 import { PROTOCOL_SAMPLE_RATE, PROTOCOL_VERSION } from '../protocol/media.constants.ts';
 import { HangupMessage, JoinMessage, PingMessage } from '../protocol/media.messages.ts';
 
@@ -12,12 +13,9 @@ export type InCallMessage = HangupMessage | PingMessage | { type: 'unknown' };
 
 /** Parses the first message; returns the join or why it is refused. */
 export function parseJoin(text: string): { ok: true; join: JoinMessage } | { ok: false; code: 'bad_message' | 'unsupported_protocol'; message: string } {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return { ok: false, code: 'bad_message', message: 'The first message must be a JSON join message.' };
-  }
+  const parsed = parseBoundedJson(text);
+  if (!parsed.ok) return { ok: false, code: 'bad_message', message: 'The first message must be a JSON join message.' };
+  const value = parsed.value;
   if (!Value.Check(JoinMessage, value)) {
     return { ok: false, code: 'bad_message', message: 'The first message must be {"type":"join","access_token":...,"protocol_version":1,"sample_rate":16000}.' };
   }
@@ -32,12 +30,9 @@ export function parseJoin(text: string): { ok: true; join: JoinMessage } | { ok:
 
 /** Parses a text message after the join; null when it is malformed (answered with bad_message). */
 export function parseClientMessage(text: string): InCallMessage | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return null;
-  }
+  const parsed = parseBoundedJson(text);
+  if (!parsed.ok) return null;
+  const value = parsed.value;
   if (typeof value !== 'object' || value === null || typeof (value as { type?: unknown }).type !== 'string') return null;
   if (Value.Check(HangupMessage, value)) return { type: 'hangup' };
   if (Value.Check(PingMessage, value)) return { type: 'ping', id: value.id };

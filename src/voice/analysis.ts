@@ -1,4 +1,5 @@
 import type { CallAnalysis, CustomAnalysisValue } from '../domain/call.ts';
+import { parseBoundedJson } from '../lib/bounded-json.ts';
 import type { PostCallAnalysisField } from '../domain/agent.ts';
 import type { LlmProvider } from '../providers/llm.ts';
 import { chatText } from '../providers/llm.ts';
@@ -101,6 +102,8 @@ export function embeddedAnalysis(input: AnalysisInput): CallAnalysis {
 
 /** Longest string value kept for a custom field, characters. */
 const MAX_CUSTOM_STRING = 2_000;
+/** Longest call_summary kept from the LLM, characters. */
+const MAX_SUMMARY_CHARS = 2_000;
 
 /**
  * One value the LLM gave for a custom field, checked against its declared type: a string (trimmed,
@@ -128,7 +131,7 @@ export function customValue(field: PostCallAnalysisField, value: unknown): Custo
 function customData(fields: readonly PostCallAnalysisField[] | undefined, answer: unknown): Pick<CallAnalysis, 'custom_analysis_data'> {
   if (!fields || fields.length === 0) return {};
   const given = typeof answer === 'object' && answer !== null && !Array.isArray(answer) ? (answer as Record<string, unknown>) : {};
-  return { custom_analysis_data: Object.fromEntries(fields.map((f) => [f.name, customValue(f, given[f.name])])) };
+  return { custom_analysis_data: Object.fromEntries(fields.map((f) => [f.name, customValue(f, Object.hasOwn(given, f.name) ? given[f.name] : undefined)])) };
 }
 
 /** The custom fields as the LLM is asked for them, one line each. */
@@ -174,10 +177,12 @@ export async function analyzeCall(input: AnalysisInput): Promise<CallAnalysis> {
       ...(input.signal ? { signal: input.signal } : {}),
     });
     const m = /\{[\s\S]*\}/.exec(answer);
-    const parsed = JSON.parse(m ? m[0] : answer) as Partial<Record<keyof CallAnalysis, unknown>>;
+    const json = parseBoundedJson(m ? m[0] : answer);
+    if (!json.ok || typeof json.value !== 'object' || json.value === null) return fallback;
+    const parsed = json.value as Partial<Record<keyof CallAnalysis, unknown>>;
     const sentiments = ['Positive', 'Negative', 'Neutral', 'Unknown'] as const;
     return {
-      call_summary: typeof parsed.call_summary === 'string' && parsed.call_summary.trim() ? parsed.call_summary.trim() : fallback.call_summary,
+      call_summary: typeof parsed.call_summary === 'string' && parsed.call_summary.trim() ? clip(parsed.call_summary.trim(), MAX_SUMMARY_CHARS) : fallback.call_summary,
       // An end node the flow's author marked answers for itself; otherwise the LLM judges.
       call_successful: input.ending?.marked ? input.ending.successful : typeof parsed.call_successful === 'boolean' ? parsed.call_successful : fallback.call_successful,
       user_sentiment: sentiments.find((s) => s === parsed.user_sentiment) ?? fallback.user_sentiment,

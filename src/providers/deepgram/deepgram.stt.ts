@@ -1,5 +1,6 @@
 import WebSocket from 'ws';
 import { wsDataToBuffer } from '../../lib/ws-data.ts';
+import { parseBoundedJson } from '../../lib/bounded-json.ts';
 import type { SttInterim, SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
 import { ProviderError } from '../errors.ts';
 import { ANY_LANGUAGE } from '../../lib/language-tags.ts';
@@ -19,6 +20,11 @@ export interface DeepgramOptions {
   /** Audio buffered while the socket is not writable before the oldest is dropped, bytes; default 320 000 (10 s). */
   maxBufferedBytes?: number;
 }
+
+/** Largest message taken from the server, bytes (a Results message is about 1 KB); larger ones fail the stream. */
+const MAX_MESSAGE_BYTES = 1_048_576;
+/** Longest segment transcript taken, characters. */
+const MAX_SEGMENT_CHARS = 10_000;
 
 /** Keywords sent at most (each is a query parameter of the connection URL). */
 const MAX_KEYWORDS = 100;
@@ -69,7 +75,7 @@ export class DeepgramStt implements SttProvider {
     if (language) url.searchParams.set('language', language);
     // Keywords are fixed when the stream opens (the live API takes no new ones mid-stream).
     for (const k of (options.keywords ?? []).slice(0, MAX_KEYWORDS)) url.searchParams.append('keywords', k);
-    const ws = new WebSocket(url, { headers: this.#o.apiKey ? { authorization: `Token ${this.#o.apiKey}` } : {} });
+    const ws = new WebSocket(url, { headers: this.#o.apiKey ? { authorization: `Token ${this.#o.apiKey}` } : {}, maxPayload: MAX_MESSAGE_BYTES, perMessageDeflate: false });
     await new Promise<void>((resolve, reject) => {
       const done = (error?: Error): void => {
         clearTimeout(t);
@@ -127,15 +133,16 @@ class DeepgramStream implements SttStream {
     this.#socketClosed = new Promise((resolve) => ws.once('close', () => resolve()));
     ws.on('message', (data, isBinary) => {
       if (isBinary) return;
-      let m: ResultsMessage;
-      try {
-        m = JSON.parse(wsDataToBuffer(data).toString('utf8')) as ResultsMessage;
-      } catch {
-        return;
-      }
+      // The server's messages are a peer's: bounded, and every field checked before use.
+      const parsed = parseBoundedJson(wsDataToBuffer(data).toString('utf8'));
+      if (!parsed.ok || typeof parsed.value !== 'object' || parsed.value === null) return;
+      const m = parsed.value as ResultsMessage;
       if (m.type !== 'Results') return;
-      const text = m.channel?.alternatives?.[0]?.transcript?.trim() ?? '';
-      if (m.is_final && text) this.#finals.push(text);
+      const alternatives = m.channel?.alternatives;
+      const said = Array.isArray(alternatives) ? (alternatives[0] as { transcript?: unknown } | undefined)?.transcript : undefined;
+      const text = typeof said === 'string' ? said.trim().slice(0, MAX_SEGMENT_CHARS) : '';
+      // An utterance's text is bounded however many segments the server sends.
+      if (m.is_final && text && this.#finals.reduce((n, f) => n + f.length, 0) < MAX_SEGMENT_CHARS) this.#finals.push(text);
       if (m.from_finalize) {
         this.#answer();
       } else if (text && onInterim && this.#waiters.length === 0 && !this.#closed) {

@@ -1,6 +1,12 @@
 import type { ChatDelta, ChatRequest, LlmProvider, ChatMessage } from '../llm.ts';
 import { ProviderError } from '../errors.ts';
 import { post, sseData, type OpenAiEndpoint } from './http.ts';
+import { parseBoundedJson } from '../../lib/bounded-json.ts';
+
+/** Tool calls taken from one answer; more is a broken answer. */
+const MAX_TOOL_CALLS = 32;
+/** Characters of one tool call's arguments; more is a broken answer. */
+const MAX_TOOL_ARGUMENT_CHARS = 65_536;
 
 export interface OpenAiChatOptions extends OpenAiEndpoint {
   /** Default model, e.g. 'gpt-4o-mini'. */
@@ -58,25 +64,28 @@ export class OpenAiChatLlm implements LlmProvider {
     try {
       for await (const data of sseData(res.body, request.signal)) {
         if (data === '[DONE]') break;
-        let chunk: StreamChunk;
-        try {
-          chunk = JSON.parse(data) as StreamChunk;
-        } catch {
-          throw new ProviderError('llm', this.id, 'malformed stream chunk');
-        }
-        if (chunk.error) throw new ProviderError('llm', this.id, `stream error: ${chunk.error.message ?? 'unknown'}`);
-        const choice = chunk.choices?.[0];
-        if (!choice) continue;
+        const parsed = parseBoundedJson(data);
+        if (!parsed.ok) throw new ProviderError('llm', this.id, `malformed stream chunk (it ${parsed.problem})`);
+        const chunk = parsed.value as StreamChunk;
+        if (typeof chunk !== 'object' || chunk === null) throw new ProviderError('llm', this.id, 'malformed stream chunk (not an object)');
+        if (chunk.error) throw new ProviderError('llm', this.id, `stream error: ${typeof chunk.error.message === 'string' ? chunk.error.message.slice(0, 200) : 'unknown'}`);
+        const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
+        if (typeof choice !== 'object' || choice === null) continue;
+        // Every field is checked before use: the answer is a peer's, whatever the schema says.
         const content = choice.delta?.content;
-        if (content) yield { type: 'text', text: content };
-        for (const tc of choice.delta?.tool_calls ?? []) {
+        if (typeof content === 'string' && content) yield { type: 'text', text: content };
+        const toolCalls = choice.delta?.tool_calls;
+        for (const tc of Array.isArray(toolCalls) ? toolCalls : []) {
+          if (typeof tc !== 'object' || tc === null || !Number.isInteger(tc.index)) throw new ProviderError('llm', this.id, 'malformed tool call in the stream');
           const cur = calls.get(tc.index) ?? { id: '', name: '', arguments: '' };
-          if (tc.id) cur.id = tc.id;
-          if (tc.function?.name) cur.name += tc.function.name;
-          if (tc.function?.arguments) cur.arguments += tc.function.arguments;
+          if (!calls.has(tc.index) && calls.size >= MAX_TOOL_CALLS) throw new ProviderError('llm', this.id, `more than ${MAX_TOOL_CALLS} tool calls in one answer`);
+          if (typeof tc.id === 'string' && tc.id) cur.id = tc.id.slice(0, 256);
+          if (typeof tc.function?.name === 'string') cur.name = (cur.name + tc.function.name).slice(0, 256);
+          if (typeof tc.function?.arguments === 'string') cur.arguments += tc.function.arguments;
+          if (cur.arguments.length > MAX_TOOL_ARGUMENT_CHARS) throw new ProviderError('llm', this.id, `tool call arguments longer than ${MAX_TOOL_ARGUMENT_CHARS} characters`);
           calls.set(tc.index, cur);
         }
-        if (choice.finish_reason) finish = choice.finish_reason;
+        if (typeof choice.finish_reason === 'string' && choice.finish_reason) finish = choice.finish_reason.slice(0, 64);
       }
     } catch (e) {
       if (request.signal?.aborted) throw request.signal.reason;

@@ -40,7 +40,8 @@ export async function post(
         signal: s,
       });
       if (res.ok) return res;
-      const detail = (await res.text().catch(() => '')).slice(0, 200).replace(/\s+/g, ' ');
+      // An error's body is read for its first bytes only: a server may answer with gigabytes.
+      const detail = (await readBounded(res, ERROR_BODY_BYTES, s, true).then((b) => b.toString('utf8')).catch(() => '')).slice(0, 200).replace(/\s+/g, ' ');
       failure = new ProviderError(kind, provider, `HTTP ${res.status}${detail ? `: ${detail}` : ''}`, {
         status: res.status,
         retryable: isRetryableStatus(res.status),
@@ -55,8 +56,40 @@ export async function post(
   }
 }
 
-/** Reads `data:` payloads of a server-sent-events body, one per event. */
-export async function* sseData(body: ReadableStream<Uint8Array>, signal?: AbortSignal): AsyncIterable<string> {
+/** Bytes of an error answer read for its message. */
+const ERROR_BODY_BYTES = 4_096;
+/** Longest server-sent event taken, characters: a larger one (or a stream with no event boundary) is a broken answer. */
+export const MAX_SSE_EVENT_CHARS = 1_048_576;
+
+/**
+ * Reads a response body up to `maxBytes`. Beyond, it throws a ProviderError (`kind` of the
+ * caller's) unless `truncate`, which returns the first `maxBytes`; either way the rest is not read.
+ */
+export async function readBounded(res: Response, maxBytes: number, signal?: AbortSignal, truncate = false, kind: ProviderKind = 'llm', provider = 'openai'): Promise<Buffer> {
+  if (!res.body) return Buffer.alloc(0);
+  const reader = res.body.getReader();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      signal?.throwIfAborted();
+      const { value, done } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+      if (size > maxBytes) {
+        if (truncate) break;
+        throw new ProviderError(kind, provider, `answer larger than ${maxBytes} bytes`);
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  return Buffer.concat(chunks).subarray(0, maxBytes);
+}
+
+/** Reads `data:` payloads of a server-sent-events body, one per event; an event over `maxEventChars` throws. */
+export async function* sseData(body: ReadableStream<Uint8Array>, signal?: AbortSignal, maxEventChars = MAX_SSE_EVENT_CHARS): AsyncIterable<string> {
   const decoder = new TextDecoder();
   let buf = '';
   const reader = body.getReader();
@@ -66,6 +99,7 @@ export async function* sseData(body: ReadableStream<Uint8Array>, signal?: AbortS
       const { value, done } = await reader.read();
       if (done) break;
       buf += decoder.decode(value, { stream: true });
+      if (buf.length > maxEventChars && buf.search(/\r?\n\r?\n/) < 0) throw new ProviderError('llm', 'openai', `a stream event longer than ${maxEventChars} characters`);
       for (let i = buf.search(/\r?\n\r?\n/); i >= 0; i = buf.search(/\r?\n\r?\n/)) {
         const event = buf.slice(0, i);
         buf = buf.slice(i).replace(/^\r?\n\r?\n/, '');

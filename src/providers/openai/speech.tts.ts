@@ -5,6 +5,9 @@ import { createResampler } from '../audio/resample.ts';
 import { type WavLayout, wavLayoutSoFar } from '../audio/wav.ts';
 import { post, type OpenAiEndpoint } from './http.ts';
 
+
+/** Bytes of a WAV answer read before its data must have begun (its header and chunks before `data`). */
+const MAX_WAV_HEADER_BYTES = 65_536;
 export interface OpenAiSpeechOptions extends OpenAiEndpoint {
   /** e.g. 'tts-1', 'gpt-4o-mini-tts'. */
   model: string;
@@ -90,6 +93,7 @@ export class OpenAiSpeechTts implements TtsProvider {
         let bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
         if (header !== undefined) {
           header = Buffer.concat([header, bytes]);
+          if (header.length > MAX_WAV_HEADER_BYTES) throw new ProviderError('tts', this.id, `answer has no WAV data within its first ${MAX_WAV_HEADER_BYTES} bytes`);
           let layout: WavLayout | undefined;
           try {
             layout = wavLayoutSoFar(header);

@@ -1,7 +1,8 @@
 import type { SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
 import { ProviderError } from '../errors.ts';
 import { encodeWav } from '../audio/wav.ts';
-import { post, type OpenAiEndpoint } from './http.ts';
+import { post, readBounded, type OpenAiEndpoint } from './http.ts';
+import { parseBoundedJson } from '../../lib/bounded-json.ts';
 import { OPENAI_AUDIO_LANGUAGES } from './languages.ts';
 import { primaryLanguage } from '../../lib/language-tags.ts';
 
@@ -13,6 +14,9 @@ export interface OpenAiTranscriptionOptions extends OpenAiEndpoint {
   /** Longest utterance kept, ms; later audio of the utterance is dropped. Default 60 000. */
   maxUtteranceMs?: number;
 }
+
+/** Largest transcription answer read, bytes (a minute of speech is about 1 KB of text). */
+const MAX_ANSWER_BYTES = 1_048_576;
 
 /** Longest `prompt` sent, characters (the models read about 224 tokens of it). */
 const PROMPT_MAX_CHARS = 600;
@@ -63,8 +67,13 @@ export class OpenAiTranscriptionStt implements SttProvider {
     const prompt = promptOf(phrases);
     if (prompt) form.append('prompt', prompt);
     const res = await post('asr', this.id, this.#o, '/audio/transcriptions', form, {}, signal);
-    const json = (await res.json().catch(() => undefined)) as { text?: unknown } | undefined;
-    signal?.throwIfAborted(); // an abort while the body was read is not a malformed answer
+    // The answer is a peer's: read within a size bound, parsed within the depth bound.
+    const body = await readBounded(res, MAX_ANSWER_BYTES, signal, false, 'asr', this.id).catch((error: unknown) => {
+      signal?.throwIfAborted(); // an abort while the body was read is not a malformed answer
+      throw error instanceof ProviderError ? error : new ProviderError('asr', this.id, 'reading the answer failed', { retryable: true, cause: error });
+    });
+    const parsed = parseBoundedJson(body.toString('utf8'));
+    const json = parsed.ok && typeof parsed.value === 'object' && parsed.value !== null ? (parsed.value as { text?: unknown }) : undefined;
     if (!json || typeof json.text !== 'string') throw new ProviderError('asr', this.id, 'response has no text');
     return { text: json.text.trim() };
   }

@@ -1,6 +1,7 @@
 import type { ChatMessage, ChatTool, ChatToolCall, LlmProvider } from '../../providers/llm.ts';
 import type { CustomFunction } from '../../domain/custom-function.ts';
 import { renderTemplate, resolveVariables } from './variables.ts';
+import { parseBoundedJson } from '../../lib/bounded-json.ts';
 import { languageInstruction } from './language.ts';
 import { mergePhrases, namesFromVariables } from './expected.ts';
 import { abortable, callFunction, confirmedTurn } from './functions.ts';
@@ -350,12 +351,8 @@ export class LlmEngine implements ResponseEngine {
 
   /** Calls one function with the model's arguments (JSON text); arguments that are not a JSON object are an error for the model. */
   #call(fn: CustomFunction, argumentsJson: string): Promise<FunctionOutcome> {
-    let args: unknown;
-    try {
-      args = JSON.parse(argumentsJson || '{}');
-    } catch {
-      args = undefined;
-    }
+    const parsed = parseBoundedJson(argumentsJson || '{}');
+    const args = parsed.ok ? parsed.value : undefined;
     if (typeof args !== 'object' || args === null || Array.isArray(args)) {
       return Promise.resolve({ ok: false, content: 'error: the arguments are not a JSON object', error: 'invalid_arguments', durationMs: 0 });
     }
@@ -363,11 +360,9 @@ export class LlmEngine implements ResponseEngine {
   }
 }
 
+/** The model's arguments as an object ({} when they are not one); bounded like any peer's JSON. */
 function parseArgs(json: string): Record<string, unknown> {
-  try {
-    const v: unknown = JSON.parse(json || '{}');
-    return typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
+  const parsed = parseBoundedJson(json || '{}');
+  const v = parsed.ok ? parsed.value : undefined;
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 }
