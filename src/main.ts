@@ -5,6 +5,7 @@ import { createLogger } from './lib/logger.ts';
 import { createRuntime } from './runtime.ts';
 import { PeriodicTask } from './lib/periodic.ts';
 import { logEngineAvailability } from './media/media-runtime.ts';
+import { installProcessGuard } from './media/call-scope.ts';
 import { ServerLock, ServerLockedError } from './storage/server-lock.ts';
 
 /** Idempotency keys and old webhook logs are pruned this often (and once at start). */
@@ -50,6 +51,12 @@ async function main(): Promise<void> {
   // The one root logger: Fastify, the runtime and every component log through children of it.
   const log = createLogger({ level: config.logLevel });
   const runtime = await createRuntime(config, { logger: log });
+  // The last resort of the per-call error boundary (src/media/call-scope.ts): a stray error ends
+  // its call, never the process and every call of every tenant with it.
+  installProcessGuard(
+    log,
+    runtime.metrics.counter('switchboard_uncaught_errors_total', 'Uncaught exceptions and unhandled rejections the process survived, by kind and by whether a call owned them (each one is a bug).', ['kind', 'scope']),
+  );
   await runtime.services.webhooks.reencryptSecrets(); // after a server-key rotation
   const app = await buildApp(runtime, { processMetrics: true });
   const sweeper = new PeriodicTask(

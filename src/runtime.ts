@@ -185,6 +185,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     recordings,
     rememberNames: (callId, names) => redactor.rememberNames(callId, names),
     log: logger.child({ component: 'media' }),
+    crashes: metrics.counter('switchboard_call_crashes_total', 'Calls ended by an error nothing expected (error_unknown), by the part that failed; each one is a bug.', ['where']),
     timings: { ...DEFAULT_SESSION_TIMINGS, recognitionTimeoutMs: config.media.recognitionTimeoutMs, ...options.sessionTimings },
     scheduler: options.scheduler ?? realScheduler,
     recoveredCalls: metrics.counter('switchboard_calls_recovered_total', 'Calls of lost servers (lapsed leases) this server ended with error_server_lost.'),

@@ -7,7 +7,7 @@ import type { Call } from '../domain/call.ts';
 import type { CallCheckpoint } from '../domain/call-checkpoint.ts';
 import type { CallOutcome } from '../services/call.service.ts';
 import type { Providers } from '../providers/registry.ts';
-import { analyzeCall, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, VoicePipeline, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller, type LlmSocketOpener, type LlmWebsocketReason, type Utterance } from '../voice/index.ts';
+import { analyzeCall, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, VoicePipeline, type PipelineEvents, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller, type LlmSocketOpener, type LlmWebsocketReason, type Utterance } from '../voice/index.ts';
 import type { EngineSnapshot } from '../domain/agent.ts';
 import { CallRecorder } from './call-recorder.ts';
 import type { RecordingStore } from '../services/recording-store.ts';
@@ -16,6 +16,7 @@ import { CLOSE, PROTOCOL_SAMPLE_RATE, PROTOCOL_VERSION } from '../protocol/media
 import type { ServerMessage, TranscriptEntry as WireTranscriptEntry } from '../protocol/media.messages.ts';
 import type { InCallMessage } from './protocol.ts';
 import { bytesToSamples } from '../voice/frames.ts';
+import { type CallScope, runInCallScope } from './call-scope.ts';
 
 /** What the transport offers a session: one WebSocket of one call. */
 export interface CallConnection {
@@ -89,6 +90,8 @@ export interface SessionDeps {
   rememberNames?: (callId: string, names: readonly string[]) => void;
   /** The call's logger (a child carrying its call id); messages are static, fields never carry PII. */
   log: Logger;
+  /** Counts calls ended by an error nothing expected, by the part that failed (switchboard_call_crashes_total). */
+  crashes?: Counter<'where'>;
   timings: SessionTimings;
   /** Time: the session's monotonic clock and its timers (silence, duration, audio watchdog, refresh); tests pass a ManualScheduler. */
   scheduler: Scheduler;
@@ -100,7 +103,7 @@ export interface SessionDeps {
  * client, records both sides, ends the call on hang-ups, timeouts and failures, and then stores
  * the transcript, recording, latency and analysis through the call service.
  */
-export class CallSession {
+export class CallSession implements CallScope {
   readonly callId: string;
   readonly #call: Call;
   readonly #agent: AgentForCall;
@@ -160,8 +163,50 @@ export class CallSession {
     return this.#ending !== undefined;
   }
 
-  /** Starts the call's media. Never throws: a call that cannot run ends with a reason. */
-  async start(): Promise<void> {
+  /**
+   * Starts the call's media inside the call's scope (src/media/call-scope.ts): whatever it starts
+   * belongs to the call. Never throws: a call that cannot run ends with a reason.
+   */
+  start(): Promise<void> {
+    return runInCallScope(this, () =>
+      this.#start().catch((error: unknown) => {
+        this.crash('start', error);
+      }),
+    );
+  }
+
+  /**
+   * Wraps a callback into this call (a transport's socket handler, a peer's message): it runs in
+   * the call's scope, and what it throws ends this call (`crash`) instead of reaching the event
+   * loop, where it would end the process.
+   */
+  guard<A extends unknown[]>(where: string, fn: (...args: A) => void): (...args: A) => void {
+    return (...args: A) => {
+      try {
+        runInCallScope(this, () => fn(...args));
+      } catch (error) {
+        this.crash(where, error);
+      }
+    };
+  }
+
+  /**
+   * An error nothing expected, raised while serving this call (`where`: the part that failed):
+   * logged with the call id, counted, and the call ends `error_unknown`. The process goes on.
+   */
+  crash(where: string, error: unknown): void {
+    this.#d.log.error({ err: error, where }, 'call failed on an unexpected error: it ends, the server goes on');
+    this.#d.crashes?.inc({ where });
+    if (this.#ending) return;
+    try {
+      this.#conn.sendEvent({ type: 'error', code: 'error_unknown', message: failureMessage('error_unknown') });
+    } catch {
+      // The transport is what failed: the call still ends below.
+    }
+    void this.end('error_unknown');
+  }
+
+  async #start(): Promise<void> {
     const override = this.#call.agent_override;
     const settings = effectiveSettings(this.#agent, override);
     const engineDef = effectiveEngine(this.#agent, override);
@@ -193,6 +238,8 @@ export class CallSession {
           : {}),
         onToolError: (nodeId, error) =>
           this.#d.log.warn({ nodeId, code: (error as { code?: unknown })?.code }, 'flow tool node failed'),
+        onEdgeError: (nodeId, edgeId, error) =>
+          this.#d.log.warn({ nodeId, edgeId, detail: describeFailure(error) }, 'flow edge condition could not be judged: it does not hold (the else path)'),
       });
     } catch (error) {
       this.#d.log.warn({ err: error }, 'engine unavailable for call');
@@ -251,7 +298,14 @@ export class CallSession {
     await p.start();
   }
 
-  #wire(p: VoicePipeline): void {
+  #wire(pipeline: VoicePipeline): void {
+    // A listener that throws ends this call (error_unknown) and never the pipeline loop that emitted it.
+    const p = {
+      on: <K extends keyof PipelineEvents>(event: K, listener: PipelineEvents[K]) =>
+        pipeline.on(event, this.guard(`pipeline_${event}`, listener as (...args: unknown[]) => void)),
+      transcript: () => pipeline.transcript(),
+      elapsedMs: () => pipeline.elapsedMs(),
+    };
     p.on('agent_audio', (pcm) => {
       this.#recorder?.agent(pcm, this.#talkStartMs);
       this.#talkStartMs = undefined;
@@ -308,6 +362,9 @@ export class CallSession {
       // carries the call id; the client gets the code and a fixed message.
       this.#d.log.warn({ reason, detail: describeFailure(cause) }, 'voice pipeline failed');
       this.#conn.sendEvent({ type: 'error', code: reason, message: failureMessage(reason) });
+    });
+    p.on('record_bound', ({ what }) => {
+      this.#d.log.warn({ what }, 'call record reached its bound: later entries are not kept (docs/voice-pipeline.md, "What a call keeps")');
     });
     p.on('hangup', ({ reason }) => {
       this.#checkPosition();
@@ -579,6 +636,8 @@ function failureMessage(reason: string): string {
       return "The custom LLM's server reported an error; the call ends.";
     case 'error_llm_websocket_corrupt_payload':
       return "The custom LLM's server sent a message the protocol does not allow; the call ends.";
+    case 'error_unknown':
+      return 'The call failed on an unexpected error; the call ends.';
     default:
       return 'The call failed.';
   }

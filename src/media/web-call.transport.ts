@@ -158,7 +158,8 @@ class WsConnection implements CallConnection {
       clearInterval(this.#heartbeat);
       this.#audio.length = 0;
       // 1000 / 1001 / 1005: the client closed on purpose; anything else (1006...) is a loss.
-      this.#session?.onClosed(code === 1000 || code === 1001 || code === 1005);
+      const session = this.#session;
+      if (session) session.guard('transport_close', () => session.onClosed(code === 1000 || code === 1001 || code === 1005))();
     });
   }
 
@@ -187,12 +188,13 @@ class WsConnection implements CallConnection {
   attach(session: CallSession): void {
     this.#session = session;
     if (this.#closed) {
-      session.onClosed(false);
+      session.guard('transport_close', () => session.onClosed(false))();
       return;
     }
     const limits = new InboundLimiter(this.#inbound.now);
     const counters = this.#inbound.counters;
-    this.#ws.on('message', (data, binary) => {
+    // What the client sends runs inside the call's error boundary: a failure ends this call only.
+    this.#ws.on('message', session.guard('transport_message', (data: RawData, binary: boolean) => {
       if (this.#flooding) return; // already read from the socket before it was paused
       if (binary) {
         const buf = wsDataToBuffer(data);
@@ -213,7 +215,7 @@ class WsConnection implements CallConnection {
       const message = buf.byteLength > MAX_TEXT_MESSAGE_BYTES ? null : parseClientMessage(buf.toString('utf8'));
       if (message) session.onMessage(message);
       else this.sendEvent({ type: 'error', code: 'bad_message', message: 'Malformed message; see docs/media-protocol.md.' });
-    });
+    }));
   }
 
   /**

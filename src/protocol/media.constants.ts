@@ -55,8 +55,19 @@ export type RefusalCode = keyof typeof REFUSALS;
 
 /**
  * Every `code` the server sends in an `error` message: the refusals of a join (`bad_message` also
- * answers a malformed message during the call), the engine failures that end a call, and
- * `error_client_flood` when the client is cut off for sending far faster than real time. The wire
- * carries a string: clients should expect codes a newer server adds.
+ * answers a malformed message during the call), the engine failures that end a call (a custom
+ * LLM's server's among them), `error_client_flood` when the client is cut off for sending far
+ * faster than real time, and `error_unknown` when the call ends on an error nothing expected. The
+ * wire carries a string: clients should expect codes a newer server adds.
  */
-export type ServerErrorCode = RefusalCode | 'error_asr' | 'error_llm' | 'error_tts' | 'error_client_flood';
+export type ServerErrorCode =
+  | RefusalCode
+  | 'error_asr'
+  | 'error_llm'
+  | 'error_tts'
+  | 'error_llm_websocket_open'
+  | 'error_llm_websocket_lost_connection'
+  | 'error_llm_websocket_runtime'
+  | 'error_llm_websocket_corrupt_payload'
+  | 'error_client_flood'
+  | 'error_unknown';

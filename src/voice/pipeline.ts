@@ -6,6 +6,7 @@ import { Channel } from './channel.ts';
 import { FRAME_MS, Framer, bytesToSamples, type AudioFrame } from './frames.ts';
 import { EngineError, type ResponseEngine } from './engines/types.ts';
 import type { TimedToolCall, Utterance } from './transcript.ts';
+import { ToolCallBudget, TranscriptBudget, UTTERANCE_MAX_CHARS, capText } from './record-bounds.ts';
 import { mergePhrases } from './engines/expected.ts';
 import { abortable } from './engines/functions.ts';
 import { completeness, endOfTurnSilenceMs, type EndOfTurnSettings } from './end-of-turn.ts';
@@ -17,7 +18,8 @@ import { sttStage, type SettledTranscript } from './stages/stt.stage.ts';
 import { sentenceStage } from './stages/engine.stage.ts';
 import { ttsStage } from './stages/tts.stage.ts';
 
-export type FailureReason = 'error_asr' | 'error_llm' | 'error_tts';
+/** Why a call fails inside the pipeline: a provider (by kind), or an error nothing expected (a bug: `error_unknown`). */
+export type FailureReason = 'error_asr' | 'error_llm' | 'error_tts' | 'error_unknown';
 export type HangupReason = 'agent_hangup' | FailureReason;
 
 /** Voiced user audio measured before the call's audio band is reported, ms. */
@@ -69,6 +71,8 @@ export interface PipelineEvents {
   latency: (record: TurnLatency) => void;
   /** A function call's invocation or result, as the engine reported it (the call's record keeps them). */
   tool_call: (call: TimedToolCall) => void;
+  /** Once per kind: the call's transcript or function-call records reached their bound (src/voice/record-bounds.ts). */
+  record_bound: (info: { what: 'transcript' | 'tool_calls' }) => void;
 }
 
 export interface VoicePipelineOptions {
@@ -225,6 +229,8 @@ export class VoicePipeline {
   readonly #framer = new Framer();
   readonly #transcript: Utterance[] = [];
   readonly #toolCalls: TimedToolCall[] = [];
+  readonly #toolBudget = new ToolCallBudget();
+  readonly #transcriptBudget = new TranscriptBudget();
   readonly #latencies: TurnLatency[] = [];
   readonly #bargeInMs: number;
   /** Measures the first BAND_SAMPLE_MS of voiced user audio; undefined once reported. */
@@ -262,6 +268,7 @@ export class VoicePipeline {
   /** Settles once every dropped speculation has rolled the engine back. */
   #rollback: Promise<void> = Promise.resolve();
   readonly #preemptions = { used: 0, dropped: 0 };
+  #transcriptFullSaid = false;
 
   constructor(options: VoicePipelineOptions) {
     this.#o = {
@@ -513,7 +520,8 @@ export class VoicePipeline {
     }
     const settled = await job.transcript;
     const spec = job.speculation;
-    const text = settled.ok ? settled.result.text.trim() : '';
+    // What a recogniser answers is bounded like any peer's text: no turn is longer than this.
+    const text = settled.ok ? capText(settled.result.text.trim(), UTTERANCE_MAX_CHARS) : '';
     // The reply prepared in the turn's last pause plays only if the turn ended with the words it answers.
     const usable = spec !== undefined && text !== '' && !job.backchannel && sameWords(spec.text, text);
     if (spec && !usable) this.#drop(spec);
@@ -645,10 +653,14 @@ export class VoicePipeline {
           reply.hadToolCalls = true;
           const before = reply.sentences.length;
           const atMs = before > 0 && reply.startedAt !== undefined ? reply.startMs + framesBefore(reply, before) * FRAME_MS : this.elapsedMs();
-          const call: TimedToolCall = { record: ev, atMs };
-          if (atMs > this.elapsedMs()) reply.placed.push({ call, happenedMs: this.elapsedMs() });
-          this.#toolCalls.push(call);
-          this.#emit('tool_call', { ...call });
+          const record = this.#toolBudget.admit(ev);
+          if (record) {
+            const call: TimedToolCall = { record, atMs };
+            if (atMs > this.elapsedMs()) reply.placed.push({ call, happenedMs: this.elapsedMs() });
+            this.#toolCalls.push(call);
+            this.#emit('tool_call', { ...call });
+            if (this.#toolBudget.exhausted) this.#emit('record_bound', { what: 'tool_calls' });
+          }
         } else if (ev.type === 'sentence_start') {
           reply.sentences[ev.index] = ev.text;
           reply.queued[ev.index] = 0;
@@ -803,7 +815,16 @@ export class VoicePipeline {
     });
   }
 
-  #addUtterance(u: Utterance): void {
+  #addUtterance(utterance: Utterance): void {
+    const text = this.#transcriptBudget.admit(utterance.text);
+    if (text === undefined) {
+      if (this.#transcriptBudget.full && !this.#transcriptFullSaid) {
+        this.#transcriptFullSaid = true;
+        this.#emit('record_bound', { what: 'transcript' });
+      }
+      return;
+    }
+    const u = text === utterance.text ? utterance : { ...utterance, text };
     // Keep start order: a user utterance can be recognised while an earlier agent reply still plays.
     let i = this.#transcript.length;
     while (i > 0 && (this.#transcript[i - 1]?.startMs ?? 0) > u.startMs) i--;
@@ -840,10 +861,15 @@ function sameWords(a: string, b: string): boolean {
   return norm(a) === norm(b);
 }
 
+/**
+ * The reason a failed reply ends the call with: the engine's (EngineError) or the provider's
+ * kind (ProviderError: synthesis failures are wrapped as such by the TTS stage); anything else is
+ * an error nobody expected, `error_unknown`, never blamed on a provider.
+ */
 function failureReason(e: unknown): FailureReason {
   if (e instanceof EngineError) return 'error_llm';
   if (e instanceof ProviderError) return e.kind === 'asr' ? 'error_asr' : e.kind === 'llm' ? 'error_llm' : 'error_tts';
-  return 'error_tts';
+  return 'error_unknown';
 }
 
 /** What the user heard: whole sentences played, plus the played share of the sentence cut. */

@@ -1,4 +1,5 @@
 import type { TtsProvider } from '../../providers/tts.ts';
+import { ProviderError, isAbortError } from '../../providers/errors.ts';
 import type { ToolCallRecord } from '../engines/types.ts';
 import type { SpeechPiece } from './engine.stage.ts';
 
@@ -29,12 +30,32 @@ export async function* ttsStage(
     const i = index++;
     yield { type: 'sentence_start', index: i, text: p.text };
     if (i === 0) options.onSynthesisStart?.();
-    for await (const pcm of tts.synthesize(p.text, { ...(options.voiceId ? { voiceId: options.voiceId } : {}), signal: options.signal })) {
-      if (firstAudio) {
-        firstAudio = false;
-        options.onFirstAudio?.();
+    const audio = tts.synthesize(p.text, { ...(options.voiceId ? { voiceId: options.voiceId } : {}), signal: options.signal });
+    const it = audio[Symbol.asyncIterator]();
+    let exhausted = false;
+    try {
+      for (;;) {
+        let next: IteratorResult<Int16Array>;
+        try {
+          next = await it.next();
+        } catch (e) {
+          exhausted = true;
+          // A synthesis failure is the synthesiser's, whatever it threw (the call ends `error_tts`).
+          throw e instanceof ProviderError || isAbortError(e) || options.signal.aborted ? e : new ProviderError('tts', tts.id, 'synthesis failed', { cause: e });
+        }
+        if (next.done) {
+          exhausted = true;
+          break;
+        }
+        if (firstAudio) {
+          firstAudio = false;
+          options.onFirstAudio?.();
+        }
+        yield { type: 'audio', index: i, pcm: next.value };
       }
-      yield { type: 'audio', index: i, pcm };
+    } finally {
+      // Stopped early (barge-in, the call ended): the synthesiser's stream is released, as for-await would.
+      if (!exhausted) await it.return?.();
     }
   }
 }
