@@ -1,6 +1,7 @@
 import WebSocket from 'ws';
 import type { LookupFunction } from 'node:net';
 import type { LlmSocket, LlmSocketOpener } from '../voice/index.ts';
+import { wsDataToBuffer } from '../lib/ws-data.ts';
 
 /** Bounds of a custom LLM's socket (docs/custom-llm.md, "Limits"). */
 export interface LlmSocketLimits {
@@ -10,9 +11,15 @@ export interface LlmSocketLimits {
   maxFrameBytes: number;
   /** Most frames taken in one second; more ends the call `error_llm_websocket_corrupt_payload`. Default 200. */
   maxMessagesPerSecond: number;
+  /**
+   * Most bytes we may have queued for the server, unsent because it does not read them; beyond,
+   * the connection counts as lost (`error_llm_websocket_lost_connection`, or a reconnection with
+   * auto_reconnect). Default 1 MiB, over a hundred full transcripts.
+   */
+  maxBufferedBytes: number;
 }
 
-export const DEFAULT_LLM_SOCKET_LIMITS: LlmSocketLimits = { openTimeoutMs: 5_000, maxFrameBytes: 65_536, maxMessagesPerSecond: 200 };
+export const DEFAULT_LLM_SOCKET_LIMITS: LlmSocketLimits = { openTimeoutMs: 5_000, maxFrameBytes: 65_536, maxMessagesPerSecond: 200, maxBufferedBytes: 1_048_576 };
 
 export interface LlmSocketDeps {
   /** The destination policy's lookup: every address a name resolves to is checked, and the one checked is connected to. */
@@ -67,7 +74,12 @@ export function llmSocketOpener(deps: LlmSocketDeps): LlmSocketOpener {
         open = true;
         const socket: LlmSocket = {
           send: (text) => {
-            if (ws.readyState === WebSocket.OPEN) ws.send(text);
+            if (closedByUs || ws.readyState !== WebSocket.OPEN) return;
+            if (ws.bufferedAmount + Buffer.byteLength(text) > limits.maxBufferedBytes) {
+              end('lost', `the server stopped reading: over ${limits.maxBufferedBytes} bytes unsent`);
+              return;
+            }
+            ws.send(text);
           },
           close: () => {
             closedByUs = true;
@@ -85,7 +97,12 @@ export function llmSocketOpener(deps: LlmSocketDeps): LlmSocketOpener {
         }
         if (++inWindow > limits.maxMessagesPerSecond) return end('corrupt', `more than ${limits.maxMessagesPerSecond} frames in a second`);
         if (isBinary) return end('corrupt', 'a binary frame');
-        handlers.onMessage(Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8'));
+        try {
+          handlers.onMessage(wsDataToBuffer(data).toString('utf8'));
+        } catch (error) {
+          // The engine failed on what the server sent: the server's payload, never the process's end.
+          end('corrupt', `a frame could not be handled (${error instanceof Error ? error.message : String(error)})`);
+        }
       });
       ws.on('error', (error: Error & { code?: string }) => {
         if (!open) {

@@ -4,6 +4,8 @@
  * media side opens it through the webhook destination policy); it never sees the network.
  */
 import type { Scheduler, TimerHandle } from '../../lib/scheduler.ts';
+import { parseBoundedJson } from '../../lib/bounded-json.ts';
+import { ToolCallBudget } from '../record-bounds.ts';
 import type { EngineOutcome, EngineOutput, ResponseEngine, ToolCallRecord } from './types.ts';
 
 /** Why a custom LLM ends the call (the call's disconnection_reason). */
@@ -43,8 +45,14 @@ export const MAX_PENDING_INTERRUPTS = 8;
 /** With `auto_reconnect`: ping_pong interval, ms, and silence after which the connection counts as lost, ms (Retell's 2 s and 5 s). */
 export const PING_INTERVAL_MS = 2_000;
 export const PING_TIMEOUT_MS = 5_000;
-/** With `auto_reconnect`: reconnection attempts before the call ends `error_llm_websocket_lost_connection`. */
+/** With `auto_reconnect`: reconnection attempts after one loss before the call ends `error_llm_websocket_lost_connection`. */
 export const RECONNECT_ATTEMPTS = 3;
+/**
+ * With `auto_reconnect`: reconnection attempts in the whole call, successful or not. The budget
+ * counts across reopens: a server that accepts and then drops every connection is dialled at
+ * most this often before the call ends `error_llm_websocket_lost_connection`.
+ */
+export const RECONNECT_ATTEMPTS_PER_CALL = 10;
 
 export interface CustomLlmEngineOptions {
   /** The agent's `llm_websocket_url`; the engine dials `{url}/{callId}`. */
@@ -107,6 +115,10 @@ export class CustomLlmEngine implements ResponseEngine {
   #pingTimer: TimerHandle | undefined;
   #lastHeard = 0;
   #reconnecting = false;
+  /** Reconnection attempts made in this call (RECONNECT_ATTEMPTS_PER_CALL). */
+  #reconnectAttempts = 0;
+  /** The records this engine keeps queued are bounded like those the call keeps. */
+  readonly #toolBudget = new ToolCallBudget();
   #endCall = false;
   /** agent_interrupt streams by interrupt_id, and those not spoken yet, in order. */
   readonly #interrupts = new Map<number, ResponseStream>();
@@ -268,6 +280,11 @@ export class CustomLlmEngine implements ResponseEngine {
     this.#reconnecting = true;
     let last = detail;
     for (let attempt = 0; attempt < RECONNECT_ATTEMPTS && !this.#closed && !this.#failed; attempt++) {
+      if (this.#reconnectAttempts >= RECONNECT_ATTEMPTS_PER_CALL) {
+        last = `${RECONNECT_ATTEMPTS_PER_CALL} reconnection attempts in this call already (the server keeps dropping the connection); last: ${last}`;
+        break;
+      }
+      this.#reconnectAttempts += 1;
       try {
         await this.#connect();
         this.#reconnecting = false;
@@ -286,13 +303,16 @@ export class CustomLlmEngine implements ResponseEngine {
   #onMessage(text: string): void {
     if (this.#failed || this.#closed) return;
     this.#lastHeard = this.#o.scheduler.now();
-    let event: unknown;
+    const parsed = parseBoundedJson(text);
+    if (!parsed.ok) return this.#fail('error_llm_websocket_corrupt_payload', `a frame ${parsed.problem}`);
+    let problem: string | null;
     try {
-      event = JSON.parse(text);
-    } catch {
-      return this.#fail('error_llm_websocket_corrupt_payload', 'a frame is not JSON');
+      problem = this.#handle(parsed.value);
+    } catch (error) {
+      // Whatever the server sent that this engine failed on is the server's payload: the call ends
+      // with its reason, never the process (the detail goes to the log).
+      problem = `a frame could not be handled (${error instanceof Error ? error.message : String(error)})`;
     }
-    const problem = this.#handle(event);
     if (problem) this.#fail('error_llm_websocket_corrupt_payload', problem);
   }
 
@@ -368,8 +388,10 @@ export class CustomLlmEngine implements ResponseEngine {
     }
   }
 
-  /** A tool-call record joins the response being streamed, or the next one when none is. */
-  #tool(record: ToolCallRecord): void {
+  /** A tool-call record joins the response being streamed, or the next one when none is; past the call's budget it is dropped. */
+  #tool(received: ToolCallRecord): void {
+    const record = this.#toolBudget.admit(received);
+    if (!record) return;
     const stream = this.#current;
     if (!stream.complete && !stream.finished) stream.push({ kind: 'tool', record });
     else this.#pendingTools.push(record);
