@@ -60,6 +60,8 @@ export interface BuildEngineOptions {
   currentNodeId?: string | null;
   currentState?: string | null;
   onToolError?: (nodeId: string, error: unknown) => void;
+  /** A flow edge whose condition could not be judged (it took the else path). */
+  onEdgeError?: (nodeId: string, edgeId: string, error: unknown) => void;
   /** The call's language (the agent's `language`): LLM prompts ask for replies in it. */
   language?: string;
   /** What a custom LLM needs (required for a `custom_llm` engine). */
@@ -104,6 +106,7 @@ export function buildEngine(o: BuildEngineOptions): BuiltEngine {
       variables: o.variables,
       ...(o.currentNodeId ? { startNodeId: o.currentNodeId } : {}),
       ...(o.onToolError ? { onToolError: o.onToolError } : {}),
+      ...(o.onEdgeError ? { onEdgeError: o.onEdgeError } : {}),
       ...(o.language ? { language: o.language } : {}),
     });
     return {

@@ -157,7 +157,9 @@ test('extraction of spoken values', () => {
 test('variables, keywords and equations', () => {
   assert.equal(renderTemplate('Hi {{ name }}, {{x}}!', { name: 'Al' }), 'Hi Al, !');
   assert.equal(renderTemplate('{{x}}', {}, 'keep'), '{{x}}');
-  assert.deepEqual(resolveVariables({ a: '1', b: '1', c: '1' }, { dynamic: { b: '2', c: '2' }, overrides: { c: '3' } }, { b: 'x' }), { a: '1', b: 'x', c: '3' });
+  const resolved = resolveVariables({ a: '1', b: '1', c: '1' }, { dynamic: { b: '2', c: '2' }, overrides: { c: '3' } }, { b: 'x' });
+  assert.deepEqual({ ...resolved }, { a: '1', b: 'x', c: '3' });
+  assert.equal(Object.getPrototypeOf(resolved), null, 'a map without a prototype (test/hostile/variables.test.ts)');
   assert.ok(keywordMatch(['talk to sales'], 'I want to Talk to sales, please'));
   assert.ok(!keywordMatch(['sale'], 'wholesale'));
   const v = { age: '42', city: 'Paris' };

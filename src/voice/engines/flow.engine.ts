@@ -2,7 +2,7 @@ import type { ChatMessage, LlmProvider } from '../../providers/llm.ts';
 import { chatText } from '../../providers/llm.ts';
 import { extractVariable, words } from './extract.ts';
 import { mergePhrases, namesFromVariables, nodePhrases } from './expected.ts';
-import { renderTemplate, resolveVariables } from './variables.ts';
+import { renderTemplate, resolveVariables, variable, variableMap } from './variables.ts';
 import { abortable, applyResponseVariables, callFunction, confirmedTurn, typedArgs } from './functions.ts';
 import { languageInstruction } from './language.ts';
 import {
@@ -55,6 +55,8 @@ export interface FlowEngineOptions {
   startNodeId?: string;
   /** Reports tool failures (the flow continues); optional. */
   onToolError?: (nodeId: string, error: unknown) => void;
+  /** Reports an edge whose condition could not be judged (it counts as not holding: the else path); optional. */
+  onEdgeError?: (nodeId: string, edgeId: string, error: unknown) => void;
   /** Calls the flow's custom functions (`function` nodes); without it, they fail as unavailable. */
   functions?: FunctionCaller;
   /** The agent's BCP-47 language: prompt instructions tell the model to reply in it. */
@@ -93,9 +95,10 @@ export class FlowEngine implements ResponseEngine {
   readonly #tools: FlowTools | undefined;
   readonly #callVariables: () => CallVariables;
   readonly #onToolError: ((nodeId: string, error: unknown) => void) | undefined;
+  readonly #onEdgeError: ((nodeId: string, edgeId: string, error: unknown) => void) | undefined;
   readonly #language: string | undefined;
   #current: FlowNode;
-  #extracted: Record<string, string> = {};
+  #extracted: Record<string, string> = variableMap();
   #names = new Set<string>();
   #history: ChatMessage[] = [];
   #reachedEnd = false;
@@ -123,6 +126,7 @@ export class FlowEngine implements ResponseEngine {
     this.#tools = options.tools;
     this.#callVariables = options.variables ?? (() => ({}));
     this.#onToolError = options.onToolError;
+    this.#onEdgeError = options.onEdgeError;
     this.#functions = options.functions;
     this.#language = options.language;
     const startId = options.startNodeId ?? options.flow.start_node_id;
@@ -205,7 +209,7 @@ export class FlowEngine implements ResponseEngine {
   checkpoint(): () => void {
     const saved = {
       current: this.#current,
-      extracted: { ...this.#extracted },
+      extracted: Object.assign(variableMap(), this.#extracted),
       names: new Set(this.#names),
       history: [...this.#history],
       reachedEnd: this.#reachedEnd,
@@ -322,7 +326,10 @@ export class FlowEngine implements ResponseEngine {
     const outcome = callFunction(this.#functions, tool, args);
     const pending: PendingFunction = { node, toolCallId, outcome };
     if (node.wait_for_result === false) {
-      void outcome.then((o) => this.#late.push({ pending, outcome: o, record: this.#apply(pending, o, false) }));
+      // Nobody waits for this promise: whatever storing the result throws is reported, never left unhandled.
+      void outcome
+        .then((o) => this.#late.push({ pending, outcome: o, record: this.#apply(pending, o, false) }))
+        .catch((error: unknown) => this.#onToolError?.(node.id, error));
       return;
     }
     this.#pending = pending;
@@ -360,7 +367,7 @@ export class FlowEngine implements ResponseEngine {
         const fields = {
           name: renderTemplate(t.name ?? '{{name}}', vars),
           phone: renderTemplate(t.phone ?? '{{phone}}', vars),
-          ...(t.email !== undefined || vars['email'] ? { email: renderTemplate(t.email ?? '{{email}}', vars) } : {}),
+          ...(t.email !== undefined || variable(vars, 'email') ? { email: renderTemplate(t.email ?? '{{email}}', vars) } : {}),
           ...(t.notes !== undefined ? { notes: renderTemplate(t.notes, vars) } : {}),
         };
         await this.#tools?.createLead(fields);
@@ -413,7 +420,15 @@ export class FlowEngine implements ResponseEngine {
       const c = edge.transition_condition;
       let hit = false;
       if (c.type === 'keyword') hit = keywordMatch(c.keywords, userText);
-      else if (c.type === 'equation') hit = equationsHold(c.equations, c.operator, vars);
+      else if (c.type === 'equation') {
+        try {
+          hit = equationsHold(c.equations, c.operator, vars);
+        } catch (error) {
+          // A condition that cannot be judged does not hold: the else path, and the log says why.
+          this.#onEdgeError?.(node.id, edge.id, error);
+          hit = false;
+        }
+      }
       else if (c.type === 'prompt') {
         if (promptVerdict === undefined) promptVerdict = await this.#askPromptEdges(node, edges, signal);
         hit = promptVerdict === edge;
@@ -487,14 +502,15 @@ function operand(raw: string | undefined, vars: Readonly<Record<string, string>>
   if (raw === undefined) return '';
   if (raw.includes('{{')) return renderTemplate(raw, vars).trim();
   const bare = raw.trim();
-  return /^[A-Za-z_][A-Za-z0-9_.-]*$/.test(bare) && vars[bare] !== undefined ? (vars[bare] ?? '') : bare;
+  const value = /^[A-Za-z_][A-Za-z0-9_.-]*$/.test(bare) ? variable(vars, bare) : undefined;
+  return value ?? bare;
 }
 
 function equationHolds(e: Equation, vars: Readonly<Record<string, string>>): boolean {
   if (e.operator === 'exists' || e.operator === 'not_exists') {
     // Existence is about a variable: a bare name is looked up, never taken as a literal.
     const raw = e.left.trim();
-    const value = raw.includes('{{') ? renderTemplate(raw, vars).trim() : (vars[raw] ?? '').trim();
+    const value = raw.includes('{{') ? renderTemplate(raw, vars).trim() : (variable(vars, raw) ?? '').trim();
     return e.operator === 'exists' ? value !== '' : value === '';
   }
   const left = operand(e.left, vars);

@@ -69,7 +69,9 @@ export function jsonPath(value: unknown, path: string): unknown {
   let at = value;
   for (const step of steps) {
     if (at === null || typeof at !== 'object') return undefined;
-    at = Array.isArray(at) ? (/^\d+$/.test(step) ? at[Number(step)] : undefined) : (at as Record<string, unknown>)[step];
+    // Own fields only: `constructor` or `__proto__` in a path is a field the answer lacks, not Object's.
+    if (Array.isArray(at)) at = /^\d+$/.test(step) ? at[Number(step)] : undefined;
+    else at = Object.hasOwn(at, step) ? (at as Record<string, unknown>)[step] : undefined;
   }
   return at;
 }
@@ -92,7 +94,8 @@ export function applyResponseVariables(
   for (const [name, path] of wanted) {
     const v = jsonPath(outcome.json, path);
     if (v === undefined || v === null) delete into[name];
-    else into[name] = typeof v === 'string' ? v : JSON.stringify(v);
+    // The answer was parsed within the JSON depth bound (lib/bounded-json.ts), so it serialises.
+    else into[name] = typeof v === 'string' ? v : (JSON.stringify(v) ?? '');
   }
   return null;
 }
