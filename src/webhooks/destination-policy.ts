@@ -32,14 +32,19 @@ export class DestinationPolicy {
 
   /** Null when `address` (an IP literal) may be reached; else the reason it may not. */
   refusal(address: string): string | null {
+    return this.#judge(address)?.detail ?? null;
+  }
+
+  /** Null when `address` may be reached; else the rule that refuses it and the detail, for the log. */
+  #judge(address: string): Refusal | null {
     const parsed = parseAddress(address);
-    if (!parsed) return `${address} is not an IP address`;
+    if (!parsed) return { rule: 'not_an_address', detail: `${address} is not an IP address` };
     for (const [range, bits] of this.#allowed) {
       if (range.kind() === parsed.kind() && parsed.match(range, bits)) return null;
     }
     const kind = parsed.range();
-    if (kind !== 'unicast') return `${parsed.toString()} is ${/^[aeiou]/i.test(kind) ? 'an' : 'a'} ${kind} address`;
-    if (parsed.kind() === 'ipv6' && parsed.match(IPV4_COMPATIBLE)) return `${parsed.toString()} is an IPv4-compatible address (::/96, deprecated)`;
+    if (kind !== 'unicast') return { rule: kind, detail: `${parsed.toString()} is ${/^[aeiou]/i.test(kind) ? 'an' : 'a'} ${kind} address` };
+    if (parsed.kind() === 'ipv6' && parsed.match(IPV4_COMPATIBLE)) return { rule: 'ipv4Compatible', detail: `${parsed.toString()} is an IPv4-compatible address (::/96, deprecated)` };
     return null;
   }
 
@@ -66,15 +71,16 @@ export class DestinationPolicy {
     callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
   ): void => {
     if (isLocalhostName(hostname)) {
-      const reason = this.hostRefusal(hostname);
-      if (reason) return callback(refusedError(reason), '');
+      const refused = this.#judge('127.0.0.1') ?? this.#judge('::1');
+      if (refused) return callback(refusedError(refused.rule, `${hostname} is this machine (${refused.detail})`), '');
     }
     dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, '');
       const list = addresses;
       for (const entry of list) {
-        const reason = this.refusal(entry.address);
-        if (reason) return callback(refusedError(`${hostname} resolves to ${reason}`), '');
+        const refused = this.#judge(entry.address);
+        // The tenant learns the rule, never what the name resolves to (no probing of internal names).
+        if (refused) return callback(refusedError(refused.rule, `${hostname} resolves to ${refused.detail}`), '');
       }
       if (list.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '');
       if (options.all) return callback(null, list);
@@ -85,9 +91,21 @@ export class DestinationPolicy {
 
   /** Checks a URL's host when it is an IP literal (connect skips `lookup` for those). */
   literalRefusal(hostname: string): string | null {
-    const bare = hostname.replace(/^\[|\]$/g, '');
-    return net.isIP(bare) === 0 ? null : this.refusal(bare);
+    return this.literalRule(hostname)?.detail ?? null;
   }
+
+  /** As literalRefusal, with the rule's name (what a tenant is told at connect time). */
+  literalRule(hostname: string): Refusal | null {
+    const bare = hostname.replace(/^\[|\]$/g, '');
+    return net.isIP(bare) === 0 ? null : this.#judge(bare);
+  }
+}
+
+/** Why an address is refused: the rule's name (ipaddr.js's range name, e.g. `loopback`, `private`, `linkLocal`) and the detail. */
+export interface Refusal {
+  rule: string;
+  /** The address and its range: for operators (the log), never for tenants. */
+  detail: string;
 }
 
 /**
@@ -105,6 +123,16 @@ function parseAddress(text: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
   }
 }
 
-export function refusedError(message: string): NodeJS.ErrnoException {
-  return Object.assign(new Error(`destination refused: ${message}`), { code: DESTINATION_REFUSED });
+/**
+ * The error of a refused connection. Its message, which tenants see (a function's result, a
+ * delivery's last_error), names only the rule; `detail` (the name, what it resolved to) is for
+ * the log.
+ */
+export function refusedError(rule: string, detail: string): NodeJS.ErrnoException & { detail: string } {
+  return Object.assign(new Error(refusedMessage(rule)), { code: DESTINATION_REFUSED, detail });
+}
+
+/** What a tenant is told of a refused destination. */
+export function refusedMessage(rule: string): string {
+  return `destination refused (rule: ${rule})`;
 }

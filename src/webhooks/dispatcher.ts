@@ -309,6 +309,8 @@ export class WebhookDispatcher {
       this.#abandoned.push(d.id);
       return false;
     }
+    // The tenant's delivery log says only which rule refused the address; the operator's says what it was.
+    if (result.failure === 'refused') this.#log.warn({ delivery_id: d.id, detail: result.detail ?? result.error }, 'webhook destination refused');
     await this.#record(d, startedAt, result);
     return true;
   }

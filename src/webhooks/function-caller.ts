@@ -7,6 +7,7 @@ import { type CustomFunction, DEFAULT_FUNCTION_TIMEOUT_MS, FUNCTION_RESULT_MAX_C
 import { toCallView, type CallView } from '../services/call.view.ts';
 import type { WebhookHttpClient } from './http-client.ts';
 import { signedHeaders } from './signer.ts';
+import { parseBoundedJson } from '../lib/bounded-json.ts';
 
 /** What a function caller needs of the rest of the service. */
 export interface FunctionCallerDeps {
@@ -45,14 +46,9 @@ export function callForFunction(row: Call): CallView {
  */
 export function resultOfBody(body: Buffer, cut: boolean): { content: string; json?: unknown } {
   const text = body.toString('utf8');
-  let json: unknown;
-  if (!cut) {
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-  }
+  // JSON from a backend is bounded like any peer's (lib/bounded-json.ts): nested deeper, it is text.
+  const parsed = cut ? undefined : parseBoundedJson(text);
+  const json = parsed?.ok ? parsed.value : undefined;
   const long = cut || text.length > FUNCTION_RESULT_MAX_CHARS;
   const content = long ? `${text.slice(0, FUNCTION_RESULT_MAX_CHARS)}\n[response cut: only its first ${FUNCTION_RESULT_MAX_CHARS} characters are given]` : text;
   return json === undefined ? { content } : { content, json };
@@ -91,12 +87,14 @@ export function functionCallerFor(deps: FunctionCallerDeps) {
             method: fn.method ?? 'POST',
             timeoutMs: fn.timeout_ms ?? DEFAULT_FUNCTION_TIMEOUT_MS,
             keepBody: true,
+            // The account's own sockets: another tenant's backend that never answers cannot hold them.
+            pool: call.accountId,
           });
           if (result.failure === null) {
             deps.counter?.inc({ outcome: 'success' });
             return { ok: true, ...resultOfBody(result.body ?? Buffer.alloc(0), result.bodyCut === true), durationMs: result.latencyMs };
           }
-          deps.log.info({ function: fn.name, failure: result.failure, statusCode: result.statusCode }, 'custom function failed');
+          deps.log.info({ function: fn.name, failure: result.failure, statusCode: result.statusCode, ...(result.detail ? { detail: result.detail } : {}) }, 'custom function failed');
           const error = result.failure === 'http' ? `http_${result.statusCode ?? 0}` : result.failure;
           const excerpt = result.failure === 'http' && result.body ? `: ${resultOfBody(result.body.subarray(0, 1000), false).content}` : '';
           return failed(error, `${result.error ?? error}${excerpt}`);

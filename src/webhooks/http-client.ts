@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { performance } from 'node:perf_hooks';
-import { DESTINATION_REFUSED, type DestinationPolicy } from './destination-policy.ts';
+import { DESTINATION_REFUSED, refusedMessage, type DestinationPolicy } from './destination-policy.ts';
 
 /** Bytes of a response read at most; the rest is discarded with the connection. */
 export const RESPONSE_READ_LIMIT_BYTES = 64 * 1024;
@@ -16,7 +16,10 @@ export interface SendResult {
   latencyMs: number;
   /** Null on a 2xx. */
   failure: FailureKind | null;
+  /** What the tenant is told (a delivery's last_error, a function's result): never a resolved address. */
   error: string | null;
+  /** A refused destination's detail (the name and what it resolved to): for the operator's log only. */
+  detail?: string;
   /** From `Retry-After` (seconds or HTTP date), when present and valid. */
   retryAfterMs: number | null;
   excerpt: string | null;
@@ -34,14 +37,29 @@ export interface SendOptions {
   timeoutMs?: number;
   /** Keep the body read (up to RESPONSE_READ_LIMIT_BYTES) in `SendResult.body`; default false. */
   keepBody?: boolean;
+  /**
+   * The connection pool to use (custom functions name the account): each pool has its own
+   * sockets, `maxSocketsPerHost` per host:port, so that one tenant's backend that never answers
+   * holds only that tenant's sockets. Default: the client's shared pool.
+   */
+  pool?: string;
 }
 
 export interface WebhookHttpClientOptions {
   policy: DestinationPolicy;
   connectTimeoutMs: number;
   timeoutMs: number;
-  /** Sockets per host:port (default 16); the worker caps each endpoint itself, so this is its whole concurrency. */
+  /** Sockets per host:port and pool (default 16); the worker caps each endpoint itself, so this is its whole concurrency. */
   maxSocketsPerHost?: number;
+  /** Named pools kept (SendOptions.pool; default 1024): beyond, an idle one is closed to make room. */
+  maxPools?: number;
+}
+
+/** The agents of one connection pool, and its requests in flight. */
+interface Pool {
+  http: http.Agent;
+  https: https.Agent;
+  active: number;
 }
 
 /**
@@ -50,14 +68,40 @@ export interface WebhookHttpClientOptions {
  */
 export class WebhookHttpClient {
   readonly #options: WebhookHttpClientOptions;
-  readonly #http: http.Agent;
-  readonly #https: https.Agent;
+  readonly #shared: Pool;
+  /** Named pools, least recently used first. */
+  readonly #pools = new Map<string, Pool>();
 
   constructor(options: WebhookHttpClientOptions) {
     this.#options = options;
-    const agentOptions = { keepAlive: true, maxSockets: options.maxSocketsPerHost ?? 16, maxFreeSockets: 16, scheduling: 'lifo' as const };
-    this.#http = new http.Agent(agentOptions);
-    this.#https = new https.Agent(agentOptions);
+    this.#shared = this.#newPool();
+  }
+
+  #newPool(): Pool {
+    const agentOptions = { keepAlive: true, maxSockets: this.#options.maxSocketsPerHost ?? 16, maxFreeSockets: 16, scheduling: 'lifo' as const };
+    return { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions), active: 0 };
+  }
+
+  /** The pool named `name` (made on first use; the least recently used idle pool makes room), or the shared one. */
+  #pool(name: string | undefined): Pool {
+    if (name === undefined) return this.#shared;
+    let pool = this.#pools.get(name);
+    if (pool) {
+      this.#pools.delete(name);
+      this.#pools.set(name, pool);
+      return pool;
+    }
+    if (this.#pools.size >= (this.#options.maxPools ?? 1024)) {
+      const idle = [...this.#pools].find(([, p]) => p.active === 0);
+      // Every pool busy (more tenants at once than pools): this request shares the common pool.
+      if (!idle) return this.#shared;
+      this.#pools.delete(idle[0]);
+      idle[1].http.destroy();
+      idle[1].https.destroy();
+    }
+    pool = this.#newPool();
+    this.#pools.set(name, pool);
+    return pool;
   }
 
   /**
@@ -69,13 +113,19 @@ export class WebhookHttpClient {
   async send(url: string, headers: Record<string, string>, body: string, signal?: AbortSignal, options: SendOptions = {}): Promise<SendResult> {
     signal?.throwIfAborted();
     const started = performance.now();
-    const first = await this.#attempt(url, headers, body, started, signal, options);
-    // A kept-alive connection the receiver had just closed: resend once on a fresh one (Node's advice).
-    if (first.reusedSocketReset) {
-      signal?.throwIfAborted();
-      return (await this.#attempt(url, headers, body, started, signal, options)).result;
+    const pool = this.#pool(options.pool);
+    pool.active += 1;
+    try {
+      const first = await this.#attempt(url, headers, body, started, signal, options, pool);
+      // A kept-alive connection the receiver had just closed: resend once on a fresh one (Node's advice).
+      if (first.reusedSocketReset) {
+        signal?.throwIfAborted();
+        return (await this.#attempt(url, headers, body, started, signal, options, pool)).result;
+      }
+      return first.result;
+    } finally {
+      pool.active -= 1;
     }
-    return first.result;
   }
 
   #attempt(
@@ -85,10 +135,11 @@ export class WebhookHttpClient {
     started: number,
     signal: AbortSignal | undefined,
     options: SendOptions,
+    pool: Pool,
   ): Promise<{ result: SendResult; reusedSocketReset: boolean }> {
     const timeoutMs = options.timeoutMs ?? this.#options.timeoutMs;
-    const fail = (failure: FailureKind, error: string, reusedSocketReset = false) => ({
-      result: { statusCode: null, latencyMs: Math.round(performance.now() - started), failure, error, retryAfterMs: null, excerpt: null },
+    const fail = (failure: FailureKind, error: string, reusedSocketReset = false, detail?: string) => ({
+      result: { statusCode: null, latencyMs: Math.round(performance.now() - started), failure, error, retryAfterMs: null, excerpt: null, ...(detail ? { detail } : {}) },
       reusedSocketReset,
     });
     let target: URL;
@@ -98,8 +149,8 @@ export class WebhookHttpClient {
       return Promise.resolve(fail('refused', 'destination refused: not a valid URL'));
     }
     if (target.protocol !== 'http:' && target.protocol !== 'https:') return Promise.resolve(fail('refused', 'destination refused: not http(s)'));
-    const literal = this.#options.policy.literalRefusal(target.hostname);
-    if (literal) return Promise.resolve(fail('refused', `destination refused: ${literal}`));
+    const literal = this.#options.policy.literalRule(target.hostname);
+    if (literal) return Promise.resolve(fail('refused', refusedMessage(literal.rule), false, literal.detail));
 
     const payload = Buffer.from(body, 'utf8');
     const transport = target.protocol === 'https:' ? https : http;
@@ -124,7 +175,7 @@ export class WebhookHttpClient {
       let connectTimer: NodeJS.Timeout | null = null;
       const request = transport.request(target, {
         method: options.method ?? 'POST',
-        agent: target.protocol === 'https:' ? this.#https : this.#http,
+        agent: target.protocol === 'https:' ? pool.https : pool.http,
         headers: { ...headers, 'content-length': String(payload.length) },
         lookup: this.#options.policy.lookup,
       });
@@ -143,7 +194,7 @@ export class WebhookHttpClient {
         });
       });
       request.on('error', (error: NodeJS.ErrnoException) => {
-        if (error.code === DESTINATION_REFUSED) return finish(fail('refused', error.message));
+        if (error.code === DESTINATION_REFUSED) return finish(fail('refused', error.message, false, (error as { detail?: string }).detail));
         const reset = request.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE');
         finish(fail('network', describeNetworkError(error), reset));
       });
@@ -187,8 +238,11 @@ export class WebhookHttpClient {
 
   /** Closes kept-alive connections; idempotent. */
   close(): void {
-    this.#http.destroy();
-    this.#https.destroy();
+    for (const pool of [this.#shared, ...this.#pools.values()]) {
+      pool.http.destroy();
+      pool.https.destroy();
+    }
+    this.#pools.clear();
   }
 }
 

@@ -86,7 +86,9 @@ describe('destination policy: the address forms the resolver and URLs write', ()
       for (const [form, url] of REFUSED) {
         const result = await client.send(url(rx.port), { 'content-type': 'application/json' }, '{}');
         assert.equal(result.failure, 'refused', `${form}: ${url(rx.port)} -> ${result.failure} ${result.error}`);
-        assert.match(result.error ?? '', /^destination refused: /, form);
+        // The tenant is told the rule alone, never what a name resolved to (no probing of internal names).
+        assert.match(result.error ?? '', /^destination refused \(rule: [A-Za-z0-9_]+\)$/, form);
+        assert.ok(result.detail, `${form}: the operator's log gets the detail`);
       }
       assert.equal(rx.received.length, 0);
     } finally {
@@ -180,7 +182,7 @@ for (const kind of STORES) {
         assert.equal(d.status, 'failed', d.url);
         assert.equal(d.next_attempt_at, null, d.url);
         assert.equal(d.attempts[0].outcome, 'refused', `${d.url}: ${d.last_error}`);
-        assert.match(d.last_error, /^destination refused: /, d.url);
+        assert.match(d.last_error, /^destination refused \(rule: [A-Za-z0-9_]+\)$/, d.url);
       }
     });
   });
