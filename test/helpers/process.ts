@@ -5,6 +5,9 @@ import { TEST_WEBHOOK_SECRET_KEYS } from './stores.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 
+/** What the process guard logs for an error that escaped a call's boundary, or any call. */
+const ESCAPED = ['"where":"uncaught_exception"', '"where":"unhandled_rejection"', 'uncaught error outside any call'];
+
 /** `env` with WEBHOOK_SECRET_KEYS added when it names a PostgreSQL store and sets no key. */
 export function withSharedKey(env: Record<string, string>): Record<string, string> {
   return env.DATABASE_URL && env.WEBHOOK_SECRET_KEYS === undefined ? { ...env, WEBHOOK_SECRET_KEYS: TEST_WEBHOOK_SECRET_KEYS } : env;
@@ -67,6 +70,10 @@ export async function startServer(env: Record<string, string>, timeoutMs = 20_00
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       child.kill(signal);
       const [code] = await once(child, 'exit');
+      // An error that escaped every call's boundary to the process guard (src/media/call-scope.ts)
+      // is a test failure, as an unhandled rejection is in the test process itself.
+      const escaped = lines.filter((line) => ESCAPED.some((text) => line.includes(text)));
+      if (escaped.length > 0) throw new Error(`the server process logged ${escaped.length} error(s) that escaped to its process guard:\n${escaped.slice(0, 3).join('\n')}`);
       return code as number | null;
     },
   };
@@ -86,3 +93,4 @@ export async function runCli(args: string[], env: Record<string, string>): Promi
   const [code] = await once(child, 'exit');
   return { code: code as number, stdout, stderr };
 }
+
