@@ -2,7 +2,9 @@
  * Import boundaries, checked by `npm run lint` (scripts/lint.ts). Arrows run one way:
  *
  *   lib <- domain <- storage <- services <- http / webhooks / media;  providers <- voice <- media
- *   protocol <- anything;  config (values) <- composition roots;  browser code -> protocol only
+ *   protocol <- anything but voice (its messages: the web-call transport and the Node client only)
+ *   media: transports (one folder each) <- transports.ts; the session and registry see the port only
+ *   config (values) <- composition roots;  browser code -> protocol only
  *
  * The composition roots (src/main.ts, src/runtime.ts, src/app.ts, src/index.ts, src/cli/) may
  * import anything, so no rule starts from them.
@@ -90,6 +92,34 @@ module.exports = {
     },
     ...layerRules,
     ...typeOnlyRules,
+    {
+      name: 'voice-knows-no-wire',
+      severity: 'error',
+      comment: 'voice/ knows no transport and no wire protocol: never media/ or protocol/ (the call session maps its events to an endpoint).',
+      from: { path: '^src/voice/' },
+      to: { path: '^src/(protocol|media)/' },
+    },
+    {
+      name: 'web-protocol-in-web-call-only',
+      severity: 'error',
+      comment: "The web call's messages (src/protocol/media.messages.ts) are the web-call transport's wire: on the server only src/media/web-call/ imports them (and the Node client, which speaks it).",
+      from: { path: '^src/', pathNot: '^src/(protocol|media/web-call|client)/' },
+      to: { path: '^src/protocol/media[.]messages[.]ts$' },
+    },
+    {
+      name: 'transport-imports-no-other-transport',
+      severity: 'error',
+      comment: 'A transport is a folder of src/media/ that implements the endpoint port: it imports no other transport (shared codecs live in src/media/codec/).',
+      from: { path: '^src/media/([^/]+)/', pathNot: '^src/media/codec/' },
+      to: { path: '^src/media/[^/]+/', pathNot: ['^src/media/$1/', '^src/media/codec/'] },
+    },
+    {
+      name: 'media-core-imports-no-transport',
+      severity: 'error',
+      comment: 'The call session, the registry and the rest of src/media/ speak to endpoints through the port (src/media/endpoint.ts); only the list of transports (src/media/transports.ts) names them.',
+      from: { path: '^src/media/[^/]+[.]ts$', pathNot: '^src/media/transports[.]ts$' },
+      to: { path: '^src/media/[^/]+/', pathNot: '^src/media/codec/' },
+    },
     {
       name: 'protocol-is-a-leaf',
       severity: 'error',

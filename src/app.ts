@@ -21,7 +21,8 @@ import { webhookRoutes } from './http/routes/webhook.routes.ts';
 import { webRoutes } from './http/routes/web.routes.ts';
 import { recordingRoutes, signedRecordingRoutes } from './http/routes/recording.routes.ts';
 import { voiceRoutes } from './http/routes/voice.routes.ts';
-import { attachWebCallTransport } from './media/web-call.transport.ts';
+import { TRANSPORTS } from './media/transports.ts';
+import type { TransportHandle } from './media/transport.ts';
 import type { Runtime } from './runtime.ts';
 
 export interface AppOptions {
@@ -109,8 +110,26 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     await authed.register(leadRoutes(runtime.services.leads, runtime.services.tickets));
   });
 
-  // WebSocket GET /v2/web-call (docs/media-protocol.md); closing the app ends calls in progress.
-  attachWebCallTransport(app, runtime.media.sessions, { metrics });
+  // The transports (src/media/transports.ts): the web call's WebSocket at GET /v2/web-call
+  // (docs/media-protocol.md), the in-process loopback. Closing the app first ends the calls in
+  // progress through the runtime's registry (server_shutdown, results stored), then closes the
+  // transports: a transport never shuts the registry down.
+  const transports = new Map<string, TransportHandle>();
+  for (const transport of TRANSPORTS) {
+    transports.set(transport.id, transport.start({ registry: runtime.media.sessions, metrics, log: runtime.media.sessions.log, server: app.server }));
+  }
+  app.decorate('transports', transports);
+  app.addHook('preClose', async () => {
+    await runtime.media.sessions.close();
+    await Promise.all([...transports.values()].map((handle) => handle.close()));
+  });
 
   return app;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The started transports by id (src/media/transports.ts): `loopback` drives calls from code. */
+    transports: ReadonlyMap<string, TransportHandle>;
+  }
 }

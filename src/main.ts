@@ -60,7 +60,7 @@ async function main(): Promise<void> {
   await runtime.services.webhooks.reencryptSecrets(); // after a server-key rotation
   const app = await buildApp(runtime, { processMetrics: true });
   const sweeper = new PeriodicTask(
-    () => runtime.services.calls.sweepUnjoined(),
+    () => runtime.services.lifecycle.sweepUnjoined(),
     config.tokenSweepIntervalMs,
     (error) => log.error({ err: error }, 'token sweep failed'),
   );

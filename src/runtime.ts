@@ -22,6 +22,7 @@ import { RecordingLinks } from './services/recording-link.ts';
 import type { RecordingStore } from './services/recording-store.ts';
 import { RecordingRepository } from './storage/recording.repository.ts';
 import { CallService } from './services/call.service.ts';
+import { CallLifecycle } from './services/call-lifecycle.ts';
 import type { EventOutbox } from './services/events.ts';
 import { HousekeepingService } from './services/housekeeping.service.ts';
 import { LeadService } from './services/lead.service.ts';
@@ -46,6 +47,8 @@ export interface Services {
   accounts: AccountService;
   agents: AgentService;
   calls: CallService;
+  /** A call's life while it runs: admission, lease, checkpoint, end, and the sweep of unused tokens. */
+  lifecycle: CallLifecycle;
   /** Where recordings live (files on SQLite, chunks on PostgreSQL); `recover` finishes a dead server's. */
   recordings: RecordingStore;
   /** Signs and checks the `recording_url` links that play without an API key. */
@@ -73,7 +76,7 @@ export interface Runtime {
   /** Update-call pushes and key revocations between the servers of the store; main.ts starts listening. */
   readonly notifications: Notifications;
   readonly services: Services;
-  /** Speech engines and the calls in progress (the web-call transport joins calls through `sessions`). */
+  /** Speech engines and the calls in progress (transports run calls through `sessions`; `close()` ends them first). */
   readonly media: { readonly providers: Providers; readonly sessions: SessionRegistry };
   /** Closes the store; idempotent. */
   close(): Promise<void>;
@@ -139,6 +142,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   });
   const redactor = new TranscriptPiiRedactor({ recordings });
   const callRepo = new CallRepository(store);
+  const signer = new AccessTokenSigner(tokenSecret);
+  const retention = new StoreCallRetention({ recordings, redactor });
   const serverId = newId('server');
   const housekeeping = new HousekeepingService({
     calls: callRepo,
@@ -150,9 +155,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     store,
     calls: callRepo,
     agents,
-    signer: new AccessTokenSigner(tokenSecret),
+    signer,
     outbox,
-    retention: new StoreCallRetention({ recordings, redactor }),
+    retention,
     // One server per SQLite store: its buckets in memory; PostgreSQL servers share theirs in the database.
     rateLimiter: store.dialect === 'postgres' ? new SharedRateBuckets(store, clock) : new TokenBuckets(clock),
     clock,
@@ -160,19 +165,31 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     publicBaseUrl: config.publicBaseUrl,
     recordingLinks,
     checkEngine: engineCapabilityCheck(providers),
+    notifications,
+  });
+  const lifecycle = new CallLifecycle({
+    store,
+    calls: callRepo,
+    agents,
+    signer,
+    outbox,
+    retention,
+    clock,
+    publicBaseUrl: config.publicBaseUrl,
+    recordingLinks,
+    checkEngine: engineCapabilityCheck(providers),
     leases: new LeaseRepository(store),
     serverId,
     leaseTtlMs: config.callLeaseTtlMs,
-    notifications,
   });
   const sessions = new SessionRegistry({
-    calls,
+    calls: lifecycle,
     providers,
     tools: flowToolsFor(leads, tickets),
     functions: functionCallerFor({
       client: webhookParts.functionClient,
       secrets: webhookParts.webhooks,
-      calls,
+      calls: lifecycle,
       clock,
       log: logger.child({ component: 'functions' }),
       counter: metrics.counter('switchboard_function_calls_total', 'Custom-function requests by outcome.', ['outcome']),
@@ -204,7 +221,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     metrics,
     store,
     notifications,
-    services: { accounts, agents, calls, recordings, recordingLinks, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, leads, tickets, housekeeping },
+    services: { accounts, agents, calls, lifecycle, recordings, recordingLinks, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, leads, tickets, housekeeping },
     media: { providers, sessions },
     close() {
       // Calls in progress end first (server_shutdown), while the store can still record them.

@@ -3,15 +3,20 @@ import type { CallStatus, DisconnectionReason } from './call-status.ts';
 import type { StoragePolicy } from './storage-policy.ts';
 
 /**
- * A web call as the service knows it: what the store keeps of it, decoded (JSON fields parsed,
+ * A call as the service knows it: what the store keeps of it, decoded (JSON fields parsed,
  * statuses and policies as their unions). The repository reads and writes it
  * (src/storage/call.repository.ts); the API's call object is derived from it
  * (src/services/call.view.ts), which adds `recording_url` and, at creation, the access token.
  */
+/** How a call reaches the agent: from a browser (or any transport joined with an access token), or from a phone. */
+export const CALL_TYPES = ['web_call', 'phone_call'] as const;
+export type CallType = (typeof CALL_TYPES)[number];
+
 export interface Call {
   call_id: string;
   account_id: string;
-  call_type: 'web_call';
+  /** Set by the call's admission: create-web-call makes `web_call`s; other transports admit their own. */
+  call_type: CallType;
   agent_id: string;
   agent_version: number;
   agent_name: string | null;

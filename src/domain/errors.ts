@@ -79,6 +79,14 @@ export const errors = {
   demoBusy: (retryAfterMs: number) =>
     new AppError('demo_busy', 'rate_limited', 'The demo has as many calls as it may run at once; try again later.', { retryAfterMs }),
 
+  /** An access token that is forged, malformed, or whose call no longer exists. */
+  accessTokenInvalid: (why: 'forged' | 'call_gone' = 'forged') =>
+    new AppError('token_invalid', 'unauthenticated', why === 'forged' ? 'The access token is not valid.' : 'The call of this access token no longer exists.'),
+  accessTokenExpired: () => new AppError('token_expired', 'unauthenticated', 'The access token has expired.'),
+  accessTokenUsed: () => new AppError('token_used', 'unauthenticated', 'The access token was already used.'),
+  /** A call that cannot be deleted while it runs. */
+  callOngoing: (id: string) => new AppError('call_ongoing', 'conflict', `Call ${truncateForMessage(id)} is ongoing; end it before deleting it.`),
+
   callNotFound: (id: string) => notFound('call_not_found', 'call', id),
   agentNotFound: (id: string) => notFound('agent_not_found', 'agent', id),
   agentVersionNotFound: (id: string, version: number) =>
@@ -127,6 +135,16 @@ export const errors = {
   internal: (cause?: unknown) =>
     new AppError('internal_error', 'internal', 'An unexpected server error occurred.', { cause }),
 };
+
+/** The codes of the access-token errors above: why a join is refused. */
+export const ACCESS_TOKEN_ERRORS = ['token_invalid', 'token_expired', 'token_used'] as const;
+export type AccessTokenErrorCode = (typeof ACCESS_TOKEN_ERRORS)[number];
+
+/** The code of an access-token error of the registry, or null for any other error. */
+export function accessTokenErrorCode(error: unknown): AccessTokenErrorCode | null {
+  if (!isAppError(error)) return null;
+  return (ACCESS_TOKEN_ERRORS as readonly string[]).includes(error.code) ? (error.code as AccessTokenErrorCode) : null;
+}
 
 function notFound(code: string, what: string, id: string): AppError {
   return new AppError(code, 'not_found', `Cannot find ${what} ${truncateForMessage(id)} under this API key.`);

@@ -1,34 +1,22 @@
-import { inspect } from 'node:util';
 import type { Counter } from 'prom-client';
 import type { Logger } from '../lib/logger.ts';
 import type { Scheduler, TimerHandle } from '../lib/scheduler.ts';
 import { type DisconnectionReason, statusForReason } from '../domain/call-status.ts';
 import type { Call } from '../domain/call.ts';
 import type { CallCheckpoint } from '../domain/call-checkpoint.ts';
-import type { CallOutcome } from '../services/call.service.ts';
+import type { CallOutcome } from '../services/call-lifecycle.ts';
 import type { Providers } from '../providers/registry.ts';
 import { analyzeCall, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, VoicePipeline, type PipelineEvents, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller, type LlmSocketOpener, type LlmWebsocketReason, type Utterance } from '../voice/index.ts';
 import type { EngineSnapshot } from '../domain/agent.ts';
 import { CallRecorder } from './call-recorder.ts';
 import type { RecordingStore } from '../services/recording-store.ts';
 import { type AgentForCall, buildEngine, effectiveEngine, effectiveSettings, engineNeedsMissingLlm } from './engine-factory.ts';
-import { CLOSE, PROTOCOL_SAMPLE_RATE, PROTOCOL_VERSION } from '../protocol/media.constants.ts';
-import type { ServerMessage, TranscriptEntry as WireTranscriptEntry } from '../protocol/media.messages.ts';
-import type { InCallMessage } from './protocol.ts';
-import { bytesToSamples } from '../voice/frames.ts';
 import { type CallScope, runInCallScope } from './call-scope.ts';
+import type { CallEndpoint, CallEvent, EndpointSink, TranscriptLine } from './endpoint.ts';
+import { ConversationTimers } from './conversation-timers.ts';
+import { describeFailure, failureMessage } from './failures.ts';
 
-/** What the transport offers a session: one WebSocket of one call. */
-export interface CallConnection {
-  sendEvent(event: ServerMessage): void;
-  /** One chunk of agent audio (16 kHz mono PCM); the transport bounds what it queues. */
-  sendAudio(pcm: Int16Array): void;
-  /** Barge-in: drops agent audio the transport still queues. */
-  clearAudio(): void;
-  close(code: number, reason: string): void;
-}
-
-/** The call service's operations a session uses (services never import media: media depends on them). */
+/** The call lifecycle's operations a session uses (services never import media: media depends on them). */
 export interface SessionCallService {
   readCall(callId: string): Promise<Call | undefined>;
   finishCall(callId: string, outcome: CallOutcome): Promise<boolean>;
@@ -38,7 +26,7 @@ export interface SessionCallService {
 
 /** Timings of a session; defaults in DEFAULT_SESSION_TIMINGS. */
 export interface SessionTimings {
-  /** No audio from the client for this long ends the call `client_disconnected`, ms; default 5 000. */
+  /** No audio from the caller for this long ends the call `client_disconnected`, ms; default 5 000. */
   audioTimeoutMs: number;
   /** Longest wait for a turn's transcript once the turn has ended, ms; default 5 000 (STT_TIMEOUT_MS). */
   recognitionTimeoutMs: number;
@@ -93,21 +81,28 @@ export interface SessionDeps {
   /** Counts calls ended by an error nothing expected, by the part that failed (switchboard_call_crashes_total). */
   crashes?: Counter<'where'>;
   timings: SessionTimings;
-  /** Time: the session's monotonic clock and its timers (silence, duration, audio watchdog, refresh); tests pass a ManualScheduler. */
+  /** Time: the session's and its pipeline's monotonic clock and timers; tests pass a ManualScheduler. */
   scheduler: Scheduler;
 }
 
 /**
- * One joined call: builds its response engine from the agent version and the call's overrides,
- * drives a VoicePipeline with the client's audio, forwards events and agent audio to the
- * client, records both sides, ends the call on hang-ups, timeouts and failures, and then stores
- * the transcript, recording, latency and analysis through the call service.
+ * One running call on one endpoint, whatever carries it: builds its response engine from the
+ * agent version and the call's overrides, drives a VoicePipeline with the caller's audio, tells
+ * the endpoint the call's events and plays it the agent's audio, records both sides, ends the call
+ * on hang-ups, timeouts and failures, and then stores the transcript, recording, latency and
+ * analysis through the call lifecycle. It knows no wire protocol: the endpoint maps its neutral
+ * events (src/media/endpoint.ts).
  */
 export class CallSession implements CallScope {
   readonly callId: string;
+  /**
+   * What the endpoint hands the caller's audio and actions to. Every method runs inside the call's
+   * error boundary: what it throws ends this call, never the process.
+   */
+  readonly sink: EndpointSink;
   readonly #call: Call;
   readonly #agent: AgentForCall;
-  readonly #conn: CallConnection;
+  readonly #endpoint: CallEndpoint;
   readonly #d: SessionDeps;
   #vars: CallVariables;
   #pipeline: VoicePipeline | undefined;
@@ -116,19 +111,15 @@ export class CallSession implements CallScope {
   #lastPosition: string | undefined;
   #reachedEnd: () => Pick<EngineOutcome, 'reachedEnd' | 'ending' | 'names'> = () => ({ reachedEnd: false, names: [] });
   #utterance = 0;
-  #talking = false;
   #talkStartMs: number | undefined;
   #lastAudioAt: number;
   #timers: TimerHandle[] = [];
-  #silenceTimer: TimerHandle | undefined;
-  #silenceMs = 0;
+  #conversation: ConversationTimers | undefined;
   #refreshing = false;
   #refreshAgain = false;
   #engineType: EngineSnapshot['type'] | undefined;
   /** Releases the engine's resources (a custom LLM's socket). */
   #closeEngine: (() => void) | undefined;
-  /** Reminders after the user's silence (custom LLM): the engine's, the agent's settings, and the count since the user last spoke. */
-  #reminder: { remind: () => void; afterMs: number; max: number; sent: number; timer: TimerHandle | undefined } | undefined;
   /** The checkpoint being written, and whether another is due once it is. */
   #checkpointing: Promise<void> | undefined;
   #checkpointAgain = false;
@@ -144,14 +135,20 @@ export class CallSession implements CallScope {
   #markDone!: () => void;
   readonly #done = new Promise<void>((resolve) => (this.#markDone = resolve));
 
-  constructor(call: Call, agent: AgentForCall, conn: CallConnection, deps: SessionDeps) {
+  constructor(call: Call, agent: AgentForCall, endpoint: CallEndpoint, deps: SessionDeps) {
     this.callId = call.call_id;
     this.#call = call;
     this.#agent = agent;
-    this.#conn = conn;
+    this.#endpoint = endpoint;
     this.#d = deps;
     this.#vars = variablesOf(call);
     this.#lastAudioAt = deps.scheduler.now();
+    this.sink = {
+      audio: this.guard('endpoint_audio', (pcm: Int16Array) => this.#onAudio(pcm)),
+      hangup: this.guard('endpoint_hangup', () => void this.end('user_hangup')),
+      lost: this.guard('endpoint_lost', () => void this.end('client_disconnected')),
+      flood: this.guard('endpoint_flood', () => this.#onFlood()),
+    };
   }
 
   /** Resolves once the call has ended and its results are stored. */
@@ -176,7 +173,7 @@ export class CallSession implements CallScope {
   }
 
   /**
-   * Wraps a callback into this call (a transport's socket handler, a peer's message): it runs in
+   * Wraps a callback into this call (an endpoint's socket handler, a peer's message): it runs in
    * the call's scope, and what it throws ends this call (`crash`) instead of reaching the event
    * loop, where it would end the process.
    */
@@ -198,12 +195,9 @@ export class CallSession implements CallScope {
     this.#d.log.error({ err: error, where }, 'call failed on an unexpected error: it ends, the server goes on');
     this.#d.crashes?.inc({ where });
     if (this.#ending) return;
-    try {
-      this.#conn.sendEvent({ type: 'error', code: 'error_unknown', message: failureMessage('error_unknown') });
-    } catch {
-      // The transport is what failed: the call still ends below.
-    }
+    // Ending first: an endpoint that throws again while told is then a call already ending.
     void this.end('error_unknown');
+    this.#tell({ type: 'error', code: 'error_unknown', message: failureMessage('error_unknown') });
   }
 
   async #start(): Promise<void> {
@@ -231,7 +225,7 @@ export class CallSession implements CallScope {
                 callDetails: () => this.#d.customLlm?.callDetails(this.#call),
                 onFailure: (reason: LlmWebsocketReason, detail: string) => this.#engineFailed(reason, detail),
                 onUnprompted: () => this.#pipeline?.speakUnprompted(),
-                onMetadata: (metadata: unknown) => this.#conn.sendEvent({ type: 'metadata', metadata }),
+                onMetadata: (metadata: unknown) => this.#tell({ type: 'metadata', metadata }),
                 scheduler: this.#d.scheduler,
               },
             }
@@ -243,19 +237,18 @@ export class CallSession implements CallScope {
       });
     } catch (error) {
       this.#d.log.warn({ err: error }, 'engine unavailable for call');
-      this.#conn.sendEvent({ type: 'error', code: 'engine_unavailable', message: error instanceof Error ? error.message : 'engine unavailable' });
-      await this.end('error_engine_unavailable', CLOSE.unavailable);
+      this.#tell({ type: 'error', code: 'engine_unavailable', message: error instanceof Error ? error.message : 'engine unavailable' });
+      await this.end('error_engine_unavailable');
       return;
     }
     this.#position = built.position;
     this.#engineType = engineDef.type;
     this.#closeEngine = built.close;
-    if (built.remind && settings.reminder_max_count > 0) {
-      this.#reminder = { remind: built.remind, afterMs: settings.reminder_trigger_ms, max: settings.reminder_max_count, sent: 0, timer: undefined };
-    }
     this.#lastPosition = built.position();
     this.#reachedEnd = () => built.engine.outcome();
+    const remind = built.remind;
 
+    const endpoint = this.#endpoint;
     const p = new VoicePipeline({
       ...this.#d.providers,
       engine: built.engine,
@@ -272,27 +265,34 @@ export class CallSession implements CallScope {
       startSpeaker: built.startSpeaker,
       recognitionTimeoutMs: this.#d.timings.recognitionTimeoutMs,
       ...(built.beginAfterUserSilenceMs !== undefined ? { beginAfterUserSilenceMs: built.beginAfterUserSilenceMs } : {}),
-      now: () => this.#d.scheduler.now(),
+      scheduler: this.#d.scheduler,
+      // What the caller heard of a reply is read from the endpoint's played position where it has one.
+      ...(endpoint.playedMs ? { playedMs: () => endpoint.playedMs?.() } : {}),
     });
     this.#pipeline = p;
     this.#recorder = new CallRecorder(this.#d.recordings.open(this.callId));
     this.#wire(p);
 
     const time = this.#d.scheduler;
-    this.#silenceMs = settings.end_call_after_silence_ms;
+    this.#conversation = new ConversationTimers(
+      time,
+      settings.end_call_after_silence_ms,
+      remind && settings.reminder_max_count > 0 ? { afterMs: settings.reminder_trigger_ms, max: settings.reminder_max_count } : undefined,
+      { inactive: () => void this.end('inactivity'), remind: () => remind?.() },
+    );
     this.#timers.push(time.setTimeout(() => void this.end('max_duration_reached'), settings.max_call_duration_ms));
-    this.#armSilence();
+    this.#conversation.start();
     const watchdog = time.setInterval(() => {
       if (time.now() - this.#lastAudioAt > this.#d.timings.audioTimeoutMs) void this.end('client_disconnected');
     }, Math.min(1_000, this.#d.timings.audioTimeoutMs));
     this.#timers.push(watchdog);
 
-    this.#conn.sendEvent({
-      type: 'call_started',
-      protocol_version: PROTOCOL_VERSION,
-      call_id: this.callId,
-      sample_rate: PROTOCOL_SAMPLE_RATE,
-      agent: { agent_id: this.#call.agent_id, agent_version: this.#call.agent_version, agent_name: settings.agent_name ?? this.#call.agent_name },
+    this.#tell({
+      type: 'started',
+      callId: this.callId,
+      agentId: this.#call.agent_id,
+      agentVersion: this.#call.agent_version,
+      agentName: settings.agent_name ?? this.#call.agent_name,
     });
     this.#lastAudioAt = this.#d.scheduler.now();
     await p.start();
@@ -300,43 +300,30 @@ export class CallSession implements CallScope {
 
   #wire(pipeline: VoicePipeline): void {
     // A listener that throws ends this call (error_unknown) and never the pipeline loop that emitted it.
-    const p = {
-      on: <K extends keyof PipelineEvents>(event: K, listener: PipelineEvents[K]) =>
-        pipeline.on(event, this.guard(`pipeline_${event}`, listener as (...args: unknown[]) => void)),
-      transcript: () => pipeline.transcript(),
-      elapsedMs: () => pipeline.elapsedMs(),
-    };
-    p.on('agent_audio', (pcm) => {
+    const on = <K extends keyof PipelineEvents>(event: K, listener: PipelineEvents[K]) =>
+      pipeline.on(event, this.guard(`pipeline_${event}`, listener as (...args: unknown[]) => void));
+    on('agent_audio', (pcm) => {
       this.#recorder?.agent(pcm, this.#talkStartMs);
       this.#talkStartMs = undefined;
-      this.#conn.sendAudio(pcm);
+      this.#endpoint.playAudio(pcm);
     });
-    p.on('agent_start_talking', () => {
-      this.#talking = true;
+    on('agent_start_talking', () => {
+      this.#conversation?.agentStarted();
       this.#utterance += 1;
-      this.#talkStartMs = p.elapsedMs();
+      this.#talkStartMs = pipeline.elapsedMs();
       this.#checkPosition();
-      this.#conn.sendEvent({ type: 'agent_start_talking', utterance_id: this.#utteranceId() });
+      this.#tell({ type: 'agent_talking', utteranceId: this.#utteranceId() });
     });
-    p.on('agent_stop_talking', ({ interrupted }) => {
-      this.#talking = false;
-      if (interrupted) {
-        this.#conn.clearAudio();
-        this.#conn.sendEvent({ type: 'clear', utterance_id: this.#utteranceId() });
-      }
-      this.#conn.sendEvent({ type: 'agent_stop_talking', utterance_id: this.#utteranceId(), cut_off: interrupted });
-      this.#armSilence();
-      if (!interrupted) this.#armReminder();
+    on('agent_stop_talking', ({ interrupted }) => {
+      if (interrupted) this.#endpoint.clear();
+      this.#tell({ type: 'agent_done', utteranceId: this.#utteranceId(), cutOff: interrupted });
+      this.#conversation?.agentStopped(interrupted);
     });
-    p.on('user_start_talking', () => {
-      this.#armSilence();
-      if (this.#reminder) {
-        this.#reminder.sent = 0;
-        if (this.#reminder.timer) this.#d.scheduler.clear(this.#reminder.timer);
-      }
+    on('user_start_talking', () => {
+      this.#conversation?.userStarted();
       void this.#refreshVariables('turn');
     });
-    p.on('audio_band', ({ band, highFraction }) => {
+    on('audio_band', ({ band, highFraction }) => {
       if (band === 'wide') return;
       // The embedded model is wideband: say so where an operator looks (BENCHMARKS.md, "Recognition").
       const embedded = this.#d.providers.stt.id === 'pocketsphinx';
@@ -347,29 +334,30 @@ export class CallSession implements CallScope {
           : 'caller audio is telephone-band (nothing above 4 kHz)',
       );
     });
-    p.on('user_interim', ({ text }) => {
-      const transcript: WireTranscriptEntry[] = [...p.transcript().slice(-9).map(toWire), { role: 'user', content: text }];
-      this.#conn.sendEvent({ type: 'update', transcript, final: false });
-    });
-    p.on('transcript_update', (utterances) => {
-      const transcript: WireTranscriptEntry[] = utterances.slice(-10).map(toWire);
-      this.#conn.sendEvent({ type: 'update', transcript, final: true });
+    on('user_interim', ({ text }) => this.#tell({ type: 'interim', lines: pipeline.transcript().map(toLine), text }));
+    on('transcript_update', (utterances) => {
+      this.#tell({ type: 'transcript', lines: utterances.map(toLine) });
       this.#checkPosition();
       this.#checkpoint();
     });
-    p.on('error', ({ reason, cause }) => {
+    on('error', ({ reason, cause }) => {
       // The details (a provider's message may quote its upstream's answer) stay in the log, which
-      // carries the call id; the client gets the code and a fixed message.
+      // carries the call id; the caller gets the code and a fixed message.
       this.#d.log.warn({ reason, detail: describeFailure(cause) }, 'voice pipeline failed');
-      this.#conn.sendEvent({ type: 'error', code: reason, message: failureMessage(reason) });
+      this.#tell({ type: 'error', code: reason, message: failureMessage(reason) });
     });
-    p.on('record_bound', ({ what }) => {
+    on('record_bound', ({ what }) => {
       this.#d.log.warn({ what }, 'call record reached its bound: later entries are not kept (docs/voice-pipeline.md, "What a call keeps")');
     });
-    p.on('hangup', ({ reason }) => {
+    on('hangup', ({ reason }) => {
       this.#checkPosition();
       void this.end(reason);
     });
+  }
+
+  /** One event for the caller. An endpoint that throws is the call's failure, never the sender's. */
+  #tell(event: CallEvent): void {
+    this.guard(`endpoint_${event.type}`, () => this.#endpoint.send(event))();
   }
 
   /** A custom LLM's server failed: the call ends with Retell's reason (the detail stays in the log). */
@@ -377,48 +365,34 @@ export class CallSession implements CallScope {
     if (this.#ending) return;
     this.#d.log.warn({ reason, detail: detail.slice(0, 600) }, 'custom LLM connection failed');
     this.#d.customLlm?.failures?.inc({ reason });
-    this.#conn.sendEvent({ type: 'error', code: reason, message: failureMessage(reason) });
+    this.#tell({ type: 'error', code: reason, message: failureMessage(reason) });
     void this.end(reason);
   }
 
-  /** User audio from the client: 16-bit LE mono PCM at 16 kHz. */
-  onAudio(bytes: Uint8Array): void {
+  /** The caller's audio: 16 kHz mono PCM. */
+  #onAudio(pcm: Int16Array): void {
     if (this.#ending || !this.#pipeline) return;
     this.#lastAudioAt = this.#d.scheduler.now();
-    const pcm = bytesToSamples(bytes);
     this.#recorder?.user(pcm);
     this.#pipeline.pushAudio(pcm);
   }
 
-  onMessage(message: InCallMessage): void {
-    if (message.type === 'hangup') void this.end('user_hangup');
-    else if (message.type === 'ping') this.#conn.sendEvent({ type: 'pong', id: message.id ?? null });
-  }
-
-  /**
-   * The transport cut the client off for sending far faster than real time (its inbound limits):
-   * the call ends `error_client_flood` and the socket closes with CLOSE.tooFast.
-   */
-  onFlood(): void {
+  /** The endpoint cut the caller off for sending far faster than real time: the call ends `error_client_flood`. */
+  #onFlood(): void {
     if (this.#ending) return;
-    this.#d.log.warn('client sent far faster than real time: call cut off');
-    this.#conn.sendEvent({ type: 'error', code: 'error_client_flood', message: 'Audio or messages arrived far faster than real time; the call ends.' });
-    void this.end('error_client_flood', CLOSE.tooFast);
-  }
-
-  /** The socket closed: cleanly (the user hung up) or not (the client vanished). */
-  onClosed(clean: boolean): void {
-    void this.end(clean ? 'user_hangup' : 'client_disconnected');
+    this.#d.log.warn('caller sent far faster than real time: call cut off');
+    this.#tell({ type: 'error', code: 'error_client_flood', message: failureMessage('error_client_flood') });
+    void this.end('error_client_flood');
   }
 
   /**
-   * Ends the call once: stops the media, stores the results through the call service (which
-   * applies the storage policy and emits call.finished), then tells the client and closes. A
-   * later call returns the first one's promise, its `options.deadline` still applying.
+   * Ends the call once: stops the media, stores the results through the call lifecycle (which
+   * applies the storage policy and emits call.finished), then has the endpoint tell the caller and
+   * close. A later call returns the first one's promise, its `options.deadline` still applying.
    */
-  end(reason: DisconnectionReason, closeCode?: number, options: EndOptions = {}): Promise<void> {
+  end(reason: DisconnectionReason, options: EndOptions = {}): Promise<void> {
     if (options.deadline !== undefined) this.#cutAnalysisBy(options.deadline);
-    this.#ending ??= this.#finish(reason, closeCode)
+    this.#ending ??= this.#finish(reason)
       .catch((error: unknown) => {
         this.#d.log.error({ err: error }, 'call end failed');
       })
@@ -426,10 +400,9 @@ export class CallSession implements CallScope {
     return this.#ending;
   }
 
-  async #finish(reason: DisconnectionReason, closeCode: number | undefined): Promise<void> {
+  async #finish(reason: DisconnectionReason): Promise<void> {
     for (const t of this.#timers) this.#d.scheduler.clear(t);
-    if (this.#reminder?.timer) this.#d.scheduler.clear(this.#reminder.timer);
-    if (this.#silenceTimer) this.#d.scheduler.clear(this.#silenceTimer);
+    this.#conversation?.stop();
     const p = this.#pipeline;
     const elapsedMs = p?.elapsedMs() ?? 0;
     this.#callOver.abort(new Error('the call ended'));
@@ -472,10 +445,9 @@ export class CallSession implements CallScope {
     } catch (error) {
       this.#d.log.error({ err: error }, 'storing the finished call failed');
     }
-    this.#d.log.info({ reason, durationMs: Math.round(elapsedMs), preemptiveReplies: p?.preemptions() }, 'call ended');
+    this.#d.log.info({ reason, durationMs: Math.round(elapsedMs), preemptiveReplies: p?.preemptions(), transport: this.#endpoint.transport }, 'call ended');
     const status = statusForReason(reason);
-    this.#conn.sendEvent({ type: 'call_ended', call_status: status === 'error' ? 'error' : 'ended', disconnection_reason: reason });
-    this.#conn.close(closeCode ?? (status === 'error' ? CLOSE.serverError : CLOSE.normal), reason);
+    this.guard('endpoint_end', () => this.#endpoint.end({ reason, status: status === 'error' ? 'error' : 'ended' }))();
   }
 
   /** Cuts the analysis off in time for the results to be stored by `deadline` (scheduler ms). */
@@ -533,31 +505,8 @@ export class CallSession implements CallScope {
       // null: the agent had no node (or state) before this one (docs/media-protocol.md).
       const from = this.#lastPosition ?? null;
       this.#lastPosition = now;
-      this.#conn.sendEvent({ type: 'node_transition', from, to: now });
+      this.#tell({ type: 'node_changed', from, to: now });
     }
-  }
-
-  /** (Re)starts the inactivity timer; while the agent talks, it waits for the agent to finish. */
-  /** After the agent finished speaking: a reminder once the user has been silent reminder_trigger_ms (at most reminder_max_count in a row). */
-  #armReminder(): void {
-    const r = this.#reminder;
-    if (!r || this.#ending) return;
-    if (r.timer) this.#d.scheduler.clear(r.timer);
-    if (r.sent >= r.max) return;
-    r.timer = this.#d.scheduler.setTimeout(() => {
-      if (this.#talking || this.#ending) return;
-      r.sent += 1;
-      r.remind();
-    }, r.afterMs);
-  }
-
-  #armSilence(): void {
-    if (this.#ending) return;
-    if (this.#silenceTimer) this.#d.scheduler.clear(this.#silenceTimer);
-    this.#silenceTimer = this.#d.scheduler.setTimeout(() => {
-      if (this.#talking) this.#armSilence();
-      else void this.end('inactivity');
-    }, this.#silenceMs);
   }
 
   /**
@@ -595,50 +544,11 @@ export class CallSession implements CallScope {
   }
 }
 
-/** An utterance as the media protocol's `update` message carries it. */
-function toWire(u: Utterance): WireTranscriptEntry {
-  return { role: u.role, content: u.text, ...(u.cutOff ? { cut_off: true } : {}) };
+/** An utterance as the endpoint's events carry it. */
+function toLine(u: Utterance): TranscriptLine {
+  return { role: u.role, text: u.text, ...(u.cutOff ? { cutOff: true } : {}) };
 }
 
 function variablesOf(call: Call): CallVariables {
   return { dynamic: call.service_llm_dynamic_variables, overrides: call.override_dynamic_variables };
-}
-
-/** An error's message and those of its causes, for the log: "LLM request failed: HTTP 500: ...", at most 600 characters. */
-function describeFailure(error: unknown): string {
-  const parts: string[] = [];
-  let e = error;
-  for (let depth = 0; depth < 5 && e !== undefined && e !== null; depth++) {
-    if (!(e instanceof Error)) {
-      parts.push(typeof e === 'string' ? e : inspect(e, { depth: 1, breakLength: Infinity }));
-      break;
-    }
-    parts.push(e.message);
-    e = e.cause;
-  }
-  return parts.join(': ').slice(0, 600);
-}
-
-/** What the client is told when an engine fails: fixed text per code (details stay in the log). */
-function failureMessage(reason: string): string {
-  switch (reason) {
-    case 'error_asr':
-      return 'Speech recognition failed; the call ends.';
-    case 'error_llm':
-      return 'The language model failed; the call ends.';
-    case 'error_tts':
-      return 'Speech synthesis failed; the call ends.';
-    case 'error_llm_websocket_open':
-      return "The custom LLM's server could not be reached; the call ends.";
-    case 'error_llm_websocket_lost_connection':
-      return "The connection to the custom LLM's server was lost; the call ends.";
-    case 'error_llm_websocket_runtime':
-      return "The custom LLM's server reported an error; the call ends.";
-    case 'error_llm_websocket_corrupt_payload':
-      return "The custom LLM's server sent a message the protocol does not allow; the call ends.";
-    case 'error_unknown':
-      return 'The call failed on an unexpected error; the call ends.';
-    default:
-      return 'The call failed.';
-  }
 }

@@ -1,15 +1,17 @@
-import { isAppError } from '../domain/errors.ts';
-import type { Call } from '../domain/call.ts';
+import { accessTokenErrorCode, type AccessTokenErrorCode } from '../domain/errors.ts';
 import type { ClaimedLease } from '../domain/call-checkpoint.ts';
+import type { AdmitCallInput, AdmittedCall } from '../services/call-lifecycle.ts';
 import { embeddedAnalysis, formatTranscript, fromTranscriptObject } from '../voice/index.ts';
-import type { AgentForCall } from './engine-factory.ts';
 import type { Logger } from '../lib/logger.ts';
-import { CallSession, type CallConnection, type EndOptions, type SessionCallService, type SessionDeps } from './call-session.ts';
-import type { RefusalCode } from '../protocol/media.constants.ts';
+import { CallSession, type EndOptions, type SessionCallService, type SessionDeps } from './call-session.ts';
+import type { CallEndpoint } from './endpoint.ts';
 
-/** The call service's operations the registry uses. */
-export interface JoiningCallService extends SessionCallService {
-  joinCall(token: string): Promise<{ call: Call; agent: AgentForCall }>;
+/** The call lifecycle's operations the registry uses. */
+export interface RunningCallService extends SessionCallService {
+  /** The web call's admission: redeems an access token. */
+  joinCall(token: string): Promise<AdmittedCall>;
+  /** Any other transport's admission (src/services/call-lifecycle.ts). */
+  admitCall(input: AdmitCallInput): Promise<AdmittedCall>;
   /** Renews this process's leases on the calls it holds; returns those it still held. */
   renewLeases(callIds: readonly string[]): Promise<string[]>;
   /** Takes over calls whose lease lapsed (their server is gone), each by one server only. */
@@ -19,13 +21,20 @@ export interface JoiningCallService extends SessionCallService {
 /** The reason a call taken over from a lost server ends with (status `error`: the service failed it). */
 export const SERVER_LOST = 'error_server_lost';
 
-/** A join the server refuses; the transport sends `error {code, message}` and closes. */
-export class JoinRefused extends Error {
-  readonly code: RefusalCode;
-  constructor(code: RefusalCode, message: string) {
+/**
+ * Why a call cannot start: its access token (`token_invalid`, `token_expired`, `token_used`), the
+ * server is shutting down, or the admission failed for another reason (`failed`). A transport
+ * tells its caller in its own words (the web call: an `error` message and a close code).
+ */
+export type RefusalReason = AccessTokenErrorCode | 'shutting_down' | 'failed';
+
+/** A call the registry will not start; `reason` says why, `message` says it to a person. */
+export class CallRefused extends Error {
+  readonly reason: RefusalReason;
+  constructor(reason: RefusalReason, message: string) {
     super(message);
-    this.name = 'JoinRefused';
-    this.code = code;
+    this.name = 'CallRefused';
+    this.reason = reason;
   }
 }
 
@@ -39,10 +48,8 @@ export interface RegistryCloseOptions {
   graceMs?: number;
 }
 
-const TOKEN_CODES = new Set(['token_invalid', 'token_expired', 'token_used']);
-
 export interface SessionRegistryDeps extends Omit<SessionDeps, 'calls' | 'log'> {
-  calls: JoiningCallService;
+  calls: RunningCallService;
   /** The media component's logger; each call logs through a child with its call id. */
   log: Logger;
   /** Counts the calls of lost servers this process ended (switchboard_calls_recovered_total). */
@@ -50,14 +57,16 @@ export interface SessionRegistryDeps extends Omit<SessionDeps, 'calls' | 'log'> 
 }
 
 /**
- * Owns every ongoing call of this process. `close()` (shutdown) refuses new joins and ends every
- * call with `server_shutdown`, storing its results and emitting call.finished as usual, within a
- * grace if one is given.
+ * Runs every ongoing call of this process, each on the endpoint that carries it: a web call
+ * joined with its access token (`join`), or a call another transport admitted (`run`). `close()`
+ * (shutdown; the runtime calls it, never a transport) refuses new calls and ends every call with
+ * `server_shutdown`, storing its results and emitting call.finished as usual, within a grace if
+ * one is given.
  */
 export class SessionRegistry {
   readonly #d: SessionRegistryDeps;
   readonly #sessions = new Map<string, CallSession>();
-  readonly #joining = new Set<Promise<unknown>>();
+  readonly #starting = new Set<Promise<unknown>>();
   #closing: Promise<void> | undefined;
   /** The calls' deadline once closing, on the sessions' scheduler clock (ms). */
   #deadline: number | undefined;
@@ -66,7 +75,7 @@ export class SessionRegistry {
     this.#d = deps;
   }
 
-  /** The media component's logger (the transport logs its refusals here too). */
+  /** The media component's logger (transports log their refusals here too). */
   get log(): Logger {
     return this.#d.log;
   }
@@ -82,37 +91,51 @@ export class SessionRegistry {
   }
 
   /**
-   * Redeems the token (registered -> ongoing) and starts the call's session on `conn`. Throws
-   * JoinRefused with the protocol's code for a bad, expired or used token or during shutdown.
+   * The web call's way in: redeems the access token (registered -> ongoing) and runs the call on
+   * `endpoint`. Throws CallRefused for a bad, expired or used token, or during shutdown.
    */
-  async join(token: string, conn: CallConnection): Promise<CallSession> {
-    if (this.#closing) throw new JoinRefused('server_shutting_down', 'The server is shutting down; try again shortly.');
-    const work = this.#join(token, conn);
-    this.#joining.add(work);
-    try {
-      return await work;
-    } finally {
-      this.#joining.delete(work);
-    }
+  join(token: string, endpoint: CallEndpoint): Promise<CallSession> {
+    return this.#admitAndRun(async () => {
+      try {
+        return await this.#d.calls.joinCall(token);
+      } catch (error) {
+        const code = accessTokenErrorCode(error);
+        if (code) throw new CallRefused(code, (error as Error).message);
+        this.#d.log.error({ err: error }, 'join failed');
+        throw new CallRefused('failed', 'The call could not be joined; try again.');
+      }
+    }, endpoint);
   }
 
-  async #join(token: string, conn: CallConnection): Promise<CallSession> {
-    let joined: { call: Call; agent: AgentForCall };
-    try {
-      joined = await this.#d.calls.joinCall(token);
-    } catch (error) {
-      if (isAppError(error) && TOKEN_CODES.has(error.code)) throw new JoinRefused(error.code as RefusalCode, error.message);
-      this.#d.log.error({ err: error }, 'join failed');
-      throw new JoinRefused('internal_error', 'The call could not be joined; try again.');
-    }
-    const session = new CallSession(joined.call, joined.agent, conn, { ...this.#d, log: this.#d.log.child({ callId: joined.call.call_id }) });
+  /**
+   * Any other transport's way in: admits the call (src/services/call-lifecycle.ts, `admitCall`:
+   * made and started at once, ongoing and leased here, with `call_type` from the input) and runs
+   * it on `endpoint`. Throws CallRefused during shutdown, and the admission's AppError (unknown
+   * agent, input that does not fit it, the account's concurrency limit) as it is.
+   */
+  admit(input: AdmitCallInput, endpoint: CallEndpoint): Promise<CallSession> {
+    return this.#admitAndRun(() => this.#d.calls.admitCall(input), endpoint);
+  }
+
+  /** Runs an admitted call on `endpoint` (both ways in end here). */
+  #admitAndRun(admission: () => Promise<AdmittedCall>, endpoint: CallEndpoint): Promise<CallSession> {
+    if (this.#closing) return Promise.reject(new CallRefused('shutting_down', 'The server is shutting down; try again shortly.'));
+    const work = admission().then((admitted) => this.#run(admitted, endpoint));
+    this.#starting.add(work);
+    return work.finally(() => this.#starting.delete(work));
+  }
+
+  async #run({ call, agent }: AdmittedCall, endpoint: CallEndpoint): Promise<CallSession> {
+    const session = new CallSession(call, agent, endpoint, { ...this.#d, log: this.#d.log.child({ callId: call.call_id, transport: endpoint.transport }) });
     this.#sessions.set(session.callId, session);
     if (this.#closing) {
-      // Shutdown began while the token was being redeemed: end the call cleanly at once.
-      void session.end('server_shutdown', undefined, this.#endOptions());
+      // Shutdown began while the call was being admitted: end it cleanly at once.
+      void session.end('server_shutdown', this.#endOptions());
     } else {
       await session.start();
     }
+    // The endpoint hands the caller's audio and actions to the session from now on.
+    endpoint.attach(session.sink);
     void session.done.then(() => this.#sessions.delete(session.callId));
     return session;
   }
@@ -128,9 +151,9 @@ export class SessionRegistry {
     const { graceMs } = options;
     if (graceMs !== undefined && Number.isFinite(graceMs)) this.#deadline = this.#d.scheduler.now() + Math.max(0, graceMs);
     this.#closing = (async () => {
-      await Promise.allSettled([...this.#joining]);
+      await Promise.allSettled([...this.#starting]);
       const sessions = [...this.#sessions.values()];
-      await Promise.allSettled(sessions.map((s) => s.end('server_shutdown', undefined, this.#endOptions())));
+      await Promise.allSettled(sessions.map((s) => s.end('server_shutdown', this.#endOptions())));
       await Promise.allSettled(sessions.map((s) => s.done));
     })();
     return this.#closing;

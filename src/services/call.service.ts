@@ -1,20 +1,14 @@
-import { hash, randomUUID } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Static } from '@sinclair/typebox';
 import type { Clock } from '../lib/clock.ts';
-import { newId } from '../lib/ids.ts';
 import { jsonByteLength } from '../lib/json.ts';
-import { storableText } from '../domain/text.ts';
-import { withoutUndefined } from '../lib/objects.ts';
 import type { RateLimiter } from '../lib/token-bucket.ts';
-import { AppError, errors } from '../domain/errors.ts';
-import type { AgentOverride } from '../domain/agent.ts';
-import type { Call, CallAnalysis, CallChanges, LatencyReport, ToolTranscriptEntry, TranscriptEntry } from '../domain/call.ts';
-import { type DisconnectionReason, isFinal, statusForReason } from '../domain/call-status.ts';
+import { errors } from '../domain/errors.ts';
+import type { Call, CallChanges } from '../domain/call.ts';
+import { isFinal } from '../domain/call-status.ts';
 import { type StoragePolicy, isLessRestrictive } from '../domain/storage-policy.ts';
 import type { CallRepository } from '../storage/call.repository.ts';
-import type { LeaseRepository } from '../storage/lease.repository.ts';
 import type { Notifications } from '../storage/pg-notifications.ts';
-import type { CallCheckpoint, ClaimedLease } from '../domain/call-checkpoint.ts';
 import type { Store } from '../storage/store.ts';
 import { callStats } from './call-stats.ts';
 import type { CallStatsQuery, CallStatsResponse } from './call-stats.schemas.ts';
@@ -24,10 +18,10 @@ import type { AgentService, ResolvedAgentVersion } from './agent.service.ts';
 import type { Principal } from './account.service.ts';
 import type { EventOutbox } from './events.ts';
 import { type CallView, toCallView } from './call.view.ts';
+import { type EngineCapabilityCheck, METADATA_MAX_BYTES, newCallRecord } from './call-record.ts';
 import type { CreateWebCallBody, ListCallsBody, UpdateCallBody } from './call.schemas.ts';
 
-/** Largest `metadata` accepted: 50 KB read as 50 × 1024 bytes of its UTF-8 JSON text. */
-export const METADATA_MAX_BYTES = 51_200;
+export { METADATA_MAX_BYTES };
 /** Compare-and-set attempts of an update-call before it takes the row lock in a transaction. */
 const UPDATE_CAS_ATTEMPTS = 3;
 /** How long an Idempotency-Key is remembered. */
@@ -45,22 +39,6 @@ export interface CreateWebCallOptions {
   accountRateLimit?: boolean;
 }
 
-/** What the outcome of a call contributes to its record when it ends. */
-export interface CallOutcome {
-  reason: DisconnectionReason;
-  transcript?: string | null;
-  transcriptObject?: TranscriptEntry[] | null;
-  /** Utterances interleaved with function calls; null (or absent) when the call made none. */
-  transcriptWithToolCalls?: ToolTranscriptEntry[] | null;
-  recordingPath?: string | null;
-  callAnalysis?: CallAnalysis | null;
-  latency?: LatencyReport | null;
-  /** Where the conversation ended (flow node id); left as it was when undefined. */
-  currentNodeId?: string | null;
-  /** Where the conversation ended (service-LLM state); left as it was when undefined. */
-  currentState?: string | null;
-}
-
 /** Removes what a storage policy forbids from a finished call's record (and its files). */
 export interface CallRetention {
   /** Changes that bring `call` within `policy`; may delete files it no longer allows. */
@@ -68,9 +46,6 @@ export interface CallRetention {
   /** Deletes the call's files (recording) when the call itself is deleted. */
   deleteArtifacts(call: Call): Promise<void>;
 }
-
-/** Checks, at create-web-call, that this server can run the agent's engine (e.g. an LLM is configured). */
-export type EngineCapabilityCheck = (agent: ResolvedAgentVersion, override: AgentOverride | undefined) => string | null;
 
 export interface CallServiceDeps {
   store: Store;
@@ -88,17 +63,15 @@ export interface CallServiceDeps {
   /** Makes each read's signed `recording_url` (without it, the API-key route's URL). */
   recordingLinks?: RecordingLinks;
   checkEngine?: EngineCapabilityCheck;
-  /** Leases on ongoing calls and their checkpoints. */
-  leases: LeaseRepository;
-  /** This process's id: the holder of the leases of the calls it joins (Runtime.serverId). */
-  serverId: string;
-  /** How long a lease lasts unless renewed, ms (CALL_LEASE_TTL_MS). */
-  leaseTtlMs: number;
   /** Tells the server holding a call that update-call changed it ('call_updates'). */
   notifications: Notifications;
 }
 
-/** Web calls: creation, retrieval, update, listing, deletion, joining and finishing. */
+/**
+ * The API's use cases of calls: creation, retrieval, update, listing, statistics and deletion. A
+ * call's life while it runs (admission, lease, checkpoint, end) is CallLifecycle's
+ * (src/services/call-lifecycle.ts).
+ */
 export class CallService {
   readonly #d: CallServiceDeps;
 
@@ -171,46 +144,14 @@ export class CallService {
     return { call: this.#viewWithToken(row), replayed: false };
   }
 
-  /** A new call's record on `agent`; throws when the input does not fit the agent. */
+  /** A new web call's record on `agent`; throws when the input does not fit the agent. */
   #newCall(principal: Principal, input: CreateWebCallInput, agent: ResolvedAgentVersion, now: number): Call {
-    checkCallInput(agent, input);
-    this.#d.agents.checkCallSettings(agent, input.agent_override?.agent);
-    const capability = this.#d.checkEngine?.(agent, input.agent_override);
-    if (capability) throw errors.invalidRequest(capability);
+    return newCallRecord(this.#d, principal.accountId, input, agent, now, { callType: 'web_call', tokenExpiresAt: now + this.#d.accessTokenTtlMs });
+  }
 
-    const settings = { ...agent.config, ...withoutUndefined(input.agent_override?.agent ?? {}) };
-    return {
-      call_id: newId('call'),
-      account_id: principal.accountId,
-      call_type: 'web_call',
-      agent_id: agent.agentId,
-      agent_version: agent.version,
-      agent_name: settings.agent_name ?? null,
-      call_status: 'registered',
-      data_storage_setting: settings.data_storage_setting,
-      created_at: now,
-      start_timestamp: null,
-      end_timestamp: null,
-      duration_ms: null,
-      disconnection_reason: null,
-      metadata: input.metadata ?? {},
-      agent_override: input.agent_override ?? null,
-      service_llm_dynamic_variables: input.service_llm_dynamic_variables ?? {},
-      override_dynamic_variables: null,
-      custom_attributes: null,
-      current_node_id: input.current_node_id ?? null,
-      current_state: input.current_state ?? null,
-      transcript: null,
-      transcript_object: null,
-      transcript_with_tool_calls: null,
-      recording_path: null,
-      call_analysis: null,
-      latency: null,
-      token_id: randomUUID().slice(0, 13),
-      token_expires_at: now + this.#d.accessTokenTtlMs,
-      token_used_at: null,
-      updated_at: now,
-    };
+  /** A call's current row whatever its account (routes that checked access another way: a signed recording link, the demo). */
+  async readCall(callId: string): Promise<Call | undefined> {
+    return this.#d.calls.findById(callId);
   }
 
   async getCall(accountId: string, callId: string): Promise<CallView> {
@@ -306,120 +247,10 @@ export class CallService {
   async deleteCall(accountId: string, callId: string): Promise<void> {
     const row = await this.#find(accountId, callId);
     if (row.call_status === 'ongoing') {
-      throw new AppError('call_ongoing', 'conflict', `Call ${callId} is ongoing; end it before deleting it.`);
+      throw errors.callOngoing(callId);
     }
     if (!(await this.#d.calls.delete(accountId, callId))) throw errors.callNotFound(callId);
     await this.#d.retention.deleteArtifacts(row);
-  }
-
-  // --- the call's life, driven by the media runtime and the sweeper ---------------------------
-
-  /**
-   * Redeems an access token: the call moves registered -> ongoing. Refuses a forged, expired or
-   * used token with a reason the client can show.
-   */
-  async joinCall(token: string): Promise<{ call: Call; agent: ResolvedAgentVersion }> {
-    const claims = this.#d.signer.verify(token);
-    if (!claims) throw new AppError('token_invalid', 'unauthenticated', 'The access token is not valid.');
-    const now = this.#d.clock.now();
-    if (now > claims.expiresAt) throw new AppError('token_expired', 'unauthenticated', 'The access token has expired.');
-    const claimed = await this.#d.store.transaction(async (trx) => {
-      if (!(await this.#d.calls.claimToken(claims.callId, claims.tokenId, now, trx))) return null;
-      await this.#d.calls.update(claims.callId, { call_status: 'ongoing', start_timestamp: now, updated_at: now }, trx);
-      // Ongoing and leased in one commit: no call is ever ongoing without a holder.
-      await this.#d.leases.insert(claims.callId, this.#d.serverId, now + this.#d.leaseTtlMs, trx);
-      return this.#d.calls.findById(claims.callId, trx);
-    });
-    if (!claimed) {
-      const row = await this.#d.calls.findById(claims.callId);
-      if (!row) throw new AppError('token_invalid', 'unauthenticated', 'The call of this access token no longer exists.');
-      if (row.token_used_at !== null) throw new AppError('token_used', 'unauthenticated', 'The access token was already used.');
-      throw new AppError('token_expired', 'unauthenticated', 'The access token has expired.');
-    }
-    const agent = await this.#d.agents.resolveVersion(claimed.account_id, claimed.agent_id, claimed.agent_version);
-    return { call: claimed, agent };
-  }
-
-  /** Current row of a call, for the media runtime (e.g. to read overrides before each turn). */
-  async readCall(callId: string): Promise<Call | undefined> {
-    return this.#d.calls.findById(callId);
-  }
-
-  /**
-   * Ends a registered or ongoing call once: status, timestamps, outcome trimmed to its storage
-   * policy, and `call.finished` in the same transaction. Returns false if it had already ended.
-   */
-  async finishCall(callId: string, outcome: CallOutcome): Promise<boolean> {
-    const before = await this.#d.calls.findById(callId);
-    if (!before || isFinal(before.call_status)) return false;
-    // Read outside the transaction: on SQLite the transaction holds the only connection.
-    const webhookUrl = await this.#agentWebhookUrl(before);
-    return this.#d.store.transaction(async (trx) => {
-      const row = await this.#d.calls.findById(callId, trx);
-      if (!row || isFinal(row.call_status)) return false;
-      const now = Math.max(this.#d.clock.now(), row.start_timestamp ?? row.created_at);
-      const changes: CallChanges = {
-        call_status: statusForReason(outcome.reason),
-        disconnection_reason: outcome.reason,
-        end_timestamp: now,
-        duration_ms: row.start_timestamp === null ? 0 : now - row.start_timestamp,
-        // Said or generated during the call: made storable rather than refused (domain/text.ts).
-        transcript: outcome.transcript == null ? null : storableText(outcome.transcript),
-        transcript_object: outcome.transcriptObject ?? null,
-        transcript_with_tool_calls: outcome.transcriptWithToolCalls ?? null,
-        recording_path: outcome.recordingPath ?? null,
-        call_analysis: outcome.callAnalysis ?? null,
-        latency: outcome.latency ?? null,
-        updated_at: now,
-      };
-      if (outcome.currentNodeId !== undefined) changes.current_node_id = outcome.currentNodeId;
-      if (outcome.currentState !== undefined) changes.current_state = outcome.currentState;
-      const finished: Call = { ...row, ...changes };
-      Object.assign(changes, await this.#d.retention.apply(finished, row.data_storage_setting));
-      if (!(await this.#d.calls.transition(callId, ['registered', 'ongoing'], changes, trx))) return false;
-      await this.#d.leases.delete(callId, trx);
-      await this.#d.outbox.record(trx, {
-        accountId: row.account_id,
-        kind: 'call.finished',
-        data: this.#view({ ...row, ...changes }),
-        agentWebhookUrl: webhookUrl,
-      });
-      return true;
-    });
-  }
-
-  /** Ends every registered call whose token expired unused (`error_user_not_joined`); returns how many. */
-  async sweepUnjoined(batchSize = 100): Promise<number> {
-    let ended = 0;
-    for (const row of await this.#d.calls.findExpiredUnjoined(this.#d.clock.now(), batchSize)) {
-      if (await this.finishCall(row.call_id, { reason: 'error_user_not_joined' })) ended += 1;
-    }
-    return ended;
-  }
-
-  // --- leases: who holds an ongoing call, and taking over the calls of a lost server ----------
-
-  /**
-   * Renews this process's leases on the calls it holds (`callIds`) for another CALL_LEASE_TTL_MS;
-   * returns those whose lease it still had (the others were ended or taken over by another server).
-   */
-  async renewLeases(callIds: readonly string[]): Promise<string[]> {
-    return this.#d.leases.renew(this.#d.serverId, callIds, this.#d.clock.now() + this.#d.leaseTtlMs);
-  }
-
-  /** Saves an ongoing call's checkpoint; false when this process no longer holds its lease. */
-  async checkpointCall(callId: string, checkpoint: CallCheckpoint): Promise<boolean> {
-    return this.#d.leases.checkpoint(callId, this.#d.serverId, checkpoint);
-  }
-
-  /**
-   * Takes over up to `limit` calls whose lease lapsed (their server is gone), each by one server
-   * only; the caller ends them with finishCall. On the embedded store, which one server uses at a
-   * time, every lease of another server has lapsed (the server that held it has stopped).
-   */
-  async claimLapsedCalls(limit = 50): Promise<ClaimedLease[]> {
-    const now = this.#d.clock.now();
-    return this.#d.leases.claimLapsed(this.#d.serverId, now, now + this.#d.leaseTtlMs, limit, this.#d.store.dialect === 'sqlite');
   }
 
   async countByStatus() {
@@ -427,14 +258,6 @@ export class CallService {
   }
 
   // --- internals ----------------------------------------------------------------------------
-
-  /** The agent's `webhook_url` for this call: the call's override, else its agent version's. */
-  async #agentWebhookUrl(row: Call): Promise<string | null> {
-    const override = row.agent_override?.agent;
-    if (override?.webhook_url !== undefined) return override.webhook_url;
-    const agent = await this.#d.agents.resolveVersion(row.account_id, row.agent_id, row.agent_version).catch(() => null);
-    return agent?.config.webhook_url ?? null;
-  }
 
   async #find(accountId: string, callId: string): Promise<Call> {
     const row = await this.#d.calls.find(accountId, callId);
@@ -462,36 +285,6 @@ export class CallService {
 }
 
 const RACE_LOST = new Error('idempotency key taken by a concurrent request');
-
-/** Rules of the spec that need the agent: node and state names, engine-specific fields. */
-function checkCallInput(agent: ResolvedAgentVersion, input: CreateWebCallInput): void {
-  const engine = agent.engine;
-  if (input.current_node_id !== undefined) {
-    if (engine.type !== 'conversation_flow') {
-      throw errors.invalidRequest('current_node_id applies only to agents whose response engine is a conversation flow');
-    }
-    if (!engine.definition.nodes.some((node) => node.id === input.current_node_id)) {
-      throw errors.invalidRequest(`current_node_id "${input.current_node_id}" is not a node of the agent's conversation flow`);
-    }
-  }
-  if (input.current_state !== undefined) {
-    if (engine.type !== 'service_llm') {
-      throw errors.invalidRequest('current_state applies only to agents whose response engine is a service LLM');
-    }
-    if (!(engine.definition.states ?? []).some((state) => state.name === input.current_state)) {
-      throw errors.invalidRequest(`current_state "${input.current_state}" is not a state of the agent's service LLM`);
-    }
-  }
-  if (input.agent_override?.conversation_flow !== undefined && engine.type !== 'conversation_flow') {
-    throw errors.invalidRequest('agent_override.conversation_flow applies only to conversation-flow agents');
-  }
-  if (input.agent_override?.service_llm !== undefined && engine.type !== 'service_llm') {
-    throw errors.invalidRequest('agent_override.service_llm applies only to service-LLM agents');
-  }
-  if (input.metadata !== undefined && jsonByteLength(input.metadata) > METADATA_MAX_BYTES) {
-    throw errors.invalidRequest(`metadata is larger than 50 KB (${METADATA_MAX_BYTES} bytes of UTF-8 JSON)`);
-  }
-}
 
 function hashRequest(input: CreateWebCallInput): string {
   return hash('sha256', canonicalJson(input), 'hex');

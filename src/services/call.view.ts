@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { NullableInteger, NullableString, StringEnum } from '../domain/schema-kit.ts';
-import type { Call } from '../domain/call.ts';
+import { CALL_TYPES, type Call } from '../domain/call.ts';
 import { CALL_STATUSES } from '../domain/call-status.ts';
 import { STORAGE_POLICIES } from '../domain/storage-policy.ts';
 
@@ -12,7 +12,7 @@ const NullableText = NullableString();
 export const CallResponse = Type.Object(
   {
     call_id: Type.String(),
-    call_type: Type.Literal('web_call'),
+    call_type: StringEnum(CALL_TYPES, { description: '`web_call` for calls created with create-web-call; `phone_call` for calls a phone transport admitted.' }),
     access_token: Type.Optional(Type.String({ description: 'Only in the creation response.' })),
     agent_id: Type.String(),
     agent_version: Type.Integer(),
@@ -61,7 +61,7 @@ export function recordingPathOf(callId: string): string {
 export function toCallView(row: Call, options: CallViewOptions = {}): CallView {
   const view: CallView = {
     call_id: row.call_id,
-    call_type: 'web_call',
+    call_type: row.call_type,
     agent_id: row.agent_id,
     agent_version: row.agent_version,
     agent_name: row.agent_name,

@@ -91,3 +91,26 @@ export function endOfTurnSilenceMs(state: Completeness, s: EndOfTurnSettings): n
   if (state === 'complete') return Math.round(min + ((1 - r) * span) / 2);
   return Math.round(min + (0.25 + (1 - r) / 2) * span);
 }
+
+/**
+ * Silence after the speech a streaming recogniser must have decoded before its interim hypothesis
+ * is judged complete or not, ms (adaptive end of turn).
+ */
+export const HYPOTHESIS_SETTLE_MS = 250;
+
+/** One 20 ms frame, ms. */
+const FRAME_MS = 20;
+
+/**
+ * The silence that ends the user's turn now: judged from the latest interim hypothesis
+ * (`interim`), but only once the recogniser has decoded HYPOTHESIS_SETTLE_MS of the silence
+ * (`pendingMs`, SttStream.pendingMs: undefined when the recogniser cannot tell). Before that the
+ * hypothesis still misses the last word, which the recogniser commits only after some silence
+ * ("i would like to order" for "...order a"), and only the maximum silence ends the turn.
+ */
+export function turnEndSilenceMs(eot: EndOfTurnSettings, silenceMs: number, pendingMs: number | undefined, interim: string): number {
+  // The frame being judged is not written to the recogniser yet: it is not in `pendingMs`.
+  const decodedSilenceMs = pendingMs === undefined ? silenceMs : silenceMs - FRAME_MS - pendingMs;
+  if (pendingMs !== undefined && decodedSilenceMs < HYPOTHESIS_SETTLE_MS) return Math.max(eot.minSilenceMs, eot.maxSilenceMs);
+  return endOfTurnSilenceMs(completeness(interim), eot);
+}

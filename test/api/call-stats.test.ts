@@ -28,7 +28,7 @@ for (const kind of STORES) {
       ({ apiKey: key } = await h.account());
       ({ agentId: agentA } = await createFlowAgent(h, key));
       ({ agentId: agentB } = await createFlowAgent(h, key));
-      const calls = h.runtime.services.calls;
+      const calls = h.runtime.services.lifecycle;
       const make = async (at: number, agentId: string, outcome?: { reason: 'agent_hangup' | 'error_llm'; successful?: boolean; e2e?: number[] }) => {
         h.clock.set(at);
         const res = await h.request({ method: 'POST', url: '/v2/create-web-call', key, body: { agent_id: agentId } });

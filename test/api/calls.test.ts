@@ -150,33 +150,33 @@ for (const kind of STORES) {
       const ttl = h.config.accessTokenTtlMs;
       const status = async () => (await h.request({ method: 'GET', url: `/v2/get-call/${call.call_id}`, key })).json.call_status;
       h.clock.advance(ttl);
-      await h.runtime.services.calls.sweepUnjoined();
+      await h.runtime.services.lifecycle.sweepUnjoined();
       assert.equal(await status(), 'registered', 'valid up to and including the TTL');
       h.clock.advance(1);
-      assert.ok((await h.runtime.services.calls.sweepUnjoined()) >= 1);
+      assert.ok((await h.runtime.services.lifecycle.sweepUnjoined()) >= 1);
       const got = await h.request({ method: 'GET', url: `/v2/get-call/${call.call_id}`, key });
       assert.equal(got.json.call_status, 'error');
       assert.equal(got.json.disconnection_reason, 'error_user_not_joined');
       assert.equal(got.json.end_timestamp, h.clock.now());
-      await assert.rejects(h.runtime.services.calls.joinCall(call.access_token), /expired/);
+      await assert.rejects(h.runtime.services.lifecycle.joinCall(call.access_token), /expired/);
     });
 
     it('lets a token join its call once, within its lifetime', async () => {
       const { json: call } = await create({ agent_id: agentId });
-      await assert.rejects(h.runtime.services.calls.joinCall(`${call.access_token}x`), /not valid/);
+      await assert.rejects(h.runtime.services.lifecycle.joinCall(`${call.access_token}x`), /not valid/);
       h.clock.advance(1000);
-      const joined = await h.runtime.services.calls.joinCall(call.access_token);
+      const joined = await h.runtime.services.lifecycle.joinCall(call.access_token);
       assert.equal(joined.call.call_status, 'ongoing');
       assert.equal(joined.call.start_timestamp, h.clock.now());
-      await assert.rejects(h.runtime.services.calls.joinCall(call.access_token), /already used/);
+      await assert.rejects(h.runtime.services.lifecycle.joinCall(call.access_token), /already used/);
       h.clock.advance(h.config.accessTokenTtlMs);
-      await h.runtime.services.calls.sweepUnjoined();
+      await h.runtime.services.lifecycle.sweepUnjoined();
       assert.equal((await h.request({ method: 'GET', url: `/v2/get-call/${call.call_id}`, key })).json.call_status, 'ongoing', 'a joined call is not swept');
       // update works while ongoing and after the end
       assert.equal((await update(call.call_id, { metadata: { live: true } })).status, 200);
       h.clock.advance(5000);
-      assert.equal(await h.runtime.services.calls.finishCall(call.call_id, { reason: 'user_hangup' }), true);
-      assert.equal(await h.runtime.services.calls.finishCall(call.call_id, { reason: 'agent_hangup' }), false, 'ends once');
+      assert.equal(await h.runtime.services.lifecycle.finishCall(call.call_id, { reason: 'user_hangup' }), true);
+      assert.equal(await h.runtime.services.lifecycle.finishCall(call.call_id, { reason: 'agent_hangup' }), false, 'ends once');
       const ended = await update(call.call_id, { custom_attributes: { tier: 'gold' } });
       assert.equal(ended.status, 200);
       assert.equal(ended.json.call_status, 'ended');

@@ -115,9 +115,9 @@ for (const kind of STORES) {
       assert.ok(burst.every((r) => r.statusCode === 429));
 
       // One joins and ends, one is joined and stays: the ended one frees a place (checked at most once a second).
-      await h.runtime.services.calls.joinCall(created[0]!.access_token);
-      await h.runtime.services.calls.finishCall(created[0]!.call_id, { reason: 'user_hangup' });
-      await h.runtime.services.calls.joinCall(created[1]!.access_token);
+      await h.runtime.services.lifecycle.joinCall(created[0]!.access_token);
+      await h.runtime.services.lifecycle.finishCall(created[0]!.call_id, { reason: 'user_hangup' });
+      await h.runtime.services.lifecycle.joinCall(created[1]!.access_token);
       h.clock.advance(1_000);
       assert.equal((await demoCall(app, '192.0.2.201')).statusCode, 201);
       assertRefused(await demoCall(app, '192.0.2.202'), 'demo_busy');

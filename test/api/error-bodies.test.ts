@@ -89,13 +89,13 @@ for (const kind of STORES) {
       const { agentId } = await createFlowAgent(h, key);
       const created = await h.request({ method: 'POST', url: '/v2/create-web-call', key, body: { agent_id: agentId } });
       const callId: string = created.json.call_id;
-      await h.runtime.services.calls.joinCall(created.json.access_token);
+      await h.runtime.services.lifecycle.joinCall(created.json.access_token);
       // 100 ms recorded through the store the runtime chose (a file on SQLite, chunks on PostgreSQL).
       const writer = h.runtime.services.recordings.open(callId);
       await writer.writeChunk(0, 0, Buffer.alloc(3_200));
       const recordingPath = await writer.finish(1_600);
       const wav = { length: 44 + 1_600 * 4 };
-      await h.runtime.services.calls.finishCall(callId, { reason: 'user_hangup', recordingPath });
+      await h.runtime.services.lifecycle.finishCall(callId, { reason: 'user_hangup', recordingPath });
       for (const range of [`bytes=${wav.length}-`, 'bytes=-0', `bytes=${wav.length + 10}-${wav.length + 20}`]) {
         const response = await h.request({ method: 'GET', url: `/v2/get-call-recording/${callId}`, key, headers: { range } });
         assertErrorBody({ status: response.status, headers: response.headers, body: response.raw }, 416, 'range_not_satisfiable', range);

@@ -21,7 +21,7 @@ for (const kind of STORES) {
       assert.equal(first.status, 201);
       const second = await create(apiKey, agentId, { 'idempotency-key': 'k-2' });
       assert.equal(second.status, 201);
-      await h.runtime.services.calls.joinCall(second.json.access_token); // ongoing counts too
+      await h.runtime.services.lifecycle.joinCall(second.json.access_token); // ongoing counts too
       const refused = await create(apiKey, agentId);
       assert.equal(refused.status, 429);
       assert.equal(refused.json.code, 'concurrency_limit_reached');
@@ -29,7 +29,7 @@ for (const kind of STORES) {
       assert.equal((await create(apiKey, agentId, { 'idempotency-key': 'k-2' })).json.call_id, second.json.call_id, 'a replay is not a new call');
       assert.equal((await create(apiKey, agentId, { 'idempotency-key': 'k-3' })).status, 429);
 
-      await h.runtime.services.calls.finishCall(first.json.call_id, { reason: 'user_hangup' });
+      await h.runtime.services.lifecycle.finishCall(first.json.call_id, { reason: 'user_hangup' });
       assert.equal((await create(apiKey, agentId)).status, 201, 'an ended call frees its place');
       assert.equal((await create(apiKey, agentId)).status, 429);
       // Other accounts have no limit unless given one.

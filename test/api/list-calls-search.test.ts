@@ -18,7 +18,7 @@ for (const kind of STORES) {
       h = await startHarness(kind.name);
       ({ apiKey: key } = await h.account());
       const { agentId } = await createFlowAgent(h, key);
-      const calls = h.runtime.services.calls;
+      const calls = h.runtime.services.lifecycle;
       const make = async (name: string, metadata: Record<string, unknown> | undefined) => {
         h.clock.advance(10);
         const res = await h.request({ method: 'POST', url: '/v2/create-web-call', key, body: { agent_id: agentId, ...(metadata ? { metadata } : {}) } });

@@ -35,7 +35,7 @@ for (const kind of STORES) {
       await writer.writeChunk(0, 0, user);
       await writer.writeChunk(1, 0, Buffer.alloc(RATE * 2, 7));
       const recordingPath = await writer.finish(RATE * 3);
-      assert.ok(await h.runtime.services.calls.finishCall(callId, { reason: 'user_hangup', recordingPath }));
+      assert.ok(await h.runtime.services.lifecycle.finishCall(callId, { reason: 'user_hangup', recordingPath }));
       return { callId };
     }
 

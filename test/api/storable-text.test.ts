@@ -31,8 +31,8 @@ for (const kind of STORES) {
 
     it('a transcript with NUL and a lone surrogate is stored, with U+FFFD in their place', async () => {
       const created = await h.request({ method: 'POST', url: '/v2/create-web-call', key, body: { agent_id: agentId } });
-      await h.runtime.services.calls.joinCall(created.json.access_token);
-      const finished = await h.runtime.services.calls.finishCall(created.json.call_id, { reason: 'agent_hangup', transcript: 'Agent: hi\u0000 there\ud800' });
+      await h.runtime.services.lifecycle.joinCall(created.json.access_token);
+      const finished = await h.runtime.services.lifecycle.finishCall(created.json.call_id, { reason: 'agent_hangup', transcript: 'Agent: hi\u0000 there\ud800' });
       assert.equal(finished, true);
       const call = await h.request({ method: 'GET', url: `/v2/get-call/${created.json.call_id}`, key });
       assert.equal(call.json.transcript, 'Agent: hi\uFFFD there\uFFFD');

@@ -83,7 +83,7 @@ export async function seedFinishedCall(web: WebServer, agentId: string): Promise
   const created = await web.api('POST', '/v2/create-web-call', { agent_id: agentId, metadata: { customer: 'ACME-42' } });
   if (created.status !== 201) throw new Error(`create-web-call: ${created.status}`);
   const callId: string = created.json.call_id;
-  await web.runtime.services.calls.joinCall(created.json.access_token);
+  await web.runtime.services.lifecycle.joinCall(created.json.access_token);
   const rate = 16_000;
   const frames = rate * SEEDED_RECORDING_S;
   const samples = new Int16Array(frames * 2);
@@ -101,7 +101,7 @@ export async function seedFinishedCall(web: WebServer, agentId: string): Promise
     const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
     return { p50: at(0.5), p90: at(0.9), p95: at(0.95), p99: at(0.99), min: sorted[0]!, max: sorted.at(-1)!, num: values.length, values };
   };
-  await web.runtime.services.calls.finishCall(callId, {
+  await web.runtime.services.lifecycle.finishCall(callId, {
     reason: 'agent_hangup',
     transcript: transcriptObject.map((t) => `${t.role === 'agent' ? 'Agent' : 'User'}: ${t.content}`).join('\n'),
     transcriptObject,

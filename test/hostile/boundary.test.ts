@@ -8,8 +8,8 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ROOT } from '../helpers/process.ts';
 import { realScheduler } from '../../src/lib/scheduler.ts';
-import { CallSession, DEFAULT_SESSION_TIMINGS, type CallConnection } from '../../src/media/call-session.ts';
-import { type MediaServer, capturingLogger, fakeProviders, metricValue, startMediaServer } from '../media/helpers.ts';
+import { CallSession, DEFAULT_SESSION_TIMINGS } from '../../src/media/call-session.ts';
+import { type MediaServer, capturingLogger, fakeProviders, metricValue, recordingWebCallEndpoint, startMediaServer } from '../media/helpers.ts';
 
 describe('the per-call error boundary', () => {
   let s: MediaServer;
@@ -46,23 +46,26 @@ describe('the per-call error boundary', () => {
     assert.equal((await other.hangup()).disconnection_reason, 'user_hangup');
   });
 
-  it('a transport that throws while the pipeline tells it the agent speaks: the call ends error_unknown, not error_asr', { timeout: 20_000 }, async () => {
+  it('an endpoint that throws while told the agent speaks: the call ends error_unknown, not error_asr', { timeout: 20_000 }, async () => {
     const agentId = await s.flowAgent({ start_node_id: 'hi', nodes: [{ id: 'hi', type: 'conversation', instruction: { type: 'static_text', text: 'Hello.' } }] });
     const created = await s.api('POST', '/v2/create-web-call', { agent_id: agentId });
-    const { call, agent } = await s.runtime.services.calls.joinCall(created.json.access_token);
+    const { call, agent } = await s.runtime.services.lifecycle.joinCall(created.json.access_token);
     const sent: string[] = [];
-    // A transport with a bug: it throws on one event, inside a listener the pipeline's timer calls.
-    const conn: CallConnection = {
-      sendEvent(event) {
-        sent.push(event.type);
-        if (event.type === 'agent_start_talking') throw new TypeError('a transport bug');
-      },
-      sendAudio() {},
-      clearAudio() {},
-      close() {},
+    // An endpoint with a bug: it throws on one event, inside a listener the pipeline's timer calls.
+    const { endpoint } = recordingWebCallEndpoint();
+    const send = endpoint.send.bind(endpoint);
+    endpoint.send = (event) => {
+      sent.push(event.type);
+      if (event.type === 'agent_talking') throw new TypeError('a transport bug');
+      send(event);
     };
-    const session = new CallSession(call, agent, conn, {
-      calls: s.runtime.services.calls,
+    const end = endpoint.end.bind(endpoint);
+    endpoint.end = (ending) => {
+      sent.push('ended');
+      end(ending);
+    };
+    const session = new CallSession(call, agent, endpoint, {
+      calls: s.runtime.services.lifecycle,
       providers: fakeProviders([], { msPerChar: 2 }),
       recordings: s.runtime.services.recordings,
       log: logger.child({ callId: call.call_id }),
@@ -74,8 +77,8 @@ describe('the per-call error boundary', () => {
     await session.done;
     const stored = (await s.api('GET', `/v2/get-call/${call.call_id}`)).json;
     assert.equal(stored.disconnection_reason, 'error_unknown');
-    assert.ok(sent.includes('call_ended'), `the transport was told the call ended: ${sent.join(', ')}`);
-    assert.equal(await metricValue(s.baseUrl, 'switchboard_call_crashes_total', { where: 'pipeline_agent_start_talking' }), 1);
+    assert.ok(sent.includes('ended'), `the endpoint was told the call ended: ${sent.join(', ')}`);
+    assert.equal(await metricValue(s.baseUrl, 'switchboard_call_crashes_total', { where: 'endpoint_agent_talking' }), 1);
   });
 });
 

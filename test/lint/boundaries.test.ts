@@ -49,6 +49,15 @@ const files: Record<string, string> = {
   'web/domain-value.ts': "import { value } from '../src/domain/leaf.ts';\nexport const page = value;\n",
   'packages/web-sdk/src/node.ts': "import { EventEmitter } from 'node:events';\nexport const emitter = new EventEmitter();\n",
   'web/schema-value.ts': "import { Hello } from '../src/protocol/schema.ts';\nexport const hello = Hello;\n",
+  'src/protocol/media.messages.ts': LEAF,
+  'src/voice/wire.ts': "import { value } from '../protocol/leaf.ts';\nexport const up = value;\n",
+  'src/voice/transport.ts': "import type { Shape } from '../media/leaf.ts';\nexport type Up = Shape;\n",
+  'src/media/session.ts': "import { value } from '../protocol/media.messages.ts';\nexport const up = value;\n",
+  'src/media/registry.ts': "import { value } from './web-call/leaf.ts';\nexport const up = value;\n",
+  'src/media/web-call/leaf.ts': LEAF,
+  'src/media/loopback/leaf.ts': LEAF,
+  'src/media/codec/leaf.ts': LEAF,
+  'src/media/loopback/sideways.ts': "import { value } from '../web-call/leaf.ts';\nexport const up = value;\n",
 
   // Allowed.
   'src/media/ok.ts':
@@ -61,6 +70,9 @@ const files: Record<string, string> = {
   'src/lib/ok.ts': "import { value } from '../protocol/leaf.ts';\nexport const ok = value;\n",
   'src/main.ts': "import { value as h } from './http/leaf.ts';\nimport { value as m } from './media/leaf.ts';\nimport { value as c } from './config/leaf.ts';\nexport const ok = h + m + c;\n",
   'src/cli/main.ts': "import { value as c } from '../client/leaf.ts';\nimport { value as s } from '../storage/leaf.ts';\nexport const ok = c + s;\n",
+  'src/media/web-call/ok.ts': "import { value as m } from '../../protocol/media.messages.ts';\nimport { value as c } from '../codec/leaf.ts';\nimport { value as p } from '../leaf.ts';\nexport const ok = m + c + p;\n",
+  'src/media/transports.ts': "import { value as w } from './web-call/leaf.ts';\nimport { value as l } from './loopback/leaf.ts';\nexport const ok = w + l;\n",
+  'src/client/messages.ts': "import { value } from '../protocol/media.messages.ts';\nexport const ok = value;\n",
   'web/ok.ts': "import type { Hello } from '../src/protocol/schema.ts';\nimport { value } from '../src/protocol/leaf.ts';\nexport const ok: Hello = { n: value };\n",
   'src/services/thing.view.ts': LEAF,
   'web/api-types.ts': "import type { Shape } from '../src/services/thing.view.ts';\nimport type { Shape as D } from '../src/domain/leaf.ts';\nexport type Api = Shape | D;\n",
@@ -91,6 +103,12 @@ const EXPECTED = [
   'browser-types-from-api-shapes web/page.ts -> src/services/leaf.ts',
   'browser-not-to-server web/domain-value.ts -> src/domain/leaf.ts',
   'browser-not-to-node-builtins packages/web-sdk/src/node.ts -> events',
+  'voice-knows-no-wire src/voice/wire.ts -> src/protocol/leaf.ts',
+  'voice-knows-no-wire src/voice/transport.ts -> src/media/leaf.ts',
+  'layer-voice src/voice/transport.ts -> src/media/leaf.ts',
+  'web-protocol-in-web-call-only src/media/session.ts -> src/protocol/media.messages.ts',
+  'media-core-imports-no-transport src/media/registry.ts -> src/media/web-call/leaf.ts',
+  'transport-imports-no-other-transport src/media/loopback/sideways.ts -> src/media/web-call/leaf.ts',
 ];
 
 const EXPECTED_BROWSER = [

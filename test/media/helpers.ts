@@ -8,7 +8,10 @@ import type { SessionTimings } from '../../src/media/call-session.ts';
 import type { Providers } from '../../src/providers/registry.ts';
 import { EnergyVad, FakeStt, FakeTts, type FakeLlm } from '../../src/providers/fake/fake.providers.ts';
 import type { LlmProvider } from '../../src/providers/llm.ts';
+import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
+import { WebCallEndpoint } from '../../src/media/web-call/web-call.endpoint.ts';
+import type { ServerMessage } from '../../src/protocol/media.messages.ts';
 import { WebCallClient } from '../../src/client/web-call-client.ts';
 import { PROTOCOL_SAMPLE_RATE, PROTOCOL_VERSION } from '../../src/protocol/media.constants.ts';
 import { webCallUrl } from '../../src/protocol/web-call-url.ts';
@@ -196,4 +199,36 @@ export function capturingLogger(): { logger: Logger; lines: Array<Record<string,
   const lines: Array<Record<string, unknown>> = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
   return { logger, lines };
+}
+
+/**
+ * The web call's endpoint over a socket that only records: what the session tells a web client,
+ * as protocol messages (`events`), and the close codes (`closed`). For session tests without a
+ * network.
+ */
+export function recordingWebCallEndpoint(): { endpoint: WebCallEndpoint; events: ServerMessage[]; closed: number[] } {
+  const events: ServerMessage[] = [];
+  const closed: number[] = [];
+  const socket = Object.assign(new EventEmitter(), {
+    OPEN: 1,
+    CLOSED: 3,
+    readyState: 1,
+    bufferedAmount: 0,
+    send(data: unknown, _options?: unknown, done?: () => void) {
+      if (typeof data === 'string') events.push(JSON.parse(data) as ServerMessage);
+      done?.();
+    },
+    close(code: number) {
+      closed.push(code);
+      socket.readyState = 3;
+    },
+    terminate() {
+      socket.readyState = 3;
+    },
+    ping() {},
+    pause() {},
+  });
+  const counters = { audioDroppedSeconds: { inc() {} }, messagesDropped: { inc() {} }, floodDisconnections: { inc() {} } };
+  const endpoint = new WebCallEndpoint(socket as unknown as WebSocket, 60_000, { counters: counters as never, now: () => performance.now() });
+  return { endpoint, events, closed };
 }

@@ -11,11 +11,12 @@ import type { Call } from '../../src/domain/call.ts';
 import { createSilentLogger } from '../../src/lib/logger.ts';
 import { ManualScheduler } from '../../src/lib/scheduler.ts';
 import { FileRecordingStore } from '../../src/services/file-recording-store.ts';
-import { CallSession, DEFAULT_SESSION_TIMINGS, type CallConnection } from '../../src/media/call-session.ts';
+import { CallSession, DEFAULT_SESSION_TIMINGS } from '../../src/media/call-session.ts';
 import type { AgentForCall } from '../../src/media/engine-factory.ts';
-import type { ServerMessage } from '../../src/protocol/media.messages.ts';
 import { EnergyVad, FakeStt, FakeTts } from '../../src/providers/fake/fake.providers.ts';
-import type { CallOutcome } from '../../src/services/call.service.ts';
+import type { CallOutcome } from '../../src/services/call-lifecycle.ts';
+import { bytesToSamples } from '../../src/voice/frames.ts';
+import { recordingWebCallEndpoint } from './helpers.ts';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-session-timers-'));
 after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
@@ -47,16 +48,9 @@ function agent(settings: Partial<AgentConfig>): AgentForCall {
 
 function startSession(settings: Partial<AgentConfig>) {
   const scheduler = new ManualScheduler(1_000);
-  const events: ServerMessage[] = [];
-  const closed: number[] = [];
+  const { endpoint, events, closed } = recordingWebCallEndpoint();
   const finished: CallOutcome[] = [];
-  const conn: CallConnection = {
-    sendEvent: (event) => events.push(event),
-    sendAudio: () => {},
-    clearAudio: () => {},
-    close: (code) => closed.push(code),
-  };
-  const session = new CallSession(call(), agent(settings), conn, {
+  const session = new CallSession(call(), agent(settings), endpoint, {
     calls: {
       readCall: async () => call(),
       checkpointCall: async () => true,
@@ -77,7 +71,7 @@ function startSession(settings: Partial<AgentConfig>) {
 /** Moves time by `ms` one second at a time, the client sending a second of silence each time. */
 function talkSilence(s: ReturnType<typeof startSession>, ms: number): void {
   for (let t = 0; t < ms; t += 1_000) {
-    s.session.onAudio(SECOND_OF_SILENCE);
+    s.session.sink.audio(bytesToSamples(SECOND_OF_SILENCE));
     s.scheduler.advance(1_000);
   }
 }

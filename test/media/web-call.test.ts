@@ -165,7 +165,7 @@ for (const kind of STORES) {
         assert.ok(late instanceof JoinError);
         assert.equal(late.code, 'token_expired');
         assert.equal(late.closeCode, 4401);
-        await short.runtime.services.calls.sweepUnjoined();
+        await short.runtime.services.lifecycle.sweepUnjoined();
         const row = await short.runtime.services.calls.readCall(String(created.json.call_id));
         assert.deepEqual([row?.call_status, row?.disconnection_reason], ['error', 'error_user_not_joined']);
       } finally {

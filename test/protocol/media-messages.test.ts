@@ -9,7 +9,7 @@ import { describe, test } from 'node:test';
 import type { TObject } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { parseServerMessage } from '../../packages/web-sdk/src/protocol.ts';
-import { parseClientMessage, parseJoin } from '../../src/media/protocol.ts';
+import { parseClientMessage, parseJoin } from '../../src/media/web-call/protocol.ts';
 import { PROTOCOL_SAMPLE_RATE, PROTOCOL_VERSION } from '../../src/protocol/media.constants.ts';
 import { ClientMessage, ServerMessage } from '../../src/protocol/media.messages.ts';
 import { webCallUrl } from '../../src/protocol/web-call-url.ts';

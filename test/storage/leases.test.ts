@@ -38,7 +38,7 @@ for (const kind of STORES) {
       const { agentId } = await createFlowAgent(h, apiKey);
       const created = await h.request({ method: 'POST', url: '/v2/create-web-call', key: apiKey, body: { agent_id: agentId } });
       assert.equal(created.status, 201, created.raw);
-      await h.runtime.services.calls.joinCall(created.json.access_token);
+      await h.runtime.services.lifecycle.joinCall(created.json.access_token);
       return created.json.call_id as string;
     }
     const finishedEvents = async (callId: string) =>
@@ -49,18 +49,18 @@ for (const kind of STORES) {
       const lease = await h.runtime.store.db.selectFrom('call_leases').selectAll().where('call_id', '=', callId).executeTakeFirstOrThrow();
       assert.equal(lease.server_id, h.runtime.serverId);
       assert.equal(lease.expires_at, h.clock.now() + TTL_MS);
-      assert.equal(await others[0]!.services.calls.checkpointCall(callId, CHECKPOINT), false, 'another server cannot write it');
-      assert.equal(await h.runtime.services.calls.checkpointCall(callId, CHECKPOINT), true);
-      assert.equal(await h.runtime.services.calls.finishCall(callId, { reason: 'user_hangup' }), true);
+      assert.equal(await others[0]!.services.lifecycle.checkpointCall(callId, CHECKPOINT), false, 'another server cannot write it');
+      assert.equal(await h.runtime.services.lifecycle.checkpointCall(callId, CHECKPOINT), true);
+      assert.equal(await h.runtime.services.lifecycle.finishCall(callId, { reason: 'user_hangup' }), true);
       assert.equal(await h.runtime.store.db.selectFrom('call_leases').select('call_id').where('call_id', '=', callId).executeTakeFirst(), undefined);
     });
 
     it('a renewed lease holds; a lapsed one is taken over by one of two racing servers, which ends the call from its checkpoint once', async () => {
       const callId = await joinedCall();
-      await h.runtime.services.calls.checkpointCall(callId, CHECKPOINT);
+      await h.runtime.services.lifecycle.checkpointCall(callId, CHECKPOINT);
       if (kind.name === 'postgres') {
         h.clock.advance(TTL_MS - 200);
-        await h.runtime.services.calls.renewLeases([callId]);
+        await h.runtime.services.lifecycle.renewLeases([callId]);
         h.clock.advance(TTL_MS - 200);
         assert.deepEqual(await Promise.all(others.map((r) => r.media.sessions.recoverLapsed())), [0, 0], 'a renewed lease has not lapsed');
         h.clock.advance(400);
@@ -79,7 +79,7 @@ for (const kind of STORES) {
       const counted = await Promise.all(others.map(async (r) => /switchboard_calls_recovered_total (\d+)/.exec(await r.metrics.registry.metrics())?.[1]));
       assert.deepEqual(counted.map(Number).sort(), [0, 1], 'counted by the server that ended it');
       assert.deepEqual(await Promise.all(others.map((r) => r.media.sessions.recoverLapsed())), [0, 0], 'nothing is left to end');
-      assert.equal(await h.runtime.services.calls.finishCall(callId, { reason: 'user_hangup' }), false, 'its old holder cannot end it again');
+      assert.equal(await h.runtime.services.lifecycle.finishCall(callId, { reason: 'user_hangup' }), false, 'its old holder cannot end it again');
       assert.equal(await finishedEvents(callId), 1);
     });
   });

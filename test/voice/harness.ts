@@ -1,16 +1,20 @@
 // Shared helpers for voice tests: a lock-step clock, audio builders, and a pipeline driver.
 import { VoicePipeline, type VoicePipelineOptions } from '../../src/voice/pipeline.ts';
+import { ManualScheduler } from '../../src/lib/scheduler.ts';
 import { FRAME_SAMPLES } from '../../src/voice/frames.ts';
 import type { Utterance } from '../../src/voice/transcript.ts';
 import type { SttOpenOptions, SttProvider, SttStream } from '../../src/providers/stt.ts';
 
-/** A clock moved by hand, in ms. */
-export class TestClock {
-  t = 1_000;
-  now = (): number => this.t;
-  advance(ms: number): void {
-    this.t += ms;
+/** A clock moved by hand, in ms: the pipeline's scheduler, its timers run as time is advanced. */
+export class TestClock extends ManualScheduler {
+  constructor() {
+    super(1_000);
   }
+  /** The time now, ms. */
+  get t(): number {
+    return this.now();
+  }
+  override now = (): number => super.now();
 }
 
 /** `ms` of silence (or faint noise, to keep VADs honest). */
@@ -82,8 +86,8 @@ export async function feed(p: VoicePipeline, clock: TestClock, pcm: Int16Array, 
   }
 }
 
-export function makePipeline(options: Omit<VoicePipelineOptions, 'now' | 'timers'>, clock: TestClock): VoicePipeline {
-  return new VoicePipeline({ ...options, now: clock.now, timers: false });
+export function makePipeline(options: Omit<VoicePipelineOptions, 'scheduler' | 'timers'>, clock: TestClock): VoicePipeline {
+  return new VoicePipeline({ ...options, scheduler: clock, timers: false });
 }
 
 /**

@@ -83,8 +83,8 @@ for (const kind of STORES) {
       const call = await h.request({ method: 'POST', url: '/v2/create-web-call', key: apiKey, body: { agent_id: agentId } });
       assert.equal(call.status, 201);
       h.clock.advance(h.config.accessTokenTtlMs + 1);
-      await h.runtime.services.calls.sweepUnjoined();
-      await h.runtime.services.calls.sweepUnjoined();
+      await h.runtime.services.lifecycle.sweepUnjoined();
+      await h.runtime.services.lifecycle.sweepUnjoined();
       await drain();
       const sub = at('/calls').filter((r) => r.json.data.call_id === call.json.call_id);
       const agent = at('/agent').filter((r) => r.json.data.call_id === call.json.call_id);

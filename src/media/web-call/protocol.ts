@@ -1,7 +1,7 @@
 import { Value } from '@sinclair/typebox/value';
-import { parseBoundedJson } from '../lib/bounded-json.ts';
-import { PROTOCOL_SAMPLE_RATE, PROTOCOL_VERSION } from '../protocol/media.constants.ts';
-import { HangupMessage, JoinMessage, PingMessage } from '../protocol/media.messages.ts';
+import { parseBoundedJson } from '../../lib/bounded-json.ts';
+import { PROTOCOL_SAMPLE_RATE, PROTOCOL_VERSION } from '../../protocol/media.constants.ts';
+import { HangupMessage, JoinMessage, PingMessage } from '../../protocol/media.messages.ts';
 
 /**
  * The server's parsing of client messages of the web-call media protocol (docs/media-protocol.md),

@@ -1,4 +1,4 @@
-import { PROTOCOL_SAMPLE_RATE } from '../protocol/media.constants.ts';
+import { PROTOCOL_SAMPLE_RATE } from '../../protocol/media.constants.ts';
 
 /** A rate with a burst allowance: `perSecond` units per second, up to `burst` units at once. */
 export interface Rate {

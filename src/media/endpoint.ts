@@ -1,0 +1,87 @@
+/**
+ * The call endpoint port: what a call session speaks to, whatever carries the call (the web
+ * call's WebSocket, an in-process loopback, later WebRTC and the phone). The session sends the
+ * agent's audio (16 kHz frames: the endpoint encodes it for its wire), clears it on barge-in,
+ * tells neutral events and ends the call with a reason; the endpoint hands back the caller's audio
+ * and what the caller did (hung up, was lost, flooded). A transport is a folder that implements
+ * this port (docs/architecture.md, "Add a transport"); the session, the pipeline and the engines
+ * never import a transport or a wire protocol, and this file imports nothing from `protocol/`.
+ */
+import type { DisconnectionReason } from '../domain/call-status.ts';
+
+/** The audio rate of the port, both ways: 16-bit mono PCM at 16 kHz. Endpoints convert their wire's. */
+export const ENDPOINT_SAMPLE_RATE = 16_000;
+
+/** One utterance of the live transcript as events carry it. */
+export interface TranscriptLine {
+  role: 'agent' | 'user';
+  text: string;
+  /** True when the agent's reply was cut off. */
+  cutOff?: boolean;
+}
+
+/** What the session tells the endpoint, in order; each endpoint maps these to its own wire. */
+export type CallEvent =
+  /** The call runs: audio may flow. */
+  | { type: 'started'; callId: string; agentId: string; agentVersion: number; agentName: string | null }
+  /** The agent's audio for one reply begins (`utteranceId`: `utt_1`, `utt_2`, ... per call). */
+  | { type: 'agent_talking'; utteranceId: string }
+  /** The reply's audio ended, or the caller cut it off (after `clear()`). */
+  | { type: 'agent_done'; utteranceId: string; cutOff: boolean }
+  /** The transcript changed: every final utterance so far (the endpoint keeps what its wire shows). */
+  | { type: 'transcript'; lines: readonly TranscriptLine[] }
+  /** What the recogniser has heard so far of the caller's utterance (it may still change), after the final lines. */
+  | { type: 'interim'; lines: readonly TranscriptLine[]; text: string }
+  /** The conversation moved (a flow's node); `from` is null when there was none before. */
+  | { type: 'node_changed'; from: string | null; to: string }
+  /** Data the agent's own server sent for the caller's page (a custom LLM's `metadata` event): any JSON value. */
+  | { type: 'metadata'; metadata: unknown }
+  /** A failure the caller is told of (its code is a disconnection reason, or `bad_message` and the like); the end follows. */
+  | { type: 'error'; code: string; message: string };
+
+/** How a call ended, as the endpoint tells its caller. */
+export interface CallEnding {
+  reason: DisconnectionReason;
+  /** `error` when the reason is a failure (`error_*`). */
+  status: 'ended' | 'error';
+}
+
+/** What an endpoint hands back to the session it carries; each method may be called from any I/O callback. */
+export interface EndpointSink {
+  /** The caller's audio: 16 kHz mono PCM, any length, in order. */
+  audio(pcm: Int16Array): void;
+  /** Keypad digits the caller pressed (phone endpoints), in order. */
+  dtmf?(digits: string): void;
+  /** The caller ended the call on purpose. */
+  hangup(): void;
+  /** The connection to the caller was lost. */
+  lost(): void;
+  /** The caller sent far faster than real time; the endpoint stopped reading it. */
+  flood(): void;
+}
+
+/**
+ * One caller's connection, as a session sees it. Its `attach` is called once, when the call's
+ * session starts; before that, the endpoint holds or drops what the caller sends.
+ */
+export interface CallEndpoint {
+  /** How the call is carried (`websocket`, `loopback`, ...): the call's record and logs name it. */
+  readonly transport: string;
+  /** Starts handing the caller's audio and actions to `sink`. */
+  attach(sink: EndpointSink): void;
+  /** One event for the caller. */
+  send(event: CallEvent): void;
+  /** One piece of agent audio (16 kHz mono PCM, usually a 20 ms frame), paced at real time by the session; the endpoint bounds what it queues. */
+  playAudio(pcm: Int16Array): void;
+  /** Barge-in: drops every piece of agent audio not played yet. */
+  clear(): void;
+  /**
+   * How much of the current reply's audio has been played to the caller, ms since its
+   * `agent_talking` event, where the endpoint can tell (marks from a phone carrier, a loopback
+   * reader); absent where it cannot, and the session's pacer estimates it. What the caller heard
+   * of a reply cut off is read from it.
+   */
+  playedMs?(): number;
+  /** The call is over: the endpoint tells its caller how it ended and closes. Idempotent. */
+  end(ending: CallEnding): void;
+}

@@ -1,0 +1,33 @@
+/**
+ * What a transport is to the server: a folder under src/media/ that implements the endpoint port
+ * (src/media/endpoint.ts) for one way a call arrives, and one descriptor, listed once in
+ * src/media/transports.ts. The app starts every listed transport with this context and closes
+ * them after the registry has ended their calls (docs/architecture.md, "Add a transport").
+ */
+import type { Server } from 'node:http';
+import type { Logger } from '../lib/logger.ts';
+import type { Metrics } from '../lib/metrics.ts';
+import type { SessionRegistry } from './session-registry.ts';
+
+export interface TransportContext {
+  /** Runs the calls: `join` (a web call's access token) or `admit` (any other admission), each on an endpoint. */
+  registry: SessionRegistry;
+  /** The process's Prometheus registry, for the transport's own counters. */
+  metrics: Metrics;
+  /** The media component's logger. */
+  log: Logger;
+  /** The HTTP server, for transports reached through it (a WebSocket upgrade, a webhook). */
+  server: Server;
+}
+
+/** A started transport: what closes it once its calls have ended (stop listening, drop the sockets left). */
+export interface TransportHandle {
+  close(): Promise<void>;
+}
+
+/** One transport's registration. */
+export interface Transport<H extends TransportHandle = TransportHandle> {
+  /** Its name: the `transport` its endpoints report (`websocket`, `loopback`, ...). */
+  readonly id: string;
+  start(context: TransportContext): H;
+}

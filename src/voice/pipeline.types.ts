@@ -1,0 +1,123 @@
+/**
+ * The events and options of a VoicePipeline (src/voice/pipeline.ts).
+ */
+import type { Scheduler } from '../lib/scheduler.ts';
+import type { SttProvider } from '../providers/stt.ts';
+import type { TtsProvider } from '../providers/tts.ts';
+import type { VadProvider } from '../providers/vad.ts';
+import type { ResponseEngine } from './engines/types.ts';
+import type { EndOfTurnSettings } from './end-of-turn.ts';
+import type { TurnLatency } from './latency.ts';
+import type { TimedToolCall, Utterance } from './transcript.ts';
+
+/** Why a call fails inside the pipeline: a provider (by kind), or an error nothing expected (a bug: `error_unknown`). */
+export type FailureReason = 'error_asr' | 'error_llm' | 'error_tts' | 'error_unknown';
+export type HangupReason = 'agent_hangup' | FailureReason;
+
+/** Events of a VoicePipeline; listeners are called synchronously, in order of registration. */
+export interface PipelineEvents {
+  /** One 20 ms frame (320 samples, 16 kHz mono) of agent speech, paced at real time plus `outputLeadMs`. */
+  agent_audio: (pcm: Int16Array) => void;
+  agent_start_talking: () => void;
+  /** `interrupted`: the user barged in; a transport should drop any agent audio it still buffers. */
+  agent_stop_talking: (info: { interrupted: boolean }) => void;
+  user_start_talking: () => void;
+  /** The whole transcript so far (a new array each time). */
+  transcript_update: (transcript: readonly Utterance[]) => void;
+  /**
+   * An interim hypothesis of the user's utterance being spoken: the whole text heard so far, which
+   * the next interim or the final transcript may revise. Only from streaming recognisers
+   * (SttOpenOptions.onInterim); never emitted after the turn has ended.
+   */
+  user_interim: (info: { text: string }) => void;
+  /**
+   * Once per call, after BAND_SAMPLE_MS of the user's voiced audio: whether it carries energy above
+   * 4 kHz ('wide') or went through an 8 kHz channel ('narrow': a phone line, a hands-free Bluetooth
+   * headset), which the embedded recogniser hears badly (src/providers/audio/band.ts).
+   */
+  audio_band: (info: { band: 'wide' | 'narrow'; highFraction: number }) => void;
+  /** The call should end now; emitted once. Errors are preceded by an `error` event. */
+  hangup: (info: { reason: HangupReason }) => void;
+  /** `message` is the failure's own; `cause` is the error itself (its `cause` chain may quote an upstream's answer: log it, never show it). */
+  error: (info: { reason: FailureReason; message: string; cause: unknown }) => void;
+  /** One record per agent reply that produced audio. */
+  latency: (record: TurnLatency) => void;
+  /** A function call's invocation or result, as the engine reported it (the call's record keeps them). */
+  tool_call: (call: TimedToolCall) => void;
+  /** Once per kind: the call's transcript or function-call records reached their bound (src/voice/record-bounds.ts). */
+  record_bound: (info: { what: 'transcript' | 'tool_calls' }) => void;
+}
+
+export interface VoicePipelineOptions {
+  stt: SttProvider;
+  tts: TtsProvider;
+  vad: VadProvider;
+  engine: ResponseEngine;
+  /** TTS voice; default the provider's default (flite-kal16). */
+  voiceId?: string;
+  /** The call's BCP-47 language, handed to the recogniser (SttOpenOptions.language); default the provider's. */
+  language?: string;
+  /**
+   * 0..1, default 1. How readily the user's speech interrupts the agent: 1 needs 60 ms of speech,
+   * 0.5 about 280 ms, 0 never interrupts.
+   */
+  interruptionSensitivity?: number;
+  /** Who speaks first; default 'agent'. */
+  startSpeaker?: 'agent' | 'user';
+  /** With startSpeaker 'user': the agent begins after this much user silence, ms; default: never. */
+  beginAfterUserSilenceMs?: number;
+  /** Silence that ends the user's turn, ms; default 500. Ignored with `endOfTurn`. */
+  endpointingMs?: number;
+  /**
+   * Adaptive end of turn (the agent's responsiveness and minimum / maximum end-of-turn silence):
+   * the silence that ends the turn follows what the streaming recogniser has heard so far
+   * (src/voice/end-of-turn.ts). Default: the fixed `endpointingMs`.
+   */
+  endOfTurn?: EndOfTurnSettings;
+  /**
+   * Words the recogniser should expect throughout the call (the agent's boosted_keywords). Before
+   * each user turn the pipeline hands the recogniser these plus the engine's expectedPhrases()
+   * (SttStream.bias; SttOpenOptions.keywords at the start).
+   */
+  boostedKeywords?: readonly string[];
+  /**
+   * Longest wait for a turn's transcript once the turn has ended, ms; default 5000. A recogniser
+   * that has not answered by then fails the turn, and the call ends with `error_asr` as on any
+   * recognition failure, instead of the agent falling silent (docs/voice-pipeline.md).
+   */
+  recognitionTimeoutMs?: number;
+  /**
+   * Preemptive replies (the agent's `preemptive_replies`): once the user has paused
+   * PREEMPT_AFTER_MS after words that complete a sentence, the engine and synthesis start on the
+   * interim transcript; the reply plays only if the turn then ends with that same text, and is
+   * thrown away (the engine rolled back, its side effects never run) if the user goes on.
+   * Needs a streaming recogniser and an engine with `checkpoint`. Default false.
+   */
+  preemptive?: boolean;
+  /** WebRTC VAD aggressiveness 0..3; default 2. */
+  vadAggressiveness?: 0 | 1 | 2 | 3;
+  /** Frames below this RMS (0..32768) are never speech; default 150 (about -47 dBFS). */
+  minSpeechRms?: number;
+  /**
+   * The pipeline's clock and timers (the call session's): its monotonic time, the 10 ms pacing
+   * timer and the recognition deadlines. Default the real ones; tests pass a ManualScheduler.
+   */
+  scheduler?: Scheduler;
+  /**
+   * Run a 10 ms timer that paces agent audio; default true. With false, output is paced only
+   * when pushAudio() is called (lock-step: tests and transports that feed audio continuously).
+   */
+  timers?: boolean;
+  /**
+   * The endpoint's played position of the reply playing, ms, where the endpoint reports one
+   * (CallEndpoint.playedMs); what the caller heard of a reply cut off is read from it. Absent: the
+   * pacer's estimate (what real time has played of what was sent).
+   */
+  playedMs?: () => number | undefined;
+  /** How far agent audio may run ahead of real time, ms; default 80. Bounds barge-in latency. */
+  outputLeadMs?: number;
+  /** Input frames queued before the oldest are dropped; default 50 (1 s). */
+  inputQueueFrames?: number;
+  /** Agent frames synthesized ahead of playback before synthesis waits; default 1500 (30 s). */
+  outputQueueFrames?: number;
+}

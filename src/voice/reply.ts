@@ -1,0 +1,309 @@
+/**
+ * One agent reply, from the engine's output to the caller's ears: the engine's text in sentences,
+ * synthesized and pushed to the playout, function-call records placed where the audio reaches
+ * them, and, once it has played (or was cut off), what the caller heard kept in the transcript
+ * with the reply's latency. A reply prepared ahead (a preemptive reply) is synthesized up to its
+ * first audio and waits there until its turn is confirmed.
+ */
+import type { TtsProvider } from '../providers/tts.ts';
+import { ProviderError, isAbortError } from '../providers/errors.ts';
+import { FRAME_MS, Framer } from './frames.ts';
+import { EngineError, type EngineOutput, type ResponseEngine, type ToolCallRecord } from './engines/types.ts';
+import type { FailureReason } from './pipeline.types.ts';
+import { abortable } from './engines/functions.ts';
+import type { TurnLatency } from './latency.ts';
+import type { TimedToolCall, Utterance } from './transcript.ts';
+import type { PacedPlayout } from './playout.ts';
+import { sentenceStage } from './stages/engine.stage.ts';
+import { ttsStage } from './stages/tts.stage.ts';
+
+/** When a user turn ended (its last voiced frame) and when its final transcript came, on the pipeline clock. */
+export interface TurnTiming {
+  speechEndAt: number;
+  transcriptAt: number;
+}
+
+/** A reply held back until its turn is confirmed (preemptive replies). */
+export interface HeldReply {
+  ctrl: AbortController;
+  confirmed: Promise<TurnTiming>;
+  onOpen: () => void;
+}
+
+/** What a reply asks of the pipeline it runs in. */
+export interface ReplyHost {
+  readonly engine: ResponseEngine;
+  readonly tts: TtsProvider;
+  readonly voiceId: string | undefined;
+  readonly playout: PacedPlayout;
+  /** The pipeline's own signal: aborted when the call is closed. */
+  readonly signal: AbortSignal;
+  now(): number;
+  elapsedMs(): number;
+  closed(): boolean;
+  /** A function-call record the engine reported, at `atMs` (the call's record keeps it, within its budget). */
+  toolCall(record: ToolCallRecord, atMs: number): TimedToolCall | undefined;
+  /** What the caller heard of a reply, for the transcript. */
+  heard(utterance: Utterance): void;
+  latency(record: TurnLatency): void;
+  /** The reply failed (not aborted): the call ends with `reason`. */
+  failed(reason: FailureReason, error: unknown): void;
+  /** The engine hung up once the reply had played: the call ends `agent_hangup`. */
+  hangup(): void;
+}
+
+/** The state of one reply while it runs. */
+interface Reply {
+  ctrl: AbortController;
+  sentences: string[];
+  /** Frames queued per sentence, in order: the reply's audio is their concatenation. */
+  queued: number[];
+  /** The engine reported function calls during this reply: its utterance keeps its sentences' times. */
+  hadToolCalls: boolean;
+  /** Calls placed after audio that had not played yet, with when they really happened. */
+  placed: Array<{ call: TimedToolCall; happenedMs: number }>;
+  /** When the caller cut the reply off, ms since the pipeline started, and how much had been played then. */
+  cutAtMs: number | undefined;
+  cutPlayedFrames: number;
+  synthesisDone: boolean;
+  cutOff: boolean;
+  startedAt: number | undefined;
+  startMs: number;
+}
+
+/** The replies of one pipeline, one playing at a time. */
+export class Replies {
+  readonly #h: ReplyHost;
+  /** The reply whose audio is (or is about to be) playing. */
+  #current: Reply | undefined;
+
+  constructor(host: ReplyHost) {
+    this.#h = host;
+  }
+
+  /** A reply is playing or about to: speech over it may interrupt it. */
+  get active(): boolean {
+    return this.#current !== undefined;
+  }
+
+  /** The playout began the current reply's audio. */
+  started(): void {
+    const r = this.#current;
+    if (!r) return;
+    r.startedAt = this.#h.now();
+    r.startMs = this.#h.elapsedMs();
+  }
+
+  /** Barge-in: the current reply is cut off where the caller is in it. */
+  interrupt(): void {
+    const r = this.#current;
+    if (!r || r.cutOff) return;
+    r.cutOff = true;
+    r.cutAtMs = this.#h.elapsedMs();
+    r.cutPlayedFrames = Math.floor(this.#h.playout.playedMs() / FRAME_MS);
+    r.ctrl.abort();
+    this.#h.playout.clear();
+  }
+
+  /** The call is ending: the current reply stops producing (what was sent still plays out). */
+  abort(): void {
+    this.#current?.ctrl.abort();
+  }
+
+  /**
+   * The call ends while a reply plays (a hang-up, a lost caller...): what was heard stays in the
+   * transcript, marked cut off unless all of it had been played, as a barge-in keeps it.
+   */
+  keepSpokenPart(): void {
+    const r = this.#current;
+    if (!r || r.startedAt === undefined) return;
+    // Exactly one of this and `run` records a reply: `run` records it only while not closed.
+    const played = Math.floor(this.#h.playout.playedMs() / FRAME_MS);
+    const complete = r.synthesisDone && played >= total(r.queued);
+    if (!complete && !r.cutOff) {
+      r.cutOff = true;
+      r.cutPlayedFrames = played;
+    }
+    const heard = heardText(r);
+    if (!heard) return;
+    this.#h.heard({
+      role: 'agent', text: heard, startMs: r.startMs, endMs: this.#h.elapsedMs(),
+      ...(r.cutOff ? { cutOff: true } : {}),
+      ...(r.hadToolCalls ? { sentences: timedSentences(r) } : {}),
+    });
+  }
+
+  /**
+   * Runs one reply: the engine's output, synthesized and pushed to the playout. A `held` reply
+   * (preemptive) is prepared up to its first audio and waits there for its turn to be confirmed;
+   * it becomes the current reply only then, and returns without a trace if dropped.
+   */
+  async run(userText: string | undefined, turnTiming: TurnTiming | undefined, unprompted = false, held?: HeldReply): Promise<void> {
+    const h = this.#h;
+    let turn = turnTiming;
+    const ctrl = held?.ctrl ?? new AbortController();
+    const signal = AbortSignal.any([ctrl.signal, h.signal]);
+    const reply: Reply = {
+      ctrl, sentences: [], queued: [], hadToolCalls: false, placed: [], cutAtMs: undefined, cutPlayedFrames: 0,
+      synthesisDone: false, cutOff: false, startedAt: undefined, startMs: 0,
+    };
+    let opened = false;
+    const open = async (): Promise<void> => {
+      if (opened) return;
+      if (held) {
+        turn = await abortable(held.confirmed, signal);
+        held.onOpen();
+      }
+      opened = true;
+      this.#current = reply;
+      h.playout.open();
+    };
+    if (!held) await open();
+    const engineStart = h.now();
+    const marks: { firstText?: number; synthStart?: number; firstAudio?: number } = {};
+    let hangup = false;
+    let functionMs = 0;
+    const framer = new Framer();
+    try {
+      const engine = h.engine;
+      const respondOptions = held ? { confirmed: held.confirmed.then(() => undefined) } : {};
+      const outputs: AsyncIterable<EngineOutput> =
+        userText !== undefined ? engine.respond(userText, signal, respondOptions) : unprompted && engine.unprompted ? engine.unprompted(signal) : engine.begin(signal);
+      const pieces = sentenceStage(outputs, () => (marks.firstText = h.now()));
+      const audio = ttsStage(pieces, h.tts, {
+        ...(h.voiceId ? { voiceId: h.voiceId } : {}),
+        signal,
+        onSynthesisStart: () => (marks.synthStart = h.now()),
+        onFirstAudio: () => (marks.firstAudio = h.now()),
+      });
+      for await (const ev of audio) {
+        if (signal.aborted) break;
+        if (ev.type !== 'sentence_start') await open();
+        if (ev.type === 'hangup') hangup = true;
+        else if (ev.type === 'tool_call_invocation' || ev.type === 'tool_call_result') {
+          // A round trip the reply waited for before it had anything to say delays it.
+          if (ev.type === 'tool_call_result' && ev.delayMs !== undefined && marks.firstText === undefined) functionMs += ev.delayMs;
+          // Placed where the reply's audio reaches it: after the sentences already synthesized.
+          reply.hadToolCalls = true;
+          const before = reply.sentences.length;
+          const atMs = before > 0 && reply.startedAt !== undefined ? reply.startMs + framesBefore(reply, before) * FRAME_MS : h.elapsedMs();
+          const call = h.toolCall(ev, atMs);
+          if (call && atMs > h.elapsedMs()) reply.placed.push({ call, happenedMs: h.elapsedMs() });
+        } else if (ev.type === 'sentence_start') {
+          reply.sentences[ev.index] = ev.text;
+          reply.queued[ev.index] = 0;
+        } else {
+          for (const pcm of framer.push(ev.pcm)) {
+            if (signal.aborted) break;
+            reply.queued[ev.index] = (reply.queued[ev.index] ?? 0) + 1;
+            await h.playout.push(pcm);
+          }
+        }
+      }
+      if (!signal.aborted) {
+        await open();
+        for (const pcm of framer.flush()) {
+          const last = reply.sentences.length - 1;
+          reply.queued[last] = (reply.queued[last] ?? 0) + 1;
+          await h.playout.push(pcm);
+        }
+      }
+    } catch (e) {
+      // A held reply that fails is dropped: the confirmed turn is answered anew.
+      if (opened && !signal.aborted && !isAbortError(e)) {
+        h.failed(failureReason(e), e);
+        return;
+      }
+    }
+    if (!opened) return;
+    reply.synthesisDone = true;
+    if (!reply.cutOff && !h.closed()) {
+      h.playout.finish();
+      await h.playout.drained();
+    }
+    if (this.#current === reply) this.#current = undefined;
+    if (h.closed()) return;
+    // A call placed after audio the caller cut off was never reached: it goes back to when it happened.
+    for (const p of reply.placed) if (reply.cutAtMs !== undefined && p.call.atMs > reply.cutAtMs) p.call.atMs = p.happenedMs;
+    const heard = heardText(reply);
+    if (heard) {
+      h.engine.agentSpoke(heard, reply.cutOff);
+      h.heard({
+        role: 'agent',
+        text: heard,
+        startMs: reply.startMs,
+        endMs: h.elapsedMs(),
+        ...(reply.cutOff ? { cutOff: true } : {}),
+        ...(reply.hadToolCalls ? { sentences: timedSentences(reply) } : {}),
+      });
+    }
+    if (turn && reply.startedAt !== undefined) {
+      const lat: TurnLatency = {
+        e2eMs: Math.max(0, reply.startedAt - turn.speechEndAt),
+        asrMs: Math.max(0, turn.transcriptAt - turn.speechEndAt),
+        llmMs: marks.firstText !== undefined ? Math.max(0, marks.firstText - engineStart) : 0,
+        ttsMs: marks.firstAudio !== undefined && marks.synthStart !== undefined ? Math.max(0, marks.firstAudio - marks.synthStart) : 0,
+      };
+      if (functionMs > 0) lat.functionMs = Math.round(functionMs);
+      h.latency(lat);
+    }
+    if (hangup) h.hangup();
+  }
+}
+
+/**
+ * The reason a failed reply ends the call with: the engine's (EngineError) or the provider's
+ * kind (ProviderError: synthesis failures are wrapped as such by the TTS stage); anything else is
+ * an error nobody expected, `error_unknown`, never blamed on a provider.
+ */
+function failureReason(e: unknown): FailureReason {
+  if (e instanceof EngineError) return 'error_llm';
+  if (e instanceof ProviderError) return e.kind === 'asr' ? 'error_asr' : e.kind === 'llm' ? 'error_llm' : 'error_tts';
+  return 'error_unknown';
+}
+
+function total(counts: readonly number[]): number {
+  let n = 0;
+  for (const c of counts) n += c ?? 0;
+  return n;
+}
+
+/** What the caller heard: whole sentences played, plus the played share of the sentence cut. */
+function heardText(r: Reply): string {
+  return heardSentences(r).filter(Boolean).join(' ').trim();
+}
+
+/** Frames queued for the reply's sentences before sentence `index` (its offset in the reply's audio). */
+function framesBefore(r: Reply, index: number): number {
+  let n = 0;
+  for (let i = 0; i < index; i++) n += r.queued[i] ?? 0;
+  return n;
+}
+
+/** The heard sentences of a reply, each with when it began to play (ms since the pipeline started). */
+function timedSentences(r: Reply): Array<{ text: string; startMs: number }> {
+  return heardSentences(r).flatMap((text, i) => (text ? [{ text, startMs: r.startMs + framesBefore(r, i) * FRAME_MS }] : []));
+}
+
+/** What was heard of each sentence of a reply: all of them, or up to the played position where it was cut off. */
+function heardSentences(r: Reply): string[] {
+  if (!r.cutOff) return r.sentences.map((s) => s ?? '');
+  const parts: string[] = [];
+  let before = 0;
+  for (let i = 0; i < r.sentences.length; i++) {
+    const text = r.sentences[i] ?? '';
+    const queued = r.queued[i] ?? 0;
+    const heard = Math.max(0, Math.min(queued, r.cutPlayedFrames - before));
+    before += queued;
+    if (heard === 0) break;
+    if (heard >= queued && i < r.sentences.length - 1) {
+      parts.push(text);
+      continue;
+    }
+    const ws = text.split(/\s+/).filter(Boolean);
+    const n = Math.max(1, Math.floor((ws.length * heard) / Math.max(queued, 1)));
+    parts.push(ws.slice(0, n).join(' '));
+    break;
+  }
+  return parts;
+}
