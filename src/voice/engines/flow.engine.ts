@@ -5,6 +5,7 @@ import { mergePhrases, namesFromVariables, nodePhrases } from './expected.ts';
 import { renderTemplate, resolveVariables, variable, variableMap } from './variables.ts';
 import { abortable, applyResponseVariables, callFunction, confirmedTurn, typedArgs } from './functions.ts';
 import { languageInstruction } from './language.ts';
+import { SPOKEN_STYLE } from './prompt.ts';
 import {
   EngineError,
   type FunctionCaller,
@@ -25,8 +26,6 @@ import {
 
 /** Node hops allowed within one agent turn (tool nodes chain without waiting); guards loops. */
 const MAX_HOPS_PER_TURN = 16;
-const SPOKEN_STYLE =
-  'You are speaking on a phone call. Reply with one to three short spoken sentences: no lists, no markdown, no emojis.';
 
 /**
  * Names the first node or edge that needs an LLM (a prompt instruction or a prompt transition),

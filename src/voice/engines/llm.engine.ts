@@ -3,6 +3,7 @@ import type { CustomFunction } from '../../domain/custom-function.ts';
 import { renderTemplate, resolveVariables } from './variables.ts';
 import { parseBoundedJson } from '../../lib/bounded-json.ts';
 import { languageInstruction } from './language.ts';
+import { SPOKEN_STYLE } from './prompt.ts';
 import { mergePhrases, namesFromVariables } from './expected.ts';
 import { abortable, callFunction, confirmedTurn } from './functions.ts';
 import {
@@ -24,8 +25,6 @@ import {
  * results go back to the model. The last round offers no tools, so the model has to speak.
  */
 export const MAX_ROUNDS_PER_TURN = 6;
-const SPOKEN_STYLE =
-  'You are speaking on a phone call. Reply with one to three short spoken sentences: no lists, no markdown, no emojis.';
 
 export interface LlmEngineOptions {
   config: ServiceLlm;
