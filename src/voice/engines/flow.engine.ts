@@ -1,11 +1,11 @@
 import type { ChatMessage, LlmProvider } from '../../providers/llm.ts';
-import { chatText } from '../../providers/llm.ts';
-import { extractVariable, words } from './extract.ts';
+import { extractVariable } from './extract.ts';
 import { mergePhrases, namesFromVariables, nodePhrases } from './expected.ts';
 import { renderTemplate, resolveVariables, variable, variableMap } from './variables.ts';
 import { abortable, applyResponseVariables, callFunction, confirmedTurn, typedArgs } from './functions.ts';
 import { languageInstruction } from './language.ts';
 import { SPOKEN_STYLE } from './prompt.ts';
+import { askPromptEdges, chooseEdge } from './transitions.ts';
 import {
   EngineError,
   type FunctionCaller,
@@ -16,13 +16,14 @@ import {
   type EngineEnding,
   type EngineOutcome,
   type EngineOutput,
-  type Equation,
   type FlowEdge,
   type FlowNode,
   type FlowTools,
   type ResponseEngine,
   type RespondOptions,
 } from './types.ts';
+
+export { equationsHold, keywordMatch } from './transitions.ts';
 
 /** Node hops allowed within one agent turn (tool nodes chain without waiting); guards loops. */
 const MAX_HOPS_PER_TURN = 16;
@@ -410,35 +411,16 @@ export class FlowEngine implements ResponseEngine {
   }
 
   async #chooseEdge(node: FlowNode, userText: string, signal: AbortSignal): Promise<FlowNode | undefined> {
-    const edges = node.edges ?? [];
     // Tool nodes chain on with `always`: only a conversation node's else edge is a fallback.
     if (node.type === 'conversation') this.#elseFrom = undefined;
-    const vars = this.variables();
-    let promptVerdict: FlowEdge | null | undefined; // undefined = not asked yet
-    for (const edge of edges) {
-      const c = edge.transition_condition;
-      let hit = false;
-      if (c.type === 'keyword') hit = keywordMatch(c.keywords, userText);
-      else if (c.type === 'equation') {
-        try {
-          hit = equationsHold(c.equations, c.operator, vars);
-        } catch (error) {
-          // A condition that cannot be judged does not hold: the else path, and the log says why.
-          this.#onEdgeError?.(node.id, edge.id, error);
-          hit = false;
-        }
-      }
-      else if (c.type === 'prompt') {
-        if (promptVerdict === undefined) promptVerdict = await this.#askPromptEdges(node, edges, signal);
-        hit = promptVerdict === edge;
-      }
-      if (hit) return this.#destination(edge);
-    }
-    const always = edges.find((e) => e.transition_condition.type === 'always');
-    if (!always) return undefined;
-    // A node whose only edges are `always` just moves on; with other edges, `always` is the else.
-    if (node.type === 'conversation' && edges.some((e) => e.transition_condition.type !== 'always')) this.#elseFrom = node.id;
-    return this.#destination(always);
+    const choice = await chooseEdge(node, userText, {
+      vars: this.variables(),
+      askPrompt: (promptEdges) => this.#askPromptEdges(node, promptEdges, signal),
+      onEdgeError: (edgeId, error) => this.#onEdgeError?.(node.id, edgeId, error),
+    });
+    if (!choice) return undefined;
+    if (choice.viaElse) this.#elseFrom = node.id;
+    return this.#destination(choice.edge);
   }
 
   #destination(edge: FlowEdge): FlowNode {
@@ -447,92 +429,14 @@ export class FlowEngine implements ResponseEngine {
     return n;
   }
 
-  /** One LLM call judges every prompt edge of the node; returns the first that holds, or null. */
-  async #askPromptEdges(node: FlowNode, edges: readonly FlowEdge[], signal: AbortSignal): Promise<FlowEdge | null> {
-    const promptEdges = edges.filter((e) => e.transition_condition.type === 'prompt');
+  /** One LLM call judges every prompt edge of the node (transitions.ts). */
+  #askPromptEdges(node: FlowNode, promptEdges: readonly FlowEdge[], signal: AbortSignal): Promise<FlowEdge | null> {
     const llm = this.#requireLlm(`node ${node.id} has prompt transitions`);
-    const vars = this.variables();
-    const list = promptEdges
-      .map((e, i) => `${i + 1}. ${renderTemplate(e.transition_condition.type === 'prompt' ? e.transition_condition.prompt : '', vars)}`)
-      .join('\n');
-    const transcript = this.#history.slice(-12).map((m) => `${m.role}: ${m.role === 'assistant' || m.role === 'user' ? m.content : ''}`).join('\n');
-    let answer: string;
-    try {
-      answer = await chatText(llm, {
-        messages: [
-          { role: 'system', content: 'You route a phone conversation. Given the conversation so far, answer with only the number of the first condition that is true, or 0 if none is.' },
-          { role: 'user', content: `Conversation:\n${transcript}\n\nConditions:\n${list}\n\nAnswer with one number.` },
-        ],
-        ...(this.#flow.model ? { model: this.#flow.model } : {}),
-        temperature: 0,
-        signal,
-      });
-    } catch (e) {
-      if (signal.aborted) throw e;
-      throw new EngineError('error_llm', 'LLM failed while judging a prompt transition', e);
-    }
-    const n = Number(/\d+/.exec(answer)?.[0] ?? '0');
-    return promptEdges[n - 1] ?? null;
+    return askPromptEdges(llm, { promptEdges, vars: this.variables(), history: this.#history, ...(this.#flow.model ? { model: this.#flow.model } : {}), signal });
   }
 
   #requireLlm(why: string): LlmProvider {
     if (!this.#llm) throw new EngineError('error_llm', `no LLM is configured but ${why}`);
     return this.#llm;
-  }
-}
-
-/** Whole-word (or whole-phrase), case-insensitive keyword match. */
-export function keywordMatch(keywords: readonly string[], text: string): boolean {
-  const hay = ` ${words(text).join(' ')} `;
-  return keywords.some((k) => {
-    const needle = words(k).join(' ');
-    return needle.length > 0 && hay.includes(` ${needle} `);
-  });
-}
-
-/** Evaluates equations joined by && or ||; `left`/`right` may hold {{var}} or a bare variable name. */
-export function equationsHold(equations: readonly Equation[], op: '&&' | '||', vars: Readonly<Record<string, string>>): boolean {
-  if (equations.length === 0) return false;
-  const results = equations.map((e) => equationHolds(e, vars));
-  return op === '&&' ? results.every(Boolean) : results.some(Boolean);
-}
-
-function operand(raw: string | undefined, vars: Readonly<Record<string, string>>): string {
-  if (raw === undefined) return '';
-  if (raw.includes('{{')) return renderTemplate(raw, vars).trim();
-  const bare = raw.trim();
-  const value = /^[A-Za-z_][A-Za-z0-9_.-]*$/.test(bare) ? variable(vars, bare) : undefined;
-  return value ?? bare;
-}
-
-function equationHolds(e: Equation, vars: Readonly<Record<string, string>>): boolean {
-  if (e.operator === 'exists' || e.operator === 'not_exists') {
-    // Existence is about a variable: a bare name is looked up, never taken as a literal.
-    const raw = e.left.trim();
-    const value = raw.includes('{{') ? renderTemplate(raw, vars).trim() : (variable(vars, raw) ?? '').trim();
-    return e.operator === 'exists' ? value !== '' : value === '';
-  }
-  const left = operand(e.left, vars);
-  const right = operand(e.right, vars);
-  const ln = Number(left);
-  const rn = Number(right);
-  const numeric = left !== '' && right !== '' && Number.isFinite(ln) && Number.isFinite(rn);
-  switch (e.operator) {
-    case '==':
-      return numeric ? ln === rn : left.toLowerCase() === right.toLowerCase();
-    case '!=':
-      return numeric ? ln !== rn : left.toLowerCase() !== right.toLowerCase();
-    case '>':
-      return numeric && ln > rn;
-    case '>=':
-      return numeric && ln >= rn;
-    case '<':
-      return numeric && ln < rn;
-    case '<=':
-      return numeric && ln <= rn;
-    case 'contains':
-      return left.toLowerCase().includes(right.toLowerCase());
-    case 'not_contains':
-      return !left.toLowerCase().includes(right.toLowerCase());
   }
 }
