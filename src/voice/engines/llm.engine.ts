@@ -4,6 +4,7 @@ import { renderTemplate, resolveVariables } from './variables.ts';
 import { parseBoundedJson } from '../../lib/bounded-json.ts';
 import { languageInstruction } from './language.ts';
 import { SPOKEN_STYLE } from './prompt.ts';
+import { newLlmConversation, saveLlmConversation, type LlmConversation, type PendingRound } from './llm.conversation.ts';
 import { mergePhrases, namesFromVariables } from './expected.ts';
 import { abortable, callFunction, confirmedTurn } from './functions.ts';
 import {
@@ -39,15 +40,6 @@ export interface LlmEngineOptions {
   functions?: FunctionCaller;
 }
 
-/** A round of function calls the model asked for, still running when its turn was cut short. */
-interface PendingRound {
-  /** The calls of the round (functions, transitions, end_call). */
-  calls: ChatToolCall[];
-  /** The functions' outcomes by call id, once all are in. */
-  results: Promise<ReadonlyMap<string, FunctionOutcome>>;
-  records: Promise<EngineOutput[]>;
-}
-
 /** Function names allow [A-Za-z0-9_-]{1,64}. */
 export function transitionToolName(state: string): string {
   return `transition_to_${state.replace(/[^A-Za-z0-9_-]/g, '_')}`.slice(0, 64);
@@ -63,17 +55,10 @@ export class LlmEngine implements ResponseEngine {
   readonly #llm: LlmProvider;
   readonly #callVariables: () => CallVariables;
   readonly #states: Map<string, ServiceLlmState>;
-  #state: ServiceLlmState | undefined;
-  #history: ChatMessage[] = [];
-  #reachedEnd = false;
-  #ending: EngineEnding | undefined;
   readonly #language: string | undefined;
   readonly #functions: FunctionCaller | undefined;
-  /** A round whose wait was cut short by a barge-in: the next turn settles it first. */
-  #pending: PendingRound | undefined;
-  /** A round with functions also called end_call: the call ends once its results are in. */
-  #endRequested = false;
-  #goodbye: string | undefined;
+  /** Everything a turn changes: a checkpoint copies it whole (llm.conversation.ts). */
+  #conversation: LlmConversation;
   /** The turn being answered is confirmed once this resolves (a preemptive reply); undefined: it is. */
   #confirmed: Promise<void> | undefined;
 
@@ -86,7 +71,21 @@ export class LlmEngine implements ResponseEngine {
     this.#states = new Map((options.config.states ?? []).map((s) => [s.name, s]));
     const start = options.startState ?? options.config.starting_state;
     if (start !== undefined && !this.#states.has(start)) throw new EngineError('error_config', `no state ${start}`);
-    this.#state = start !== undefined ? this.#states.get(start) : options.config.states?.[0];
+    this.#conversation = newLlmConversation(start !== undefined ? this.#states.get(start) : options.config.states?.[0]);
+  }
+
+  /** The state the conversation is in. */
+  get #state(): ServiceLlmState | undefined {
+    return this.#conversation.current;
+  }
+
+  /** How the model ended the call. */
+  get #ending(): EngineEnding | undefined {
+    return this.#conversation.ending;
+  }
+
+  set #ending(ending: EngineEnding | undefined) {
+    this.#conversation.ending = ending;
   }
 
   get currentState(): string | undefined {
@@ -103,7 +102,7 @@ export class LlmEngine implements ResponseEngine {
   }
 
   outcome(): EngineOutcome {
-    return { reachedEnd: this.#reachedEnd, ...(this.#ending ? { ending: this.#ending } : {}), variables: {}, names: [], ...(this.#state ? { position: this.#state.name } : {}) };
+    return { reachedEnd: this.#conversation.reachedEnd, ...(this.#ending ? { ending: this.#ending } : {}), variables: {}, names: [], ...(this.#state ? { position: this.#state.name } : {}) };
   }
 
   async *begin(signal: AbortSignal): AsyncIterable<EngineOutput> {
@@ -120,35 +119,22 @@ export class LlmEngine implements ResponseEngine {
   async *respond(userText: string, signal: AbortSignal, options: RespondOptions = {}): AsyncIterable<EngineOutput> {
     this.#confirmed = options.confirmed;
     // The calls of a round the user cut short went on: their results come before the new words.
-    if (this.#pending && (yield* this.#settle(this.#pending, signal))) return;
-    this.#history.push({ role: 'user', content: userText });
-    if (this.#reachedEnd) return;
+    if (this.#conversation.pending && (yield* this.#settle(this.#conversation.pending, signal))) return;
+    this.#conversation.history.push({ role: 'user', content: userText });
+    if (this.#conversation.reachedEnd) return;
     yield* this.#converse(signal);
   }
 
   agentSpoke(text: string, cutOff: boolean): void {
     if (!text) return;
-    this.#history.push({ role: 'assistant', content: cutOff ? `${text} [interrupted]` : text });
+    this.#conversation.history.push({ role: 'assistant', content: cutOff ? `${text} [interrupted]` : text });
   }
 
+  /** Saves a copy of the whole conversation; the function returned puts it back whole. */
   checkpoint(): () => void {
-    const saved = {
-      state: this.#state,
-      history: [...this.#history],
-      reachedEnd: this.#reachedEnd,
-      ending: this.#ending,
-      pending: this.#pending,
-      endRequested: this.#endRequested,
-      goodbye: this.#goodbye,
-    };
+    const saved = saveLlmConversation(this.#conversation);
     return () => {
-      this.#state = saved.state;
-      this.#history = saved.history;
-      this.#reachedEnd = saved.reachedEnd;
-      this.#ending = saved.ending;
-      this.#pending = saved.pending;
-      this.#endRequested = saved.endRequested;
-      this.#goodbye = saved.goodbye;
+      this.#conversation = saveLlmConversation(saved);
       this.#confirmed = undefined;
     };
   }
@@ -219,7 +205,7 @@ export class LlmEngine implements ResponseEngine {
       const lastRound = round === MAX_ROUNDS_PER_TURN - 1;
       try {
         for await (const d of this.#llm.chat({
-          messages: [{ role: 'system', content: this.#systemPrompt(vars) }, ...this.#history],
+          messages: [{ role: 'system', content: this.#systemPrompt(vars) }, ...this.#conversation.history],
           ...(lastRound ? {} : { tools: this.#tools() }),
           ...(this.#config.model ? { model: this.#config.model } : {}),
           ...(this.#config.model_temperature !== undefined ? { temperature: this.#config.model_temperature } : {}),
@@ -238,31 +224,31 @@ export class LlmEngine implements ResponseEngine {
       const functions = this.#functionsNow();
       if (calls.some((c) => functions.some((f) => f.name === c.name))) {
         const speakAfter = yield* this.#runFunctions(calls, functions, spoke, signal);
-        if (this.#reachedEnd) return;
+        if (this.#conversation.reachedEnd) return;
         if (!speakAfter) return;
         continue;
       }
-      this.#history.push({ role: 'assistant', content: null, tool_calls: calls });
+      this.#conversation.history.push({ role: 'assistant', content: null, tool_calls: calls });
       let moved = false;
       for (const call of calls) {
         if (call.name === this.#endCall().name) {
           const args = parseArgs(call.arguments);
           const goodbye = args['message'];
           this.#noteEnding(args);
-          this.#history.push({ role: 'tool', tool_call_id: call.id, content: 'call ended' });
+          this.#conversation.history.push({ role: 'tool', tool_call_id: call.id, content: 'call ended' });
           if (typeof goodbye === 'string' && goodbye.trim()) yield { type: 'text', text: goodbye.trim() };
-          this.#reachedEnd = true;
+          this.#conversation.reachedEnd = true;
           yield { type: 'hangup', reason: 'agent_hangup' };
           return;
         }
         const dest = (this.#state?.edges ?? []).find((e) => transitionToolName(e.destination_state_name) === call.name);
         const next = dest ? this.#states.get(dest.destination_state_name) : undefined;
         if (next) {
-          this.#state = next;
+          this.#conversation.current = next;
           moved = true;
-          this.#history.push({ role: 'tool', tool_call_id: call.id, content: `now in state ${next.name}` });
+          this.#conversation.history.push({ role: 'tool', tool_call_id: call.id, content: `now in state ${next.name}` });
         } else {
-          this.#history.push({ role: 'tool', tool_call_id: call.id, content: 'unknown tool' });
+          this.#conversation.history.push({ role: 'tool', tool_call_id: call.id, content: 'unknown tool' });
         }
       }
       // After a transition the model speaks in the new state, unless it already spoke this turn.
@@ -300,8 +286,8 @@ export class LlmEngine implements ResponseEngine {
         ...(i === 0 ? { delayMs: longest } : {}),
       }));
     });
-    this.#pending = { calls, results, records };
-    const ended = yield* this.#settle(this.#pending, signal);
+    this.#conversation.pending = { calls, results, records };
+    const ended = yield* this.#settle(this.#conversation.pending, signal);
     if (ended) return false;
     return called.some(({ fn }) => fn.speak_after_execution !== false) || called.length < calls.length;
   }
@@ -309,13 +295,13 @@ export class LlmEngine implements ResponseEngine {
   /** Waits (abortably) for a pending round, adds it to the history and records its results; true when it ended the call. */
   async *#settle(pending: PendingRound, signal: AbortSignal): AsyncGenerator<EngineOutput, boolean> {
     const [results, records] = await abortable(Promise.all([pending.results, pending.records]), signal);
-    this.#pending = undefined;
+    this.#conversation.pending = undefined;
     // The round's transitions and end_call apply now, in the turn that takes its results.
-    this.#history.push(...this.#roundHistory(pending.calls, results));
+    this.#conversation.history.push(...this.#roundHistory(pending.calls, results));
     yield* records;
-    if (this.#endRequested) {
-      this.#reachedEnd = true;
-      if (this.#goodbye) yield { type: 'text', text: this.#goodbye };
+    if (this.#conversation.endRequested) {
+      this.#conversation.reachedEnd = true;
+      if (this.#conversation.goodbye) yield { type: 'text', text: this.#conversation.goodbye };
       yield { type: 'hangup', reason: 'agent_hangup' };
       return true;
     }
@@ -335,14 +321,14 @@ export class LlmEngine implements ResponseEngine {
         const args = parseArgs(call.arguments);
         const goodbye = args['message'];
         this.#noteEnding(args);
-        this.#endRequested = true;
-        if (typeof goodbye === 'string' && goodbye.trim()) this.#goodbye = goodbye.trim();
+        this.#conversation.endRequested = true;
+        if (typeof goodbye === 'string' && goodbye.trim()) this.#conversation.goodbye = goodbye.trim();
         out.push({ role: 'tool', tool_call_id: call.id, content: 'call ended' });
         continue;
       }
       const dest = (this.#state?.edges ?? []).find((e) => transitionToolName(e.destination_state_name) === call.name);
       const next = dest ? this.#states.get(dest.destination_state_name) : undefined;
-      if (next) this.#state = next;
+      if (next) this.#conversation.current = next;
       out.push({ role: 'tool', tool_call_id: call.id, content: next ? `now in state ${next.name}` : 'unknown tool' });
     }
     return out;
