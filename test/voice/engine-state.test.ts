@@ -152,8 +152,6 @@ function llmConversation(): LlmConversation {
     reachedEnd: false,
     ending: { via: 'end_call', successful: false, marked: false, detail: 'end_call without goal_achieved' },
     pending: { calls: [{ id: 'c2', name: 'book', arguments: '{}' }], results: Promise.resolve(new Map()), records: Promise.resolve([]) },
-    endRequested: true,
-    goodbye: 'Bye.',
   };
 }
 

@@ -27,9 +27,6 @@ export interface LlmConversation {
   ending: EngineEnding | undefined;
   /** A round whose wait was cut short by a barge-in: the next turn settles it first. */
   pending: PendingRound | undefined;
-  /** A round with functions also called end_call: the call ends once its results are in. */
-  endRequested: boolean;
-  goodbye: string | undefined;
 }
 
 /**
@@ -42,13 +39,11 @@ export const LLM_CONVERSATION_COPY: CopyRules<LlmConversation> = {
   reachedEnd: 'value',
   ending: 'value',
   pending: 'shared',
-  endRequested: 'value',
-  goodbye: 'value',
 };
 
 /** A conversation about to begin in `start`. */
 export function newLlmConversation(start: ServiceLlmState | undefined): LlmConversation {
-  return { current: start, history: [], reachedEnd: false, ending: undefined, pending: undefined, endRequested: false, goodbye: undefined };
+  return { current: start, history: [], reachedEnd: false, ending: undefined, pending: undefined };
 }
 
 /** What a checkpoint saves, and a rollback puts back: a copy of the whole conversation (LLM_CONVERSATION_COPY). */

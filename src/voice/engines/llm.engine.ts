@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatTool, ChatToolCall, LlmProvider } from '../../providers/llm.ts';
+import type { ChatTool, ChatToolCall, LlmProvider } from '../../providers/llm.ts';
 import type { CustomFunction } from '../../domain/custom-function.ts';
 import { renderTemplate, resolveVariables } from './variables.ts';
 import { parseBoundedJson } from '../../lib/bounded-json.ts';
@@ -38,6 +38,11 @@ export interface LlmEngineOptions {
   language?: string;
   /** Calls `general_tools` and `states[].tools`; without it, they fail as unavailable. */
   functions?: FunctionCaller;
+}
+
+/** What end_call asked for: the goodbye to say before hanging up ('' for none). */
+interface EndOfCall {
+  goodbye: string;
 }
 
 /** Function names allow [A-Za-z0-9_-]{1,64}. */
@@ -228,31 +233,13 @@ export class LlmEngine implements ResponseEngine {
         if (!speakAfter) return;
         continue;
       }
-      this.#conversation.history.push({ role: 'assistant', content: null, tool_calls: calls });
-      let moved = false;
-      for (const call of calls) {
-        if (call.name === this.#endCall().name) {
-          const args = parseArgs(call.arguments);
-          const goodbye = args['message'];
-          this.#noteEnding(args);
-          this.#conversation.history.push({ role: 'tool', tool_call_id: call.id, content: 'call ended' });
-          if (typeof goodbye === 'string' && goodbye.trim()) yield { type: 'text', text: goodbye.trim() };
-          this.#conversation.reachedEnd = true;
-          yield { type: 'hangup', reason: 'agent_hangup' };
-          return;
-        }
-        const dest = (this.#state?.edges ?? []).find((e) => transitionToolName(e.destination_state_name) === call.name);
-        const next = dest ? this.#states.get(dest.destination_state_name) : undefined;
-        if (next) {
-          this.#conversation.current = next;
-          moved = true;
-          this.#conversation.history.push({ role: 'tool', tool_call_id: call.id, content: `now in state ${next.name}` });
-        } else {
-          this.#conversation.history.push({ role: 'tool', tool_call_id: call.id, content: 'unknown tool' });
-        }
+      const applied = this.#applyRound(calls, new Map());
+      if (applied.end) {
+        yield* this.#hangUp(applied.end);
+        return;
       }
       // After a transition the model speaks in the new state, unless it already spoke this turn.
-      if (spoke && moved) return;
+      if (spoke && applied.moved) return;
     }
   }
 
@@ -292,46 +279,59 @@ export class LlmEngine implements ResponseEngine {
     return called.some(({ fn }) => fn.speak_after_execution !== false) || called.length < calls.length;
   }
 
-  /** Waits (abortably) for a pending round, adds it to the history and records its results; true when it ended the call. */
+  /** Waits (abortably) for a pending round, applies it (#applyRound) and records its results; true when it ended the call. */
   async *#settle(pending: PendingRound, signal: AbortSignal): AsyncGenerator<EngineOutput, boolean> {
     const [results, records] = await abortable(Promise.all([pending.results, pending.records]), signal);
     this.#conversation.pending = undefined;
     // The round's transitions and end_call apply now, in the turn that takes its results.
-    this.#conversation.history.push(...this.#roundHistory(pending.calls, results));
+    const applied = this.#applyRound(pending.calls, results);
     yield* records;
-    if (this.#conversation.endRequested) {
-      this.#conversation.reachedEnd = true;
-      if (this.#conversation.goodbye) yield { type: 'text', text: this.#conversation.goodbye };
-      yield { type: 'hangup', reason: 'agent_hangup' };
-      return true;
-    }
-    return false;
+    if (!applied.end) return false;
+    yield* this.#hangUp(applied.end);
+    return true;
   }
 
-  /** The history of a round with functions: the assistant's calls, then a result for each (functions, transitions, end_call). */
-  #roundHistory(calls: ChatToolCall[], results: ReadonlyMap<string, FunctionOutcome>): ChatMessage[] {
-    const out: ChatMessage[] = [{ role: 'assistant', content: null, tool_calls: calls }];
+  /**
+   * Applies a round of tool calls, with or without functions (their `results` are in): the
+   * assistant's calls and a result for each go to the history, transitions move the conversation
+   * to their state, and end_call records how the call ended (once per call: the first end_call
+   * decides, `goal_achieved` its success) and asks for the hang-up (#hangUp).
+   */
+  #applyRound(calls: ChatToolCall[], results: ReadonlyMap<string, FunctionOutcome>): { moved: boolean; end: EndOfCall | undefined } {
+    const history = this.#conversation.history;
+    history.push({ role: 'assistant', content: null, tool_calls: calls });
+    let moved = false;
+    let end: EndOfCall | undefined;
     for (const call of calls) {
       const result = results.get(call.id);
       if (result) {
-        out.push({ role: 'tool', tool_call_id: call.id, content: result.content });
+        history.push({ role: 'tool', tool_call_id: call.id, content: result.content });
         continue;
       }
       if (call.name === this.#endCall().name) {
         const args = parseArgs(call.arguments);
+        if (!this.#ending) this.#noteEnding(args);
         const goodbye = args['message'];
-        this.#noteEnding(args);
-        this.#conversation.endRequested = true;
-        if (typeof goodbye === 'string' && goodbye.trim()) this.#conversation.goodbye = goodbye.trim();
-        out.push({ role: 'tool', tool_call_id: call.id, content: 'call ended' });
+        end ??= { goodbye: typeof goodbye === 'string' ? goodbye.trim() : '' };
+        history.push({ role: 'tool', tool_call_id: call.id, content: 'call ended' });
         continue;
       }
       const dest = (this.#state?.edges ?? []).find((e) => transitionToolName(e.destination_state_name) === call.name);
       const next = dest ? this.#states.get(dest.destination_state_name) : undefined;
-      if (next) this.#conversation.current = next;
-      out.push({ role: 'tool', tool_call_id: call.id, content: next ? `now in state ${next.name}` : 'unknown tool' });
+      if (next) {
+        this.#conversation.current = next;
+        moved = true;
+      }
+      history.push({ role: 'tool', tool_call_id: call.id, content: next ? `now in state ${next.name}` : 'unknown tool' });
     }
-    return out;
+    return { moved, end };
+  }
+
+  /** The end of the call that end_call asked for: its goodbye, if any, then the hang-up. */
+  *#hangUp(end: EndOfCall): Generator<EngineOutput> {
+    if (end.goodbye) yield { type: 'text', text: end.goodbye };
+    this.#conversation.reachedEnd = true;
+    yield { type: 'hangup', reason: 'agent_hangup' };
   }
 
   /** Calls one function with the model's arguments (JSON text); arguments that are not a JSON object are an error for the model. */
