@@ -6,6 +6,7 @@ import { abortable, applyResponseVariables, callFunction, confirmedTurn, typedAr
 import { languageInstruction } from './language.ts';
 import { SPOKEN_STYLE } from './prompt.ts';
 import { askPromptEdges, chooseEdge } from './transitions.ts';
+import { NO_TURN_CONTEXT, turnReference, type ReferenceLookup, type TurnContextSource } from './context.ts';
 import { newFlowConversation, rollBackFlowConversation, saveFlowConversation, type FlowConversation, type PendingFunction } from './flow.conversation.ts';
 import {
   EngineError,
@@ -62,6 +63,10 @@ export interface FlowEngineOptions {
   functions?: FunctionCaller;
   /** The agent's BCP-47 language: prompt instructions tell the model to reply in it. */
   language?: string;
+  /** Reference material for the turns that ask the LLM (context.ts); default NO_TURN_CONTEXT, none. */
+  contextSource?: TurnContextSource;
+  /** Monotonic milliseconds, for the timings reported (RespondOptions.onTiming); default performance.now(). */
+  now?: () => number;
 }
 
 /** Variables a `function` node sets for the edges after it (docs/custom-functions.md). */
@@ -89,6 +94,10 @@ export class FlowEngine implements ResponseEngine {
   #conversation: FlowConversation;
   /** The turn being answered is confirmed once this resolves (a preemptive reply); undefined: it is. */
   #confirmed: Promise<void> | undefined;
+  readonly #contextSource: TurnContextSource;
+  readonly #now: () => number;
+  /** The reference material of the turn being answered, asked for on its first LLM request. */
+  #reference: ReferenceLookup;
 
   constructor(options: FlowEngineOptions) {
     this.#flow = options.flow;
@@ -100,6 +109,9 @@ export class FlowEngine implements ResponseEngine {
     this.#onEdgeError = options.onEdgeError;
     this.#functions = options.functions;
     this.#language = options.language;
+    this.#contextSource = options.contextSource ?? NO_TURN_CONTEXT;
+    this.#now = options.now ?? (() => performance.now());
+    this.#reference = turnReference(this.#contextSource, '', { now: this.#now });
     const startId = options.startNodeId ?? options.flow.start_node_id;
     const start = this.#nodes.get(startId);
     if (!start) throw new EngineError('error_config', `flow has no node ${startId}`);
@@ -133,12 +145,14 @@ export class FlowEngine implements ResponseEngine {
 
   async *begin(signal: AbortSignal): AsyncIterable<EngineOutput> {
     this.#confirmed = undefined;
+    this.#reference = turnReference(this.#contextSource, '', { now: this.#now });
     yield* this.#drainLate();
     yield* this.#enter(this.#conversation.current, signal, 0);
   }
 
   async *respond(userText: string, signal: AbortSignal, options: RespondOptions = {}): AsyncIterable<EngineOutput> {
     this.#confirmed = options.confirmed;
+    this.#reference = turnReference(this.#contextSource, userText, { now: this.#now, onTiming: options.onTiming });
     this.#conversation.history.push({ role: 'user', content: userText });
     yield* this.#drainLate();
     const pending = this.#conversation.pending;
@@ -235,9 +249,10 @@ export class FlowEngine implements ResponseEngine {
     ]
       .filter(Boolean)
       .join('\n\n');
+    const reference = await this.#reference(this.#conversation.history, signal);
     try {
       for await (const d of llm.chat({
-        messages: [{ role: 'system', content: system }, ...this.#conversation.history],
+        messages: [{ role: 'system', content: system }, ...reference, ...this.#conversation.history],
         ...(this.#flow.model ? { model: this.#flow.model } : {}),
         ...(this.#flow.model_temperature !== undefined ? { temperature: this.#flow.model_temperature } : {}),
         signal,
@@ -382,9 +397,11 @@ export class FlowEngine implements ResponseEngine {
   }
 
   /** One LLM call judges every prompt edge of the node (transitions.ts). */
-  #askPromptEdges(node: FlowNode, promptEdges: readonly FlowEdge[], signal: AbortSignal): Promise<FlowEdge | null> {
+  async #askPromptEdges(node: FlowNode, promptEdges: readonly FlowEdge[], signal: AbortSignal): Promise<FlowEdge | null> {
     const llm = this.#requireLlm(`node ${node.id} has prompt transitions`);
-    return askPromptEdges(llm, { promptEdges, vars: this.variables(), history: this.#conversation.history, ...(this.#flow.model ? { model: this.#flow.model } : {}), signal });
+    const vars = this.variables();
+    const reference = await this.#reference(this.#conversation.history, signal);
+    return askPromptEdges(llm, { promptEdges, vars, history: this.#conversation.history, reference, ...(this.#flow.model ? { model: this.#flow.model } : {}), signal });
   }
 
   #requireLlm(why: string): LlmProvider {

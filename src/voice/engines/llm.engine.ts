@@ -5,6 +5,7 @@ import { parseBoundedJson } from '../../lib/bounded-json.ts';
 import { languageInstruction } from './language.ts';
 import { SPOKEN_STYLE } from './prompt.ts';
 import { newLlmConversation, saveLlmConversation, type LlmConversation, type PendingRound } from './llm.conversation.ts';
+import { NO_TURN_CONTEXT, turnReference, type ReferenceLookup, type TurnContextSource } from './context.ts';
 import { mergePhrases, namesFromVariables } from './expected.ts';
 import { abortable, callFunction, confirmedTurn } from './functions.ts';
 import {
@@ -38,6 +39,10 @@ export interface LlmEngineOptions {
   language?: string;
   /** Calls `general_tools` and `states[].tools`; without it, they fail as unavailable. */
   functions?: FunctionCaller;
+  /** Reference material for every turn the model answers (context.ts); default NO_TURN_CONTEXT, none. */
+  contextSource?: TurnContextSource;
+  /** Monotonic milliseconds, for the timings reported (RespondOptions.onTiming); default performance.now(). */
+  now?: () => number;
 }
 
 /** What end_call asked for: the goodbye to say before hanging up ('' for none). */
@@ -66,9 +71,13 @@ export class LlmEngine implements ResponseEngine {
   #conversation: LlmConversation;
   /** The turn being answered is confirmed once this resolves (a preemptive reply); undefined: it is. */
   #confirmed: Promise<void> | undefined;
+  readonly #contextSource: TurnContextSource;
+  readonly #now: () => number;
 
   constructor(options: LlmEngineOptions) {
     this.#language = options.language;
+    this.#contextSource = options.contextSource ?? NO_TURN_CONTEXT;
+    this.#now = options.now ?? (() => performance.now());
     this.#config = options.config;
     this.#llm = options.llm;
     this.#functions = options.functions;
@@ -118,7 +127,7 @@ export class LlmEngine implements ResponseEngine {
       if (text) yield { type: 'text', text };
       return;
     }
-    yield* this.#converse(signal);
+    yield* this.#converse(turnReference(this.#contextSource, '', { now: this.#now }), signal);
   }
 
   async *respond(userText: string, signal: AbortSignal, options: RespondOptions = {}): AsyncIterable<EngineOutput> {
@@ -127,7 +136,7 @@ export class LlmEngine implements ResponseEngine {
     if (this.#conversation.pending && (yield* this.#settle(this.#conversation.pending, signal))) return;
     this.#conversation.history.push({ role: 'user', content: userText });
     if (this.#conversation.reachedEnd) return;
-    yield* this.#converse(signal);
+    yield* this.#converse(turnReference(this.#contextSource, userText, { now: this.#now, onTiming: options.onTiming }), signal);
   }
 
   agentSpoke(text: string, cutOff: boolean): void {
@@ -202,7 +211,9 @@ export class LlmEngine implements ResponseEngine {
     return [...tools, ...functions];
   }
 
-  async *#converse(signal: AbortSignal): AsyncIterable<EngineOutput> {
+  /** The model's answer to the turn: up to MAX_ROUNDS_PER_TURN requests, each with the reference material `lookup` finds for it. */
+  async *#converse(lookup: ReferenceLookup, signal: AbortSignal): AsyncIterable<EngineOutput> {
+    const reference = await lookup(this.#conversation.history, signal);
     for (let round = 0; round < MAX_ROUNDS_PER_TURN; round++) {
       const vars = this.variables();
       const calls: ChatToolCall[] = [];
@@ -210,7 +221,7 @@ export class LlmEngine implements ResponseEngine {
       const lastRound = round === MAX_ROUNDS_PER_TURN - 1;
       try {
         for await (const d of this.#llm.chat({
-          messages: [{ role: 'system', content: this.#systemPrompt(vars) }, ...this.#conversation.history],
+          messages: [{ role: 'system', content: this.#systemPrompt(vars) }, ...reference, ...this.#conversation.history],
           ...(lastRound ? {} : { tools: this.#tools() }),
           ...(this.#config.model ? { model: this.#config.model } : {}),
           ...(this.#config.model_temperature !== undefined ? { temperature: this.#config.model_temperature } : {}),

@@ -64,6 +64,8 @@ export interface PromptEdgesRequest {
   vars: Readonly<Record<string, string>>;
   /** The conversation so far (its last 12 messages are shown). */
   history: readonly ChatMessage[];
+  /** The turn's reference material (context.ts), put after the system prompt; none by default. */
+  reference?: readonly ChatMessage[];
   model?: string;
   signal: AbortSignal;
 }
@@ -80,6 +82,7 @@ export async function askPromptEdges(llm: LlmProvider, request: PromptEdgesReque
     answer = await chatText(llm, {
       messages: [
         { role: 'system', content: 'You route a phone conversation. Given the conversation so far, answer with only the number of the first condition that is true, or 0 if none is.' },
+        ...(request.reference ?? []),
         { role: 'user', content: `Conversation:\n${transcript}\n\nConditions:\n${list}\n\nAnswer with one number.` },
       ],
       ...(request.model ? { model: request.model } : {}),
