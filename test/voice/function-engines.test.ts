@@ -132,3 +132,39 @@ test("service LLM: Retell's end_call tool in general_tools names and describes t
   assert.deepEqual(tools, ['hang_up: Hang up when the user is done.', 'lookup: ']);
   assert.equal(engine.outcome().reachedEnd, true);
 });
+
+test('service LLM: end_call ends the call the same way in a round with functions and without: goodbye, the ending recorded once', async () => {
+  const endCalls = [
+    { name: 'end_call', arguments: { message: ' Bye now. ', goal_achieved: true } },
+    { name: 'end_call', arguments: { message: 'Second goodbye.', goal_achieved: false } },
+  ];
+  const runs: Array<{ out: string[]; engine: LlmEngine; llm: FakeLlm }> = [];
+  for (const withFunction of [false, true]) {
+    const caller = new ManualCaller();
+    const calls = [...(withFunction ? [{ name: 'log_it' }] : []), endCalls[0]!, { name: 'transition_to_done' }, endCalls[1]!];
+    const llm = new FakeLlm([{ toolCalls: calls }]);
+    const engine = new LlmEngine({
+      llm,
+      functions: caller,
+      config: { general_tools: [fn('log_it')], starting_state: 'talk', states: [{ name: 'talk', edges: [{ destination_state_name: 'done' }] }, { name: 'done' }] },
+    });
+    const out = run(engine.respond('that is all', new AbortController().signal));
+    if (withFunction) {
+      while (caller.calls.length === 0) await tick();
+      caller.calls[0]!.answer({ content: 'logged' });
+    }
+    runs.push({ out: await out, engine, llm });
+  }
+  const [plain, functions] = runs as [(typeof runs)[0], (typeof runs)[0]];
+  assert.deepEqual(plain.out, ['Bye now.', '<hangup>']);
+  assert.deepEqual(functions.out, ['<invoke log_it {}>', '<result logged>', 'Bye now.', '<hangup>']);
+  for (const { engine } of runs) {
+    // The first end_call decides; the transition in the same round still moved the conversation.
+    assert.deepEqual(engine.outcome().ending, { via: 'end_call', successful: true, marked: false, detail: 'end_call with goal_achieved in state "talk"' });
+    assert.equal(engine.outcome().reachedEnd, true);
+    assert.equal(engine.outcome().position, 'done');
+    assert.deepEqual(await run(engine.respond('hello?', new AbortController().signal)), [], 'nothing after the end');
+  }
+  assert.equal(plain.llm.requests.length, 1);
+  assert.equal(functions.llm.requests.length, 1);
+});

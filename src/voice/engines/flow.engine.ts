@@ -1,10 +1,13 @@
-import type { ChatMessage, LlmProvider } from '../../providers/llm.ts';
-import { chatText } from '../../providers/llm.ts';
-import { extractVariable, words } from './extract.ts';
+import type { LlmProvider } from '../../providers/llm.ts';
+import { extractVariable } from './extract.ts';
 import { mergePhrases, namesFromVariables, nodePhrases } from './expected.ts';
-import { renderTemplate, resolveVariables, variable, variableMap } from './variables.ts';
+import { renderTemplate, resolveVariables, variable } from './variables.ts';
 import { abortable, applyResponseVariables, callFunction, confirmedTurn, typedArgs } from './functions.ts';
 import { languageInstruction } from './language.ts';
+import { SPOKEN_STYLE } from './prompt.ts';
+import { askPromptEdges, chooseEdge } from './transitions.ts';
+import { NO_TURN_CONTEXT, turnReference, type ReferenceLookup, type TurnContextSource } from './context.ts';
+import { newFlowConversation, rollBackFlowConversation, saveFlowConversation, type FlowConversation, type PendingFunction } from './flow.conversation.ts';
 import {
   EngineError,
   type FunctionCaller,
@@ -15,7 +18,6 @@ import {
   type EngineEnding,
   type EngineOutcome,
   type EngineOutput,
-  type Equation,
   type FlowEdge,
   type FlowNode,
   type FlowTools,
@@ -23,10 +25,10 @@ import {
   type RespondOptions,
 } from './types.ts';
 
+export { equationsHold, keywordMatch } from './transitions.ts';
+
 /** Node hops allowed within one agent turn (tool nodes chain without waiting); guards loops. */
 const MAX_HOPS_PER_TURN = 16;
-const SPOKEN_STYLE =
-  'You are speaking on a phone call. Reply with one to three short spoken sentences: no lists, no markdown, no emojis.';
 
 /**
  * Names the first node or edge that needs an LLM (a prompt instruction or a prompt transition),
@@ -61,25 +63,15 @@ export interface FlowEngineOptions {
   functions?: FunctionCaller;
   /** The agent's BCP-47 language: prompt instructions tell the model to reply in it. */
   language?: string;
+  /** Reference material for the turns that ask the LLM (context.ts); default NO_TURN_CONTEXT, none. */
+  contextSource?: TurnContextSource;
+  /** Monotonic milliseconds, for the timings reported (RespondOptions.onTiming); default performance.now(). */
+  now?: () => number;
 }
 
 /** Variables a `function` node sets for the edges after it (docs/custom-functions.md). */
 export const FUNCTION_STATUS_VARIABLE = 'tool_call_status';
 export const FUNCTION_ERROR_VARIABLE = 'tool_call_error';
-
-/** A function node's request still running when its turn was cut short (barge-in). */
-interface PendingFunction {
-  node: FlowNode;
-  toolCallId: string;
-  outcome: Promise<FunctionOutcome>;
-}
-
-/** The result of a function not waited for, its variables stored, its record not sent yet. */
-interface LateResult {
-  pending: PendingFunction;
-  outcome: FunctionOutcome;
-  record: ToolCallRecord;
-}
 
 /**
  * Conversation-flow engine. Entering a node speaks its instruction (static text, or LLM output for
@@ -97,27 +89,15 @@ export class FlowEngine implements ResponseEngine {
   readonly #onToolError: ((nodeId: string, error: unknown) => void) | undefined;
   readonly #onEdgeError: ((nodeId: string, edgeId: string, error: unknown) => void) | undefined;
   readonly #language: string | undefined;
-  #current: FlowNode;
-  #extracted: Record<string, string> = variableMap();
-  #names = new Set<string>();
-  #history: ChatMessage[] = [];
-  #reachedEnd = false;
-  #ending: EngineEnding | undefined;
-  /** The last edge chosen from a conversation node was its else edge (see #chooseEdge). */
-  #elseFrom: string | undefined;
   readonly #functions: FunctionCaller | undefined;
-  #toolCallSeq = 0;
-  /** A waited-for function whose turn was interrupted: the next turn settles it first. */
-  #pending: PendingFunction | undefined;
-  /**
-   * Functions not waited for (`wait_for_result: false`) whose results came in: their variables are
-   * stored at once, their result records go out with the next output.
-   */
-  #late: LateResult[] = [];
-  /** The current node is a function node whose request was sent since it was entered. */
-  #functionSent = false;
+  /** Everything a turn changes: a checkpoint copies it whole (flow.conversation.ts). */
+  #conversation: FlowConversation;
   /** The turn being answered is confirmed once this resolves (a preemptive reply); undefined: it is. */
   #confirmed: Promise<void> | undefined;
+  readonly #contextSource: TurnContextSource;
+  readonly #now: () => number;
+  /** The reference material of the turn being answered, asked for on its first LLM request. */
+  #reference: ReferenceLookup;
 
   constructor(options: FlowEngineOptions) {
     this.#flow = options.flow;
@@ -129,48 +109,53 @@ export class FlowEngine implements ResponseEngine {
     this.#onEdgeError = options.onEdgeError;
     this.#functions = options.functions;
     this.#language = options.language;
+    this.#contextSource = options.contextSource ?? NO_TURN_CONTEXT;
+    this.#now = options.now ?? (() => performance.now());
+    this.#reference = turnReference(this.#contextSource, '', { now: this.#now });
     const startId = options.startNodeId ?? options.flow.start_node_id;
     const start = this.#nodes.get(startId);
     if (!start) throw new EngineError('error_config', `flow has no node ${startId}`);
-    this.#current = start;
+    this.#conversation = newFlowConversation(start);
   }
 
   /** Id of the node the conversation is at. */
   get currentNodeId(): string {
-    return this.#current.id;
+    return this.#conversation.current.id;
   }
 
   /** The current node's keywords and extracted-value words, and names among the call's variables. */
   expectedPhrases(): string[] {
-    return mergePhrases(nodePhrases(this.#current), namesFromVariables(this.variables()));
+    return mergePhrases(nodePhrases(this.#conversation.current), namesFromVariables(this.variables()));
   }
 
   /** All variables as the next turn will see them. */
   variables(): Record<string, string> {
-    return resolveVariables(this.#flow.default_dynamic_variables, this.#callVariables(), this.#extracted);
+    return resolveVariables(this.#flow.default_dynamic_variables, this.#callVariables(), this.#conversation.extracted);
   }
 
   outcome(): EngineOutcome {
     return {
-      reachedEnd: this.#reachedEnd,
-      ...(this.#ending ? { ending: this.#ending } : {}),
-      variables: { ...this.#extracted },
-      names: [...this.#names],
-      position: this.#current.id,
+      reachedEnd: this.#conversation.reachedEnd,
+      ...(this.#conversation.ending ? { ending: this.#conversation.ending } : {}),
+      variables: { ...this.#conversation.extracted },
+      names: [...this.#conversation.names],
+      position: this.#conversation.current.id,
     };
   }
 
   async *begin(signal: AbortSignal): AsyncIterable<EngineOutput> {
     this.#confirmed = undefined;
+    this.#reference = turnReference(this.#contextSource, '', { now: this.#now });
     yield* this.#drainLate();
-    yield* this.#enter(this.#current, signal, 0);
+    yield* this.#enter(this.#conversation.current, signal, 0);
   }
 
   async *respond(userText: string, signal: AbortSignal, options: RespondOptions = {}): AsyncIterable<EngineOutput> {
     this.#confirmed = options.confirmed;
-    this.#history.push({ role: 'user', content: userText });
+    this.#reference = turnReference(this.#contextSource, userText, { now: this.#now, onTiming: options.onTiming });
+    this.#conversation.history.push({ role: 'user', content: userText });
     yield* this.#drainLate();
-    const pending = this.#pending;
+    const pending = this.#conversation.pending;
     if (pending) {
       // The user spoke over the filler of a function node: its request went on; the flow moves on
       // from that node once the result is in, and the words spoken over the filler are not routed.
@@ -178,9 +163,9 @@ export class FlowEngine implements ResponseEngine {
       yield* this.#leave(pending.node, signal, 0);
       return;
     }
-    const node = this.#current;
-    if (node.type === 'end' || this.#reachedEnd) return;
-    if (node.type === 'function' && !this.#functionSent) {
+    const node = this.#conversation.current;
+    if (node.type === 'end' || this.#conversation.reachedEnd) return;
+    if (node.type === 'function' && !this.#conversation.functionSent) {
       // Cut off before its request went out (during the filler): the node runs now.
       yield* this.#enter(node, signal, 0);
       return;
@@ -188,8 +173,8 @@ export class FlowEngine implements ResponseEngine {
     for (const v of node.extract_variables ?? []) {
       const value = extractVariable(v.type, userText);
       if (value === undefined) continue;
-      this.#extracted[v.name] = value;
-      if (v.type === 'name') this.#names.add(value);
+      this.#conversation.extracted[v.name] = value;
+      if (v.type === 'name') this.#conversation.names.add(value);
     }
     const next = await this.#chooseEdge(node, userText, signal);
     if (next) {
@@ -203,48 +188,29 @@ export class FlowEngine implements ResponseEngine {
 
   agentSpoke(text: string, cutOff: boolean): void {
     if (!text) return;
-    this.#history.push({ role: 'assistant', content: cutOff ? `${text} [interrupted]` : text });
+    this.#conversation.history.push({ role: 'assistant', content: cutOff ? `${text} [interrupted]` : text });
   }
 
+  /**
+   * Saves a copy of the whole conversation; the function returned puts it back whole, with the
+   * results of functions not waited for that came in meanwhile still stored (they happened).
+   */
   checkpoint(): () => void {
-    const saved = {
-      current: this.#current,
-      extracted: Object.assign(variableMap(), this.#extracted),
-      names: new Set(this.#names),
-      history: [...this.#history],
-      reachedEnd: this.#reachedEnd,
-      ending: this.#ending,
-      elseFrom: this.#elseFrom,
-      toolCallSeq: this.#toolCallSeq,
-      pending: this.#pending,
-      late: [...this.#late],
-      functionSent: this.#functionSent,
-    };
+    const saved = saveFlowConversation(this.#conversation);
     return () => {
-      this.#current = saved.current;
-      this.#extracted = saved.extracted;
-      this.#names = saved.names;
-      this.#history = saved.history;
-      this.#reachedEnd = saved.reachedEnd;
-      this.#ending = saved.ending;
-      this.#elseFrom = saved.elseFrom;
-      this.#toolCallSeq = saved.toolCallSeq;
-      this.#pending = saved.pending;
-      // Results of functions not waited for that came in meanwhile stay: they happened.
-      const arrived = this.#late.filter((r) => !saved.late.includes(r));
+      const { conversation, arrived } = rollBackFlowConversation(saved, this.#conversation);
+      this.#conversation = conversation;
       for (const r of arrived) this.#apply(r.pending, r.outcome, false, { report: false });
-      this.#late = [...saved.late, ...arrived];
-      this.#functionSent = saved.functionSent;
       this.#confirmed = undefined;
     };
   }
 
   async *#enter(node: FlowNode, signal: AbortSignal, hops: number): AsyncIterable<EngineOutput> {
     if (hops > MAX_HOPS_PER_TURN) throw new EngineError('error_config', 'flow loops between nodes without waiting for the user');
-    this.#current = node;
+    this.#conversation.current = node;
     // The ending is decided on entering the end node: a caller hanging up during its goodbye does not undo it.
-    if (node.type === 'end') this.#ending ??= this.#endingAt(node);
-    this.#functionSent = false;
+    if (node.type === 'end') this.#conversation.ending ??= this.#endingAt(node);
+    this.#conversation.functionSent = false;
     if (node.type === 'function') {
       yield* this.#runFunction(node, signal);
       yield* this.#leave(node, signal, hops);
@@ -252,7 +218,7 @@ export class FlowEngine implements ResponseEngine {
     }
     yield* this.#speakInstruction(node, signal);
     if (node.type === 'end') {
-      this.#reachedEnd = true;
+      this.#conversation.reachedEnd = true;
       yield { type: 'hangup', reason: 'agent_hangup' };
       return;
     }
@@ -283,9 +249,10 @@ export class FlowEngine implements ResponseEngine {
     ]
       .filter(Boolean)
       .join('\n\n');
+    const reference = await this.#reference(this.#conversation.history, signal);
     try {
       for await (const d of llm.chat({
-        messages: [{ role: 'system', content: system }, ...this.#history],
+        messages: [{ role: 'system', content: system }, ...reference, ...this.#conversation.history],
         ...(this.#flow.model ? { model: this.#flow.model } : {}),
         ...(this.#flow.model_temperature !== undefined ? { temperature: this.#flow.model_temperature } : {}),
         signal,
@@ -320,42 +287,42 @@ export class FlowEngine implements ResponseEngine {
     const vars = this.variables();
     const args = typedArgs(tool.parameters, Object.fromEntries(Object.entries(node.args ?? {}).map(([k, t]) => [k, renderTemplate(t, vars)])));
     await confirmedTurn(this.#confirmed, signal);
-    const toolCallId = `tool_call_${++this.#toolCallSeq}`;
+    const toolCallId = `tool_call_${++this.#conversation.toolCallSeq}`;
     yield { type: 'tool_call_invocation', tool_call_id: toolCallId, name: tool.name, arguments: JSON.stringify(args) };
-    this.#functionSent = true;
+    this.#conversation.functionSent = true;
     const outcome = callFunction(this.#functions, tool, args);
     const pending: PendingFunction = { node, toolCallId, outcome };
     if (node.wait_for_result === false) {
       // Nobody waits for this promise: whatever storing the result throws is reported, never left unhandled.
       void outcome
-        .then((o) => this.#late.push({ pending, outcome: o, record: this.#apply(pending, o, false) }))
+        .then((o) => this.#conversation.late.push({ pending, outcome: o, record: this.#apply(pending, o, false) }))
         .catch((error: unknown) => this.#onToolError?.(node.id, error));
       return;
     }
-    this.#pending = pending;
+    this.#conversation.pending = pending;
     yield* this.#settle(pending, signal);
   }
 
   /** Waits (abortably) for a function's outcome, stores its variables and records its result. */
   async *#settle(pending: PendingFunction, signal: AbortSignal): AsyncIterable<EngineOutput> {
     const outcome = await abortable(pending.outcome, signal);
-    this.#pending = undefined;
+    this.#conversation.pending = undefined;
     yield this.#apply(pending, outcome, true);
   }
 
   /** Stores a function's response variables and status; returns its result record. */
   #apply(pending: PendingFunction, outcome: FunctionOutcome, waited: boolean, options = { report: true }): ToolCallRecord {
     const tool = this.#flow.tools?.find((t) => t.tool_id === pending.node.tool_id);
-    const failure = applyResponseVariables(tool?.response_variables, outcome, this.#extracted);
-    this.#extracted[FUNCTION_STATUS_VARIABLE] = failure === null ? 'success' : 'error';
-    this.#extracted[FUNCTION_ERROR_VARIABLE] = failure ?? '';
+    const failure = applyResponseVariables(tool?.response_variables, outcome, this.#conversation.extracted);
+    this.#conversation.extracted[FUNCTION_STATUS_VARIABLE] = failure === null ? 'success' : 'error';
+    this.#conversation.extracted[FUNCTION_ERROR_VARIABLE] = failure ?? '';
     if (failure !== null && options.report) this.#onToolError?.(pending.node.id, Object.assign(new Error('custom function failed'), { code: failure }));
     return { type: 'tool_call_result', tool_call_id: pending.toolCallId, content: outcome.content, ...(waited ? { delayMs: outcome.durationMs } : {}) };
   }
 
   *#drainLate(): Iterable<EngineOutput> {
-    const late = this.#late;
-    this.#late = [];
+    const late = this.#conversation.late;
+    this.#conversation.late = [];
     for (const r of late) yield r.record;
   }
 
@@ -387,8 +354,8 @@ export class FlowEngine implements ResponseEngine {
   }
 
   #lastUserText(): string {
-    for (let i = this.#history.length - 1; i >= 0; i--) {
-      const m = this.#history[i];
+    for (let i = this.#conversation.history.length - 1; i >= 0; i--) {
+      const m = this.#conversation.history[i];
       if (m?.role === 'user') return m.content;
     }
     return '';
@@ -404,42 +371,23 @@ export class FlowEngine implements ResponseEngine {
     if (node.success !== undefined) {
       return { ...base, successful: node.success, marked: true, detail: `end node "${node.id}" (marked ${node.success ? 'a success' : 'a failure path'})` };
     }
-    if (this.#elseFrom !== undefined) {
-      return { ...base, successful: false, marked: false, detail: `end node "${node.id}" reached through the else edge of "${this.#elseFrom}"` };
+    if (this.#conversation.elseFrom !== undefined) {
+      return { ...base, successful: false, marked: false, detail: `end node "${node.id}" reached through the else edge of "${this.#conversation.elseFrom}"` };
     }
     return { ...base, successful: true, marked: false, detail: `end node "${node.id}"` };
   }
 
   async #chooseEdge(node: FlowNode, userText: string, signal: AbortSignal): Promise<FlowNode | undefined> {
-    const edges = node.edges ?? [];
     // Tool nodes chain on with `always`: only a conversation node's else edge is a fallback.
-    if (node.type === 'conversation') this.#elseFrom = undefined;
-    const vars = this.variables();
-    let promptVerdict: FlowEdge | null | undefined; // undefined = not asked yet
-    for (const edge of edges) {
-      const c = edge.transition_condition;
-      let hit = false;
-      if (c.type === 'keyword') hit = keywordMatch(c.keywords, userText);
-      else if (c.type === 'equation') {
-        try {
-          hit = equationsHold(c.equations, c.operator, vars);
-        } catch (error) {
-          // A condition that cannot be judged does not hold: the else path, and the log says why.
-          this.#onEdgeError?.(node.id, edge.id, error);
-          hit = false;
-        }
-      }
-      else if (c.type === 'prompt') {
-        if (promptVerdict === undefined) promptVerdict = await this.#askPromptEdges(node, edges, signal);
-        hit = promptVerdict === edge;
-      }
-      if (hit) return this.#destination(edge);
-    }
-    const always = edges.find((e) => e.transition_condition.type === 'always');
-    if (!always) return undefined;
-    // A node whose only edges are `always` just moves on; with other edges, `always` is the else.
-    if (node.type === 'conversation' && edges.some((e) => e.transition_condition.type !== 'always')) this.#elseFrom = node.id;
-    return this.#destination(always);
+    if (node.type === 'conversation') this.#conversation.elseFrom = undefined;
+    const choice = await chooseEdge(node, userText, {
+      vars: this.variables(),
+      askPrompt: (promptEdges) => this.#askPromptEdges(node, promptEdges, signal),
+      onEdgeError: (edgeId, error) => this.#onEdgeError?.(node.id, edgeId, error),
+    });
+    if (!choice) return undefined;
+    if (choice.viaElse) this.#conversation.elseFrom = node.id;
+    return this.#destination(choice.edge);
   }
 
   #destination(edge: FlowEdge): FlowNode {
@@ -448,92 +396,16 @@ export class FlowEngine implements ResponseEngine {
     return n;
   }
 
-  /** One LLM call judges every prompt edge of the node; returns the first that holds, or null. */
-  async #askPromptEdges(node: FlowNode, edges: readonly FlowEdge[], signal: AbortSignal): Promise<FlowEdge | null> {
-    const promptEdges = edges.filter((e) => e.transition_condition.type === 'prompt');
+  /** One LLM call judges every prompt edge of the node (transitions.ts). */
+  async #askPromptEdges(node: FlowNode, promptEdges: readonly FlowEdge[], signal: AbortSignal): Promise<FlowEdge | null> {
     const llm = this.#requireLlm(`node ${node.id} has prompt transitions`);
     const vars = this.variables();
-    const list = promptEdges
-      .map((e, i) => `${i + 1}. ${renderTemplate(e.transition_condition.type === 'prompt' ? e.transition_condition.prompt : '', vars)}`)
-      .join('\n');
-    const transcript = this.#history.slice(-12).map((m) => `${m.role}: ${m.role === 'assistant' || m.role === 'user' ? m.content : ''}`).join('\n');
-    let answer: string;
-    try {
-      answer = await chatText(llm, {
-        messages: [
-          { role: 'system', content: 'You route a phone conversation. Given the conversation so far, answer with only the number of the first condition that is true, or 0 if none is.' },
-          { role: 'user', content: `Conversation:\n${transcript}\n\nConditions:\n${list}\n\nAnswer with one number.` },
-        ],
-        ...(this.#flow.model ? { model: this.#flow.model } : {}),
-        temperature: 0,
-        signal,
-      });
-    } catch (e) {
-      if (signal.aborted) throw e;
-      throw new EngineError('error_llm', 'LLM failed while judging a prompt transition', e);
-    }
-    const n = Number(/\d+/.exec(answer)?.[0] ?? '0');
-    return promptEdges[n - 1] ?? null;
+    const reference = await this.#reference(this.#conversation.history, signal);
+    return askPromptEdges(llm, { promptEdges, vars, history: this.#conversation.history, reference, ...(this.#flow.model ? { model: this.#flow.model } : {}), signal });
   }
 
   #requireLlm(why: string): LlmProvider {
     if (!this.#llm) throw new EngineError('error_llm', `no LLM is configured but ${why}`);
     return this.#llm;
-  }
-}
-
-/** Whole-word (or whole-phrase), case-insensitive keyword match. */
-export function keywordMatch(keywords: readonly string[], text: string): boolean {
-  const hay = ` ${words(text).join(' ')} `;
-  return keywords.some((k) => {
-    const needle = words(k).join(' ');
-    return needle.length > 0 && hay.includes(` ${needle} `);
-  });
-}
-
-/** Evaluates equations joined by && or ||; `left`/`right` may hold {{var}} or a bare variable name. */
-export function equationsHold(equations: readonly Equation[], op: '&&' | '||', vars: Readonly<Record<string, string>>): boolean {
-  if (equations.length === 0) return false;
-  const results = equations.map((e) => equationHolds(e, vars));
-  return op === '&&' ? results.every(Boolean) : results.some(Boolean);
-}
-
-function operand(raw: string | undefined, vars: Readonly<Record<string, string>>): string {
-  if (raw === undefined) return '';
-  if (raw.includes('{{')) return renderTemplate(raw, vars).trim();
-  const bare = raw.trim();
-  const value = /^[A-Za-z_][A-Za-z0-9_.-]*$/.test(bare) ? variable(vars, bare) : undefined;
-  return value ?? bare;
-}
-
-function equationHolds(e: Equation, vars: Readonly<Record<string, string>>): boolean {
-  if (e.operator === 'exists' || e.operator === 'not_exists') {
-    // Existence is about a variable: a bare name is looked up, never taken as a literal.
-    const raw = e.left.trim();
-    const value = raw.includes('{{') ? renderTemplate(raw, vars).trim() : (variable(vars, raw) ?? '').trim();
-    return e.operator === 'exists' ? value !== '' : value === '';
-  }
-  const left = operand(e.left, vars);
-  const right = operand(e.right, vars);
-  const ln = Number(left);
-  const rn = Number(right);
-  const numeric = left !== '' && right !== '' && Number.isFinite(ln) && Number.isFinite(rn);
-  switch (e.operator) {
-    case '==':
-      return numeric ? ln === rn : left.toLowerCase() === right.toLowerCase();
-    case '!=':
-      return numeric ? ln !== rn : left.toLowerCase() !== right.toLowerCase();
-    case '>':
-      return numeric && ln > rn;
-    case '>=':
-      return numeric && ln >= rn;
-    case '<':
-      return numeric && ln < rn;
-    case '<=':
-      return numeric && ln <= rn;
-    case 'contains':
-      return left.toLowerCase().includes(right.toLowerCase());
-    case 'not_contains':
-      return !left.toLowerCase().includes(right.toLowerCase());
   }
 }

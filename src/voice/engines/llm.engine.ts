@@ -1,8 +1,11 @@
-import type { ChatMessage, ChatTool, ChatToolCall, LlmProvider } from '../../providers/llm.ts';
+import type { ChatTool, ChatToolCall, LlmProvider } from '../../providers/llm.ts';
 import type { CustomFunction } from '../../domain/custom-function.ts';
 import { renderTemplate, resolveVariables } from './variables.ts';
 import { parseBoundedJson } from '../../lib/bounded-json.ts';
 import { languageInstruction } from './language.ts';
+import { SPOKEN_STYLE } from './prompt.ts';
+import { newLlmConversation, saveLlmConversation, type LlmConversation, type PendingRound } from './llm.conversation.ts';
+import { NO_TURN_CONTEXT, turnReference, type ReferenceLookup, type TurnContextSource } from './context.ts';
 import { mergePhrases, namesFromVariables } from './expected.ts';
 import { abortable, callFunction, confirmedTurn } from './functions.ts';
 import {
@@ -24,8 +27,6 @@ import {
  * results go back to the model. The last round offers no tools, so the model has to speak.
  */
 export const MAX_ROUNDS_PER_TURN = 6;
-const SPOKEN_STYLE =
-  'You are speaking on a phone call. Reply with one to three short spoken sentences: no lists, no markdown, no emojis.';
 
 export interface LlmEngineOptions {
   config: ServiceLlm;
@@ -38,15 +39,15 @@ export interface LlmEngineOptions {
   language?: string;
   /** Calls `general_tools` and `states[].tools`; without it, they fail as unavailable. */
   functions?: FunctionCaller;
+  /** Reference material for every turn the model answers (context.ts); default NO_TURN_CONTEXT, none. */
+  contextSource?: TurnContextSource;
+  /** Monotonic milliseconds, for the timings reported (RespondOptions.onTiming); default performance.now(). */
+  now?: () => number;
 }
 
-/** A round of function calls the model asked for, still running when its turn was cut short. */
-interface PendingRound {
-  /** The calls of the round (functions, transitions, end_call). */
-  calls: ChatToolCall[];
-  /** The functions' outcomes by call id, once all are in. */
-  results: Promise<ReadonlyMap<string, FunctionOutcome>>;
-  records: Promise<EngineOutput[]>;
+/** What end_call asked for: the goodbye to say before hanging up ('' for none). */
+interface EndOfCall {
+  goodbye: string;
 }
 
 /** Function names allow [A-Za-z0-9_-]{1,64}. */
@@ -64,22 +65,19 @@ export class LlmEngine implements ResponseEngine {
   readonly #llm: LlmProvider;
   readonly #callVariables: () => CallVariables;
   readonly #states: Map<string, ServiceLlmState>;
-  #state: ServiceLlmState | undefined;
-  #history: ChatMessage[] = [];
-  #reachedEnd = false;
-  #ending: EngineEnding | undefined;
   readonly #language: string | undefined;
   readonly #functions: FunctionCaller | undefined;
-  /** A round whose wait was cut short by a barge-in: the next turn settles it first. */
-  #pending: PendingRound | undefined;
-  /** A round with functions also called end_call: the call ends once its results are in. */
-  #endRequested = false;
-  #goodbye: string | undefined;
+  /** Everything a turn changes: a checkpoint copies it whole (llm.conversation.ts). */
+  #conversation: LlmConversation;
   /** The turn being answered is confirmed once this resolves (a preemptive reply); undefined: it is. */
   #confirmed: Promise<void> | undefined;
+  readonly #contextSource: TurnContextSource;
+  readonly #now: () => number;
 
   constructor(options: LlmEngineOptions) {
     this.#language = options.language;
+    this.#contextSource = options.contextSource ?? NO_TURN_CONTEXT;
+    this.#now = options.now ?? (() => performance.now());
     this.#config = options.config;
     this.#llm = options.llm;
     this.#functions = options.functions;
@@ -87,7 +85,21 @@ export class LlmEngine implements ResponseEngine {
     this.#states = new Map((options.config.states ?? []).map((s) => [s.name, s]));
     const start = options.startState ?? options.config.starting_state;
     if (start !== undefined && !this.#states.has(start)) throw new EngineError('error_config', `no state ${start}`);
-    this.#state = start !== undefined ? this.#states.get(start) : options.config.states?.[0];
+    this.#conversation = newLlmConversation(start !== undefined ? this.#states.get(start) : options.config.states?.[0]);
+  }
+
+  /** The state the conversation is in. */
+  get #state(): ServiceLlmState | undefined {
+    return this.#conversation.current;
+  }
+
+  /** How the model ended the call. */
+  get #ending(): EngineEnding | undefined {
+    return this.#conversation.ending;
+  }
+
+  set #ending(ending: EngineEnding | undefined) {
+    this.#conversation.ending = ending;
   }
 
   get currentState(): string | undefined {
@@ -104,7 +116,7 @@ export class LlmEngine implements ResponseEngine {
   }
 
   outcome(): EngineOutcome {
-    return { reachedEnd: this.#reachedEnd, ...(this.#ending ? { ending: this.#ending } : {}), variables: {}, names: [], ...(this.#state ? { position: this.#state.name } : {}) };
+    return { reachedEnd: this.#conversation.reachedEnd, ...(this.#ending ? { ending: this.#ending } : {}), variables: {}, names: [], ...(this.#state ? { position: this.#state.name } : {}) };
   }
 
   async *begin(signal: AbortSignal): AsyncIterable<EngineOutput> {
@@ -115,41 +127,28 @@ export class LlmEngine implements ResponseEngine {
       if (text) yield { type: 'text', text };
       return;
     }
-    yield* this.#converse(signal);
+    yield* this.#converse(turnReference(this.#contextSource, '', { now: this.#now }), signal);
   }
 
   async *respond(userText: string, signal: AbortSignal, options: RespondOptions = {}): AsyncIterable<EngineOutput> {
     this.#confirmed = options.confirmed;
     // The calls of a round the user cut short went on: their results come before the new words.
-    if (this.#pending && (yield* this.#settle(this.#pending, signal))) return;
-    this.#history.push({ role: 'user', content: userText });
-    if (this.#reachedEnd) return;
-    yield* this.#converse(signal);
+    if (this.#conversation.pending && (yield* this.#settle(this.#conversation.pending, signal))) return;
+    this.#conversation.history.push({ role: 'user', content: userText });
+    if (this.#conversation.reachedEnd) return;
+    yield* this.#converse(turnReference(this.#contextSource, userText, { now: this.#now, onTiming: options.onTiming }), signal);
   }
 
   agentSpoke(text: string, cutOff: boolean): void {
     if (!text) return;
-    this.#history.push({ role: 'assistant', content: cutOff ? `${text} [interrupted]` : text });
+    this.#conversation.history.push({ role: 'assistant', content: cutOff ? `${text} [interrupted]` : text });
   }
 
+  /** Saves a copy of the whole conversation; the function returned puts it back whole. */
   checkpoint(): () => void {
-    const saved = {
-      state: this.#state,
-      history: [...this.#history],
-      reachedEnd: this.#reachedEnd,
-      ending: this.#ending,
-      pending: this.#pending,
-      endRequested: this.#endRequested,
-      goodbye: this.#goodbye,
-    };
+    const saved = saveLlmConversation(this.#conversation);
     return () => {
-      this.#state = saved.state;
-      this.#history = saved.history;
-      this.#reachedEnd = saved.reachedEnd;
-      this.#ending = saved.ending;
-      this.#pending = saved.pending;
-      this.#endRequested = saved.endRequested;
-      this.#goodbye = saved.goodbye;
+      this.#conversation = saveLlmConversation(saved);
       this.#confirmed = undefined;
     };
   }
@@ -212,7 +211,9 @@ export class LlmEngine implements ResponseEngine {
     return [...tools, ...functions];
   }
 
-  async *#converse(signal: AbortSignal): AsyncIterable<EngineOutput> {
+  /** The model's answer to the turn: up to MAX_ROUNDS_PER_TURN requests, each with the reference material `lookup` finds for it. */
+  async *#converse(lookup: ReferenceLookup, signal: AbortSignal): AsyncIterable<EngineOutput> {
+    const reference = await lookup(this.#conversation.history, signal);
     for (let round = 0; round < MAX_ROUNDS_PER_TURN; round++) {
       const vars = this.variables();
       const calls: ChatToolCall[] = [];
@@ -220,7 +221,7 @@ export class LlmEngine implements ResponseEngine {
       const lastRound = round === MAX_ROUNDS_PER_TURN - 1;
       try {
         for await (const d of this.#llm.chat({
-          messages: [{ role: 'system', content: this.#systemPrompt(vars) }, ...this.#history],
+          messages: [{ role: 'system', content: this.#systemPrompt(vars) }, ...reference, ...this.#conversation.history],
           ...(lastRound ? {} : { tools: this.#tools() }),
           ...(this.#config.model ? { model: this.#config.model } : {}),
           ...(this.#config.model_temperature !== undefined ? { temperature: this.#config.model_temperature } : {}),
@@ -239,35 +240,17 @@ export class LlmEngine implements ResponseEngine {
       const functions = this.#functionsNow();
       if (calls.some((c) => functions.some((f) => f.name === c.name))) {
         const speakAfter = yield* this.#runFunctions(calls, functions, spoke, signal);
-        if (this.#reachedEnd) return;
+        if (this.#conversation.reachedEnd) return;
         if (!speakAfter) return;
         continue;
       }
-      this.#history.push({ role: 'assistant', content: null, tool_calls: calls });
-      let moved = false;
-      for (const call of calls) {
-        if (call.name === this.#endCall().name) {
-          const args = parseArgs(call.arguments);
-          const goodbye = args['message'];
-          this.#noteEnding(args);
-          this.#history.push({ role: 'tool', tool_call_id: call.id, content: 'call ended' });
-          if (typeof goodbye === 'string' && goodbye.trim()) yield { type: 'text', text: goodbye.trim() };
-          this.#reachedEnd = true;
-          yield { type: 'hangup', reason: 'agent_hangup' };
-          return;
-        }
-        const dest = (this.#state?.edges ?? []).find((e) => transitionToolName(e.destination_state_name) === call.name);
-        const next = dest ? this.#states.get(dest.destination_state_name) : undefined;
-        if (next) {
-          this.#state = next;
-          moved = true;
-          this.#history.push({ role: 'tool', tool_call_id: call.id, content: `now in state ${next.name}` });
-        } else {
-          this.#history.push({ role: 'tool', tool_call_id: call.id, content: 'unknown tool' });
-        }
+      const applied = this.#applyRound(calls, new Map());
+      if (applied.end) {
+        yield* this.#hangUp(applied.end);
+        return;
       }
       // After a transition the model speaks in the new state, unless it already spoke this turn.
-      if (spoke && moved) return;
+      if (spoke && applied.moved) return;
     }
   }
 
@@ -301,52 +284,65 @@ export class LlmEngine implements ResponseEngine {
         ...(i === 0 ? { delayMs: longest } : {}),
       }));
     });
-    this.#pending = { calls, results, records };
-    const ended = yield* this.#settle(this.#pending, signal);
+    this.#conversation.pending = { calls, results, records };
+    const ended = yield* this.#settle(this.#conversation.pending, signal);
     if (ended) return false;
     return called.some(({ fn }) => fn.speak_after_execution !== false) || called.length < calls.length;
   }
 
-  /** Waits (abortably) for a pending round, adds it to the history and records its results; true when it ended the call. */
+  /** Waits (abortably) for a pending round, applies it (#applyRound) and records its results; true when it ended the call. */
   async *#settle(pending: PendingRound, signal: AbortSignal): AsyncGenerator<EngineOutput, boolean> {
     const [results, records] = await abortable(Promise.all([pending.results, pending.records]), signal);
-    this.#pending = undefined;
+    this.#conversation.pending = undefined;
     // The round's transitions and end_call apply now, in the turn that takes its results.
-    this.#history.push(...this.#roundHistory(pending.calls, results));
+    const applied = this.#applyRound(pending.calls, results);
     yield* records;
-    if (this.#endRequested) {
-      this.#reachedEnd = true;
-      if (this.#goodbye) yield { type: 'text', text: this.#goodbye };
-      yield { type: 'hangup', reason: 'agent_hangup' };
-      return true;
-    }
-    return false;
+    if (!applied.end) return false;
+    yield* this.#hangUp(applied.end);
+    return true;
   }
 
-  /** The history of a round with functions: the assistant's calls, then a result for each (functions, transitions, end_call). */
-  #roundHistory(calls: ChatToolCall[], results: ReadonlyMap<string, FunctionOutcome>): ChatMessage[] {
-    const out: ChatMessage[] = [{ role: 'assistant', content: null, tool_calls: calls }];
+  /**
+   * Applies a round of tool calls, with or without functions (their `results` are in): the
+   * assistant's calls and a result for each go to the history, transitions move the conversation
+   * to their state, and end_call records how the call ended (once per call: the first end_call
+   * decides, `goal_achieved` its success) and asks for the hang-up (#hangUp).
+   */
+  #applyRound(calls: ChatToolCall[], results: ReadonlyMap<string, FunctionOutcome>): { moved: boolean; end: EndOfCall | undefined } {
+    const history = this.#conversation.history;
+    history.push({ role: 'assistant', content: null, tool_calls: calls });
+    let moved = false;
+    let end: EndOfCall | undefined;
     for (const call of calls) {
       const result = results.get(call.id);
       if (result) {
-        out.push({ role: 'tool', tool_call_id: call.id, content: result.content });
+        history.push({ role: 'tool', tool_call_id: call.id, content: result.content });
         continue;
       }
       if (call.name === this.#endCall().name) {
         const args = parseArgs(call.arguments);
+        if (!this.#ending) this.#noteEnding(args);
         const goodbye = args['message'];
-        this.#noteEnding(args);
-        this.#endRequested = true;
-        if (typeof goodbye === 'string' && goodbye.trim()) this.#goodbye = goodbye.trim();
-        out.push({ role: 'tool', tool_call_id: call.id, content: 'call ended' });
+        end ??= { goodbye: typeof goodbye === 'string' ? goodbye.trim() : '' };
+        history.push({ role: 'tool', tool_call_id: call.id, content: 'call ended' });
         continue;
       }
       const dest = (this.#state?.edges ?? []).find((e) => transitionToolName(e.destination_state_name) === call.name);
       const next = dest ? this.#states.get(dest.destination_state_name) : undefined;
-      if (next) this.#state = next;
-      out.push({ role: 'tool', tool_call_id: call.id, content: next ? `now in state ${next.name}` : 'unknown tool' });
+      if (next) {
+        this.#conversation.current = next;
+        moved = true;
+      }
+      history.push({ role: 'tool', tool_call_id: call.id, content: next ? `now in state ${next.name}` : 'unknown tool' });
     }
-    return out;
+    return { moved, end };
+  }
+
+  /** The end of the call that end_call asked for: its goodbye, if any, then the hang-up. */
+  *#hangUp(end: EndOfCall): Generator<EngineOutput> {
+    if (end.goodbye) yield { type: 'text', text: end.goodbye };
+    this.#conversation.reachedEnd = true;
+    yield { type: 'hangup', reason: 'agent_hangup' };
   }
 
   /** Calls one function with the model's arguments (JSON text); arguments that are not a JSON object are an error for the model. */

@@ -100,6 +100,7 @@ export type ToolCallRecord = ToolCallInvocation | ToolCallResult;
 /**
  * What an engine produces for the agent to say or do. Text streams; any other output also makes
  * the text so far be spoken at once (a filler before a function call is heard while it runs).
+ * How long the engine's own stages took is not an output: it goes to RespondOptions.onTiming.
  */
 export type EngineOutput =
   | { type: 'text'; text: string }
@@ -152,6 +153,27 @@ export interface RespondOptions {
    * reply's signal instead). Absent: the turn is confirmed already.
    */
   confirmed?: Promise<void>;
+  /**
+   * Receives each stage of the turn the engine timed (EngineTiming), once, as soon as the stage
+   * is over: before the text it held back. Stages the turn does not run are not reported.
+   */
+  onTiming?: (timing: EngineTiming) => void;
+}
+
+/**
+ * A stage of a turn the engine timed, reported beside the turn's outputs (RespondOptions.onTiming)
+ * as a latency figure of its own:
+ * - `context`: finding the turn's reference material (a TurnContextSource, engines/context.ts),
+ *   just before the turn's first LLM request, so it delays the LLM's first words (in a flow,
+ *   static text spoken earlier in the turn is not delayed). Reported only by an engine given a
+ *   source other than the default NO_TURN_CONTEXT, for turns that make an LLM request. The
+ *   pipeline records it as the turn's `contextMs`.
+ */
+export interface EngineTiming {
+  type: 'timing';
+  stage: 'context';
+  /** How long the stage took, ms (the engine's monotonic clock). */
+  ms: number;
 }
 
 /**
