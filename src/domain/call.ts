@@ -115,4 +115,6 @@ export interface LatencyReport {
   llm: LatencySummary;
   tts: LatencySummary;
   function_call?: LatencySummary;
+  /** Finding each turn's reference material (a knowledge base) before the LLM request; absent when none was asked. */
+  knowledge_base?: LatencySummary;
 }

@@ -7,7 +7,9 @@ import type { LatencyReport, LatencySummary } from '../domain/call.ts';
  * - llm: engine asked to respond to its first text (time to first token);
  * - tts: first sentence handed to synthesis to its first audio;
  * - function: custom-function round trips the reply waited for before its first text (included
- *   in llm and e2e; absent when none delayed it).
+ *   in llm and e2e; absent when none delayed it);
+ * - context: finding the turn's reference material before the LLM request (a knowledge base,
+ *   src/voice/engines/context.ts; included in llm and e2e; absent when no source is configured).
  */
 export interface TurnLatency {
   e2eMs: number;
@@ -15,6 +17,7 @@ export interface TurnLatency {
   llmMs: number;
   ttsMs: number;
   functionMs?: number;
+  contextMs?: number;
 }
 
 export type { LatencySummary };
@@ -47,16 +50,19 @@ export function summarizeLatency(values: readonly number[]): LatencySummary {
 }
 
 /**
- * The call object's `latency`: `{ e2e, asr, llm, tts }`, each a LatencySummary, and
- * `function_call` (the function round trips that delayed replies) when any did.
+ * The call object's `latency`: `{ e2e, asr, llm, tts }`, each a LatencySummary, `function_call`
+ * (the function round trips that delayed replies) when any did, and `knowledge_base` (finding each
+ * turn's reference material) when a source was asked.
  */
 export function latencyReport(records: readonly TurnLatency[]): LatencyReport {
   const functions = records.flatMap((r) => (r.functionMs !== undefined ? [r.functionMs] : []));
+  const context = records.flatMap((r) => (r.contextMs !== undefined ? [r.contextMs] : []));
   return {
     e2e: summarizeLatency(records.map((r) => r.e2eMs)),
     asr: summarizeLatency(records.map((r) => r.asrMs)),
     llm: summarizeLatency(records.map((r) => r.llmMs)),
     tts: summarizeLatency(records.map((r) => r.ttsMs)),
     ...(functions.length > 0 ? { function_call: summarizeLatency(functions) } : {}),
+    ...(context.length > 0 ? { knowledge_base: summarizeLatency(context) } : {}),
   };
 }

@@ -8,7 +8,7 @@
 import type { TtsProvider } from '../providers/tts.ts';
 import { ProviderError, isAbortError } from '../providers/errors.ts';
 import { FRAME_MS, Framer } from './frames.ts';
-import { EngineError, type EngineOutput, type ResponseEngine, type ToolCallRecord } from './engines/types.ts';
+import { EngineError, type EngineOutput, type EngineTiming, type ResponseEngine, type ToolCallRecord } from './engines/types.ts';
 import type { FailureReason } from './pipeline.types.ts';
 import { abortable } from './engines/functions.ts';
 import type { TurnLatency } from './latency.ts';
@@ -163,10 +163,17 @@ export class Replies {
     const marks: { firstText?: number; synthStart?: number; firstAudio?: number } = {};
     let hangup = false;
     let functionMs = 0;
+    let contextMs: number | undefined;
     const framer = new Framer();
     try {
       const engine = h.engine;
-      const respondOptions = held ? { confirmed: held.confirmed.then(() => undefined) } : {};
+      const respondOptions = {
+        ...(held ? { confirmed: held.confirmed.then(() => undefined) } : {}),
+        // The reference material found for the turn (engines/context.ts): its own latency figure.
+        onTiming: (timing: EngineTiming) => {
+          if (timing.stage === 'context') contextMs = timing.ms;
+        },
+      };
       const outputs: AsyncIterable<EngineOutput> =
         userText !== undefined ? engine.respond(userText, signal, respondOptions) : unprompted && engine.unprompted ? engine.unprompted(signal) : engine.begin(signal);
       const pieces = sentenceStage(outputs, () => (marks.firstText = h.now()));
@@ -245,6 +252,7 @@ export class Replies {
         ttsMs: marks.firstAudio !== undefined && marks.synthStart !== undefined ? Math.max(0, marks.firstAudio - marks.synthStart) : 0,
       };
       if (functionMs > 0) lat.functionMs = Math.round(functionMs);
+      if (contextMs !== undefined) lat.contextMs = Math.round(contextMs);
       h.latency(lat);
     }
     if (hangup) h.hangup();
