@@ -1,7 +1,7 @@
 import type { AgentOverride } from '../domain/agent.ts';
-import type { Providers } from '../providers/registry.ts';
-import { doctor, type EngineStatus } from '../providers/doctor.ts';
-import type { ProviderOptions } from '../providers/registry.ts';
+import type { EngineStatus } from '../providers/descriptor.ts';
+import { doctor } from '../providers/doctor.ts';
+import type { ProviderOptions, Providers } from '../providers/registry.ts';
 import type { FlowTools } from '../voice/index.ts';
 import { type AgentForCall, effectiveEngine, engineNeedsMissingLlm } from './engine-factory.ts';
 import type { Logger } from '../lib/logger.ts';
