@@ -338,11 +338,12 @@ export class CallSession implements CallScope {
     });
     p.on('audio_band', ({ band, highFraction }) => {
       if (band === 'wide') return;
-      // The embedded model is wideband: say so where an operator looks (BENCHMARKS.md, "Recognition").
-      const embedded = this.#d.providers.stt.id === 'pocketsphinx';
+      // A recogniser that hears this band poorly (the embedded wideband model): say so where an
+      // operator looks (BENCHMARKS.md, "Recognition").
+      const poor = this.#d.providers.stt.capabilities?.telephoneBand === 'poor';
       this.#d.log.warn(
         { band, highFraction, stt: this.#d.providers.stt.id },
-        embedded
+        poor
           ? 'caller audio is telephone-band (nothing above 4 kHz): embedded recognition is unreliable on it; a hosted recogniser (STT_PROVIDER=deepgram or openai) hears it better'
           : 'caller audio is telephone-band (nothing above 4 kHz)',
       );

@@ -1,6 +1,7 @@
 // Providers from one descriptor table (src/providers/catalog.ts): every value the configuration
 // documents has a descriptor, ids are unique per role, each descriptor reads its own variables and
-// states what its provider can do, and the provider built states the same at run time.
+// states what its provider can do, the provider built states the same at run time, and nothing
+// outside src/providers/ branches on a provider's name.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -178,5 +179,27 @@ describe('capabilities', () => {
         }
       }
     }
+  });
+});
+
+describe('nothing outside src/providers/ branches on a provider name', () => {
+  it('no comparison with, or case of, a catalog id in the rest of src/', () => {
+    const ids = [...new Set(ROLES.flatMap((role) => CATALOG[role].map((d) => d.id)))].join('|');
+    const branch = new RegExp(`(?:[!=]==?\\s*'(?:${ids})'|'(?:${ids})'\\s*[!=]==?|case\\s+'(?:${ids})'\\s*:)`);
+    const found: string[] = [];
+    const walk = (dir: string): void => {
+      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+        const file = path.join(dir, entry.name);
+        if (entry.isDirectory()) {
+          if (path.relative(ROOT, file) !== path.join('src', 'providers')) walk(file);
+        } else if (file.endsWith('.ts')) {
+          fs.readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
+            if (branch.test(line)) found.push(`${path.relative(ROOT, file)}:${i + 1}: ${line.trim()}`);
+          });
+        }
+      }
+    };
+    walk(path.join(ROOT, 'src'));
+    assert.deepEqual(found, []);
   });
 });
