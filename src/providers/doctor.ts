@@ -1,7 +1,18 @@
 import { loadResampler } from './audio/resample.ts';
-import { CATALOG } from './catalog.ts';
+import { CATALOG, descriptorFor } from './catalog.ts';
 import type { EngineStatus, ProviderRole } from './descriptor.ts';
+import { preemptiveRepliesAvailable } from './features.ts';
 import type { ProviderChoice, ProviderOptions } from './registry.ts';
+
+/** One feature of the voice pipeline that needs a capability of the configured providers. */
+export interface FeatureStatus {
+  /** The agent setting it serves, e.g. 'preemptive_replies'. */
+  feature: string;
+  /** Whether it can run with the configured providers (agents may still turn it off). */
+  available: boolean;
+  /** Why, or why not, naming the provider as configured (e.g. STT_PROVIDER=openai). */
+  detail: string;
+}
 
 /** Without an LLM the engines that need one are refused; said on the `llm` line. */
 const NO_LLM: EngineStatus = {
@@ -47,4 +58,11 @@ async function roleLines(role: ProviderRole, choice: ProviderChoice | undefined)
     out.push(...(await descriptor.doctor(choice.options)).map((line) => ({ ...line, capabilities })));
   }
   return out;
+}
+
+/** The features that need a capability, and whether the configured providers have it. */
+export function featureReport(options: ProviderOptions): FeatureStatus[] {
+  const stt = descriptorFor('stt', options.stt.id);
+  const preemptive = preemptiveRepliesAvailable({ id: stt.id, capabilities: stt.capabilities(options.stt.options) }, `STT_PROVIDER=${stt.id}`);
+  return [{ feature: 'preemptive_replies', available: preemptive.ok, detail: preemptive.why }];
 }
