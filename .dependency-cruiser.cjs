@@ -5,6 +5,7 @@
  *   protocol <- anything but voice (its messages: the web-call transport and the Node client only)
  *   media: transports (one folder each) <- transports.ts; the session and registry see the port only
  *   config (values) <- composition roots;  browser code -> protocol only
+ *   providers/catalog.ts (values) <- config: each provider's descriptor reads its own variables
  *
  * The composition roots (src/main.ts, src/runtime.ts, src/app.ts, src/index.ts, src/cli/) may
  * import anything, so no rule starts from them.
@@ -17,7 +18,7 @@
  * test/lint/boundaries.test.ts proves that each rule fires.
  */
 
-/** Folders of src/ that a layer may import, besides itself and src/protocol/. */
+/** Folders of src/ that a layer may import, besides itself and src/protocol/ (an entry ending in .ts: that file only). */
 const MAY_IMPORT = {
   lib: [],
   domain: ['lib'],
@@ -26,19 +27,33 @@ const MAY_IMPORT = {
   http: ['lib', 'domain', 'storage', 'services', 'config'],
   webhooks: ['lib', 'domain', 'storage', 'services', 'config'],
   media: ['lib', 'domain', 'storage', 'services', 'providers', 'voice', 'config'],
-  providers: ['lib'],
+  providers: ['lib', 'config/env-reader.ts'],
   voice: ['lib', 'domain', 'providers'],
   config: ['lib', 'domain', 'providers', 'webhooks'],
   client: ['lib', 'providers/audio'],
 };
 
-/** Of the above, the folders from which a layer may import types only. */
+/** Of the above, the folders (or files) from which a layer may import types only. */
 const TYPES_ONLY = {
   http: ['config'],
   webhooks: ['config'],
   media: ['storage', 'config'],
+  providers: ['config/env-reader.ts'],
   config: ['providers', 'webhooks'],
 };
+
+/**
+ * Of TYPES_ONLY, the files a layer may import values from all the same: config/ picks each role's
+ * provider from the descriptor table and lets the descriptor read its own variables, so that
+ * configuration names no vendor (docs/architecture.md, "Add a provider").
+ */
+const VALUES_ALSO = {
+  config: ['providers/catalog.ts'],
+};
+
+/** The path pattern of a MAY_IMPORT / TYPES_ONLY entry: a folder, or one file. */
+const pattern = (entry) => (entry.endsWith('.ts') ? `^src/${entry.replaceAll('.', '[.]')}$` : `^src/${entry}/`);
+const named = (entry) => (entry.endsWith('.ts') ? entry : `${entry}/`);
 
 const WHY = {
   lib: 'lib/ holds generic helpers and imports nothing else in src/.',
@@ -48,9 +63,9 @@ const WHY = {
   http: 'http/ is the thin edge over services: never media/, voice/, webhooks/ or providers/ (app.ts wires the media transport).',
   webhooks: 'webhooks/ delivers the outbox: never http/, media/, voice/ or providers/.',
   media: 'media/ joins the transport, the voice pipeline and the services: never http/ or webhooks/.',
-  providers: 'providers/ are engines behind interfaces: lib/ only.',
+  providers: 'providers/ are engines behind interfaces: lib/ only, and the type of the reader their descriptors read their variables with (config/env-reader.ts).',
   voice: 'voice/ is the pipeline with no I/O of its own: providers/, domain/ and lib/ only.',
-  config: 'config/ reads the environment: lib/ and domain/, and the option types of the parts it configures.',
+  config: "config/ reads the environment: lib/ and domain/, the option types of the parts it configures, and the providers' descriptor table (providers/catalog.ts).",
   client: 'src/client/ is the Node media client: the protocol and lib/ and the audio helpers, never server layers.',
 };
 
@@ -59,15 +74,17 @@ const layerRules = Object.entries(MAY_IMPORT).map(([layer, allowed]) => ({
   severity: 'error',
   comment: WHY[layer],
   from: { path: `^src/${layer}/` },
-  to: { path: '^src/', pathNot: [`^src/${layer}/`, '^src/protocol/', ...allowed.map((dir) => `^src/${dir}/`)] },
+  to: { path: '^src/', pathNot: [`^src/${layer}/`, '^src/protocol/', ...allowed.map(pattern)] },
 }));
 
-const typeOnlyRules = Object.entries(TYPES_ONLY).map(([layer, dirs]) => ({
+const typeOnlyRules = Object.entries(TYPES_ONLY).map(([layer, entries]) => ({
   name: `layer-${layer}-types-only`,
   severity: 'error',
-  comment: `${layer}/ may import only types from ${dirs.join(', ')}/ (values there belong to the composition root).`,
+  comment:
+    `${layer}/ may import only types from ${entries.map(named).join(', ')} (values there belong to the composition root)` +
+    (VALUES_ALSO[layer] ? `, values from ${VALUES_ALSO[layer].join(', ')} too.` : '.'),
   from: { path: `^src/${layer}/` },
-  to: { path: dirs.map((dir) => `^src/${dir}/`), dependencyTypesNot: ['type-only'] },
+  to: { path: entries.map(pattern), pathNot: (VALUES_ALSO[layer] ?? []).map(pattern), dependencyTypesNot: ['type-only'] },
 }));
 
 const BROWSER = '^(packages/web-sdk/src|web)/';

@@ -73,7 +73,7 @@ async function serve(kind: 'fake' | 'embedded'): Promise<void> {
   const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', WEBHOOK_WORKER: 'false', LOG_LEVEL: 'warn' });
   const providers =
     kind === 'embedded'
-      ? buildProviders({})
+      ? buildProviders(config.media.providers)
       : {
           llm: undefined,
           // Recognition that answers at once: every utterance is "hello".

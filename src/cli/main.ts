@@ -3,7 +3,7 @@ import { ConfigError, loadConfig } from '../config/config.ts';
 import { isAppError } from '../domain/errors.ts';
 import { createLogger } from '../lib/logger.ts';
 import { createRuntime } from '../runtime.ts';
-import { doctor } from '../providers/doctor.ts';
+import { doctor, featureReport } from '../providers/doctor.ts';
 import { CallCommandError, type CallCommandResult, runCallCommand, runJoinCommand } from '../client/call-command.ts';
 import { APIConnectionError, APIError, Switchboard, SwitchboardError } from '../../packages/node/src/index.ts';
 import packageJson from '../../package.json' with { type: 'json' };
@@ -23,7 +23,8 @@ const USAGE = `usage: npm run -s cli -- [--json] <command>
                                         WAV (or silence until the agent ends the call, or Ctrl-C), print the conversation
   calls list [--limit N] [--agent AGENT_ID]                           the latest calls, newest first
   calls get CALL_ID                                                   one call
-  doctor                                each speech engine's availability for this configuration
+  doctor                                each speech engine's availability for this configuration, and
+                                        whether the features that need a capability (preemptive replies) can run
   --version                             this CLI's version
 
 The API commands (call, join, calls) take the server from --base-url or SWITCHBOARD_BASE_URL
@@ -214,8 +215,9 @@ const commands: Record<string, Command> = {
   },
   async doctor(args) {
     parseArgs({ args, options: {}, strict: true });
-    const engines = await doctor(loadConfig().media.providers);
-    return { ok: engines.every((e) => !e.selected || e.available), engines };
+    const { providers } = loadConfig().media;
+    const engines = await doctor(providers);
+    return { ok: engines.every((e) => !e.selected || e.available), engines, features: featureReport(providers) };
   },
 };
 

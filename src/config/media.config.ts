@@ -1,9 +1,11 @@
 import type { EnvReader } from './env-reader.ts';
-import type { ProviderOptions } from '../providers/registry.ts';
+import { CATALOG, DEFAULT_PROVIDERS, descriptorFor } from '../providers/catalog.ts';
+import type { ProviderChoice, ProviderOptions } from '../providers/registry.ts';
 
 /**
  * Speech and language engines of the server (see docs/voice-pipeline.md). Plain data: the
- * composition root turns it into providers.
+ * composition root turns it into providers. Each provider reads its own variables (its descriptor,
+ * listed in src/providers/catalog.ts); this table is all of them:
  *
  * | variable | default | meaning |
  * |---|---|---|
@@ -33,57 +35,27 @@ export interface MediaConfig {
   readonly recognitionTimeoutMs: number;
 }
 
-const STT = ['pocketsphinx', 'openai', 'deepgram', 'fake'] as const;
-const TTS = ['flite', 'openai', 'fake'] as const;
-const VAD = ['fvad', 'energy'] as const;
+/** The variable that picks each role's provider (the LLM has none: see ProviderDescriptor.enabledBy). */
+const PICKED_BY = { stt: 'STT_PROVIDER', tts: 'TTS_PROVIDER', vad: 'VAD_PROVIDER' } as const;
 
+/**
+ * Reads the engines' variables: each role's provider is the descriptor its variable names (in
+ * src/providers/catalog.ts), which reads its own variables; every problem goes to `problems`.
+ */
 export function readMediaConfig(reader: EnvReader, problems: string[]): MediaConfig {
-  const providers: ProviderOptions = {};
-  const llmUrl = reader.optional('LLM_BASE_URL') === null ? null : reader.url('LLM_BASE_URL', '');
-  if (llmUrl) {
-    providers.llm = {
-      baseUrl: llmUrl,
-      model: reader.string('LLM_MODEL', 'gpt-4o-mini'),
-      timeoutMs: reader.integer('LLM_TIMEOUT_MS', 10_000, 500, 300_000),
-      ...apiKey(reader, 'LLM_API_KEY'),
-    };
-  }
-
-  const stt = reader.oneOf('STT_PROVIDER', 'pocketsphinx', STT);
-  if (stt === 'openai') {
-    const baseUrl = required(reader, problems, 'STT_BASE_URL', 'STT_PROVIDER=openai');
-    providers.stt = { openai: { baseUrl, model: reader.string('STT_MODEL', 'whisper-1'), ...apiKey(reader, 'STT_API_KEY') } };
-  } else if (stt === 'deepgram') {
-    const url = reader.string('STT_BASE_URL', 'wss://api.deepgram.com/v1/listen');
-    if (!/^wss?:\/\/[^\s]+$/.test(url)) problems.push(`STT_BASE_URL must be a ws:// or wss:// URL with STT_PROVIDER=deepgram (got "${url}")`);
-    const model = reader.optional('STT_MODEL');
-    providers.stt = { deepgram: { url, ...(model ? { model } : {}), ...apiKey(reader, 'STT_API_KEY') } };
-  } else {
-    providers.stt = stt;
-  }
-
-  const tts = reader.oneOf('TTS_PROVIDER', 'flite', TTS);
-  if (tts === 'openai') {
-    const baseUrl = required(reader, problems, 'TTS_BASE_URL', 'TTS_PROVIDER=openai');
-    providers.tts = {
-      openai: { baseUrl, model: reader.string('TTS_MODEL', 'tts-1'), defaultVoice: reader.string('TTS_VOICE', 'alloy'), ...apiKey(reader, 'TTS_API_KEY') },
-    };
-  } else {
-    providers.tts = tts;
-  }
-  providers.vad = reader.oneOf('VAD_PROVIDER', 'fvad', VAD);
+  const llm = CATALOG.llm.find((d) => d.enabledBy !== undefined && reader.optional(d.enabledBy) !== null);
+  const providers: ProviderOptions = {
+    ...(llm ? { llm: { id: llm.id, options: llm.fromConfig(reader, problems) } } : {}),
+    stt: pick('stt', reader, problems),
+    tts: pick('tts', reader, problems),
+    vad: pick('vad', reader, problems),
+  };
   return { providers, recognitionTimeoutMs: reader.integer('STT_TIMEOUT_MS', 5_000, 500, 120_000) };
 }
 
-function apiKey(reader: EnvReader, name: string): { apiKey?: string } {
-  const key = reader.optional(name);
-  return key === null ? {} : { apiKey: key };
-}
-
-function required(reader: EnvReader, problems: string[], name: string, why: string): string {
-  if (reader.optional(name) === null) {
-    problems.push(`${name} is required with ${why}`);
-    return '';
-  }
-  return reader.url(name, '');
+/** The provider of `role` its variable names (default DEFAULT_PROVIDERS[role]), with its options. */
+function pick(role: keyof typeof PICKED_BY, reader: EnvReader, problems: string[]): ProviderChoice {
+  const ids = CATALOG[role].map((d) => d.id);
+  const id = reader.oneOf(PICKED_BY[role], DEFAULT_PROVIDERS[role], ids);
+  return { id, options: descriptorFor(role, id).fromConfig(reader, problems) };
 }

@@ -6,6 +6,7 @@ import type { Call } from '../domain/call.ts';
 import type { CallCheckpoint } from '../domain/call-checkpoint.ts';
 import type { CallOutcome } from '../services/call-lifecycle.ts';
 import type { Providers } from '../providers/registry.ts';
+import { preemptiveRepliesAvailable } from '../providers/features.ts';
 import { analyzeCall, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, VoicePipeline, type PipelineEvents, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller, type LlmSocketOpener, type LlmWebsocketReason, type Utterance } from '../voice/index.ts';
 import type { EngineSnapshot } from '../domain/agent.ts';
 import { CallRecorder } from './call-recorder.ts';
@@ -261,7 +262,8 @@ export class CallSession implements CallScope {
         maxSilenceMs: settings.end_of_turn_max_silence_ms,
       },
       boostedKeywords: settings.boosted_keywords,
-      preemptive: settings.preemptive_replies,
+      // Preemptive replies need a recogniser with interim results (cli doctor says whether this one has them).
+      preemptive: settings.preemptive_replies && preemptiveRepliesAvailable(this.#d.providers.stt).ok,
       startSpeaker: built.startSpeaker,
       recognitionTimeoutMs: this.#d.timings.recognitionTimeoutMs,
       ...(built.beginAfterUserSilenceMs !== undefined ? { beginAfterUserSilenceMs: built.beginAfterUserSilenceMs } : {}),
@@ -325,11 +327,12 @@ export class CallSession implements CallScope {
     });
     on('audio_band', ({ band, highFraction }) => {
       if (band === 'wide') return;
-      // The embedded model is wideband: say so where an operator looks (BENCHMARKS.md, "Recognition").
-      const embedded = this.#d.providers.stt.id === 'pocketsphinx';
+      // A recogniser that hears this band poorly (the embedded wideband model): say so where an
+      // operator looks (BENCHMARKS.md, "Recognition").
+      const poor = this.#d.providers.stt.capabilities?.telephoneBand === 'poor';
       this.#d.log.warn(
         { band, highFraction, stt: this.#d.providers.stt.id },
-        embedded
+        poor
           ? 'caller audio is telephone-band (nothing above 4 kHz): embedded recognition is unreliable on it; a hosted recogniser (STT_PROVIDER=deepgram or openai) hears it better'
           : 'caller audio is telephone-band (nothing above 4 kHz)',
       );

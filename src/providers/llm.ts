@@ -36,6 +36,14 @@ export type ChatDelta =
   | { type: 'tool_call'; call: ChatToolCall }
   | { type: 'done'; finishReason: string };
 
+/** What a chat model endpoint can do (its descriptor states it; see SttCapabilities). */
+export interface LlmCapabilities {
+  /** Text deltas are yielded as they arrive, before the whole answer is known. */
+  readonly streaming: boolean;
+  /** ChatRequest.tools are offered to the model and its tool calls come back as `tool_call` deltas. */
+  readonly tools: boolean;
+}
+
 export interface LlmProvider {
   readonly id: string;
   /** Rejects / throws ProviderError kind 'llm' on failure; stops early when `signal` aborts. */

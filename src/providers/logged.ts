@@ -27,19 +27,40 @@ function report(log: Logger, operation: string, error: unknown): void {
   log.warn({ operation, kind: e.kind, status: e.status, retryable: e.retryable, err: error }, 'provider failed');
 }
 
+/** The members of T that may be absent. */
+type OptionalKeys<T> = { [K in keyof T]-?: undefined extends T[K] ? K : never }[keyof T];
+
+/**
+ * How each optional member of a recognition stream is forwarded, when the stream has it. Every
+ * optional member of SttStream must be here (the type says so): a stream that implements one
+ * must not lose it to the wrapper, as `pendingMs` once was, which left the adaptive end of turn
+ * blind to how far the recogniser lagged.
+ */
+const OPTIONAL_STREAM_MEMBERS: { [K in OptionalKeys<SttStream>]-?: (stream: SttStream) => Pick<SttStream, K> | undefined } = {
+  bias: (stream) => (stream.bias ? { bias: (phrases) => stream.bias!(phrases) } : undefined),
+  pendingMs: (stream) => (stream.pendingMs ? { pendingMs: () => stream.pendingMs!() } : undefined),
+};
+
 function loggedStt(stt: SttProvider, log: Logger): SttProvider {
-  const wrapStream = (stream: SttStream): SttStream => ({
-    write: (pcm) => stream.write(pcm),
-    finalize: (signal) =>
-      stream.finalize(signal).catch((error: unknown) => {
-        report(log, 'finalize', error);
-        throw error;
-      }),
-    close: () => stream.close(),
-    ...(stream.bias ? { bias: (phrases: readonly string[]) => stream.bias!(phrases) } : {}),
-  });
+  const wrapStream = (stream: SttStream): SttStream => {
+    const wrapped: SttStream = {
+      write: (pcm) => stream.write(pcm),
+      finalize: (signal) =>
+        stream.finalize(signal).catch((error: unknown) => {
+          report(log, 'finalize', error);
+          throw error;
+        }),
+      close: () => stream.close(),
+    };
+    for (const forward of Object.values(OPTIONAL_STREAM_MEMBERS)) Object.assign(wrapped, forward(stream));
+    return wrapped;
+  };
   return {
     id: stt.id,
+    // A getter: PocketSphinx's depend on its decoder mode, known once its library is probed.
+    get capabilities() {
+      return stt.capabilities;
+    },
     languages: () => stt.languages(),
     openStream: (options?: SttOpenOptions) =>
       stt.openStream(options).then(wrapStream, (error: unknown) => {
@@ -53,6 +74,9 @@ function loggedStt(stt: SttProvider, log: Logger): SttProvider {
 function loggedTts(tts: TtsProvider, log: Logger): TtsProvider {
   return {
     id: tts.id,
+    get capabilities() {
+      return tts.capabilities;
+    },
     defaultVoiceId: tts.defaultVoiceId,
     voices: () => tts.voices(),
     languages: () => tts.languages(),

@@ -1,25 +1,28 @@
+import { descriptorFor } from './catalog.ts';
+import type { ProviderRole } from './descriptor.ts';
 import type { LlmProvider } from './llm.ts';
 import type { SttProvider } from './stt.ts';
 import type { TtsProvider } from './tts.ts';
 import type { VadProvider } from './vad.ts';
-import { FliteTts } from './flite/flite.tts.ts';
-import { PocketsphinxStt, type PocketsphinxOptions } from './pocketsphinx/pocketsphinx.stt.ts';
-import { OpenAiChatLlm, type OpenAiChatOptions } from './openai/chat.llm.ts';
-import { OpenAiTranscriptionStt, type OpenAiTranscriptionOptions } from './openai/transcription.stt.ts';
-import { OpenAiSpeechTts, type OpenAiSpeechOptions } from './openai/speech.tts.ts';
-import { DeepgramStt, type DeepgramOptions } from './deepgram/deepgram.stt.ts';
-import { FakeLlm, FakeStt, FakeTts, EnergyVad } from './fake/fake.providers.ts';
-import { FvadProvider } from './vad/fvad.ts';
 
 /**
- * Which engines the server uses; plain data, mapped from configuration by the composition root.
- * Embedded defaults need no keys and no network: stt 'pocketsphinx', tts 'flite', vad 'fvad'.
+ * A role's provider as configuration chose it: the descriptor's id and the options its
+ * fromConfig returned (plain data, read only by that descriptor).
+ */
+export interface ProviderChoice {
+  readonly id: string;
+  readonly options: unknown;
+}
+
+/**
+ * Which engines the server uses; plain data, read from the environment by src/config/media.config.ts
+ * through the descriptors of src/providers/catalog.ts. No `llm`: no LLM is configured.
  */
 export interface ProviderOptions {
-  llm?: OpenAiChatOptions | 'fake';
-  stt?: 'pocketsphinx' | 'fake' | { pocketsphinx: PocketsphinxOptions } | { openai: OpenAiTranscriptionOptions } | { deepgram: DeepgramOptions };
-  tts?: 'flite' | 'fake' | { openai: OpenAiSpeechOptions };
-  vad?: 'fvad' | 'energy';
+  llm?: ProviderChoice;
+  stt: ProviderChoice;
+  tts: ProviderChoice;
+  vad: ProviderChoice;
 }
 
 export interface Providers {
@@ -45,19 +48,16 @@ export function speechCatalog(providers: Pick<Providers, 'stt' | 'tts'>) {
   };
 }
 
+function build<R extends ProviderRole>(role: R, choice: ProviderChoice) {
+  return descriptorFor(role, choice.id).create(choice.options);
+}
+
 /** Builds the providers; never fails for a missing engine (see doctor()): calls fail with a reason instead. */
-export function buildProviders(options: ProviderOptions = {}): Providers {
-  const llm = options.llm === undefined ? undefined : options.llm === 'fake' ? new FakeLlm() : new OpenAiChatLlm(options.llm);
-  const s = options.stt ?? 'pocketsphinx';
-  const stt: SttProvider =
-    s === 'pocketsphinx' ? new PocketsphinxStt()
-    : s === 'fake' ? new FakeStt()
-    : 'pocketsphinx' in s ? new PocketsphinxStt(s.pocketsphinx)
-    : 'openai' in s ? new OpenAiTranscriptionStt(s.openai)
-    : new DeepgramStt(s.deepgram);
-  const t = options.tts ?? 'flite';
-  const tts: TtsProvider = t === 'flite' ? new FliteTts() : t === 'fake' ? new FakeTts() : new OpenAiSpeechTts(t.openai);
-  const vad: VadProvider = (options.vad ?? 'fvad') === 'fvad' ? new FvadProvider() : new EnergyVad();
+export function buildProviders(options: ProviderOptions): Providers {
+  const llm = options.llm && build('llm', options.llm);
+  const stt = build('stt', options.stt);
+  const tts = build('tts', options.tts);
+  const vad = build('vad', options.vad);
   let closed = false;
   return {
     llm,

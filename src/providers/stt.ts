@@ -61,9 +61,43 @@ export interface SttOpenOptions {
   keywords?: readonly string[];
 }
 
+/**
+ * What a recogniser can do. Its descriptor states it from the options (src/providers/catalog.ts),
+ * and the provider itself at run time (SttProvider.capabilities); a feature that needs one reads
+ * it here instead of asking which engine runs.
+ */
+export interface SttCapabilities {
+  /** Audio is decoded while it arrives, not only once the utterance has ended. */
+  readonly streaming: boolean;
+  /** Interim hypotheses are reported while an utterance is spoken (SttOpenOptions.onInterim). */
+  readonly interimResults: boolean;
+  /**
+   * How expected phrases reach the engine: 'runtime' (SttStream.bias() during the stream, over
+   * SttOpenOptions.keywords), 'open-only' (SttOpenOptions.keywords when the stream opens), 'none'.
+   */
+  readonly biasing: 'runtime' | 'open-only' | 'none';
+  /** The languages it recognises, as `languages()` gives them. */
+  readonly languages: readonly string[];
+  /**
+   * Sample rates the engine decodes natively, Hz, or 'any' (it is told the rate). SttStream.write()
+   * itself always takes 16 kHz; this says what a transport could send without resampling.
+   */
+  readonly inputSampleRates: readonly number[] | 'any';
+  /** How well it hears telephone-band audio (8 kHz channels: phone lines, hands-free Bluetooth). */
+  readonly telephoneBand: 'poor' | 'good';
+  /** One line for an operator about telephone-band callers on this recogniser. */
+  readonly telephoneBandAdvice: string;
+}
+
 export interface SttProvider {
   /** Stable name for doctor output and logs, e.g. 'pocketsphinx'. */
   readonly id: string;
+  /**
+   * What it can do as it runs here (PocketSphinx gives interim results only when its library
+   * loads). Optional for recognisers built outside the catalog (tests, embedders): a feature that
+   * needs a capability treats a recogniser that states none as lacking it.
+   */
+  readonly capabilities?: SttCapabilities;
   /**
    * Languages the recogniser takes, as src/lib/language-tags.ts reads them: exact tags ('en-US'),
    * primary subtags ('fr': any French) or '*' (any tag; the service judges it).

@@ -29,8 +29,20 @@ export interface VoiceInfo {
   readonly description: string;
 }
 
+/** What a speech engine can do; stated like SttCapabilities (see there). */
+export interface TtsCapabilities {
+  /** The first audio of a text is handed out before the whole text is synthesized. */
+  readonly streaming: boolean;
+  /** The languages it speaks, as `languages()` gives them. */
+  readonly languages: readonly string[];
+  /** The `voice_id`s agents may choose, as `voices()` lists them. */
+  readonly voices: readonly string[];
+}
+
 export interface TtsProvider {
   readonly id: string;
+  /** What it can do as it runs here. Optional for engines built outside the catalog (tests, embedders). */
+  readonly capabilities?: TtsCapabilities;
   /** The voices agents may choose; every `voiceId` given to synthesize() should be one of them. */
   voices(): readonly VoiceInfo[];
   /** Voice of agents created without a `voice_id`; one of voices(). */

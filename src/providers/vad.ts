@@ -13,6 +13,14 @@ export interface VadOptions {
   warmupFrames?: number;
 }
 
+/** What a voice activity detector can do (its descriptor states it; see SttCapabilities). */
+export interface VadCapabilities {
+  /** Sample rates it judges natively, Hz; `isSpeech()` itself always takes 16 kHz frames. */
+  readonly inputSampleRates: readonly number[];
+  /** VadOptions (aggressiveness, warm-up) apply; false: the detector ignores them. */
+  readonly tunable: boolean;
+}
+
 export interface VadProvider {
   readonly id: string;
   create(options?: VadOptions): Promise<VoiceActivityDetector>;

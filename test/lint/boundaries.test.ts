@@ -21,6 +21,8 @@ const LAYERS = ['lib', 'domain', 'storage', 'services', 'http', 'webhooks', 'med
 const files: Record<string, string> = {
   ...Object.fromEntries(LAYERS.map((layer) => [`src/${layer}/leaf.ts`, LEAF])),
   'test/leaf.ts': LEAF,
+  'src/config/env-reader.ts': LEAF,
+  'src/providers/catalog.ts': LEAF,
   'src/protocol/schema.ts': "import { Type, type Static } from '@sinclair/typebox';\nexport const Hello = Type.Object({ n: Type.Number() });\nexport type Hello = Static<typeof Hello>;\n",
 
   // Forbidden, one per rule.
@@ -34,6 +36,8 @@ const files: Record<string, string> = {
   'src/media/sideways.ts': "import { value } from '../webhooks/leaf.ts';\nexport const up = value;\n",
   'src/media/storage-value.ts': "import { value } from '../storage/leaf.ts';\nexport const up = value;\n",
   'src/providers/up.ts': "import { value } from '../domain/leaf.ts';\nexport const up = value;\n",
+  'src/providers/config-type.ts': "import type { Shape } from '../config/leaf.ts';\nexport type Up = Shape;\n",
+  'src/providers/reader-value.ts': "import { value } from '../config/env-reader.ts';\nexport const up = value;\n",
   'src/voice/up.ts': "import type { Shape } from '../storage/leaf.ts';\nexport type Up = Shape;\n",
   'src/config/up.ts': "import { value } from '../services/leaf.ts';\nexport const up = value;\n",
   'src/config/provider-value.ts': "import { value } from '../providers/leaf.ts';\nexport const up = value;\n",
@@ -65,6 +69,8 @@ const files: Record<string, string> = {
   'src/http/ok.ts': "import { value as s } from '../services/leaf.ts';\nimport { value as t } from '../storage/leaf.ts';\nimport { value as d } from '../domain/leaf.ts';\nexport const ok = s + t + d;\n",
   'src/webhooks/ok.ts': "import { value as s } from '../services/leaf.ts';\nimport { value as t } from '../storage/leaf.ts';\nexport const ok = s + t;\n",
   'src/voice/ok.ts': "import { value as p } from '../providers/leaf.ts';\nimport { value as d } from '../domain/leaf.ts';\nimport { value as l } from '../lib/leaf.ts';\nexport const ok = p + d + l;\n",
+  'src/config/catalog-ok.ts': "import { value } from '../providers/catalog.ts';\nexport const ok = value;\n",
+  'src/providers/reader-ok.ts': "import type { Shape } from '../config/env-reader.ts';\nexport type Ok = Shape;\n",
   'src/config/ok.ts': "import type { Shape } from '../providers/leaf.ts';\nimport type { Shape as W } from '../webhooks/leaf.ts';\nimport { value } from '../lib/leaf.ts';\nexport const ok: Shape | W = { n: value };\n",
   'src/client/ok.ts': "import { value as a } from '../providers/audio/leaf.ts';\nimport { value as p } from '../protocol/leaf.ts';\nexport const ok = a + p;\n",
   'src/lib/ok.ts': "import { value } from '../protocol/leaf.ts';\nexport const ok = value;\n",
@@ -90,6 +96,8 @@ const EXPECTED = [
   'layer-media src/media/sideways.ts -> src/webhooks/leaf.ts',
   'layer-media-types-only src/media/storage-value.ts -> src/storage/leaf.ts',
   'layer-providers src/providers/up.ts -> src/domain/leaf.ts',
+  'layer-providers src/providers/config-type.ts -> src/config/leaf.ts',
+  'layer-providers-types-only src/providers/reader-value.ts -> src/config/env-reader.ts',
   'layer-voice src/voice/up.ts -> src/storage/leaf.ts',
   'layer-config src/config/up.ts -> src/services/leaf.ts',
   'layer-config-types-only src/config/provider-value.ts -> src/providers/leaf.ts',

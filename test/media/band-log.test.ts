@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createResampler } from '../../src/providers/audio/resample.ts';
 import { FakeStt } from '../../src/providers/fake/fake.providers.ts';
+import { pocketsphinxCapabilities } from '../../src/providers/pocketsphinx/pocketsphinx.stt.ts';
 import { capturingLogger, concat, fakeProviders, silence, startMediaServer } from './helpers.ts';
 
 const flow = {
@@ -34,8 +35,8 @@ describe('telephone-band caller audio in the call log', () => {
   ] as const) {
     it(`${name} audio on the embedded recogniser: ${warned ? 'a warning that names a hosted recogniser' : 'no warning'}`, async () => {
       const fake = new FakeStt(['hello']);
-      // The embedded recogniser as the session sees it (its id), answering from a script.
-      const stt = { id: 'pocketsphinx', languages: () => fake.languages(), openStream: fake.openStream.bind(fake) };
+      // The embedded recogniser as the session sees it (its id and capabilities), answering from a script.
+      const stt = { id: 'pocketsphinx', capabilities: pocketsphinxCapabilities('library'), languages: () => fake.languages(), openStream: fake.openStream.bind(fake) };
       const { logger, lines } = capturingLogger();
       const s = await startMediaServer('sqlite', { providers: { ...fakeProviders([]), stt }, logger });
       try {

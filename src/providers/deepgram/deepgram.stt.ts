@@ -1,12 +1,30 @@
 import WebSocket from 'ws';
 import { wsDataToBuffer } from '../../lib/ws-data.ts';
 import { parseBoundedJson } from '../../lib/bounded-json.ts';
-import type { SttInterim, SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
+import type { SttCapabilities, SttInterim, SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
 import { ProviderError } from '../errors.ts';
 import { ANY_LANGUAGE } from '../../lib/language-tags.ts';
 
+/** Deepgram's own listen endpoint, the default URL. */
+export const DEEPGRAM_LISTEN_URL = 'wss://api.deepgram.com/v1/listen';
+
+/**
+ * Streaming with interim results. Keywords are fixed when the stream opens (the live API takes no
+ * new ones mid-stream); `language` may be any BCP-47 tag its model takes.
+ */
+export const DEEPGRAM_CAPABILITIES: SttCapabilities = {
+  streaming: true,
+  interimResults: true,
+  biasing: 'open-only',
+  languages: [ANY_LANGUAGE],
+  // linear16 at the rate given as `sample_rate` (this provider sends 16 kHz).
+  inputSampleRates: 'any',
+  telephoneBand: 'good',
+  telephoneBandAdvice: 'hosted models, some made for phone calls (STT_MODEL, e.g. nova-2-phonecall): recommended for telephone-band callers',
+};
+
 export interface DeepgramOptions {
-  /** WebSocket URL of the listen endpoint; default 'wss://api.deepgram.com/v1/listen'. */
+  /** WebSocket URL of the listen endpoint; default DEEPGRAM_LISTEN_URL. */
   url?: string;
   /** Sent as `Authorization: Token <apiKey>`. */
   apiKey?: string;
@@ -48,6 +66,7 @@ interface ResultsMessage {
  */
 export class DeepgramStt implements SttProvider {
   readonly id = 'deepgram';
+  readonly capabilities = DEEPGRAM_CAPABILITIES;
   readonly #o: DeepgramOptions;
 
   constructor(options: DeepgramOptions = {}) {
@@ -59,13 +78,13 @@ export class DeepgramStt implements SttProvider {
    * the model, so the service answers for the tag and Deepgram refuses one its model lacks.
    */
   languages(): readonly string[] {
-    return [ANY_LANGUAGE];
+    return DEEPGRAM_CAPABILITIES.languages;
   }
 
   async openStream(options: SttOpenOptions = {}): Promise<SttStream> {
     const signal = options.signal;
     signal?.throwIfAborted();
-    const url = new URL(this.#o.url ?? 'wss://api.deepgram.com/v1/listen');
+    const url = new URL(this.#o.url ?? DEEPGRAM_LISTEN_URL);
     url.searchParams.set('encoding', 'linear16');
     url.searchParams.set('sample_rate', '16000');
     url.searchParams.set('channels', '1');

@@ -1,5 +1,5 @@
-import type { SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
-import type { TtsOptions, TtsProvider, VoiceInfo } from '../tts.ts';
+import type { SttCapabilities, SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
+import type { TtsCapabilities, TtsOptions, TtsProvider, VoiceInfo } from '../tts.ts';
 import type { ChatDelta, ChatRequest, LlmProvider, ChatToolCall } from '../llm.ts';
 import type { VadProvider, VoiceActivityDetector } from '../vad.ts';
 import { ProviderError } from '../errors.ts';
@@ -11,6 +11,33 @@ import { ProviderError } from '../errors.ts';
 
 /** The languages of the fakes unless told otherwise: the embedded engines', so tests meet the same checks. */
 const FAKE_LANGUAGES: readonly string[] = ['en-US'];
+
+/** How a FakeStt is built. */
+export interface FakeSttOptions {
+  /** openStream() rejects, as an engine that is unavailable does; default false. */
+  failOpen?: boolean;
+  /** Streams send interim hypotheses (one more scripted word per 200 ms of audio); default false. */
+  interims?: boolean;
+  /** What the fake says it recognises; default 'en-US', as PocketSphinx. */
+  languages?: readonly string[];
+}
+
+/**
+ * What a FakeStt can do: built with `interims` it streams like a real recogniser, without them it
+ * answers like a batch one. It takes no expected phrases and, being scripted, any audio band.
+ */
+export function fakeSttCapabilities(options: FakeSttOptions = {}): SttCapabilities {
+  const interims = options.interims ?? false;
+  return {
+    streaming: interims,
+    interimResults: interims,
+    biasing: 'none',
+    languages: options.languages ?? FAKE_LANGUAGES,
+    inputSampleRates: [16_000],
+    telephoneBand: 'good',
+    telephoneBandAdvice: 'scripted: the audio band makes no difference',
+  };
+}
 
 /** A finalize the fake has not answered yet (see FakeStt.hold). */
 interface HeldFinalize {
@@ -31,6 +58,7 @@ interface HeldFinalize {
  */
 export class FakeStt implements SttProvider {
   readonly id = 'fake';
+  readonly capabilities: SttCapabilities;
   readonly #script: string[];
   /** Utterances finalized so far, with the number of samples each carried. */
   readonly utterances: Array<{ samples: number; text: string }> = [];
@@ -44,7 +72,8 @@ export class FakeStt implements SttProvider {
   readonly opened: SttOpenOptions[] = [];
 
   /** `languages`: what the fake says it recognises (default 'en-US', as PocketSphinx). `interims`: send interim hypotheses. */
-  constructor(script: readonly string[] = [], options: { failOpen?: boolean; interims?: boolean; languages?: readonly string[] } = {}) {
+  constructor(script: readonly string[] = [], options: FakeSttOptions = {}) {
+    this.capabilities = fakeSttCapabilities(options);
     this.#script = [...script];
     this.#failOpen = options.failOpen ?? false;
     this.#interims = options.interims ?? false;
@@ -172,12 +201,18 @@ const FAKE_VOICES: readonly VoiceInfo[] = ['flite-kal16', 'flite-slt', 'flite-rm
   description: 'A 440 Hz tone standing in for the embedded voice of the same id (tests and benchmarks).',
 }));
 
+/** What a FakeTts speaking `languages` can do: its tone is made and handed out piece by piece. */
+export function fakeTtsCapabilities(languages: readonly string[] = FAKE_LANGUAGES): TtsCapabilities {
+  return { streaming: true, languages, voices: FAKE_VOICES.map((v) => v.voice_id) };
+}
+
 /**
  * Instant synthesis: a quiet 440 Hz tone of `msPerChar` per character (default 60 ms, about
  * real speaking rate), in 200 ms chunks. `firstChunkDelayMs` simulates engine latency.
  */
 export class FakeTts implements TtsProvider {
   readonly id = 'fake';
+  readonly capabilities: TtsCapabilities;
   readonly defaultVoiceId = 'flite-kal16';
   readonly #msPerChar: number;
   readonly #amplitude: number;
@@ -191,6 +226,7 @@ export class FakeTts implements TtsProvider {
     this.#msPerChar = options.msPerChar ?? 60;
     this.#amplitude = options.amplitude ?? 3000;
     this.#languages = options.languages ?? FAKE_LANGUAGES;
+    this.capabilities = fakeTtsCapabilities(this.#languages);
   }
 
   voices(): readonly VoiceInfo[] {

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TtsOptions, TtsProvider, VoiceInfo } from '../tts.ts';
+import type { TtsCapabilities, TtsOptions, TtsProvider, VoiceInfo } from '../tts.ts';
 import { ProviderError } from '../errors.ts';
 import { decodeWav, toMono } from '../audio/wav.ts';
 import { createResampler } from '../audio/resample.ts';
@@ -31,6 +31,13 @@ const FLITE_VOICE_INFO: readonly VoiceInfo[] = [
 function fliteVoice(voice_id: string, voice_name: string, gender: 'male' | 'female', sample_rate_hz: number, accent: string, description: string): VoiceInfo {
   return { voice_id, voice_name, provider: 'flite', gender, accent, language: 'en-US', multilingual: false, sample_rate_hz, description };
 }
+
+/** A sentence is synthesized whole, then handed out in pieces; US English voices only. */
+export const FLITE_CAPABILITIES: TtsCapabilities = {
+  streaming: false,
+  languages: ['en-US'],
+  voices: FLITE_VOICE_INFO.map((v) => v.voice_id),
+};
 
 /** Longest text handed to one Flite run; longer text is cut at a word boundary. */
 const MAX_TEXT_CHARS = 1_000;
@@ -64,6 +71,7 @@ interface Pending {
  */
 export class FliteTts implements TtsProvider {
   readonly id = 'flite';
+  readonly capabilities = FLITE_CAPABILITIES;
   readonly defaultVoiceId = DEFAULT_FLITE_VOICE;
   readonly #wasmPath: string | undefined;
   #worker: Worker | undefined;
@@ -84,7 +92,7 @@ export class FliteTts implements TtsProvider {
 
   /** Flite's lexicons and voices are US English. */
   languages(): readonly string[] {
-    return ['en-US'];
+    return FLITE_CAPABILITIES.languages;
   }
 
   /** Starts the worker and compiles the module ahead of the first call (optional). */

@@ -1,4 +1,4 @@
-import type { TtsOptions, TtsProvider, VoiceInfo } from '../tts.ts';
+import type { TtsCapabilities, TtsOptions, TtsProvider, VoiceInfo } from '../tts.ts';
 import { OPENAI_AUDIO_LANGUAGES } from './languages.ts';
 import { ProviderError } from '../errors.ts';
 import { createResampler } from '../audio/resample.ts';
@@ -28,6 +28,31 @@ const OPENAI_VOICES: ReadonlyArray<{ id: string; newModelsOnly?: boolean }> = [
   { id: 'ballad', newModelsOnly: true }, { id: 'verse', newModelsOnly: true }, { id: 'marin', newModelsOnly: true }, { id: 'cedar', newModelsOnly: true },
 ];
 
+/** OpenAI's documented voices, and the configured default (TTS_VOICE) first when it is none of them. */
+function speechVoices(o: OpenAiSpeechOptions): VoiceInfo[] {
+  const rate = o.pcmSampleRate ?? 24_000;
+  const voice = (id: string, description: string): VoiceInfo => ({
+    voice_id: id,
+    voice_name: id.charAt(0).toUpperCase() + id.slice(1),
+    provider: 'openai',
+    gender: null,
+    language: 'en-US',
+    multilingual: true,
+    sample_rate_hz: rate,
+    description,
+  });
+  const documented = OPENAI_VOICES.map((v) =>
+    voice(v.id, v.newModelsOnly ? 'OpenAI voice; gpt-4o-mini-tts only (tts-1 refuses it).' : 'OpenAI voice; every speech model.'),
+  );
+  const own = o.defaultVoice ?? 'alloy';
+  return documented.some((v) => v.voice_id === own) ? documented : [voice(own, 'The configured default voice (TTS_VOICE) of this speech endpoint.'), ...documented];
+}
+
+/** Streamed: the answer is resampled and handed out while it arrives. */
+export function openAiSpeechCapabilities(options: OpenAiSpeechOptions): TtsCapabilities {
+  return { streaming: true, languages: OPENAI_AUDIO_LANGUAGES, voices: speechVoices(options).map((v) => v.voice_id) };
+}
+
 /**
  * OpenAI-compatible speech (POST /audio/speech). The answer is read as it streams and resampled
  * to 16 kHz chunk by chunk, so the first audio is available before the whole answer arrives.
@@ -44,24 +69,14 @@ export class OpenAiSpeechTts implements TtsProvider {
     return this.#o.defaultVoice ?? 'alloy';
   }
 
+  /** Streamed; the voices of voices(). */
+  get capabilities(): TtsCapabilities {
+    return openAiSpeechCapabilities(this.#o);
+  }
+
   /** OpenAI's documented voices, and the configured default when it is none of them. */
   voices(): readonly VoiceInfo[] {
-    const rate = this.#o.pcmSampleRate ?? 24_000;
-    const voice = (id: string, description: string): VoiceInfo => ({
-      voice_id: id,
-      voice_name: id.charAt(0).toUpperCase() + id.slice(1),
-      provider: 'openai',
-      gender: null,
-      language: 'en-US',
-      multilingual: true,
-      sample_rate_hz: rate,
-      description,
-    });
-    const documented = OPENAI_VOICES.map((v) =>
-      voice(v.id, v.newModelsOnly ? 'OpenAI voice; gpt-4o-mini-tts only (tts-1 refuses it).' : 'OpenAI voice; every speech model.'),
-    );
-    const own = this.defaultVoiceId;
-    return documented.some((v) => v.voice_id === own) ? documented : [voice(own, 'The configured default voice (TTS_VOICE) of this speech endpoint.'), ...documented];
+    return speechVoices(this.#o);
   }
 
   /** The languages OpenAI documents for its voices (optimised for English). */

