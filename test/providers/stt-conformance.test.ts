@@ -14,7 +14,7 @@ import { FakeStt } from '../../src/providers/fake/fake.providers.ts';
 import { FliteTts } from '../../src/providers/flite/flite.tts.ts';
 import { OpenAiTranscriptionStt } from '../../src/providers/openai/transcription.stt.ts';
 import { PocketsphinxStt, probeLibrary } from '../../src/providers/pocketsphinx/pocketsphinx.stt.ts';
-import { decodeWav } from '../../src/providers/audio/wav.ts';
+import { decodeWav } from '../../src/lib/wav.ts';
 import type { SttProvider, SttResult, SttStream } from '../../src/providers/stt.ts';
 import { hasPocketsphinx, NO_POCKETSPHINX } from '../voice/capabilities.ts';
 import { concat, silence } from '../voice/harness.ts';
