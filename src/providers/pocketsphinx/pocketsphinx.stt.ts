@@ -3,6 +3,7 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { delimiter, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { abortable } from '../../lib/abortable.ts';
 import type { SttInterim, SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
 import { ProviderError } from '../errors.ts';
 import type { DecoderIn, DecoderOut, DecoderWorkerData } from './decoder.worker.ts';
@@ -331,7 +332,7 @@ class PocketsphinxStream implements SttStream {
     if (this.#current) parts.push(this.#rotate());
     if (parts.length === 0) return { text: '' };
     const stop = signal ? AbortSignal.any([signal, this.#closing.signal]) : this.#closing.signal;
-    const texts = await raceAbort(Promise.all(parts), stop);
+    const texts = await abortable(Promise.all(parts), stop);
     return { text: texts.filter(Boolean).join(' ') };
   }
 
@@ -352,24 +353,6 @@ class PocketsphinxStream implements SttStream {
     ]);
     clearTimeout(timer);
   }
-}
-
-function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
 }
 
 /** A finalize() waiting for its utterance's text from the decoder thread. */

@@ -1,5 +1,9 @@
 import type { CustomFunction } from '../../domain/custom-function.ts';
+import { abortable } from '../../lib/abortable.ts';
 import type { FunctionCaller, FunctionOutcome } from './types.ts';
+
+// Re-exported for the engines and the pipeline, which import it from here.
+export { abortable };
 
 /**
  * Calls a function through `caller` (none: the function is unavailable); a caller that breaks its
@@ -22,25 +26,6 @@ export function callFunction(caller: FunctionCaller | undefined, fn: CustomFunct
  */
 export async function confirmedTurn(confirmed: Promise<void> | undefined, signal: AbortSignal): Promise<void> {
   if (confirmed) await abortable(confirmed, signal);
-}
-
-/** Resolves with `promise`, or rejects with the signal's reason as soon as `signal` aborts (the promise runs on). */
-export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
-  });
 }
 
 /**
