@@ -4,10 +4,9 @@ import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import { jsonByteLength } from '../lib/json.ts';
 import { storableText } from '../domain/text.ts';
-import { withoutUndefined } from '../lib/objects.ts';
 import type { RateLimiter } from '../lib/token-bucket.ts';
 import { AppError, errors } from '../domain/errors.ts';
-import type { AgentOverride } from '../domain/agent.ts';
+import { type AgentOverride, settingsWithOverride } from '../domain/agent.ts';
 import type { Call, CallAnalysis, CallChanges, LatencyReport, ToolTranscriptEntry, TranscriptEntry } from '../domain/call.ts';
 import { type DisconnectionReason, isFinal, statusesThatCanBecome, statusForReason } from '../domain/call-status.ts';
 import { type StoragePolicy, isLessRestrictive } from '../domain/storage-policy.ts';
@@ -178,7 +177,7 @@ export class CallService {
     const capability = this.#d.checkEngine?.(agent, input.agent_override);
     if (capability) throw errors.invalidRequest(capability);
 
-    const settings = { ...agent.config, ...withoutUndefined(input.agent_override?.agent ?? {}) };
+    const settings = settingsWithOverride(agent.config, input.agent_override);
     return {
       call_id: newId('call'),
       account_id: principal.accountId,
