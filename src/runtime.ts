@@ -30,6 +30,7 @@ import { TicketService } from './services/ticket.service.ts';
 import type { WebhookService } from './services/webhook.service.ts';
 import { LeadRepository } from './storage/lead.repository.ts';
 import { TicketRepository } from './storage/ticket.repository.ts';
+import type { DeliveryPump } from './webhooks/delivery-pump.ts';
 import type { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import { createWebhookParts } from './webhooks/webhook-runtime.ts';
 import { callForFunction, functionCallerFor } from './webhooks/function-caller.ts';
@@ -54,8 +55,13 @@ export interface Services {
   /** Signs and checks the `recording_url` links that play without an API key. */
   recordingLinks: RecordingLinks;
   webhooks: WebhookService;
-  /** The delivery worker; main.ts starts it (tests drive it with runOnce/drain). */
+  /** The delivery worker; main.ts starts it. */
   webhookDispatcher: WebhookDispatcher;
+  /**
+   * The worker's claim -> send -> record step: the worker runs a round on every wake; tests and
+   * tools that drive time with a manual clock run rounds themselves (`runOnce`).
+   */
+  webhookPump: DeliveryPump;
   leads: LeadService;
   tickets: TicketService;
   /** Prunes expired idempotency keys and old webhook logs; main.ts runs it hourly. */
@@ -221,7 +227,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     metrics,
     store,
     notifications,
-    services: { accounts, agents, calls, lifecycle, recordings, recordingLinks, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, leads, tickets, housekeeping },
+    services: { accounts, agents, calls, lifecycle, recordings, recordingLinks, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, webhookPump: webhookParts.pump, leads, tickets, housekeeping },
     media: { providers, sessions },
     close() {
       // Calls in progress end first (server_shutdown), while the store can still record them.

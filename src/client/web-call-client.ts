@@ -15,7 +15,7 @@ import { PROTOCOL_SAMPLE_RATE, PROTOCOL_VERSION } from '../protocol/media.consta
 import { ServerMessage, type ClientMessage, type TranscriptEntry } from '../protocol/media.messages.ts';
 import { webCallUrl } from '../protocol/web-call-url.ts';
 // A leaf module with no server imports: the client stays usable on its own.
-import { decodeWav, encodeWav, toMono } from '../providers/audio/wav.ts';
+import { decodeWav, encodeWav, toMono } from '../lib/wav.ts';
 import { wsDataToBuffer } from '../lib/ws-data.ts';
 
 export { PROTOCOL_VERSION, webCallUrl };

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { withoutUndefined } from '../lib/objects.ts';
 import { type ConversationFlowDefinition, ConversationFlowOverride } from './conversation-flow.ts';
 import { type ServiceLlmDefinition, ServiceLlmOverride } from './service-llm.ts';
 import { Name, Nullable, ResourceId, Strict, StringEnum } from './schema-kit.ts';
@@ -184,6 +185,28 @@ export type EngineSnapshot =
   | { type: 'service_llm'; llm_id: string; definition: ServiceLlmDefinition }
   /** A custom LLM has no stored definition: the user's server is the engine. */
   | { type: 'custom_llm'; llm_websocket_url: string };
+
+/**
+ * A call's agent settings: the version's `config` with the call's `agent_override.agent` applied
+ * (a field given replaces the version's; one left out or undefined keeps it). The one statement of
+ * this merge: the call service stores from it, the call session runs from it.
+ */
+export function settingsWithOverride(config: AgentConfig, override: AgentOverride | null | undefined): AgentConfig {
+  return { ...config, ...withoutUndefined(override?.agent ?? {}) };
+}
+
+/**
+ * A call's engine definition: the version's with the call's `agent_override.conversation_flow` or
+ * `agent_override.service_llm` applied, field by field as {@link settingsWithOverride} does. A
+ * custom LLM has no definition to override.
+ */
+export function engineWithOverride(engine: EngineSnapshot, override: AgentOverride | null | undefined): EngineSnapshot {
+  if (engine.type === 'custom_llm') return engine;
+  if (engine.type === 'conversation_flow') {
+    return { ...engine, definition: { ...engine.definition, ...withoutUndefined(override?.conversation_flow ?? {}) } };
+  }
+  return { ...engine, definition: { ...engine.definition, ...withoutUndefined(override?.service_llm ?? {}) } };
+}
 
 /** An agent's head: its owner and latest version. */
 export interface AgentHead {

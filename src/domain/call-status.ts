@@ -10,19 +10,31 @@
 export const CALL_STATUSES = ['registered', 'ongoing', 'ended', 'error'] as const;
 export type CallStatus = (typeof CALL_STATUSES)[number];
 
-const NEXT: Record<CallStatus, readonly CallStatus[]> = {
+/** For each status, the statuses a call in it may move to: the one statement of the machine above. */
+const NEXT: Readonly<Record<CallStatus, readonly CallStatus[]>> = {
   registered: ['ongoing', 'error', 'ended'],
   ongoing: ['ended', 'error'],
   ended: [],
   error: [],
 };
 
+/** Whether a call in status `from` may move to status `to`. */
 export function canTransition(from: CallStatus, to: CallStatus): boolean {
   return NEXT[from].includes(to);
 }
 
+/**
+ * The statuses from which a call may move to `to`, in the order of {@link CALL_STATUSES}: the
+ * `from` list of the storage's guarded update (`CallRepository.transition`), which makes the rule
+ * hold across servers.
+ */
+export function statusesThatCanBecome(to: CallStatus): CallStatus[] {
+  return CALL_STATUSES.filter((from) => canTransition(from, to));
+}
+
+/** Whether `status` is final (`ended` or `error`): a call in it moves no further. */
 export function isFinal(status: CallStatus): boolean {
-  return status === 'ended' || status === 'error';
+  return NEXT[status].length === 0;
 }
 
 /** Why a call ended. Reasons starting with `error_` put the call in status `error`. */

@@ -28,8 +28,6 @@ class TrackWriter {
   length = 0;
   #chain: Promise<void> = Promise.resolve();
   #pendingBytes = 0;
-  /** Samples dropped because the disk was behind (silence in their place). */
-  dropped = 0;
   #failed: Error | undefined;
 
   constructor(writer: RecordingWriter, track: Track) {
@@ -71,7 +69,6 @@ class TrackWriter {
     if (this.#pendingBytes + byteLength > MAX_PENDING_BYTES) {
       // The store is not keeping up: losing audio is better than growing memory without limit.
       // The chunk becomes silence (a gap in the file) and its buffer is filled again.
-      this.dropped += byteLength / 2;
       return;
     }
     const bytes = Buffer.from(this.#buf.buffer, 0, byteLength);

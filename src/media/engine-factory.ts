@@ -1,6 +1,5 @@
 
-import { withoutUndefined } from '../lib/objects.ts';
-import type { AgentConfig, AgentOverride, EngineSnapshot } from '../domain/agent.ts';
+import { type AgentConfig, type AgentOverride, type EngineSnapshot, engineWithOverride, settingsWithOverride } from '../domain/agent.ts';
 import type { LlmProvider } from '../providers/llm.ts';
 import type { Scheduler } from '../lib/scheduler.ts';
 import {
@@ -24,17 +23,12 @@ export interface AgentForCall {
 
 /** The engine definition of a call: the agent version's, with the call's `agent_override` applied. */
 export function effectiveEngine(agent: AgentForCall, override: AgentOverride | null | undefined): EngineSnapshot {
-  const e = agent.engine;
-  if (e.type === 'custom_llm') return e;
-  if (e.type === 'conversation_flow') {
-    return { ...e, definition: { ...e.definition, ...withoutUndefined(override?.conversation_flow ?? {}) } };
-  }
-  return { ...e, definition: { ...e.definition, ...withoutUndefined(override?.service_llm ?? {}) } };
+  return engineWithOverride(agent.engine, override);
 }
 
 /** The agent settings of a call: the version's, with `agent_override.agent` applied. */
 export function effectiveSettings(agent: AgentForCall, override: AgentOverride | null | undefined): AgentConfig {
-  return { ...agent.config, ...withoutUndefined(override?.agent ?? {}) };
+  return settingsWithOverride(agent.config, override);
 }
 
 /**

@@ -8,7 +8,7 @@ import type { Clock } from '../lib/clock.ts';
 import { errors } from '../domain/errors.ts';
 import type { AgentOverride } from '../domain/agent.ts';
 import type { Call, CallAnalysis, CallChanges, CallType, LatencyReport, ToolTranscriptEntry, TranscriptEntry } from '../domain/call.ts';
-import { type DisconnectionReason, isFinal, statusForReason } from '../domain/call-status.ts';
+import { type DisconnectionReason, isFinal, statusesThatCanBecome, statusForReason } from '../domain/call-status.ts';
 import { storableText } from '../domain/text.ts';
 import type { CallCheckpoint, ClaimedLease } from '../domain/call-checkpoint.ts';
 import type { CallRepository } from '../storage/call.repository.ts';
@@ -172,7 +172,7 @@ export class CallLifecycle {
       if (outcome.currentState !== undefined) changes.current_state = outcome.currentState;
       const finished: Call = { ...row, ...changes };
       Object.assign(changes, await this.#d.retention.apply(finished, row.data_storage_setting));
-      if (!(await this.#d.calls.transition(callId, ['registered', 'ongoing'], changes, trx))) return false;
+      if (!(await this.#d.calls.transition(callId, statusesThatCanBecome(statusForReason(outcome.reason)), changes, trx))) return false;
       await this.#d.leases.delete(callId, trx);
       await this.#d.outbox.record(trx, {
         accountId: row.account_id,

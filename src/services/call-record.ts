@@ -9,8 +9,7 @@ import type { Static } from '@sinclair/typebox';
 import { newId } from '../lib/ids.ts';
 import { jsonByteLength } from '../lib/json.ts';
 import { errors } from '../domain/errors.ts';
-import { withoutUndefined } from '../lib/objects.ts';
-import type { AgentOverride } from '../domain/agent.ts';
+import { type AgentOverride, settingsWithOverride } from '../domain/agent.ts';
 import type { Call, CallType } from '../domain/call.ts';
 import type { AgentService, ResolvedAgentVersion } from './agent.service.ts';
 import type { CreateWebCallBody } from './call.schemas.ts';
@@ -44,7 +43,7 @@ export function newCallRecord(
   const capability = deps.checkEngine?.(agent, input.agent_override);
   if (capability) throw errors.invalidRequest(capability);
 
-  const settings = { ...agent.config, ...withoutUndefined(input.agent_override?.agent ?? {}) };
+  const settings = settingsWithOverride(agent.config, input.agent_override);
   return {
     call_id: newId('call'),
     account_id: accountId,

@@ -1,11 +1,12 @@
 import type { Readable } from 'node:stream';
+import { WAV_HEADER_BYTES, wavHeader } from '../lib/wav.ts';
 
 /** Recordings are 16 kHz, 16-bit: the rate of the media protocol and the pipeline. */
 export const RECORDING_RATE = 16_000;
-/** Bytes before the samples of every recording this server writes (a canonical 44-byte WAV header). */
-export const WAV_HEADER_BYTES = 44;
+/** Channels of the final recording: the user (left) and the agent (right). */
+const RECORDING_CHANNELS = 2;
 /** Bytes per frame of the final recording: 2 channels x 16 bits. */
-export const FRAME_BYTES = 4;
+export const FRAME_BYTES = RECORDING_CHANNELS * 2;
 
 /** A call's two tracks while it runs: 0 is the user (left channel), 1 the agent (right). */
 export type Track = 0 | 1;
@@ -36,7 +37,8 @@ export interface RecordingWriter {
 /**
  * Where recordings live: local files (SQLite, one server) or chunks in PostgreSQL (any server can
  * serve any call's recording, and a server lost mid-call loses at most its last unwritten chunk).
- * A recording is a stereo 16 kHz 16-bit WAV with a 44-byte header: the user left, the agent right.
+ * A recording is a stereo 16 kHz 16-bit WAV with the canonical 44-byte header (lib/wav.ts): the
+ * user left, the agent right.
  * `recordingPath` is the call's `recording_path` column as `finish` returned it.
  */
 export interface RecordingStore {
@@ -58,26 +60,6 @@ export interface RecordingStore {
   recover(callId: string): Promise<string | null>;
 }
 
-/** The 44-byte header of a stereo 16 kHz 16-bit PCM WAV of `samples` frames. */
-export function stereoWavHeader(samples: number): Buffer {
-  const dataBytes = samples * FRAME_BYTES;
-  const header = Buffer.alloc(WAV_HEADER_BYTES);
-  header.write('RIFF', 0, 'ascii');
-  header.writeUInt32LE(36 + dataBytes, 4);
-  header.write('WAVE', 8, 'ascii');
-  header.write('fmt ', 12, 'ascii');
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(2, 22);
-  header.writeUInt32LE(RECORDING_RATE, 24);
-  header.writeUInt32LE(RECORDING_RATE * FRAME_BYTES, 28);
-  header.writeUInt16LE(FRAME_BYTES, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36, 'ascii');
-  header.writeUInt32LE(dataBytes, 40);
-  return header;
-}
-
 /** Frames interleaved per step when a recording is assembled: 64 k (256 KiB of output). */
 const ASSEMBLY_STEP = 65_536;
 
@@ -91,7 +73,7 @@ export async function assembleRecording(
   readTrack: (track: Track, offset: number, into: Buffer) => Promise<void>,
   emit: (bytes: Buffer) => Promise<void>,
 ): Promise<void> {
-  await emit(stereoWavHeader(samples));
+  await emit(wavHeader(RECORDING_RATE, RECORDING_CHANNELS, samples * FRAME_BYTES));
   const left = Buffer.alloc(ASSEMBLY_STEP * 2);
   const right = Buffer.alloc(ASSEMBLY_STEP * 2);
   for (let i = 0; i < samples; i += ASSEMBLY_STEP) {

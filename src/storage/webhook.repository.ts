@@ -19,8 +19,10 @@ import type {
   WebhookTable,
 } from './tables/webhook.tables.ts';
 
-/** PostgreSQL channel on which committed events wake the delivery workers of every process. */
-/** The notification channel that wakes the delivery workers (subscribed through the runtime's Notifications). */
+/**
+ * The notification channel on which committed events wake the delivery workers of every process
+ * (PostgreSQL NOTIFY; the runtime subscribes the worker through its Notifications).
+ */
 const WORK_CHANNEL: NotificationChannel = 'switchboard_webhooks';
 
 type WebhookRow = Selectable<WebhookTable>;

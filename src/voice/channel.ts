@@ -15,8 +15,6 @@ export interface ChannelOptions {
   capacity: number;
   /** What a push into a full channel does. */
   overflow: OverflowPolicy;
-  /** Called with each item that overflow discards (for counters); optional. */
-  onDrop?: (item: unknown) => void;
 }
 
 export class ChannelClosedError extends Error {
@@ -29,7 +27,6 @@ export class ChannelClosedError extends Error {
 export class Channel<T> implements AsyncIterable<T> {
   readonly #capacity: number;
   readonly #overflow: OverflowPolicy;
-  readonly #onDrop: ((item: unknown) => void) | undefined;
   #items: T[] = [];
   #closed = false;
   #dropped = 0;
@@ -40,7 +37,6 @@ export class Channel<T> implements AsyncIterable<T> {
     if (!(options.capacity >= 1)) throw new RangeError('channel capacity must be >= 1');
     this.#capacity = options.capacity;
     this.#overflow = options.overflow;
-    this.#onDrop = options.onDrop;
   }
 
   /** Items currently queued. */
@@ -76,15 +72,13 @@ export class Channel<T> implements AsyncIterable<T> {
     }
     switch (this.#overflow) {
       case 'drop_oldest': {
-        const old = this.#items.shift();
+        this.#items.shift();
         this.#dropped++;
-        this.#onDrop?.(old);
         this.#items.push(item);
         return Promise.resolve();
       }
       case 'drop_newest':
         this.#dropped++;
-        this.#onDrop?.(item);
         return Promise.resolve();
       case 'block':
         return new Promise<void>((resolve, reject) => this.#pushers.push({ item, resolve, reject }));
@@ -145,20 +139,4 @@ export class Channel<T> implements AsyncIterable<T> {
       },
     };
   }
-}
-
-/** Resolves after `ms`, or rejects with the signal's reason when aborted first. */
-export function abortableDelay(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(t);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

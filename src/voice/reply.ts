@@ -10,7 +10,7 @@ import { ProviderError, isAbortError } from '../providers/errors.ts';
 import { FRAME_MS, Framer } from './frames.ts';
 import { EngineError, type EngineOutput, type EngineTiming, type ResponseEngine, type ToolCallRecord } from './engines/types.ts';
 import type { FailureReason } from './pipeline.types.ts';
-import { abortable } from './engines/functions.ts';
+import { abortable } from '../lib/abortable.ts';
 import type { TurnLatency } from './latency.ts';
 import type { TimedToolCall, Utterance } from './transcript.ts';
 import type { PacedPlayout } from './playout.ts';

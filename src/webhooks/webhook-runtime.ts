@@ -6,6 +6,7 @@ import { WebhookService } from '../services/webhook.service.ts';
 import type { Store } from '../storage/store.ts';
 import { WebhookRepository } from '../storage/webhook.repository.ts';
 import type { DestinationPolicy } from './destination-policy.ts';
+import { DeliveryPump } from './delivery-pump.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
 import { WebhookHttpClient } from './http-client.ts';
 import { SecretBox } from '../lib/secret-box.ts';
@@ -15,6 +16,8 @@ export interface WebhookParts {
   outbox: WebhookOutbox;
   webhooks: WebhookService;
   dispatcher: WebhookDispatcher;
+  /** The dispatcher's claim -> send -> record step (it runs a round on every wake, and closes it). */
+  pump: DeliveryPump;
   /**
    * The client of custom-function requests: the same destination policy and connect timeout as
    * deliveries, its own connections (a function waits on a caller; it should not queue behind
@@ -41,7 +44,7 @@ export function createWebhookParts(config: Config, store: Store, clock: Clock, l
     maxSocketsPerHost: settings.concurrency,
   });
   const functionClient = new WebhookHttpClient({ policy, connectTimeoutMs: settings.connectTimeoutMs, timeoutMs: settings.timeoutMs });
-  const dispatcher = new WebhookDispatcher({
+  const pump = new DeliveryPump({
     store,
     webhooks: repository,
     client,
@@ -53,8 +56,8 @@ export function createWebhookParts(config: Config, store: Store, clock: Clock, l
     disableAfterMs: settings.disableAfterMs,
     concurrency: settings.concurrency,
     endpointConcurrency: settings.endpointConcurrency,
-    pollIntervalMs: settings.pollIntervalMs,
   });
+  const dispatcher = new WebhookDispatcher({ pump, store, webhooks: repository, pollIntervalMs: settings.pollIntervalMs });
   const wake = () => dispatcher.wake();
   const outbox = new WebhookOutbox({ webhooks: repository, clock, onRecorded: wake });
   const webhooks = new WebhookService({ store, webhooks: repository, box, clock, destinations: policy, wake });
@@ -64,6 +67,7 @@ export function createWebhookParts(config: Config, store: Store, clock: Clock, l
     outbox,
     webhooks,
     dispatcher,
+    pump,
     functionClient,
     close() {
       closing ??= dispatcher.close().finally(() => {

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { type BrowserContext, type Page, chromium } from 'playwright-core';
 import { FliteTts } from '../../src/providers/flite/flite.tts.ts';
-import { encodeWav } from '../../src/providers/audio/wav.ts';
+import { encodeWav } from '../../src/lib/wav.ts';
 import { ROOT } from '../helpers/process.ts';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';

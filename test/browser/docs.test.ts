@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import type net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { encodeWav } from '../../src/providers/audio/wav.ts';
+import { encodeWav } from '../../src/lib/wav.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { ARTIFACTS_DIR, type Browser, NO_CHROMIUM, eventually, launchBrowser, screenshot } from './browser.ts';
 

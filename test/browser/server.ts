@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config/config.ts';
-import { encodeWav } from '../../src/providers/audio/wav.ts';
+import { encodeWav } from '../../src/lib/wav.ts';
 import { type Runtime, createRuntime } from '../../src/runtime.ts';
 import { sampleFlow } from '../helpers/harness.ts';
 import { type ServerProcess, startServer } from '../helpers/process.ts';

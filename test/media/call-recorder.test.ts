@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CallRecorder } from '../../src/media/call-recorder.ts';
-import { wavLayout } from '../../src/media/codec/wav.ts';
+import { wavLayout } from '../../src/lib/wav.ts';
 import { DatabaseRecordingStore } from '../../src/services/database-recording-store.ts';
 import { FileRecordingStore } from '../../src/services/file-recording-store.ts';
 import type { RecordingStore } from '../../src/services/recording-store.ts';

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { FliteTts } from '../../src/providers/flite/flite.tts.ts';
 import { STORES } from '../helpers/stores.ts';
+import { drainDeliveries } from '../webhooks/helpers.ts';
 import { Receiver } from '../webhooks/receiver.ts';
 import { hasPocketsphinx, NO_POCKETSPHINX } from '../voice/capabilities.ts';
 import { type MediaServer, concat, silence, startMediaServer } from './helpers.ts';
@@ -97,7 +98,7 @@ for (const kind of STORES) {
       assert.ok(Math.abs(wavMs - call.duration_ms) < 600, `wav ${Math.round(wavMs)} ms vs call ${call.duration_ms} ms`);
       assert.equal(call.call_analysis.call_successful, true);
 
-      await s.runtime.services.webhookDispatcher.drain();
+      await drainDeliveries(s.runtime.services.webhookPump);
       await receiver.waitFor(2, 10_000);
       const events = receiver.received.map((r) => r.json?.event);
       assert.deepEqual(events.filter((e) => e === 'lead.created').length, 1);

@@ -6,7 +6,7 @@ import { OpenAiChatLlm } from '../../src/providers/openai/chat.llm.ts';
 import { OpenAiTranscriptionStt } from '../../src/providers/openai/transcription.stt.ts';
 import { OpenAiSpeechTts } from '../../src/providers/openai/speech.tts.ts';
 import { ProviderError } from '../../src/providers/errors.ts';
-import { decodeWav, encodeWav } from '../../src/providers/audio/wav.ts';
+import { decodeWav, encodeWav } from '../../src/lib/wav.ts';
 
 type Handler = (req: IncomingMessage, body: Buffer, res: ServerResponse) => void | Promise<void>;
 

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { ProviderError } from '../../src/providers/errors.ts';
+import { DecoderPool } from '../../src/providers/pocketsphinx/decoder-pool.ts';
 import { PocketsphinxStt, probeLibrary } from '../../src/providers/pocketsphinx/pocketsphinx.stt.ts';
 import { FliteTts } from '../../src/providers/flite/flite.tts.ts';
 import { keywordMatch } from '../../src/voice/engines/flow.engine.ts';
@@ -92,9 +93,10 @@ test('pocketsphinx: audio a decoder has not read is bounded (about 10 s); the re
 });
 
 test('pocketsphinx library mode: a missing model fails openStream at once, saying what to install', { skip: probeLibrary().ok ? false : 'libpocketsphinx cannot be called in-process here' }, async () => {
-  const stt = new PocketsphinxStt({ mode: 'library', modelDir: '/nonexistent/model' });
+  const decoders = new DecoderPool();
+  const stt = new PocketsphinxStt({ mode: 'library', modelDir: '/nonexistent/model', decoders });
   await assert.rejects(stt.openStream(), (e) => e instanceof ProviderError && e.kind === 'asr' && /apt-get install pocketsphinx/.test(e.message));
-  assert.equal(stt.liveDecoders(), 0, 'no decoder thread was started');
+  assert.equal(decoders.size, 0, 'no decoder thread was started');
 });
 
 test('pocketsphinx: "auto" streams in-process when libpocketsphinx loads, else runs a process per utterance', () => {

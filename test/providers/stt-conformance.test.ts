@@ -13,8 +13,9 @@ import { ProviderError } from '../../src/providers/errors.ts';
 import { FakeStt } from '../../src/providers/fake/fake.providers.ts';
 import { FliteTts } from '../../src/providers/flite/flite.tts.ts';
 import { OpenAiTranscriptionStt } from '../../src/providers/openai/transcription.stt.ts';
+import { DecoderPool } from '../../src/providers/pocketsphinx/decoder-pool.ts';
 import { PocketsphinxStt, probeLibrary } from '../../src/providers/pocketsphinx/pocketsphinx.stt.ts';
-import { decodeWav } from '../../src/providers/audio/wav.ts';
+import { decodeWav } from '../../src/lib/wav.ts';
 import type { SttProvider, SttResult, SttStream } from '../../src/providers/stt.ts';
 import { hasPocketsphinx, NO_POCKETSPHINX } from '../voice/capabilities.ts';
 import { concat, silence } from '../voice/harness.ts';
@@ -148,15 +149,16 @@ const pocketsphinxLibrary: Driver = {
   skip: !hasPocketsphinx() ? NO_POCKETSPHINX : library.ok ? false : `libpocketsphinx cannot be called in-process here (${library.why})`,
   async start() {
     const speech = await fliteSpeech();
-    const provider = new PocketsphinxStt({ mode: 'library' });
+    const decoders = new DecoderPool();
+    const provider = new PocketsphinxStt({ mode: 'library', decoders });
     return {
       provider,
       audio: (i) => speech[i]!,
       heard: (i, text) => text.split(' ').includes(KEYWORDS[i]!),
       hearsSilence: true,
       interims: true,
-      kill: () => provider.terminateDecoders(),
-      released: () => provider.liveDecoders() === 0,
+      kill: () => decoders.terminateAll(),
+      released: () => decoders.size === 0,
       async close() {},
     };
   },

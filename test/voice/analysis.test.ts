@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { analyzeCall, embeddedAnalysis, lexiconSentiment } from '../../src/voice/analysis.ts';
 import { redactTranscript, redactText } from '../../src/voice/redact.ts';
 import { summarizeLatency, latencyReport } from '../../src/voice/latency.ts';
-import { decodeWav, encodeWav, interleaveStereo, silenceSpan } from '../../src/media/codec/wav.ts';
+import { decodeWav, encodeWav, interleaveStereo, silenceSpan } from '../../src/lib/wav.ts';
 import { FakeLlm } from '../../src/providers/fake/fake.providers.ts';
 import { formatTranscript, type Utterance } from '../../src/voice/transcript.ts';
 

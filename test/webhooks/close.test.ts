@@ -53,7 +53,7 @@ for (const kind of STORES) {
         await subscribe(h, apiKey, rx.url('/slow-ok'), ['lead.created']);
         await createLead(h, apiKey);
         const dispatcher = h.runtime.services.webhookDispatcher;
-        const running = dispatcher.runOnce();
+        const running = h.runtime.services.webhookPump.runOnce();
         await rx.waitFor(2); // both sends are in flight; one is answered 100 ms later, one never
 
         const graceMs = 200;
@@ -97,7 +97,7 @@ for (const kind of STORES) {
         await subscribe(h, apiKey, rx.url('/late-ok'), ['lead.created']);
         await createLead(h, apiKey);
         const dispatcher = h.runtime.services.webhookDispatcher;
-        const running = dispatcher.runOnce();
+        const running = h.runtime.services.webhookPump.runOnce();
         await rx.waitFor(1);
         await dispatcher.close();
         assert.equal(await running, 1);

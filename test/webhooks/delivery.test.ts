@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { verifyWebhook } from '../../src/index.ts';
 import { type Harness, createFlowAgent, startHarness } from '../helpers/harness.ts';
 import { STORES } from '../helpers/stores.ts';
-import { createLead, deliveries, expectedSignatures, subscribe } from './helpers.ts';
+import { createLead, deliveries, drainDeliveries, expectedSignatures, subscribe } from './helpers.ts';
 import { Receiver } from './receiver.ts';
 
 const ENV = { WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32', WEBHOOK_TIMEOUT_MS: '800', WEBHOOK_CONNECT_TIMEOUT_MS: '400' };
@@ -20,7 +20,7 @@ for (const kind of STORES) {
       await rx.close();
       await h.close();
     });
-    const drain = () => h.runtime.services.webhookDispatcher.drain();
+    const drain = () => drainDeliveries(h.runtime.services.webhookPump);
     const at = (path: string) => rx.received.filter((r) => r.path === path);
 
     it('POSTs {event, data, sent_at} with the spec and Standard Webhooks headers, signed over the raw bytes', async () => {

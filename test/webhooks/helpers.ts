@@ -1,5 +1,20 @@
 import { createHmac } from 'node:crypto';
+import type { DeliveryPump } from '../../src/webhooks/delivery-pump.ts';
 import type { Harness } from '../helpers/harness.ts';
+
+/**
+ * Runs rounds of the delivery pump until one handles nothing (at most `maxRounds`); returns the
+ * deliveries handled. For tests that drive time with a manual clock instead of starting the worker.
+ */
+export async function drainDeliveries(pump: DeliveryPump, maxRounds = 100): Promise<number> {
+  let total = 0;
+  for (let round = 0; round < maxRounds; round += 1) {
+    const handled = await pump.runOnce();
+    total += handled;
+    if (handled === 0) break;
+  }
+  return total;
+}
 
 /** Creates a webhook through set.php; returns its id and secret. */
 export async function subscribe(h: Harness, key: string, url: string, events: string[]): Promise<{ id: string; secret: string }> {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type Harness, createFlowAgent, startHarness } from '../helpers/harness.ts';
 import { STORES } from '../helpers/stores.ts';
-import { createLead, deliveries, subscribe } from './helpers.ts';
+import { createLead, deliveries, drainDeliveries, subscribe } from './helpers.ts';
 import { Receiver } from './receiver.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -27,7 +27,7 @@ for (const kind of STORES) {
       await subscribe(h, apiKey, rx.url('/ok'), ['lead.created']);
       const dead = await subscribe(h, apiKey, 'http://127.0.0.1:9/closed', ['lead.created']);
       await createLead(h, apiKey, 'Old', '555-0001');
-      await h.runtime.services.webhookDispatcher.drain();
+      await drainDeliveries(h.runtime.services.webhookPump);
       const create = (key: string) =>
         h.request({ method: 'POST', url: '/v2/create-web-call', key: apiKey, body: { agent_id: agentId }, headers: { 'idempotency-key': key } });
       const first = await create('k-old');
@@ -37,7 +37,7 @@ for (const kind of STORES) {
 
       h.clock.advance(31 * DAY_MS);
       await createLead(h, apiKey, 'New', '555-0002');
-      await h.runtime.services.webhookDispatcher.drain();
+      await drainDeliveries(h.runtime.services.webhookPump);
       const { deliveriesDeleted } = await h.runtime.services.housekeeping.run();
       assert.equal(deliveriesDeleted, 1, JSON.stringify(old.map((d: any) => [d.status, d.webhook_id === dead.id, d.attempt_count])));
 

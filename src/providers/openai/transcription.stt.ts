@@ -1,6 +1,6 @@
 import type { SttCapabilities, SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
 import { ProviderError } from '../errors.ts';
-import { encodeWav } from '../audio/wav.ts';
+import { encodeWav } from '../../lib/wav.ts';
 import { post, readBounded, type OpenAiEndpoint } from './http.ts';
 import { parseBoundedJson } from '../../lib/bounded-json.ts';
 import { OPENAI_AUDIO_LANGUAGES } from './languages.ts';

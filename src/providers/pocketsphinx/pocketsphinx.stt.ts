@@ -2,9 +2,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { delimiter, join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { abortable } from '../../lib/abortable.ts';
 import type { SttCapabilities, SttInterim, SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
 import { ProviderError } from '../errors.ts';
+import { DecoderPool } from './decoder-pool.ts';
 import type { DecoderIn, DecoderOut, DecoderWorkerData } from './decoder.worker.ts';
 
 /** Where Debian's pocketsphinx-en-us puts the US English model. */
@@ -28,6 +30,8 @@ export interface PocketsphinxOptions {
   mode?: 'auto' | 'library' | 'process';
   /** Audio between two interim hypotheses in library mode, ms; default 200. */
   interimEveryMs?: number;
+  /** Where library-mode streams get their decoder threads; default a pool of the provider's own. */
+  decoders?: DecoderPool;
 }
 
 /** Which way the decoder runs (see PocketsphinxOptions.mode). */
@@ -115,8 +119,8 @@ export class PocketsphinxStt implements SttProvider {
   readonly #maxUtteranceSamples: number;
   readonly #mode: 'auto' | 'library' | 'process';
   readonly #interimEverySamples: number;
-  /** Decoder threads of library-mode streams still running. */
-  readonly #workers = new Set<Worker>();
+  /** Where library-mode streams get their decoder threads. */
+  readonly #decoders: DecoderPool;
 
   constructor(options: PocketsphinxOptions = {}) {
     this.#binary = options.binary ?? 'pocketsphinx_continuous';
@@ -125,6 +129,7 @@ export class PocketsphinxStt implements SttProvider {
     this.#maxUtteranceSamples = ((options.maxUtteranceMs ?? 30_000) * 16000) / 1000;
     this.#mode = options.mode ?? 'auto';
     this.#interimEverySamples = ((options.interimEveryMs ?? 200) * 16000) / 1000;
+    this.#decoders = options.decoders ?? new DecoderPool();
   }
 
   /** The way streams opened now run their decoder. */
@@ -135,16 +140,6 @@ export class PocketsphinxStt implements SttProvider {
   /** What streams opened now can do: interim results and bias() in library mode only. */
   get capabilities(): SttCapabilities {
     return pocketsphinxCapabilities(this.mode());
-  }
-
-  /** Decoder threads running (library mode): 0 once every stream is closed. */
-  liveDecoders(): number {
-    return this.#workers.size;
-  }
-
-  /** Ends every decoder thread abruptly, as a crash would: their streams fail (operators, tests). */
-  async terminateDecoders(): Promise<void> {
-    await Promise.all([...this.#workers].map((w) => w.terminate()));
   }
 
   /**
@@ -181,11 +176,7 @@ export class PocketsphinxStt implements SttProvider {
       const missing = this.missingModel();
       if (missing) throw new ProviderError('asr', 'pocketsphinx', `model file ${missing} not found (apt-get install pocketsphinx pocketsphinx-en-us)`);
       const data: DecoderWorkerData = { args: this.#decoderArgs(), interimEverySamples: this.#interimEverySamples };
-      const worker = new Worker(new URL('./decoder.worker.ts', import.meta.url), { workerData: data });
-      this.#workers.add(worker);
-      worker.once('exit', () => this.#workers.delete(worker));
-      const stream = new LibraryStream(worker, this.#maxUtteranceSamples, options.onInterim, options.keywords ?? []);
-      return stream;
+      return new LibraryStream(this.#decoders, this.#decoders.acquire(data), this.#maxUtteranceSamples, options.onInterim, options.keywords ?? []);
     }
     const bin = this.binaryPath();
     if (!bin) {
@@ -360,7 +351,7 @@ class PocketsphinxStream implements SttStream {
     if (this.#current) parts.push(this.#rotate());
     if (parts.length === 0) return { text: '' };
     const stop = signal ? AbortSignal.any([signal, this.#closing.signal]) : this.#closing.signal;
-    const texts = await raceAbort(Promise.all(parts), stop);
+    const texts = await abortable(Promise.all(parts), stop);
     return { text: texts.filter(Boolean).join(' ') };
   }
 
@@ -383,24 +374,6 @@ class PocketsphinxStream implements SttStream {
   }
 }
 
-function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
-}
-
 /** A finalize() waiting for its utterance's text from the decoder thread. */
 interface Pending {
   resolve: (r: SttResult) => void;
@@ -413,9 +386,6 @@ interface Pending {
 /** Audio posted to a decoder thread and not yet decoded before more is dropped: 10 s. */
 const MAX_QUEUED_SAMPLES = 160_000;
 
-/** How long close() waits for the decoder thread to free its decoder and exit, ms. */
-const WORKER_EXIT_WAIT_MS = 2_000;
-
 /**
  * Library mode: one decoder per call in a worker thread (decoder.worker.ts), fed each chunk as it
  * arrives, so at finalize() only the last frames and the final passes remain (measured in
@@ -423,11 +393,13 @@ const WORKER_EXIT_WAIT_MS = 2_000;
  * utterance's answer; answers come back in the order asked.
  */
 class LibraryStream implements SttStream {
+  readonly #decoders: DecoderPool;
   readonly #worker: Worker;
   readonly #maxSamples: number;
   readonly #onInterim: ((i: SttInterim) => void) | undefined;
   readonly #pending = new Map<number, Pending>();
-  readonly #exited: Promise<void>;
+  /** The thread given back to the pool (close), settled once it is gone. */
+  #released: Promise<void> | undefined;
   #nextId = 0;
   #samples = 0;
   /** Samples posted to the thread in all, and decoded by it as last reported. */
@@ -440,13 +412,13 @@ class LibraryStream implements SttStream {
   /** SttOpenOptions.keywords: under every bias(). */
   readonly #keywords: readonly string[];
 
-  constructor(worker: Worker, maxSamples: number, onInterim: ((i: SttInterim) => void) | undefined, keywords: readonly string[]) {
+  constructor(decoders: DecoderPool, worker: Worker, maxSamples: number, onInterim: ((i: SttInterim) => void) | undefined, keywords: readonly string[]) {
+    this.#decoders = decoders;
     this.#worker = worker;
     this.#maxSamples = maxSamples;
     this.#onInterim = onInterim;
     this.#keywords = keywords;
     if (keywords.length > 0) this.#post({ type: 'bias', phrases: [...keywords] });
-    this.#exited = new Promise((resolve) => worker.once('exit', () => resolve()));
     worker.on('message', (m: DecoderOut) => this.#onMessage(m));
     worker.on('error', (e) => this.#fail(new ProviderError('asr', 'pocketsphinx', 'decoder thread failed', { cause: e })));
     worker.once('exit', () => this.#fail(new ProviderError('asr', 'pocketsphinx', 'decoder thread exited')));
@@ -549,19 +521,14 @@ class LibraryStream implements SttStream {
     return { text: texts.map((r) => r.text).filter(Boolean).join(' ') };
   }
 
-  /** Idempotent: pending finalizes reject; the thread frees its decoder and exits (terminated if it does not). */
+  /** Idempotent: pending finalizes reject; the thread goes back to the pool (DecoderPool.release). */
   async close(): Promise<void> {
     if (!this.#closed) {
       this.#rejectAll(new ProviderError('asr', 'pocketsphinx', 'stream closed'));
       this.#closed = true;
       this.#carried = [];
-      this.#post({ type: 'close' });
+      this.#released = this.#decoders.release(this.#worker);
     }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const forced = new Promise<void>((resolve) => {
-      timer = setTimeout(() => void this.#worker.terminate().then(() => resolve()), WORKER_EXIT_WAIT_MS);
-    });
-    await Promise.race([this.#exited, forced]);
-    clearTimeout(timer);
+    await this.#released;
   }
 }

@@ -1,4 +1,5 @@
 import type { CustomFunction } from '../../domain/custom-function.ts';
+import { abortable } from '../../lib/abortable.ts';
 import type { FunctionCaller, FunctionOutcome } from './types.ts';
 
 /**
@@ -22,25 +23,6 @@ export function callFunction(caller: FunctionCaller | undefined, fn: CustomFunct
  */
 export async function confirmedTurn(confirmed: Promise<void> | undefined, signal: AbortSignal): Promise<void> {
   if (confirmed) await abortable(confirmed, signal);
-}
-
-/** Resolves with `promise`, or rejects with the signal's reason as soon as `signal` aborts (the promise runs on). */
-export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
-  });
 }
 
 /**

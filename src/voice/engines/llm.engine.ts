@@ -7,7 +7,8 @@ import { SPOKEN_STYLE } from './prompt.ts';
 import { newLlmConversation, saveLlmConversation, type LlmConversation, type PendingRound } from './llm.conversation.ts';
 import { NO_TURN_CONTEXT, turnReference, type ReferenceLookup, type TurnContextSource } from './context.ts';
 import { mergePhrases, namesFromVariables } from './expected.ts';
-import { abortable, callFunction, confirmedTurn } from './functions.ts';
+import { callFunction, confirmedTurn } from './functions.ts';
+import { abortable } from '../../lib/abortable.ts';
 import {
   EngineError,
   type CallVariables,
@@ -169,7 +170,6 @@ export class LlmEngine implements ResponseEngine {
     return [...(this.#config.general_tools ?? []), ...(this.#state?.tools ?? [])].filter((t) => t.type === 'custom');
   }
 
-  /** The hang-up tool now: Retell's `end_call` tool when the LLM lists one (the state's first), else the built-in `end_call`. */
   /** Records how the model ended the call: only `goal_achieved: true` counts as a success. */
   #noteEnding(args: Record<string, unknown>): void {
     const achieved = args['goal_achieved'] === true;
@@ -181,6 +181,7 @@ export class LlmEngine implements ResponseEngine {
     };
   }
 
+  /** The hang-up tool now: Retell's `end_call` tool when the LLM lists one (the state's first), else the built-in `end_call`. */
   #endCall(): { name: string; description: string } {
     const listed = [...(this.#state?.tools ?? []), ...(this.#config.general_tools ?? [])].find((t) => t.type === 'end_call');
     return { name: listed?.name ?? 'end_call', description: listed?.description ?? 'End the call once the conversation is complete or the user wants to hang up.' };

@@ -1,6 +1,7 @@
 /**
- * 16-bit PCM WAV (RIFF) writing and reading. Used for recordings (mono or 2-channel: user left,
- * agent right), for the transcription upload and for reading engine output.
+ * 16-bit PCM WAV (RIFF) writing and reading, the one WAV codec: recordings (2-channel: user left,
+ * agent right; services/recording-store.ts), the transcription upload and engine output
+ * (providers/), and the Node media client.
  */
 export interface PcmAudio {
   readonly sampleRate: number;
@@ -9,11 +10,15 @@ export interface PcmAudio {
   readonly samples: Int16Array;
 }
 
-const HEADER_BYTES = 44;
+/** Bytes of the canonical header {@link wavHeader} writes: the samples start at this offset. */
+export const WAV_HEADER_BYTES = 44;
 
-/** Builds the 44-byte header of a 16-bit PCM WAV; `dataBytes` is the size of the sample data. */
+/**
+ * Builds the 44-byte header of a 16-bit PCM WAV: `sampleRate` in Hz, `channels` interleaved,
+ * `dataBytes` the size of the sample data that follows.
+ */
 export function wavHeader(sampleRate: number, channels: number, dataBytes: number): Buffer {
-  const h = Buffer.alloc(HEADER_BYTES);
+  const h = Buffer.alloc(WAV_HEADER_BYTES);
   h.write('RIFF', 0, 'ascii');
   h.writeUInt32LE(36 + dataBytes, 4);
   h.write('WAVE', 8, 'ascii');
