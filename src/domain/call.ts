@@ -44,6 +44,8 @@ export interface Call {
   recording_path: string | null;
   call_analysis: CallAnalysis | null;
   latency: LatencyReport | null;
+  /** How the call was carried (transport, codec, traffic), filled when it ends; null before, and for calls never joined. */
+  media: CallMedia | null;
   /** Access token bookkeeping: the token's id (in its signed claims), expiry and single use. */
   token_id: string;
   token_expires_at: number;
@@ -117,4 +119,26 @@ export interface LatencyReport {
   function_call?: LatencySummary;
   /** Finding each turn's reference material (a knowledge base) before the LLM request; absent when none was asked. */
   knowledge_base?: LatencySummary;
+}
+
+/**
+ * How a call was carried, as its endpoint measured it by the end of the call (`in` is from the
+ * caller, `out` to the caller). A field its transport cannot measure is null. A basic attribute:
+ * kept under every storage policy.
+ */
+export interface CallMedia {
+  /** `websocket`, `loopback`; later `webrtc`, `sip`, `twilio`. */
+  transport: string;
+  /** The audio's encoding on the wire: `pcm16`, `opus`, `pcmu`, `pcma`. */
+  codec: string;
+  /** The wire's sample rate, Hz. */
+  sample_rate: number;
+  bytes_in: number | null;
+  bytes_out: number | null;
+  packets_in: number | null;
+  packets_out: number | null;
+  /** Packets from the caller that never arrived. */
+  packets_lost: number | null;
+  /** Interarrival jitter of the caller's packets, ms (RFC 3550). */
+  jitter_ms: number | null;
 }

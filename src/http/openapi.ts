@@ -81,6 +81,7 @@ const EXAMPLES: Record<string, unknown> = {
     call_analysis: null,
     metadata: { order: 42 },
     latency: null,
+    media: null,
     data_storage_setting: 'everything',
     service_llm_dynamic_variables: { customer_name: 'Ada' },
     override_dynamic_variables: null,

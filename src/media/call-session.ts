@@ -444,6 +444,7 @@ export class CallSession implements CallScope {
         recordingPath,
         callAnalysis: analysis,
         latency: latencyReport(p?.latencies() ?? []),
+        media: this.#endpoint.mediaStats?.() ?? null,
       });
     } catch (error) {
       this.#d.log.error({ err: error }, 'storing the finished call failed');

@@ -8,6 +8,7 @@
  * never import a transport or a wire protocol, and this file imports nothing from `protocol/`.
  */
 import type { DisconnectionReason } from '../domain/call-status.ts';
+import type { CallMedia } from '../domain/call.ts';
 
 /** The audio rate of the port, both ways: 16-bit mono PCM at 16 kHz. Endpoints convert their wire's. */
 export const ENDPOINT_SAMPLE_RATE = 16_000;
@@ -82,6 +83,11 @@ export interface CallEndpoint {
    * of a reply cut off is read from it.
    */
   playedMs?(): number;
+  /**
+   * How the call has been carried so far (the call object's `media`): the transport, the codec and
+   * rate on the wire, and the traffic it can measure (null where it cannot). Read when the call ends.
+   */
+  mediaStats?(): CallMedia;
   /** The call is over: the endpoint tells its caller how it ended and closes. Idempotent. */
   end(ending: CallEnding): void;
 }

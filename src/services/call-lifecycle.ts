@@ -7,7 +7,7 @@
 import type { Clock } from '../lib/clock.ts';
 import { errors } from '../domain/errors.ts';
 import type { AgentOverride } from '../domain/agent.ts';
-import type { Call, CallAnalysis, CallChanges, CallType, LatencyReport, ToolTranscriptEntry, TranscriptEntry } from '../domain/call.ts';
+import type { Call, CallAnalysis, CallChanges, CallMedia, CallType, LatencyReport, ToolTranscriptEntry, TranscriptEntry } from '../domain/call.ts';
 import { type DisconnectionReason, isFinal, statusesThatCanBecome, statusForReason } from '../domain/call-status.ts';
 import { storableText } from '../domain/text.ts';
 import type { CallCheckpoint, ClaimedLease } from '../domain/call-checkpoint.ts';
@@ -32,6 +32,8 @@ export interface CallOutcome {
   recordingPath?: string | null;
   callAnalysis?: CallAnalysis | null;
   latency?: LatencyReport | null;
+  /** How the call was carried (its endpoint's measure). */
+  media?: CallMedia | null;
   /** Where the conversation ended (flow node id); left as it was when undefined. */
   currentNodeId?: string | null;
   /** Where the conversation ended (service-LLM state); left as it was when undefined. */
@@ -166,6 +168,7 @@ export class CallLifecycle {
         recording_path: outcome.recordingPath ?? null,
         call_analysis: outcome.callAnalysis ?? null,
         latency: outcome.latency ?? null,
+        media: outcome.media ?? null,
         updated_at: now,
       };
       if (outcome.currentNodeId !== undefined) changes.current_node_id = outcome.currentNodeId;

@@ -71,6 +71,7 @@ export function newCallRecord(
     recording_path: null,
     call_analysis: null,
     latency: null,
+    media: null,
     token_id: randomUUID().slice(0, 13),
     token_expires_at: options.tokenExpiresAt,
     token_used_at: null,

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { NullableInteger, NullableString, StringEnum } from '../domain/schema-kit.ts';
-import { CALL_TYPES, type Call } from '../domain/call.ts';
+import { CALL_TYPES, type Call, type CallMedia } from '../domain/call.ts';
 import { CALL_STATUSES } from '../domain/call-status.ts';
 import { STORAGE_POLICIES } from '../domain/storage-policy.ts';
 
@@ -29,6 +29,23 @@ export const CallResponse = Type.Object(
     call_analysis: AnyJson,
     metadata: AnyJson,
     latency: AnyJson,
+    media: Type.Unsafe<CallMedia | null>({
+      ...Type.Union([
+        Type.Object({
+          transport: Type.String(),
+          codec: Type.String(),
+          sample_rate: Type.Integer(),
+          bytes_in: NullableInt,
+          bytes_out: NullableInt,
+          packets_in: NullableInt,
+          packets_out: NullableInt,
+          packets_lost: NullableInt,
+          jitter_ms: Type.Union([Type.Number(), Type.Null()]),
+        }),
+        Type.Null(),
+      ]),
+      description: 'How the call was carried, filled when it ends: the transport (`websocket`, `loopback`, ...), the codec on the wire, its sample rate, and what the endpoint measured (`in` from the caller); null where it cannot tell.',
+    }),
     data_storage_setting: StringEnum(STORAGE_POLICIES),
     service_llm_dynamic_variables: AnyJson,
     override_dynamic_variables: AnyJson,
@@ -79,6 +96,7 @@ export function toCallView(row: Call, options: CallViewOptions = {}): CallView {
     call_analysis: row.call_analysis,
     metadata: row.metadata,
     latency: row.latency,
+    media: row.media,
     data_storage_setting: row.data_storage_setting,
     service_llm_dynamic_variables: row.service_llm_dynamic_variables,
     override_dynamic_variables: row.override_dynamic_variables,

@@ -4,6 +4,7 @@
  * the session's neutral events and the agent's audio, and hangs up. The agent's audio counts as
  * played the moment it arrives, so this endpoint reports an exact played position.
  */
+import type { CallMedia } from '../../domain/call.ts';
 import { ENDPOINT_SAMPLE_RATE, type CallEndpoint, type CallEnding, type CallEvent, type EndpointSink } from '../endpoint.ts';
 
 /** One 20 ms frame at the port's rate. */
@@ -35,6 +36,8 @@ export class LoopbackEndpoint implements CallEndpoint {
   #waiters: Array<{ test: (e: CallEvent) => boolean; resolve: (e: CallEvent) => void }> = [];
   #endWith!: (ending: CallEnding) => void;
   #over = false;
+  /** Audio handed over both ways, in pieces and bytes (the call object's `media`). */
+  readonly #traffic = { bytesIn: 0, packetsIn: 0, bytesOut: 0, packetsOut: 0 };
   /** When the real-time feed began, and how many frames it has fed. */
   #since: number | undefined;
   #frames = 0;
@@ -65,6 +68,8 @@ export class LoopbackEndpoint implements CallEndpoint {
   }
 
   playAudio(pcm: Int16Array): void {
+    this.#traffic.packetsOut += 1;
+    this.#traffic.bytesOut += pcm.byteLength;
     this.#agentAudio.push(pcm.slice());
     this.#replySamples += pcm.length;
   }
@@ -75,6 +80,12 @@ export class LoopbackEndpoint implements CallEndpoint {
 
   playedMs(): number {
     return (this.#replySamples * 1000) / ENDPOINT_SAMPLE_RATE;
+  }
+
+  /** 16-bit PCM handed over in memory: nothing is lost; no packet timing. */
+  mediaStats(): CallMedia {
+    const t = this.#traffic;
+    return { transport: this.transport, codec: 'pcm16', sample_rate: ENDPOINT_SAMPLE_RATE, bytes_in: t.bytesIn, bytes_out: t.bytesOut, packets_in: t.packetsIn, packets_out: t.packetsOut, packets_lost: 0, jitter_ms: null };
   }
 
   end(ending: CallEnding): void {
@@ -96,7 +107,10 @@ export class LoopbackEndpoint implements CallEndpoint {
 
   /** Hands the caller's audio to the session at once, whatever the time. */
   push(pcm: Int16Array): void {
-    if (!this.#over) this.#sink?.audio(pcm);
+    if (this.#over || !this.#sink) return;
+    this.#traffic.packetsIn += 1;
+    this.#traffic.bytesIn += pcm.byteLength;
+    this.#sink.audio(pcm);
   }
 
   /** Samples of caller audio queued and not played yet. */
@@ -148,7 +162,7 @@ export class LoopbackEndpoint implements CallEndpoint {
     const due = Math.floor((performance.now() - this.#since) / 20) + 1;
     while (this.#frames < due && !this.#over) {
       this.#frames += 1;
-      this.#sink.audio(this.#nextFrame());
+      this.push(this.#nextFrame());
     }
   }
 

@@ -8,6 +8,7 @@ import type { Counter } from 'prom-client';
 import type { RawData, WebSocket } from 'ws';
 import { wsDataToBuffer } from '../../lib/ws-data.ts';
 import { bytesToSamples } from '../../voice/frames.ts';
+import type { CallMedia } from '../../domain/call.ts';
 import type { CallEndpoint, CallEnding, CallEvent, EndpointSink, TranscriptLine } from '../endpoint.ts';
 import { CLOSE, PROTOCOL_SAMPLE_RATE, PROTOCOL_VERSION, REFUSALS, type RefusalCode } from '../../protocol/media.constants.ts';
 import type { ServerMessage, TranscriptEntry } from '../../protocol/media.messages.ts';
@@ -47,6 +48,8 @@ export class WebCallEndpoint implements CallEndpoint {
   #flooding = false;
   /** The utterance the agent is speaking (the `clear` message names it). */
   #utteranceId = 'utt_0';
+  /** Audio traffic both ways: binary messages and their bytes (the call object's `media`). */
+  readonly #traffic = { bytesIn: 0, packetsIn: 0, bytesOut: 0, packetsOut: 0 };
 
   constructor(ws: WebSocket, heartbeatMs: number, inbound: { counters: InboundCounters; now: () => number }) {
     this.#ws = ws;
@@ -107,6 +110,8 @@ export class WebCallEndpoint implements CallEndpoint {
       if (this.#flooding) return; // already read from the socket before it was paused
       if (binary) {
         const buf = wsDataToBuffer(data);
+        this.#traffic.packetsIn += 1;
+        this.#traffic.bytesIn += buf.byteLength;
         const verdict = limits.audio(buf.byteLength >> 1);
         if (verdict.kind === 'flood') return this.#cutOff(sink);
         if (verdict.droppedSamples > 0) counters.audioDroppedSeconds.inc(verdict.droppedSamples / PROTOCOL_SAMPLE_RATE);
@@ -191,6 +196,12 @@ export class WebCallEndpoint implements CallEndpoint {
     this.#send({ type: 'clear', utterance_id: this.#utteranceId });
   }
 
+  /** 16-bit PCM at 16 kHz over TCP: nothing is lost, and no packet timing to measure jitter from. */
+  mediaStats(): CallMedia {
+    const t = this.#traffic;
+    return { transport: this.transport, codec: 'pcm16', sample_rate: PROTOCOL_SAMPLE_RATE, bytes_in: t.bytesIn, bytes_out: t.bytesOut, packets_in: t.packetsIn, packets_out: t.packetsOut, packets_lost: 0, jitter_ms: null };
+  }
+
   /** `call_ended`, then the close code of how the call ended (docs/media-protocol.md, "Close codes"). */
   end(ending: CallEnding): void {
     this.#send({ type: 'call_ended', call_status: ending.status, disconnection_reason: ending.reason });
@@ -209,6 +220,8 @@ export class WebCallEndpoint implements CallEndpoint {
   #drain = (): void => {
     while (this.#audio.length > 0 && !this.#closed && this.#ws.bufferedAmount < SOCKET_HIGH_WATER_BYTES) {
       const chunk = this.#audio.shift()!;
+      this.#traffic.packetsOut += 1;
+      this.#traffic.bytesOut += chunk.byteLength;
       // The callback runs once the chunk reached the kernel: time to send what waited.
       this.#ws.send(chunk, { binary: true }, this.#drainLater);
     }

@@ -10,6 +10,7 @@ import { leases } from './0006_leases.ts';
 import { limits } from './0007_limits.ts';
 import { toolCalls } from './0008_tool_calls.ts';
 import { recordings } from './0009_recordings.ts';
+import { callMedia } from './0010_call_media.ts';
 
 /** Every migration, in order; each is a factory so it can differ by dialect where SQL must. */
 const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
@@ -22,6 +23,7 @@ const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
   '0007_limits': limits,
   '0008_tool_calls': toolCalls,
   '0009_recordings': recordings,
+  '0010_call_media': callMedia,
 };
 
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<void> {

@@ -12,6 +12,7 @@ export const CALL_JSON_FIELDS = [
   'transcript_with_tool_calls',
   'call_analysis',
   'latency',
+  'media',
 ] as const satisfies ReadonlyArray<keyof Call>;
 export type CallJsonField = (typeof CALL_JSON_FIELDS)[number];
 
