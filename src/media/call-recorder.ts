@@ -113,11 +113,12 @@ export class CallRecorder {
   }
 
   /**
-   * The user's audio, appended in order: its position is the count of samples the transport
-   * admitted, which its inbound limits keep within the call's time plus a 1 s burst.
+   * The user's audio, in order, at `atMs` on the timeline (the pipeline's position for it: the
+   * samples admitted so far, plus the gaps the caller never sent). The transport's inbound limits
+   * keep it within the call's time plus a 1 s burst.
    */
-  user(pcm: Int16Array): void {
-    if (!this.#finished) this.#user.write(pcm);
+  user(pcm: Int16Array, atMs: number): void {
+    if (!this.#finished) this.#user.write(pcm, Math.round((atMs * RATE) / 1000));
   }
 
   /** The agent's audio; `atMs` places the first frame of a reply on the timeline (later frames follow it). */

@@ -376,8 +376,8 @@ export class CallSession implements CallScope {
   #onAudio(pcm: Int16Array): void {
     if (this.#ending || !this.#pipeline) return;
     this.#lastAudioAt = this.#d.scheduler.now();
-    this.#recorder?.user(pcm);
-    this.#pipeline.pushAudio(pcm);
+    const atMs = this.#pipeline.pushAudio(pcm);
+    if (atMs !== undefined) this.#recorder?.user(pcm, atMs);
   }
 
   /** The endpoint cut the caller off for sending far faster than real time: the call ends `error_client_flood`. */

@@ -44,6 +44,11 @@ export function samplesToMs(samples: number): number {
 export class Framer {
   #rest = new Int16Array(0);
 
+  /** Samples held back until the next frame is whole. */
+  get pendingSamples(): number {
+    return this.#rest.length;
+  }
+
   /** Returns the whole frames completed by `pcm` (each a fresh FRAME_SAMPLES array). */
   push(pcm: Int16Array): Int16Array[] {
     const all = new Int16Array(this.#rest.length + pcm.length);

@@ -3,7 +3,7 @@ import type { VoiceActivityDetector } from '../providers/vad.ts';
 import { isAbortError } from '../providers/errors.ts';
 import { type Scheduler, type TimerHandle, realScheduler } from '../lib/scheduler.ts';
 import { Channel } from './channel.ts';
-import { FRAME_MS, Framer, bytesToSamples, type AudioFrame } from './frames.ts';
+import { FRAME_MS, Framer, bytesToSamples, samplesToMs, type AudioFrame } from './frames.ts';
 import type { TimedToolCall, Utterance } from './transcript.ts';
 import { UTTERANCE_MAX_CHARS, capText } from './record-bounds.ts';
 import { ConversationRecord } from './conversation-record.ts';
@@ -34,6 +34,8 @@ export const PREEMPT_AFTER_MS = 100;
 
 /** Default of VoicePipelineOptions.recognitionTimeoutMs (and of STT_TIMEOUT_MS), ms. */
 export const DEFAULT_RECOGNITION_TIMEOUT_MS = 5_000;
+/** User audio this far behind the call's clock is late by a gap, not by jitter: the timeline skips the gap. */
+export const MAX_INPUT_LAG_MS = 300;
 
 type Job =
   | { kind: 'begin' }
@@ -228,15 +230,28 @@ export class VoicePipeline {
     void this.#jobs.push({ kind: 'unprompted' });
   }
 
-  /** Feeds user audio: 16 kHz 16-bit LE mono, any length. Drops the oldest audio when 1 s behind. */
-  pushAudio(chunk: Int16Array | Uint8Array): void {
-    if (this.#ended || this.#closed) return;
+  /**
+   * Feeds user audio: 16 kHz 16-bit LE mono, any length. Returns where the chunk's first sample
+   * sits on the call's timeline (ms since start), or undefined once the pipeline has stopped.
+   * Audio arriving more than MAX_INPUT_LAG_MS behind the clock follows time the caller never sent
+   * (a stalled tab, a dropped burst): the timeline skips that gap, so the user's utterances and
+   * the agent's stay in the order they were spoken, and the recording's two tracks stay aligned.
+   * When the recogniser falls 1 s behind, the oldest audio is dropped.
+   */
+  pushAudio(chunk: Int16Array | Uint8Array): number | undefined {
+    if (this.#ended || this.#closed) return undefined;
     const pcm = chunk instanceof Int16Array ? chunk : bytesToSamples(chunk);
+    if (this.#o.timers) {
+      const behind = this.elapsedMs() - this.#inputFrames * FRAME_MS;
+      if (behind > MAX_INPUT_LAG_MS) this.#inputFrames += Math.floor(behind / FRAME_MS);
+    }
+    const atMs = this.#inputFrames * FRAME_MS + samplesToMs(this.#framer.pendingSamples);
     for (const f of this.#framer.push(pcm)) {
       void this.#input.push({ pcm: f, offsetMs: this.#inputFrames++ * FRAME_MS });
     }
     // Lock-step (no timers): the caller's audio is the clock that paces the agent's.
     if (!this.#o.timers) this.#playout.tick();
+    return atMs;
   }
 
   /** Idempotent: stops every task and releases the call's recogniser stream and VAD. */

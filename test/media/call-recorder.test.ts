@@ -56,9 +56,10 @@ for (const kind of STORES) {
     };
     const readStereo = async (callId: string, recordingPath: string | null) => stereo(await readAll(store, callId, recordingPath!));
 
-    it('places the user on the left as received and each agent reply at its time on the right', async () => {
+    it('places the user on the left and the agent on the right, each at its time on the timeline', async () => {
       const { callId, r } = recorder();
-      r.user(constant(RATE, 100)); // 1 s
+      r.user(constant(RATE, 100), 0); // 1 s
+      r.user(constant(RATE / 2, 150), 3_000); // after a gap the caller never sent
       r.agent(constant(RATE / 2, 200), 1_500); // 0.5 s at 1.5 s
       r.agent(constant(RATE / 2, 300)); // follows it
       r.agent(constant(RATE / 4, 400), 5_000); // 0.25 s at 5 s
@@ -66,7 +67,7 @@ for (const kind of STORES) {
       assert.equal(recordingPath, `recordings/${callId}.wav`);
       const { left, right } = await readStereo(callId, recordingPath);
       assert.equal(left.length, RATE * 5.25, 'as long as the last agent audio');
-      assert.deepEqual([left[0], left[RATE - 1], left[RATE]], [100, 100, 0]);
+      assert.deepEqual([left[0], left[RATE - 1], left[RATE], left[RATE * 3 - 1], left[RATE * 3], left[RATE * 3.5 - 1], left[RATE * 3.5]], [100, 100, 0, 0, 150, 150, 0]);
       assert.deepEqual([right[RATE * 1.5 - 1], right[RATE * 1.5], right[RATE * 2], right[RATE * 2.5 - 1], right[RATE * 2.5]], [0, 200, 300, 300, 0]);
       assert.deepEqual([right[RATE * 5 - 1], right[RATE * 5], right.at(-1)], [0, 400, 400]);
       assert.equal(await store.recover(callId), recordingPath, 'finished: recovery finds the recording, nothing left to assemble');
@@ -74,7 +75,7 @@ for (const kind of STORES) {
 
     it('is never longer than the call\'s duration + 1 s, whatever the tracks hold', async () => {
       const { callId, r } = recorder();
-      r.user(constant(RATE * 10, 100));
+      r.user(constant(RATE * 10, 100), 0);
       r.agent(constant(RATE * 3, 200), 8_000);
       const { left } = await readStereo(callId, await r.finish(2_000));
       assert.equal(left.length, RATE * 3);
@@ -85,7 +86,7 @@ for (const kind of STORES) {
       const frame = constant(320, 1_000);
       const before = process.memoryUsage().arrayBuffers;
       // 20 minutes of audio handed over at once: the store cannot have taken any of it yet.
-      for (let i = 0; i < 20 * 60 * 50; i++) r.user(frame);
+      for (let i = 0; i < 20 * 60 * 50; i++) r.user(frame, i * 20);
       const grown = process.memoryUsage().arrayBuffers - before;
       assert.ok(grown < 4 * 1_048_576, `held ${(grown / 1_048_576).toFixed(1)} MB for 20 min of audio waiting for the store`);
       const { left } = await readStereo(callId, await r.finish(20 * 60_000));
@@ -98,7 +99,7 @@ for (const kind of STORES) {
       const { callId, r } = recorder();
       const ramp = new Int16Array(RATE * 12);
       for (let i = 0; i < ramp.length; i++) ramp[i] = (i % 30_000) - 15_000;
-      r.user(ramp);
+      r.user(ramp, 0);
       const recordingPath = (await r.finish(12_000))!;
       const whole = await readAll(store, callId, recordingPath);
       assert.equal(whole.length, 44 + RATE * 12 * 4);
@@ -126,7 +127,7 @@ for (const kind of STORES) {
 
     it('silences spans on both channels in place and deletes everything of a call', async () => {
       const { callId, r } = recorder();
-      r.user(constant(RATE * 6, 100));
+      r.user(constant(RATE * 6, 100), 0);
       r.agent(constant(RATE * 6, 200), 0);
       const recordingPath = (await r.finish(6_000))!;
       await store.silence(callId, recordingPath, [{ startMs: 1_000, endMs: 2_000 }, { startMs: 4_500, endMs: 9_000 }]);

@@ -4,8 +4,8 @@ import { FakeLlm, FakeStt, FakeTts, EnergyVad } from '../../src/providers/fake/f
 import { FlowEngine } from '../../src/voice/engines/flow.engine.ts';
 import { LlmEngine } from '../../src/voice/engines/llm.engine.ts';
 import type { ConversationFlow } from '../../src/voice/engines/types.ts';
-import { bargeInThresholdMs } from '../../src/voice/pipeline.ts';
-import { TestClock, Recorder, feed, makePipeline, silence, tone, concat } from './harness.ts';
+import { MAX_INPUT_LAG_MS, VoicePipeline, bargeInThresholdMs } from '../../src/voice/pipeline.ts';
+import { TestClock, Recorder, feed, flush, makePipeline, silence, tone, concat } from './harness.ts';
 
 const flow: ConversationFlow = {
   start_node_id: 'greet',
@@ -133,5 +133,29 @@ test('start_speaker user with begin_after_user_silence_ms: the agent begins afte
   assert.equal(rec.agentFrames.length, 0);
   await feed(p, clock, silence(300));
   assert.ok(rec.agentFrames.length > 0);
+  await p.close();
+});
+
+test('audio arriving after a gap the caller never sent keeps its place after the agent: the timeline skips the gap', async () => {
+  const clock = new TestClock();
+  const p = new VoicePipeline({ stt: new FakeStt(['i need support please']), tts: new FakeTts({ msPerChar: 20 }), vad: new EnergyVad(), engine: new FlowEngine({ flow }), scheduler: clock, timers: true });
+  const rec = new Recorder(p, clock);
+  await p.start();
+  // The greeting plays on the call's clock while no audio comes (a stalled tab, a dropped burst).
+  for (let t = 0; t < 3_000; t += 20) {
+    clock.advance(20);
+    await flush();
+  }
+  assert.equal(rec.transcript[0]?.role, 'agent');
+  const atMs = p.pushAudio(silence(20));
+  assert.ok(atMs !== undefined && atMs >= 3_000 - MAX_INPUT_LAG_MS && atMs <= 3_000, `the late audio sits at ${atMs} ms`);
+  await feed(p, clock, concat(tone(800), silence(1500)));
+  assert.deepEqual(rec.transcript.map((u) => [u.role, u.text]), [
+    ['agent', 'Hello. Do you want sales or support?'],
+    ['user', 'i need support please'],
+    ['agent', 'Goodbye.'],
+  ]);
+  const [greeting, user] = rec.transcript;
+  assert.ok(user.startMs >= greeting.endMs, `user at ${user.startMs} ms, after the greeting ended at ${greeting.endMs} ms`);
   await p.close();
 });
