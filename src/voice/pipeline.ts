@@ -34,7 +34,7 @@ export const PREEMPT_AFTER_MS = 100;
 
 /** Default of VoicePipelineOptions.recognitionTimeoutMs (and of STT_TIMEOUT_MS), ms. */
 export const DEFAULT_RECOGNITION_TIMEOUT_MS = 5_000;
-/** User audio this far behind the call's clock is late by a gap, not by jitter: the timeline skips the gap. */
+/** User audio this far behind the call's clock follows a gap, not jitter: the timeline skips the gap. */
 export const MAX_INPUT_LAG_MS = 300;
 
 type Job =
@@ -231,12 +231,9 @@ export class VoicePipeline {
   }
 
   /**
-   * Feeds user audio: 16 kHz 16-bit LE mono, any length. Returns where the chunk's first sample
-   * sits on the call's timeline (ms since start), or undefined once the pipeline has stopped.
-   * Audio arriving more than MAX_INPUT_LAG_MS behind the clock follows time the caller never sent
-   * (a stalled tab, a dropped burst): the timeline skips that gap, so the user's utterances and
-   * the agent's stay in the order they were spoken, and the recording's two tracks stay aligned.
-   * When the recogniser falls 1 s behind, the oldest audio is dropped.
+   * Feeds user audio (16 kHz 16-bit LE mono, any length); returns the chunk's place on the call's
+   * timeline, ms (undefined once stopped). The timeline skips a gap the caller never sent (audio
+   * over MAX_INPUT_LAG_MS behind the clock), so utterances keep their spoken order.
    */
   pushAudio(chunk: Int16Array | Uint8Array): number | undefined {
     if (this.#ended || this.#closed) return undefined;
