@@ -156,6 +156,7 @@ test('audio arriving after a gap the caller never sent keeps its place after the
     ['agent', 'Goodbye.'],
   ]);
   const [greeting, user] = rec.transcript;
+  assert.ok(greeting && user);
   assert.ok(user.startMs >= greeting.endMs, `user at ${user.startMs} ms, after the greeting ended at ${greeting.endMs} ms`);
   await p.close();
 });
