@@ -84,8 +84,8 @@ export function parseSipMessage(data: Buffer): SipMessage {
   const length = headers.one('content-length');
   if (length !== undefined) {
     if (!/^[0-9]{1,6}$/.test(length)) throw new SipParseError(400, 'bad Content-Length');
-    if (Number(length) > MAX_SIP_BODY_BYTES) throw new SipParseError(413, 'body too large');
     if (Number(length) > Buffer.byteLength(body, 'latin1')) throw new SipParseError(400, 'body shorter than Content-Length');
+    if (Number(length) > MAX_SIP_BODY_BYTES) throw new SipParseError(413, 'body too large');
   }
   if (Buffer.byteLength(body, 'latin1') > MAX_SIP_BODY_BYTES && length === undefined) throw new SipParseError(413, 'body too large');
   const content = length === undefined ? body : body.slice(0, Number(length));
