@@ -68,7 +68,7 @@ export async function runSipBench(options: { log: Log; calls?: number; concurren
     vad: new EnergyVad(),
     close: async () => {},
   };
-  const runtime = await createRuntime(config, { logger: createSilentLogger(), providers: providers as never });
+  const runtime = await createRuntime(config, { logger: createSilentLogger(), providers });
   const app = await buildApp(runtime);
   const sip = app.transports.get('sip') as unknown as { ready: Promise<void>; port: number; dialogCount: number };
   await sip.ready;
