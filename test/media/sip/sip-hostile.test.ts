@@ -157,3 +157,30 @@ describe('hostile input on the SIP endpoint', () => {
     }
   });
 });
+
+describe('trunk source addresses (SIP_ALLOWED_CIDRS)', () => {
+  it('refuses INVITEs from outside the allowed ranges with 403, and creates nothing', { timeout: 20_000 }, async () => {
+    const s = await startMediaServer('sqlite', { providers: fakeProviders([]), env: { SIP_PORT: '0', SIP_ALLOWED_CIDRS: '198.51.100.0/24' } });
+    const peer = await udp();
+    try {
+      const sip = s.app.transports.get('sip') as SipTransport;
+      await sip.ready;
+      const agentId = await s.flowAgent(GREETING);
+      assert.equal((await s.api('POST', '/import-phone-number', { phone_number: '+14155550100', inbound_agent_id: agentId })).status, 201);
+      peer.socket.send(invite({ to: '+14155550100', sipPort: sip.port, fromPort: peer.port, callId: 'cidr-1', rtpPort: 40000 }), sip.port, '127.0.0.1');
+      assert.equal(statusOf(await eventually(() => peer.received.find((m) => statusOf(m) >= 200), 3_000)), 403);
+      assert.equal((await s.api('POST', '/v2/list-calls', {})).json.length, 0);
+    } finally {
+      peer.close();
+      await s.close();
+    }
+  });
+
+  it('names every bad SIP variable at start-up', async () => {
+    const { loadConfig } = await import('../../../src/config/config.ts');
+    assert.throws(
+      () => loadConfig({ SIP_PORT: '99999', SIP_ALLOWED_CIDRS: 'nonsense', SIP_RTP_PORT_MIN: '20000', SIP_RTP_PORT_MAX: '20001' }),
+      (error: Error) => /SIP_PORT/.test(error.message) && /SIP_ALLOWED_CIDRS/.test(error.message) && /SIP_RTP_PORT_MAX/.test(error.message),
+    );
+  });
+});
