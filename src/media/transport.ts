@@ -8,6 +8,8 @@ import type { Server } from 'node:http';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
 import type { SessionRegistry } from './session-registry.ts';
+import type { SipConfig } from '../config/sip.config.ts';
+import type { PhoneNumberService } from '../services/phone-number.service.ts';
 
 export interface TransportContext {
   /** Runs the calls: `join` (a web call's access token) or `admit` (any other admission), each on an endpoint. */
@@ -18,6 +20,11 @@ export interface TransportContext {
   log: Logger;
   /** The HTTP server, for transports reached through it (a WebSocket upgrade, a webhook). */
   server: Server;
+  /** What phone transports need (issue 24): the numbers accounts hold, and the SIP endpoint's configuration (null: SIP is off). */
+  phone: {
+    numbers: Pick<PhoneNumberService, 'findForInbound' | 'findForOutbound' | 'reachOf'>;
+    sip: SipConfig | null;
+  };
 }
 
 /** A started transport: what closes it once its calls have ended (stop listening, drop the sockets left). */
