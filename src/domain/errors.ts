@@ -99,6 +99,8 @@ export const errors = {
   deliveryNotFound: (id: string) => notFound('delivery_not_found', 'webhook delivery', id),
   voiceNotFound: (id: string) =>
     new AppError('voice_not_found', 'not_found', `This server's speech engine has no voice ${truncateForMessage(id)}; GET /list-voices lists its voices.`),
+  testCaseNotFound: (id: string) => notFound('test_case_not_found', 'test case', id),
+  testRunNotFound: (id: string) => notFound('test_run_not_found', 'test run', id),
   leadNotFound: (id: string | number) => notFound('lead_not_found', 'lead', String(id)),
   recordingNotFound: (callId: string) =>
     new AppError(
