@@ -11,6 +11,7 @@ export const GUIDES = {
   'media-protocol': 'The web-call media protocol (WebSocket)',
   'voice-pipeline': 'The voice pipeline and its engines',
   architecture: 'Architecture',
+  'testing-agents': 'Testing agents: simulated calls, assertions, runs in CI',
 } as const;
 
 /** Where the guides are served: `${GUIDES_PATH}/<name>.md`. */
