@@ -44,6 +44,8 @@ import { engineCapabilityCheck, flowToolsFor } from './media/media-runtime.ts';
 import { TranscriptPiiRedactor } from './media/pii-redactor.ts';
 import { SessionRegistry } from './media/session-registry.ts';
 import { SimulationRunner } from './media/simulation/case-runner.ts';
+import { audioCasePlayer } from './media/simulation/audio-call.ts';
+import { LoopbackEndpoint } from './media/loopback/loopback.endpoint.ts';
 import { AgentTestService } from './services/agent-test.service.ts';
 import { AgentTestRepository } from './storage/agent-test.repository.ts';
 
@@ -193,6 +195,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     serverId,
     leaseTtlMs: config.callLeaseTtlMs,
   });
+  const sessionTimings: SessionTimings = { ...DEFAULT_SESSION_TIMINGS, recognitionTimeoutMs: config.media.recognitionTimeoutMs, ...options.sessionTimings };
   const functionCaller = functionCallerFor({
     client: webhookParts.functionClient,
     secrets: webhookParts.webhooks,
@@ -215,7 +218,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     rememberNames: (callId, names) => redactor.rememberNames(callId, names),
     log: logger.child({ component: 'media' }),
     crashes: metrics.counter('switchboard_call_crashes_total', 'Calls ended by an error nothing expected (error_unknown), by the part that failed; each one is a bug.', ['where']),
-    timings: { ...DEFAULT_SESSION_TIMINGS, recognitionTimeoutMs: config.media.recognitionTimeoutMs, ...options.sessionTimings },
+    timings: sessionTimings,
     scheduler: options.scheduler ?? realScheduler,
     recoveredCalls: metrics.counter('switchboard_calls_recovered_total', 'Calls of lost servers (lapsed leases) this server ended with error_server_lost.'),
   });
@@ -231,6 +234,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     runner: new SimulationRunner({
       llm: providers.llm,
       functions: (accountId, details) => functionCaller({ accountId, callId: 'simulated', details }, testsStopped.signal),
+      audio: audioCasePlayer({ providers, timings: sessionTimings, endpoint: () => new LoopbackEndpoint({ realTime: true }), log: logger.child({ component: 'agent-tests' }) }),
     }),
   });
   // Other servers' webhook events wake this server's delivery worker (which also polls).

@@ -177,7 +177,7 @@ export interface TestCaseResult {
   latency: { e2e_p50_ms: number | null; e2e_p90_ms: number | null; values_ms: number[] };
   /** How long the case took to play, ms (wall time). */
   duration_ms: number;
-  /** Audio mode: how much call time was simulated, ms. */
+  /** Audio mode: the call's length on its own timeline (the end of its last utterance), ms. */
   simulated_ms?: number;
 }
 

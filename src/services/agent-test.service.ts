@@ -34,7 +34,7 @@ export interface AgentTestServiceDeps {
   outbox: EventOutbox;
   clock: Clock;
   runner: CaseRunner;
-  /** Cases of one run played at once; default 4. */
+  /** Cases of one run played at once; default 8. */
   concurrency?: number;
 }
 
@@ -185,7 +185,7 @@ export class AgentTestService {
         results[index] = await this.#playCase(accountId, run, testCase, latest);
       }
     };
-    const workers = Math.max(1, Math.min(this.#d.concurrency ?? 4, cases.length));
+    const workers = Math.max(1, Math.min(this.#d.concurrency ?? 8, cases.length));
     await Promise.all(Array.from({ length: workers }, worker));
     const passed = results.filter((r) => r.passed).length;
     const finishedAt = this.#d.clock.now();
