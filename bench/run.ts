@@ -1,9 +1,10 @@
 /**
- * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip; all by default) and
+ * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, agent-tests; all by default) and
  * prints their tables, ready to paste into BENCHMARKS.md. Each part measures against a baseline
  * run by the same script on the same machine, because these shared machines are noisy.
  */
 import { runApiBench } from './api.ts';
+import { runAgentTestsBench } from './agent-tests.ts';
 import { runBrowserBench } from './browser.ts';
 import { runRecognitionBench } from './recognition.ts';
 import { runVoiceBench } from './voice.ts';
@@ -21,6 +22,7 @@ const parts: Record<string, () => Promise<string>> = {
   recognition: () => runRecognitionBench({ log }),
   browser: () => runBrowserBench({ log }),
   sip: () => runSipBench({ log }),
+  'agent-tests': () => runAgentTestsBench({ log }),
 };
 
 const wanted = process.argv.slice(2);

@@ -14,6 +14,7 @@ import { installErrorHandling } from './http/error-handler.ts';
 import { installInputGuard } from './http/input-guard.ts';
 import { installHttpMetrics } from './http/metrics.ts';
 import { agentRoutes } from './http/routes/agent.routes.ts';
+import { agentTestRoutes } from './http/routes/agent-test.routes.ts';
 import { callRoutes } from './http/routes/call.routes.ts';
 import { healthRoutes } from './http/routes/health.routes.ts';
 import { leadRoutes } from './http/routes/lead.routes.ts';
@@ -110,6 +111,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     await authed.register(webhookRoutes(runtime.services.webhooks));
     await authed.register(leadRoutes(runtime.services.leads, runtime.services.tickets));
     await authed.register(phoneNumberRoutes(runtime.services.phoneNumbers));
+    await authed.register(agentTestRoutes(runtime.services.tests));
   });
 
   // The transports (src/media/transports.ts): the web call's WebSocket at GET /v2/web-call

@@ -45,6 +45,11 @@ import { DEFAULT_SESSION_TIMINGS, type SessionTimings } from './media/call-sessi
 import { engineCapabilityCheck, flowToolsFor } from './media/media-runtime.ts';
 import { TranscriptPiiRedactor } from './media/pii-redactor.ts';
 import { SessionRegistry } from './media/session-registry.ts';
+import { SimulationRunner } from './media/simulation/case-runner.ts';
+import { audioCasePlayer } from './media/simulation/audio-call.ts';
+import { LoopbackEndpoint } from './media/loopback/loopback.endpoint.ts';
+import { AgentTestService } from './services/agent-test.service.ts';
+import { AgentTestRepository } from './storage/agent-test.repository.ts';
 
 export interface Services {
   accounts: AccountService;
@@ -70,6 +75,8 @@ export interface Services {
   phoneNumbers: PhoneNumberService;
   /** Prunes expired idempotency keys and old webhook logs; main.ts runs it hourly. */
   housekeeping: HousekeepingService;
+  /** Agent tests: test cases and runs of simulated calls (issue 28). */
+  tests: AgentTestService;
 }
 
 /** Everything a process runs on: config, clock, store and the services over it. */
@@ -193,18 +200,20 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     serverId,
     leaseTtlMs: config.callLeaseTtlMs,
   });
+  const sessionTimings: SessionTimings = { ...DEFAULT_SESSION_TIMINGS, recognitionTimeoutMs: config.media.recognitionTimeoutMs, ...options.sessionTimings };
+  const functionCaller = functionCallerFor({
+    client: webhookParts.functionClient,
+    secrets: webhookParts.webhooks,
+    calls: lifecycle,
+    clock,
+    log: logger.child({ component: 'functions' }),
+    counter: metrics.counter('switchboard_function_calls_total', 'Custom-function requests by outcome.', ['outcome']),
+  });
   const sessions = new SessionRegistry({
     calls: lifecycle,
     providers,
     tools: flowToolsFor(leads, tickets),
-    functions: functionCallerFor({
-      client: webhookParts.functionClient,
-      secrets: webhookParts.webhooks,
-      calls: lifecycle,
-      clock,
-      log: logger.child({ component: 'functions' }),
-      counter: metrics.counter('switchboard_function_calls_total', 'Custom-function requests by outcome.', ['outcome']),
-    }),
+    functions: functionCaller,
     customLlm: {
       open: llmSocketOpener({ lookup: destinations.lookup, literalRefusal: (host) => destinations.literalRefusal(host), userAgent: USER_AGENT }),
       callDetails: callForFunction,
@@ -214,9 +223,24 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     rememberNames: (callId, names) => redactor.rememberNames(callId, names),
     log: logger.child({ component: 'media' }),
     crashes: metrics.counter('switchboard_call_crashes_total', 'Calls ended by an error nothing expected (error_unknown), by the part that failed; each one is a bug.', ['where']),
-    timings: { ...DEFAULT_SESSION_TIMINGS, recognitionTimeoutMs: config.media.recognitionTimeoutMs, ...options.sessionTimings },
+    timings: sessionTimings,
     scheduler: options.scheduler ?? realScheduler,
     recoveredCalls: metrics.counter('switchboard_calls_recovered_total', 'Calls of lost servers (lapsed leases) this server ended with error_server_lost.'),
+  });
+  // Agent tests play simulated calls on the embedded engines: mocked functions (the real ones
+  // only where a case allows them), leads and tickets kept in the run, no call rows, no webhooks.
+  const testsStopped = new AbortController();
+  const tests = new AgentTestService({
+    store,
+    tests: new AgentTestRepository(store.db),
+    agents,
+    outbox,
+    clock,
+    runner: new SimulationRunner({
+      llm: providers.llm,
+      functions: (accountId, details) => functionCaller({ accountId, callId: 'simulated', details }, testsStopped.signal),
+      audio: audioCasePlayer({ providers, timings: sessionTimings, endpoint: () => new LoopbackEndpoint({ realTime: true }), log: logger.child({ component: 'agent-tests' }) }),
+    }),
   });
   // Other servers' webhook events wake this server's delivery worker (which also polls).
   const wakeWorker = () => webhookParts.dispatcher.wake();
@@ -232,12 +256,14 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     metrics,
     store,
     notifications,
-    services: { accounts, agents, calls, lifecycle, recordings, recordingLinks, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, webhookPump: webhookParts.pump, leads, tickets, phoneNumbers, housekeeping },
+    services: { accounts, agents, calls, lifecycle, recordings, recordingLinks, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, webhookPump: webhookParts.pump, leads, tickets, phoneNumbers, housekeeping, tests },
     media: { providers, sessions },
     close() {
       // Calls in progress end first (server_shutdown), while the store can still record them.
-      closing ??= sessions
+      testsStopped.abort(new Error('the server is shutting down'));
+      closing ??= tests
         .close()
+        .then(() => sessions.close())
         .then(() => notifications.close())
         .then(() => providers.close())
         .then(() => webhookParts.close())

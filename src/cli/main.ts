@@ -8,6 +8,9 @@ import { CallCommandError, type CallCommandResult, runCallCommand, runJoinComman
 import { APIConnectionError, APIError, Switchboard, SwitchboardError } from '../../packages/node/src/index.ts';
 import packageJson from '../../package.json' with { type: 'json' };
 import { JoinError } from '../client/web-call-client.ts';
+import fs from 'node:fs/promises';
+import { AgentTestsError, runFile, runOnServer, runText } from './agent-tests.ts';
+import { junitReport } from './junit.ts';
 
 const USAGE = `usage: npm run -s cli -- [--json] <command>
 
@@ -23,6 +26,11 @@ const USAGE = `usage: npm run -s cli -- [--json] <command>
                                         WAV (or silence until the agent ends the call, or Ctrl-C), print the conversation
   calls list [--limit N] [--agent AGENT_ID]                           the latest calls, newest first
   calls get CALL_ID                                                   one call
+  test --agent AGENT_ID [--version N] [--junit report.xml] [--timeout-ms 600000] [--base-url URL] [--api-key KEY]
+                                        run the agent's test cases on the server; exit 1 when one fails
+  test --file agent-tests.yaml [--junit report.xml]
+                                        run a file that defines the flow, the agent and its cases with no
+                                        server and no network (an in-memory store); exit 1 when one fails
   doctor                                each speech engine's availability for this configuration, and
                                         whether the features that need a capability (preemptive replies) can run
   --version                             this CLI's version
@@ -37,6 +45,8 @@ on stderr and exit 1. The store (keys) is chosen as by the server: DATA_DIR / DA
 interface Answer {
   json: unknown;
   text?: string;
+  /** The process's exit status when not 0 (a test run with a failed case). */
+  exitCode?: number;
 }
 
 type Command = (args: string[]) => Promise<unknown>;
@@ -213,6 +223,30 @@ const commands: Record<string, Command> = {
     });
     return callAnswer(result);
   },
+  async test(args) {
+    const { values } = parseArgs({
+      args,
+      options: {
+        agent: { type: 'string' }, version: { type: 'string' }, file: { type: 'string' }, junit: { type: 'string' },
+        'timeout-ms': { type: 'string' }, 'base-url': { type: 'string' }, 'api-key': { type: 'string' },
+      },
+      strict: true,
+    });
+    if ((values.agent === undefined) === (values.file === undefined)) throw new UsageError('test needs exactly one of --agent AGENT_ID and --file FILE');
+    let run;
+    if (values.file !== undefined) {
+      const config = loadConfig();
+      run = await runFile(values.file, config, createLogger({ level: 'warn', destination: 'stderr' }));
+    } else {
+      const version = values.version === undefined ? undefined : Number(values.version);
+      if (version !== undefined && (!Number.isInteger(version) || version < 1)) throw new UsageError('--version must be a positive integer');
+      const timeoutMs = values['timeout-ms'] === undefined ? 600_000 : Number(values['timeout-ms']);
+      if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new UsageError('--timeout-ms must be a positive integer');
+      run = await runOnServer({ ...apiServer(values['base-url'], values['api-key']), agentId: values.agent!, ...(version === undefined ? {} : { agentVersion: version }), timeoutMs });
+    }
+    if (values.junit !== undefined) await fs.writeFile(values.junit, junitReport(run, values.file ?? `agent ${run.agent_id}`));
+    return { json: run, text: runText(run), ...(run.failed > 0 ? { exitCode: 1 } : {}) } satisfies Answer;
+  },
   async doctor(args) {
     parseArgs({ args, options: {}, strict: true });
     const { providers } = loadConfig().media;
@@ -227,7 +261,7 @@ const VERSION = packageJson.version;
 class UsageError extends Error {}
 
 function isAnswer(value: unknown): value is Answer {
-  return typeof value === 'object' && value !== null && 'json' in value && Object.keys(value).every((k) => k === 'json' || k === 'text');
+  return typeof value === 'object' && value !== null && 'json' in value && Object.keys(value).every((k) => k === 'json' || k === 'text' || k === 'exitCode');
 }
 
 async function run(argv: string[]): Promise<number> {
@@ -249,15 +283,15 @@ async function run(argv: string[]): Promise<number> {
     const result = await handler(rest);
     const answer: Answer = isAnswer(result) ? result : { json: result };
     process.stdout.write(human ? `${answer.text ?? JSON.stringify(answer.json, null, 2)}\n` : `${JSON.stringify(answer.json)}\n`);
-    return 0;
+    return answer.exitCode ?? 0;
   } catch (error) {
     const message =
-      error instanceof UsageError || error instanceof ConfigError || isAppError(error) || error instanceof CallCommandError || error instanceof JoinError || error instanceof SwitchboardError
+      error instanceof UsageError || error instanceof ConfigError || isAppError(error) || error instanceof AgentTestsError || error instanceof CallCommandError || error instanceof JoinError || error instanceof SwitchboardError
         ? error.message
         : error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')
           ? error.message
           : `unexpected failure: ${error instanceof Error ? error.message : String(error)}`;
-    const code = isAppError(error) || error instanceof CallCommandError || error instanceof JoinError || error instanceof APIError
+    const code = isAppError(error) || error instanceof AgentTestsError || error instanceof CallCommandError || error instanceof JoinError || error instanceof APIError
       ? error.code
       : error instanceof APIConnectionError ? 'connection_failed' : error instanceof UsageError ? 'usage' : 'failed';
     process.stderr.write(`${JSON.stringify({ status: 'error', code, message })}\n`);

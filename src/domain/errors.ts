@@ -105,6 +105,8 @@ export const errors = {
     new AppError('phone_number_taken', 'conflict', `Phone number ${truncateForMessage(number)} is already imported.`),
   phoneNumberLimitReached: (max: number) =>
     new AppError('phone_number_limit_reached', 'conflict', `An account can hold at most ${max} phone numbers; delete one first.`),
+  testCaseNotFound: (id: string) => notFound('test_case_not_found', 'test case', id),
+  testRunNotFound: (id: string) => notFound('test_run_not_found', 'test run', id),
   leadNotFound: (id: string | number) => notFound('lead_not_found', 'lead', String(id)),
   recordingNotFound: (callId: string) =>
     new AppError(

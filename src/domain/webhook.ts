@@ -8,7 +8,7 @@
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
 /** Every event kind, in the order `list.php` answers them as `available_events`. */
-export const EVENT_KINDS = ['lead.created', 'lead.updated', 'ticket.created', 'call.finished'] as const;
+export const EVENT_KINDS = ['lead.created', 'lead.updated', 'ticket.created', 'call.finished', 'test_run.finished'] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
 /** Whether `text` names an event kind. */

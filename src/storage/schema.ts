@@ -10,5 +10,6 @@ import type { WebhookTables } from './tables/webhook.tables.ts';
 import type { LeaseTables } from './tables/lease.tables.ts';
 import type { RecordingTables } from './tables/recording.tables.ts';
 import type { PhoneNumberTables } from './tables/phone-number.tables.ts';
+import type { AgentTestTables } from './tables/agent-test.tables.ts';
 
-export interface Database extends FoundationTables, AgentTables, CallTables, WebhookTables, LeaseTables, RecordingTables, PhoneNumberTables {}
+export interface Database extends FoundationTables, AgentTables, CallTables, WebhookTables, LeaseTables, RecordingTables, PhoneNumberTables, AgentTestTables {}

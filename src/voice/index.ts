@@ -4,7 +4,7 @@ export { DtmfCollector, DEFAULT_DTMF_OPTIONS, type DtmfOptions } from './dtmf.ts
 export { FlowEngine, flowNeedsLlm, type FlowEngineOptions } from './engines/flow.engine.ts';
 export { LlmEngine, type LlmEngineOptions } from './engines/llm.engine.ts';
 export { CustomLlmEngine, type CustomLlmEngineOptions, type LlmSocket, type LlmSocketEnd, type LlmSocketHandlers, type LlmSocketOpener, type LlmWebsocketReason } from './engines/custom-llm.engine.ts';
-export type { ConversationFlow, ServiceLlm, FlowTools, LeadFields, TicketFields, CallVariables, ResponseEngine, EngineOutcome, EngineEnding, FunctionCaller, FunctionOutcome } from './engines/types.ts';
+export type { ConversationFlow, ServiceLlm, FlowTools, LeadFields, TicketFields, CallVariables, ResponseEngine, EngineOutcome, EngineOutput, EngineEnding, FunctionCaller, FunctionOutcome } from './engines/types.ts';
 export { EngineError } from './engines/types.ts';
 export { resolveVariables, renderTemplate } from './engines/variables.ts';
 export { formatTranscript, toTranscriptObject, fromTranscriptObject, toTranscriptWithToolCalls, type Utterance, type TimedToolCall } from './transcript.ts';

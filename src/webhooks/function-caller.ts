@@ -61,7 +61,8 @@ export function resultOfBody(body: Buffer, cut: boolean): { content: string; jso
  * destination or a non-2xx answer comes back as a failed outcome whose content says why.
  */
 export function functionCallerFor(deps: FunctionCallerDeps) {
-  return (call: { accountId: string; callId: string }, callSignal: AbortSignal) => {
+  // `details`: the call object the request carries, for a call that is not stored (an agent test's simulated call).
+  return (call: { accountId: string; callId: string; details?: () => unknown }, callSignal: AbortSignal) => {
     let secret: Promise<string> | undefined;
     return {
       async call(fn: CustomFunction, args: Record<string, unknown>, signal?: AbortSignal) {
@@ -78,9 +79,10 @@ export function functionCallerFor(deps: FunctionCallerDeps) {
               throw error;
             },
           );
-          const [key, row] = await Promise.all([secret, deps.calls.readCall(call.callId)]);
-          if (!row) return failed('network', 'the call is no longer stored');
-          const body = JSON.stringify({ call: callForFunction(row), name: fn.name, args });
+          const [key, row] = await Promise.all([secret, call.details ? undefined : deps.calls.readCall(call.callId)]);
+          const details = call.details ? call.details() : row && callForFunction(row);
+          if (!details) return failed('network', 'the call is no longer stored');
+          const body = JSON.stringify({ call: details, name: fn.name, args });
           const headers = { ...fn.headers, ...signedHeaders(key, FUNCTION_EVENT, `fn_${randomUUID()}`, deps.clock.now(), body) };
           const abort = signal ? AbortSignal.any([callSignal, signal]) : callSignal;
           const result = await deps.client.send(fn.url, headers, body, abort, {

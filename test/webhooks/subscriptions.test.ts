@@ -38,7 +38,7 @@ for (const kind of STORES) {
 
       const listed = await list();
       assert.equal(listed.status, 200);
-      assert.deepEqual(listed.json.available_events, ['lead.created', 'lead.updated', 'ticket.created', 'call.finished']);
+      assert.deepEqual(listed.json.available_events, ['lead.created', 'lead.updated', 'ticket.created', 'call.finished', 'test_run.finished']);
       const mine = listed.json.webhooks.find((w: any) => w.id === created.json.id);
       assert.ok(mine);
       assert.equal(mine.secret, undefined);

@@ -12,6 +12,7 @@ export const GUIDES = {
   'voice-pipeline': 'The voice pipeline and its engines',
   telephony: 'Telephony: phone numbers, SIP trunks and Twilio',
   architecture: 'Architecture',
+  'testing-agents': 'Testing agents: simulated calls, assertions, runs in CI',
 } as const;
 
 /** Where the guides are served: `${GUIDES_PATH}/<name>.md`. */

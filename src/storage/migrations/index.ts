@@ -13,6 +13,7 @@ import { recordings } from './0009_recordings.ts';
 import { callMedia } from './0010_call_media.ts';
 import { phoneNumbers } from './0011_phone_numbers.ts';
 import { phoneCalls } from './0012_phone_calls.ts';
+import { agentTests } from './0017_agent_tests.ts';
 
 /** Every migration, in order; each is a factory so it can differ by dialect where SQL must. */
 const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
@@ -28,6 +29,7 @@ const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
   '0010_call_media': callMedia,
   '0011_phone_numbers': phoneNumbers,
   '0012_phone_calls': phoneCalls,
+  '0017_agent_tests': agentTests,
 };
 
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<void> {

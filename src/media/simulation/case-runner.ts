@@ -1,0 +1,112 @@
+/**
+ * Plays agent test cases (the services' CaseRunner): builds the case's engine from the pinned
+ * agent version as a call would (src/media/engine-factory.ts), with mocked functions and leads and
+ * tickets kept in the run; plays the caller; analyses the call as a real one is analysed; judges
+ * the assertions. Nothing reaches the account's calls, lists or webhooks.
+ */
+import type { TestCase, TestCaseResult } from '../../domain/agent-test.ts';
+import type { LlmProvider } from '../../providers/llm.ts';
+import type { CaseRunner } from '../../services/agent-test.service.ts';
+import { unplayable } from '../../services/agent-test.service.ts';
+import type { ResolvedAgentVersion } from '../../services/agent.service.ts';
+import { type FunctionCaller, analyzeCall, summarizeLatency } from '../../voice/index.ts';
+import { buildEngine, engineNeedsMissingLlm } from '../engine-factory.ts';
+import { judgeAll } from './assertions.ts';
+import { MockedFunctions, RunArtefacts } from './mocks.ts';
+import { playTextCall } from './text-call.ts';
+
+/** Longest a case may play before it is ended as an error, ms. */
+export const CASE_TIMEOUT_MS = 120_000;
+
+/** A case in audio mode: played by the audio runner (src/media/simulation/audio-call.ts). */
+export type AudioCasePlayer = (accountId: string, testCase: TestCase, agent: ResolvedAgentVersion, signal: AbortSignal) => Promise<TestCaseResult>;
+
+export interface SimulationRunnerDeps {
+  /** The configured LLM (prompt nodes, service-LLM agents, personas, llm_judge, the analysis); none: those are unavailable. */
+  llm: LlmProvider | undefined;
+  /** The account's real function caller, for cases that allow unmocked functions; none: they are refused. */
+  functions?: (accountId: string, details: () => unknown) => FunctionCaller;
+  /** Plays audio-mode cases; none: they end as an error saying so. */
+  audio?: AudioCasePlayer;
+}
+
+export class SimulationRunner implements CaseRunner {
+  readonly #d: SimulationRunnerDeps;
+
+  constructor(deps: SimulationRunnerDeps) {
+    this.#d = deps;
+  }
+
+  async run(accountId: string, testCase: TestCase, agent: ResolvedAgentVersion, signal: AbortSignal): Promise<TestCaseResult> {
+    const caseSignal = AbortSignal.any([signal, AbortSignal.timeout(CASE_TIMEOUT_MS)]);
+    try {
+      if (testCase.mode === 'audio') {
+        if (!this.#d.audio) return unplayable(testCase, agent.version, 'audio mode is not available on this server');
+        return await this.#d.audio(accountId, testCase, agent, caseSignal);
+      }
+      return await this.#text(accountId, testCase, agent, caseSignal);
+    } catch (error) {
+      return unplayable(testCase, agent.version, caseSignal.aborted ? 'the case was stopped (time limit or shutdown)' : `the simulated call failed: ${error instanceof Error ? error.message : 'error'}`);
+    }
+  }
+
+  async #text(accountId: string, testCase: TestCase, agent: ResolvedAgentVersion, signal: AbortSignal): Promise<TestCaseResult> {
+    const started = performance.now();
+    const missing = engineNeedsMissingLlm(agent.engine, this.#d.llm !== undefined);
+    if (missing) return unplayable(testCase, agent.version, missing);
+    if (agent.engine.type === 'custom_llm') return unplayable(testCase, agent.version, "custom-LLM agents are not played by tests: their replies come from the customer's own server");
+    const details = () => ({ test_case_id: testCase.test_case_id, agent_id: agent.agentId, agent_version: agent.version, metadata: testCase.metadata, simulated: true });
+    const real = testCase.allow_unmocked_functions ? this.#d.functions?.(accountId, details) : undefined;
+    const functions = new MockedFunctions(testCase.tool_mocks, real);
+    const artefacts = new RunArtefacts();
+    const built = buildEngine({
+      engine: agent.engine,
+      llm: this.#d.llm,
+      tools: artefacts,
+      functions,
+      variables: () => ({ dynamic: testCase.dynamic_variables }),
+      language: agent.config.language,
+    });
+    const played = await playTextCall(built, testCase.caller, functions, this.#d.llm, signal);
+    const analysis = await analyzeCall({
+      transcript: played.transcript.map((u, i) => ({ role: u.role, text: u.content, startMs: i, endMs: i, ...(u.cut_off ? { cutOff: true } : {}) })),
+      disconnectionReason: played.disconnectionReason,
+      reachedEnd: played.outcome.reachedEnd,
+      ...(played.outcome.ending ? { ending: played.outcome.ending } : {}),
+      customFields: agent.config.post_call_analysis_data,
+      ...(this.#d.llm ? { llm: this.#d.llm } : {}),
+      signal,
+    });
+    const variables = { ...testCase.dynamic_variables, ...played.outcome.variables };
+    const record = {
+      transcript: played.transcript,
+      nodePath: played.nodePath,
+      toolCalls: functions.calls,
+      variables,
+      disconnectionReason: played.disconnectionReason,
+      callSuccessful: analysis.call_successful,
+      latenciesMs: played.latenciesMs,
+    };
+    const assertions = await judgeAll(testCase.assertions, record, this.#d.llm, signal);
+    const latency = summarizeLatency(played.latenciesMs);
+    return {
+      test_case_id: testCase.test_case_id,
+      name: testCase.name,
+      mode: 'text',
+      agent_version: agent.version,
+      passed: assertions.every((a) => a.passed || a.skipped === true),
+      error: null,
+      assertions,
+      transcript: played.transcript,
+      node_path: played.nodePath,
+      tool_calls: functions.calls,
+      variables,
+      disconnection_reason: played.disconnectionReason,
+      call_successful: analysis.call_successful,
+      leads: artefacts.leads,
+      tickets: artefacts.tickets,
+      latency: { e2e_p50_ms: latency.num ? latency.p50 : null, e2e_p90_ms: latency.num ? latency.p90 : null, values_ms: latency.values },
+      duration_ms: Math.round(performance.now() - started),
+    };
+  }
+}
