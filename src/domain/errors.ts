@@ -100,6 +100,10 @@ export const errors = {
   voiceNotFound: (id: string) =>
     new AppError('voice_not_found', 'not_found', `This server's speech engine has no voice ${truncateForMessage(id)}; GET /list-voices lists its voices.`),
   leadNotFound: (id: string | number) => notFound('lead_not_found', 'lead', String(id)),
+  knowledgeBaseNotFound: (id: string) => notFound('knowledge_base_not_found', 'knowledge base', id),
+  knowledgeSourceNotFound: (id: string) => notFound('knowledge_base_source_not_found', 'knowledge base source', id),
+  /** An account's or a knowledge base's bound (KNOWLEDGE_LIMITS) reached. */
+  knowledgeBaseLimitReached: (message: string) => new AppError('knowledge_base_limit_reached', 'conflict', message),
   recordingNotFound: (callId: string) =>
     new AppError(
       'recording_not_found',

@@ -24,6 +24,7 @@ export const API_TAGS = {
   leads: 'Leads (contacts), created by flows or through the API; their changes are webhook events.',
   tickets: 'Support tickets, created by flows or through the API; `ticket.created` is a webhook event.',
   voices: "The voices of this server's speech engine: what an agent's `voice_id` may name, with language and sample rate.",
+  'knowledge-bases': "Knowledge bases (Retell's shape): an account's texts and documents, cut into chunks that calls retrieve from (docs/knowledge-bases.md).",
 } as const;
 
 /** A tag of the API reference. */

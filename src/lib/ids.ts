@@ -13,6 +13,8 @@ export const ID_PREFIXES = {
   delivery: 'dlv',
   request: 'req',
   server: 'srv',
+  knowledgeBase: 'knowledge_base',
+  knowledgeSource: 'kb_source',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -10,6 +10,7 @@ export const GUIDES = {
   webhooks: 'Webhooks: events, signatures, retries',
   'media-protocol': 'The web-call media protocol (WebSocket)',
   'voice-pipeline': 'The voice pipeline and its engines',
+  'knowledge-bases': 'Knowledge bases: documents agents answer from',
   architecture: 'Architecture',
 } as const;
 
