@@ -157,21 +157,23 @@ export class KnowledgeRepository {
   async #searchSqlite(baseIds: readonly string[], terms: readonly string[], limit: number): Promise<SearchRow[]> {
     // Terms hold only letters and digits (queryTerms), so quoting each one makes a safe FTS5 query.
     const match = terms.map((term) => `"${term}"`).join(' OR ');
+    // The full-text index leads (`+` keeps the planner from starting at the chunks' knowledge-base
+    // index, which would evaluate the MATCH once per chunk of the base: 20x slower at 1,000 chunks).
     const { rows } = await sql<SearchRow>`
       select c.id, c.source_id, c.heading, c.text, -bm25(knowledge_base_chunks_fts, 2.0, 1.0) as relevance
       from knowledge_base_chunks_fts join knowledge_base_chunks c on c.id = knowledge_base_chunks_fts.rowid
-      where knowledge_base_chunks_fts match ${match} and c.knowledge_base_id in (${sql.join(baseIds)})
+      where knowledge_base_chunks_fts match ${match} and +c.knowledge_base_id in (${sql.join(baseIds)})
       order by bm25(knowledge_base_chunks_fts, 2.0, 1.0) limit ${limit}`.execute(this.#db);
     return rows;
   }
 
   async #searchPostgres(baseIds: readonly string[], terms: readonly string[], limit: number): Promise<SearchRow[]> {
     const { rows } = await sql<SearchRow>`
-      with terms as (
+      with terms as materialized (
         select quote_literal(lexeme)::tsquery as q from unnest(tsvector_to_array(to_tsvector('english', ${terms.join(' ')}))) as lexeme
-      ), stats as (
+      ), stats as materialized (
         select count(*)::float8 as n from knowledge_base_chunks where knowledge_base_id = any(${[...baseIds]})
-      ), weighted as (
+      ), weighted as materialized (
         select t.q, ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5)) as idf
         from terms t cross join stats s
         cross join lateral (select count(*)::float8 as df from knowledge_base_chunks c where c.knowledge_base_id = any(${[...baseIds]}) and c.search @@ t.q) d
