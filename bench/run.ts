@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, agent-tests; all by default) and
+ * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, agent-tests, knowledge; all by default) and
  * prints their tables, ready to paste into BENCHMARKS.md. Each part measures against a baseline
  * run by the same script on the same machine, because these shared machines are noisy.
  */
@@ -11,6 +11,7 @@ import { runVoiceBench } from './voice.ts';
 import { runWebhookBench } from './webhooks.ts';
 import { runToolsBench } from './tools.ts';
 import { runSipBench } from './sip.ts';
+import { runKnowledgeBench } from './knowledge.ts';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -23,6 +24,7 @@ const parts: Record<string, () => Promise<string>> = {
   browser: () => runBrowserBench({ log }),
   sip: () => runSipBench({ log }),
   'agent-tests': () => runAgentTestsBench({ log }),
+  knowledge: () => runKnowledgeBench({ log }),
 };
 
 const wanted = process.argv.slice(2);

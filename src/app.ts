@@ -19,6 +19,7 @@ import { callRoutes } from './http/routes/call.routes.ts';
 import { healthRoutes } from './http/routes/health.routes.ts';
 import { leadRoutes } from './http/routes/lead.routes.ts';
 import { phoneNumberRoutes } from './http/routes/phone-number.routes.ts';
+import { knowledgeRoutes } from './http/routes/knowledge.routes.ts';
 import { webhookRoutes } from './http/routes/webhook.routes.ts';
 import { webRoutes } from './http/routes/web.routes.ts';
 import { recordingRoutes, signedRecordingRoutes } from './http/routes/recording.routes.ts';
@@ -112,6 +113,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     await authed.register(leadRoutes(runtime.services.leads, runtime.services.tickets));
     await authed.register(phoneNumberRoutes(runtime.services.phoneNumbers));
     await authed.register(agentTestRoutes(runtime.services.tests));
+    await authed.register(knowledgeRoutes(runtime.services.knowledge));
   });
 
   // The transports (src/media/transports.ts): the web call's WebSocket at GET /v2/web-call

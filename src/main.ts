@@ -143,6 +143,8 @@ async function main(): Promise<void> {
   if (config.webhooks.worker) await runtime.services.webhookDispatcher.start();
   void housekeeping.runNow();
   void recovery.runNow();
+  // Knowledge sources a stopped server left in progress are ingested again (docs/knowledge-bases.md).
+  runtime.services.knowledge.resume().catch((error: unknown) => log.warn({ err: error }, 'knowledge sources not resumed'));
   const urls = pageUrls(config.port === 0 ? `http://${urlHost(config.host)}:${(app.server.address() as AddressInfo).port}` : config.publicBaseUrl, config.demoApiKey !== null);
   // One line for the person who ran `npm start`, beside the JSON logs on stdout (stderr, so
   // stdout stays JSON); shown where LOG_LEVEL shows info. Written before the ready log line.

@@ -31,6 +31,8 @@ import { LeadService } from './services/lead.service.ts';
 import { TicketService } from './services/ticket.service.ts';
 import type { WebhookService } from './services/webhook.service.ts';
 import { LeadRepository } from './storage/lead.repository.ts';
+import { KnowledgeRepository } from './storage/knowledge.repository.ts';
+import { KnowledgeService } from './services/knowledge.service.ts';
 import { TicketRepository } from './storage/ticket.repository.ts';
 import type { DeliveryPump } from './webhooks/delivery-pump.ts';
 import type { WebhookDispatcher } from './webhooks/dispatcher.ts';
@@ -73,6 +75,8 @@ export interface Services {
   tickets: TicketService;
   /** Phone numbers (issue 24): the API's, and the phone transports' look-ups by number. */
   phoneNumbers: PhoneNumberService;
+  /** Knowledge bases (issue 29): sources, background ingestion, retrieval. */
+  knowledge: KnowledgeService;
   /** Prunes expired idempotency keys and old webhook logs; main.ts runs it hourly. */
   housekeeping: HousekeepingService;
   /** Agent tests: test cases and runs of simulated calls (issue 28). */
@@ -142,7 +146,16 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   // Where webhooks may go (WEBHOOK_ALLOWED_CIDRS): URLs are judged when set and at every connect.
   const destinations = new DestinationPolicy(config.webhooks.allowedCidrs);
   const providers = logProviderFailures(options.providers ?? buildProviders(config.media.providers), logger.child({ component: 'providers' }));
-  const agents = new AgentService({ store, agents: new AgentRepository(store), clock, destinations, speech: speechCatalog(providers), cacheHeads: store.dialect === 'sqlite' });
+  const knowledge = new KnowledgeService({ store, knowledge: new KnowledgeRepository(store), clock, log: logger.child({ component: 'knowledge' }) });
+  const agents = new AgentService({
+    store,
+    agents: new AgentRepository(store),
+    clock,
+    destinations,
+    speech: speechCatalog(providers),
+    cacheHeads: store.dialect === 'sqlite',
+    knowledgeBases: (accountId, ids) => knowledge.ownedBases(accountId, ids),
+  });
   const webhookParts = createWebhookParts(config, store, clock, logger.child({ component: 'webhooks' }), destinations);
   const outbox: EventOutbox = webhookParts.outbox;
   const leads = new LeadService({ store, leads: new LeadRepository(store.db, store.dialect), outbox, clock });
@@ -220,6 +233,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
       failures: metrics.counter('switchboard_custom_llm_failures_total', "Calls a custom LLM's server ended, by disconnection reason (error_llm_websocket_*).", ['reason']),
     },
     recordings,
+    knowledge,
     rememberNames: (callId, names) => redactor.rememberNames(callId, names),
     log: logger.child({ component: 'media' }),
     crashes: metrics.counter('switchboard_call_crashes_total', 'Calls ended by an error nothing expected (error_unknown), by the part that failed; each one is a bug.', ['where']),
@@ -256,7 +270,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     metrics,
     store,
     notifications,
-    services: { accounts, agents, calls, lifecycle, recordings, recordingLinks, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, webhookPump: webhookParts.pump, leads, tickets, phoneNumbers, housekeeping, tests },
+    services: { accounts, agents, calls, lifecycle, recordings, recordingLinks, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, webhookPump: webhookParts.pump, leads, tickets, phoneNumbers, knowledge, housekeeping, tests },
     media: { providers, sessions },
     close() {
       // Calls in progress end first (server_shutdown), while the store can still record them.
@@ -264,6 +278,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
       closing ??= tests
         .close()
         .then(() => sessions.close())
+        .then(() => knowledge.close())
         .then(() => notifications.close())
         .then(() => providers.close())
         .then(() => webhookParts.close())

@@ -108,6 +108,10 @@ export const errors = {
   testCaseNotFound: (id: string) => notFound('test_case_not_found', 'test case', id),
   testRunNotFound: (id: string) => notFound('test_run_not_found', 'test run', id),
   leadNotFound: (id: string | number) => notFound('lead_not_found', 'lead', String(id)),
+  knowledgeBaseNotFound: (id: string) => notFound('knowledge_base_not_found', 'knowledge base', id),
+  knowledgeSourceNotFound: (id: string) => notFound('knowledge_base_source_not_found', 'knowledge base source', id),
+  /** An account's or a knowledge base's bound (KNOWLEDGE_LIMITS) reached. */
+  knowledgeBaseLimitReached: (message: string) => new AppError('knowledge_base_limit_reached', 'conflict', message),
   recordingNotFound: (callId: string) =>
     new AppError(
       'recording_not_found',

@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { ModelTemperature, SilenceMs, StartSpeaker } from './conversation-flow.ts';
 import { LlmTool, checkFunctions } from './custom-function.ts';
 import { Name, Strict, StringMap, Text } from './schema-kit.ts';
+import { KbConfig, KnowledgeBaseIds } from './knowledge-base.ts';
 
 /** State names become tool names (`transition_to_<state>`), so they keep to tool-name characters. */
 const StateName = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' });
@@ -32,6 +33,9 @@ export const ServiceLlmDefinition = Strict({
   general_tools: Type.Optional(Type.Array(LlmTool, { maxItems: 50 })),
   starting_state: Type.Optional(StateName),
   default_dynamic_variables: Type.Optional(StringMap),
+  // Issue 29: knowledge bases retrieved from before every response (docs/knowledge-bases.md).
+  knowledge_base_ids: Type.Optional(KnowledgeBaseIds),
+  kb_config: Type.Optional(KbConfig),
 });
 export type ServiceLlmDefinition = Static<typeof ServiceLlmDefinition>;
 export type LlmState = Static<typeof LlmState>;

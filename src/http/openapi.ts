@@ -26,6 +26,7 @@ export const API_TAGS = {
   'phone-numbers': 'Phone numbers: E.164 numbers reached over a SIP trunk or through Twilio, with the agents that answer and call from them (docs/telephony.md).',
   tests: 'Agent tests: test cases (a simulated caller, mocked functions, assertions) and test runs, played on the embedded engines with no trace among real calls (docs/testing-agents.md).',
   voices: "The voices of this server's speech engine: what an agent's `voice_id` may name, with language and sample rate.",
+  'knowledge-bases': "Knowledge bases (Retell's shape): an account's texts and documents, cut into chunks that calls retrieve from (docs/knowledge-bases.md).",
 } as const;
 
 /** A tag of the API reference. */

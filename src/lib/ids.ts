@@ -15,6 +15,8 @@ export const ID_PREFIXES = {
   server: 'srv',
   testCase: 'test',
   testRun: 'run',
+  knowledgeBase: 'knowledge_base',
+  knowledgeSource: 'kb_source',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

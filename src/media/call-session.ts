@@ -7,10 +7,11 @@ import type { CallCheckpoint } from '../domain/call-checkpoint.ts';
 import type { CallOutcome } from '../services/call-lifecycle.ts';
 import type { Providers } from '../providers/registry.ts';
 import { preemptiveRepliesAvailable } from '../providers/features.ts';
-import { analyzeCall, DEFAULT_DTMF_OPTIONS, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, VoicePipeline, type PipelineEvents, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller, type LlmSocketOpener, type LlmWebsocketReason, type Utterance } from '../voice/index.ts';
+import { analyzeCall, DEFAULT_DTMF_OPTIONS, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, VoicePipeline, type PipelineEvents, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller, type LlmSocketOpener, type LlmWebsocketReason, type TurnContextSource, type Utterance } from '../voice/index.ts';
 import type { EngineSnapshot } from '../domain/agent.ts';
 import { CallRecorder } from './call-recorder.ts';
 import type { RecordingStore } from '../services/recording-store.ts';
+import { engineKnowledge, knowledgeContextSource, type KnowledgeRetriever } from './knowledge-context.ts';
 import { type AgentForCall, buildEngine, effectiveEngine, effectiveSettings, engineNeedsMissingLlm } from './engine-factory.ts';
 import { type CallScope, runInCallScope } from './call-scope.ts';
 import type { CallEndpoint, CallEvent, EndpointSink, TranscriptLine } from './endpoint.ts';
@@ -73,6 +74,8 @@ export interface SessionDeps {
    * policy, and makes the call object sent as `call_details`.
    */
   customLlm?: { open: LlmSocketOpener; callDetails: (call: Call) => unknown; failures?: Counter<'reason'> };
+  /** Issue 29: the knowledge bases an engine retrieves from before each response (media/knowledge-context.ts). */
+  knowledge?: KnowledgeRetriever;
   /** Where the call's recording is written (files under DATA_DIR, or rows on PostgreSQL). */
   recordings: RecordingStore;
   /** Hands the names the flow captured to the PII redactor before the call is finished. */
@@ -202,6 +205,14 @@ export class CallSession implements CallScope {
     this.#tell({ type: 'error', code: 'error_unknown', message: failureMessage('error_unknown') });
   }
 
+  /** The engine's knowledge bases as its reference material, when it names any and the server has them. */
+  #knowledgeSource(engine: EngineSnapshot): { contextSource?: TurnContextSource } {
+    const knowledge = engineKnowledge(engine);
+    if (!knowledge || !this.#d.knowledge) return {};
+    const onFailure = (error: unknown) => this.#d.log.warn({ err: error }, 'knowledge retrieval failed: the turn goes on without it');
+    return { contextSource: knowledgeContextSource({ accountId: this.#call.account_id, ...knowledge, retriever: this.#d.knowledge, onFailure }) };
+  }
+
   async #start(): Promise<void> {
     const override = this.#call.agent_override;
     const settings = effectiveSettings(this.#agent, override);
@@ -219,6 +230,7 @@ export class CallSession implements CallScope {
         currentNodeId: this.#call.current_node_id,
         currentState: this.#call.current_state,
         language: settings.language,
+        ...this.#knowledgeSource(engineDef),
         ...(this.#d.customLlm
           ? {
               customLlm: {

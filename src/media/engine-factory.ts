@@ -13,6 +13,7 @@ import {
   type LlmSocketOpener,
   type LlmWebsocketReason,
   type ResponseEngine,
+  type TurnContextSource,
 } from '../voice/index.ts';
 
 /** The agent version a call runs, as the call service resolves it. */
@@ -60,6 +61,8 @@ export interface BuildEngineOptions {
   language?: string;
   /** What a custom LLM needs (required for a `custom_llm` engine). */
   customLlm?: CustomLlmDeps;
+  /** Reference material for each turn (issue 29: the engine's knowledge bases, media/knowledge-context.ts). */
+  contextSource?: TurnContextSource;
 }
 
 /** A custom LLM's connection to the user's server, as the call session gives it. */
@@ -125,6 +128,7 @@ export function buildEngine(o: BuildEngineOptions): BuiltEngine {
     ...(o.functions ? { functions: o.functions } : {}),
     ...(o.currentState ? { startState: o.currentState } : {}),
     ...(o.language ? { language: o.language } : {}),
+    ...(o.contextSource ? { contextSource: o.contextSource } : {}),
   });
   return {
     engine,

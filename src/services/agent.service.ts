@@ -86,7 +86,19 @@ export class AgentService {
    * set. `speech` is what the configured speech engines offer: an agent's `language` and
    * `voice_id` must be among it.
    */
-  constructor(deps: { store: Store; agents: AgentRepository; clock: Clock; destinations: DestinationCheck; speech: SpeechCatalog; cacheHeads?: boolean }) {
+  /** Issue 29: which of these ids name knowledge bases of the account (absent: none are checked). */
+  readonly #knowledgeBases: ((accountId: string, ids: readonly string[]) => Promise<readonly string[]>) | undefined;
+
+  constructor(deps: {
+    store: Store;
+    agents: AgentRepository;
+    clock: Clock;
+    destinations: DestinationCheck;
+    speech: SpeechCatalog;
+    cacheHeads?: boolean;
+    knowledgeBases?: (accountId: string, ids: readonly string[]) => Promise<readonly string[]>;
+  }) {
+    this.#knowledgeBases = deps.knowledgeBases;
     this.#store = deps.store;
     this.#repo = deps.agents;
     this.#clock = deps.clock;
@@ -138,6 +150,7 @@ export class AgentService {
 
   async createLlm(accountId: string, definition: ServiceLlmDefinition): Promise<ServiceLlmView> {
     assertValid(this.#checkLlm(definition));
+    await this.#checkKnowledgeBases(accountId, definition.knowledge_base_ids);
     const record = this.#newEngine(accountId, newId('serviceLlm'), definition);
     await this.#repo.insertEngine('service_llms', record);
     return llmView(record);
@@ -152,11 +165,20 @@ export class AgentService {
     return null;
   }
 
+  /** Every id of `knowledge_base_ids` must name a knowledge base of the account (400 naming the first that does not). */
+  async #checkKnowledgeBases(accountId: string, ids: readonly string[] | undefined): Promise<void> {
+    if (!ids || ids.length === 0 || !this.#knowledgeBases) return;
+    const found = new Set(await this.#knowledgeBases(accountId, ids));
+    const missing = ids.findIndex((id) => !found.has(id));
+    if (missing >= 0) throw errors.invalidRequest(`knowledge_base_ids.${missing}: no knowledge base ${ids[missing]} under this API key`);
+  }
+
   async getLlm(accountId: string, id: string): Promise<ServiceLlmView> {
     return llmView(await this.#engine('service_llms', accountId, id));
   }
 
   async updateLlm(accountId: string, id: string, changes: Partial<ServiceLlmDefinition>) {
+    await this.#checkKnowledgeBases(accountId, changes.knowledge_base_ids);
     return llmView(await this.#updateEngine('service_llms', accountId, id, changes, (llm) => this.#checkLlm(llm)));
   }
 

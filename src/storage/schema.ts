@@ -11,5 +11,6 @@ import type { LeaseTables } from './tables/lease.tables.ts';
 import type { RecordingTables } from './tables/recording.tables.ts';
 import type { PhoneNumberTables } from './tables/phone-number.tables.ts';
 import type { AgentTestTables } from './tables/agent-test.tables.ts';
+import type { KnowledgeTables } from './tables/knowledge.tables.ts';
 
-export interface Database extends FoundationTables, AgentTables, CallTables, WebhookTables, LeaseTables, RecordingTables, PhoneNumberTables, AgentTestTables {}
+export interface Database extends FoundationTables, AgentTables, CallTables, WebhookTables, LeaseTables, RecordingTables, PhoneNumberTables, AgentTestTables, KnowledgeTables {}

@@ -6,6 +6,7 @@ export { LlmEngine, type LlmEngineOptions } from './engines/llm.engine.ts';
 export { CustomLlmEngine, type CustomLlmEngineOptions, type LlmSocket, type LlmSocketEnd, type LlmSocketHandlers, type LlmSocketOpener, type LlmWebsocketReason } from './engines/custom-llm.engine.ts';
 export type { ConversationFlow, ServiceLlm, FlowTools, LeadFields, TicketFields, CallVariables, ResponseEngine, EngineOutcome, EngineOutput, EngineEnding, FunctionCaller, FunctionOutcome } from './engines/types.ts';
 export { EngineError } from './engines/types.ts';
+export type { TurnContext, TurnContextSource, TurnQuery, ReferencePassage } from './engines/context.ts';
 export { resolveVariables, renderTemplate } from './engines/variables.ts';
 export { formatTranscript, toTranscriptObject, fromTranscriptObject, toTranscriptWithToolCalls, type Utterance, type TimedToolCall } from './transcript.ts';
 export { summarizeLatency, latencyReport, type TurnLatency, type LatencySummary } from './latency.ts';

@@ -11,6 +11,7 @@ export const GUIDES = {
   'media-protocol': 'The web-call media protocol (WebSocket)',
   'voice-pipeline': 'The voice pipeline and its engines',
   telephony: 'Telephony: phone numbers, SIP trunks and Twilio',
+  'knowledge-bases': 'Knowledge bases: documents agents answer from',
   architecture: 'Architecture',
   'testing-agents': 'Testing agents: simulated calls, assertions, runs in CI',
 } as const;

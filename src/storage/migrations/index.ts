@@ -14,6 +14,7 @@ import { callMedia } from './0010_call_media.ts';
 import { phoneNumbers } from './0011_phone_numbers.ts';
 import { phoneCalls } from './0012_phone_calls.ts';
 import { agentTests } from './0017_agent_tests.ts';
+import { knowledgeBases } from './0018_knowledge_bases.ts';
 
 /** Every migration, in order; each is a factory so it can differ by dialect where SQL must. */
 const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
@@ -30,6 +31,7 @@ const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
   '0011_phone_numbers': phoneNumbers,
   '0012_phone_calls': phoneCalls,
   '0017_agent_tests': agentTests,
+  '0018_knowledge_bases': knowledgeBases,
 };
 
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<void> {

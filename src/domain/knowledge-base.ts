@@ -1,0 +1,136 @@
+/**
+ * Knowledge bases (issue 29): an account's documents, cut into chunks that calls retrieve from.
+ * The wire shapes follow Retell's knowledge-base API; the bounds are ours and each has its 4xx.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { Name, ResourceId, Strict, Text } from './schema-kit.ts';
+
+/** The bounds of knowledge bases; every one has a clear 4xx beyond it (docs/knowledge-bases.md). */
+export const KNOWLEDGE_LIMITS = {
+  /** Knowledge bases per account (409 knowledge_base_limit_reached beyond). */
+  basesPerAccount: 100,
+  /** Sources per knowledge base (409 knowledge_base_limit_reached beyond). */
+  sourcesPerBase: 200,
+  /** Sources in one create or add request (400 beyond). */
+  sourcesPerRequest: 50,
+  /** Bytes of one text or file source (413 beyond; the whole body is bounded at 1 MB as well). */
+  sourceBytes: 768 * 1024,
+  /** Chunks of one knowledge base: a source that would pass it ends in error (knowledge_base_full). */
+  chunksPerBase: 20_000,
+  /** Characters of a search query (400 beyond). */
+  queryChars: 2_000,
+  /** Most chunks one search returns. */
+  topK: 20,
+} as const;
+
+export const KNOWLEDGE_BASE_STATUSES = ['in_progress', 'complete', 'error'] as const;
+export type KnowledgeBaseStatus = (typeof KNOWLEDGE_BASE_STATUSES)[number];
+export const SOURCE_TYPES = ['text', 'document', 'url'] as const;
+export type KnowledgeSourceType = (typeof SOURCE_TYPES)[number];
+
+/** The document formats a file source may hold; chosen by `content_type`, else the file name's extension. */
+export const DOCUMENT_FORMATS = ['markdown', 'text'] as const;
+export type DocumentFormat = (typeof DOCUMENT_FORMATS)[number];
+
+const MEDIA_TYPES: Record<string, DocumentFormat> = {
+  'text/markdown': 'markdown',
+  'text/x-markdown': 'markdown',
+  'text/plain': 'text',
+};
+const EXTENSIONS: Record<string, DocumentFormat> = { md: 'markdown', markdown: 'markdown', txt: 'text', text: 'text' };
+
+/** The format of a file, or null when it is none we read. */
+export function documentFormat(fileName: string, contentType: string | undefined): DocumentFormat | null {
+  if (contentType !== undefined) return MEDIA_TYPES[contentType.split(';')[0]!.trim().toLowerCase()] ?? null;
+  const extension = /\.([A-Za-z0-9]+)$/.exec(fileName)?.[1]?.toLowerCase();
+  return extension === undefined ? null : (EXTENSIONS[extension] ?? null);
+}
+
+/** A text source (Retell's `knowledge_base_texts` item). */
+export const KnowledgeText = Strict({
+  title: Name(256),
+  text: Text(KNOWLEDGE_LIMITS.sourceBytes),
+});
+
+/**
+ * A file source in a JSON body: its name and its bytes in base64. The format comes from
+ * `content_type` (text/markdown, text/plain) or else the name's extension (.md, .markdown, .txt).
+ */
+export const KnowledgeFile = Strict({
+  file_name: Name(256),
+  content_type: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+  content_base64: Type.String({ maxLength: Math.ceil((KNOWLEDGE_LIMITS.sourceBytes * 4) / 3) + 4, pattern: '^[A-Za-z0-9+/=\\s]*$' }),
+});
+
+const sourceLists = {
+  knowledge_base_texts: Type.Optional(Type.Array(KnowledgeText, { maxItems: KNOWLEDGE_LIMITS.sourcesPerRequest })),
+  knowledge_base_files: Type.Optional(Type.Array(KnowledgeFile, { maxItems: KNOWLEDGE_LIMITS.sourcesPerRequest })),
+};
+
+export const KnowledgeBaseCreateBody = Strict(
+  { knowledge_base_name: Name(40), ...sourceLists },
+  { title: 'CreateKnowledgeBaseRequest' },
+);
+export type KnowledgeBaseCreateInput = Static<typeof KnowledgeBaseCreateBody>;
+
+export const KnowledgeSourcesAddBody = Strict(sourceLists, { title: 'AddKnowledgeBaseSourcesRequest' });
+export type KnowledgeSourcesAddInput = Static<typeof KnowledgeSourcesAddBody>;
+
+export const KnowledgeSearchBody = Strict(
+  {
+    query: Type.String({ minLength: 1, maxLength: KNOWLEDGE_LIMITS.queryChars }),
+    top_k: Type.Optional(Type.Integer({ minimum: 1, maximum: KNOWLEDGE_LIMITS.topK })),
+  },
+  { title: 'SearchKnowledgeBaseRequest' },
+);
+export type KnowledgeSearchInput = Static<typeof KnowledgeSearchBody>;
+
+/** Retrieval settings of an engine (Retell's `kb_config`). */
+export const KbConfig = Strict({
+  top_k: Type.Optional(Type.Integer({ minimum: 1, maximum: KNOWLEDGE_LIMITS.topK, description: 'Chunks retrieved per turn (default 3).' })),
+  filter_score: Type.Optional(
+    Type.Number({ minimum: 0, maximum: 1, description: 'Chunks scoring below this are left out (default 0: every chunk that matches).' }),
+  ),
+});
+export type KbConfig = Static<typeof KbConfig>;
+/** An engine's knowledge bases (Retell's `knowledge_base_ids`): ids of the account's knowledge bases. */
+export const KnowledgeBaseIds = Type.Array(ResourceId, { maxItems: 10, uniqueItems: true });
+export const DEFAULT_TOP_K = 3;
+
+/** One chunk a search found: `score` in (0, 1], higher is more relevant. */
+export interface RetrievedChunk {
+  chunk_id: number;
+  source_id: string;
+  /** The headings above the chunk, outermost first, joined with " > "; '' when none. */
+  heading: string;
+  text: string;
+  score: number;
+}
+
+/** Most terms of a query that retrieval uses (the first ones). */
+export const MAX_QUERY_TERMS = 32;
+
+/** Words that say nothing about what a question is about; both stores leave them out of a search. */
+const STOPWORDS = new Set(
+  ('a about above after again all am an and any are as at be because been before being below between both but by can could did do does doing ' +
+    "down during each few for from further had has have having he her here hers him his how i if in into is it its itself just me more most my " +
+    'no nor not now of off on once only or other our ours out over own same she should so some such than that the their theirs them then there ' +
+    'these they this those through to too under until up very was we were what when where which while who whom why will with would you your yours ' +
+    'yourself hi hello please thanks thank okay ok um uh yes yeah tell know want like need get')
+    .split(' '),
+);
+
+/**
+ * The terms a search looks for in `text`: lower-cased words (letters and digits), stopwords left
+ * out, each once, at most MAX_QUERY_TERMS. Empty when nothing is left (the search finds nothing).
+ */
+export function queryTerms(text: string): string[] {
+  const terms = new Set<string>();
+  for (const match of text.toLowerCase().matchAll(/[\p{L}\p{N}]+/gu)) {
+    const word = match[0];
+    if (word.length > 64 || STOPWORDS.has(word)) continue;
+    terms.add(word);
+    if (terms.size === MAX_QUERY_TERMS) break;
+  }
+  return [...terms];
+}

@@ -1,0 +1,323 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { Clock } from '../lib/clock.ts';
+import { newId } from '../lib/ids.ts';
+import type { Logger } from '../lib/logger.ts';
+import { errors } from '../domain/errors.ts';
+import {
+  DEFAULT_TOP_K,
+  KNOWLEDGE_BASE_STATUSES,
+  KNOWLEDGE_LIMITS,
+  SOURCE_TYPES,
+  documentFormat,
+  queryTerms,
+  type KbConfig,
+  type KnowledgeBaseCreateInput,
+  type KnowledgeBaseStatus,
+  type KnowledgeSearchInput,
+  type KnowledgeSourcesAddInput,
+  type RetrievedChunk,
+} from '../domain/knowledge-base.ts';
+import { chunkDocument } from '../domain/knowledge-chunks.ts';
+import { Nullable } from '../domain/schema-kit.ts';
+import type { KnowledgeBaseRow, KnowledgeRepository, KnowledgeSourceRow, NewKnowledgeSource } from '../storage/knowledge.repository.ts';
+import type { Store } from '../storage/store.ts';
+
+export const KnowledgeSourceResponse = Type.Object(
+  {
+    type: Type.Union(SOURCE_TYPES.map((t) => Type.Literal(t))),
+    source_id: Type.String(),
+    title: Type.Optional(Type.String({ description: 'type text: its title.' })),
+    filename: Type.Optional(Type.String({ description: 'type document: the file name.' })),
+    url: Type.Optional(Type.String({ description: 'type url: the address.' })),
+    status: Type.Union(KNOWLEDGE_BASE_STATUSES.map((s) => Type.Literal(s))),
+    error: Nullable(Type.String({ description: 'Why ingestion failed (status error).' })),
+    chunk_count: Type.Integer(),
+    created_timestamp: Type.Integer({ description: 'Epoch milliseconds.' }),
+  },
+  { title: 'KnowledgeBaseSource' },
+);
+export type KnowledgeSourceView = Static<typeof KnowledgeSourceResponse>;
+
+export const KnowledgeBaseResponse = Type.Object(
+  {
+    knowledge_base_id: Type.String(),
+    knowledge_base_name: Type.String(),
+    status: Type.Union(KNOWLEDGE_BASE_STATUSES.map((s) => Type.Literal(s)), {
+      description: 'in_progress while a source is being ingested; error when a source failed (see its error); complete otherwise.',
+    }),
+    knowledge_base_sources: Type.Array(KnowledgeSourceResponse),
+    enable_auto_refresh: Type.Boolean(),
+    last_refreshed_timestamp: Type.Integer({ description: 'Epoch milliseconds: the last change of its sources.' }),
+  },
+  { title: 'KnowledgeBase' },
+);
+export type KnowledgeBaseView = Static<typeof KnowledgeBaseResponse>;
+
+export const KnowledgeSearchResponse = Type.Object(
+  {
+    chunks: Type.Array(
+      Type.Object({
+        text: Type.String({ description: 'The chunk, its headings first.' }),
+        score: Type.Number({ description: 'Relevance in (0, 1], higher is better; comparable within one server store.' }),
+        source_id: Type.String(),
+      }),
+    ),
+  },
+  { title: 'KnowledgeBaseSearchResult' },
+);
+export type KnowledgeSearchView = Static<typeof KnowledgeSearchResponse>;
+
+export interface KnowledgeServiceDeps {
+  store: Store;
+  knowledge: KnowledgeRepository;
+  clock: Clock;
+  log: Logger;
+}
+
+/**
+ * Knowledge bases: their sources are stored at once and ingested in the background (one at a time,
+ * in order), so create and add answer with status in_progress; a source left in progress by a
+ * stopped server is ingested again when the next one starts (`resume`).
+ */
+export class KnowledgeService {
+  readonly #d: KnowledgeServiceDeps;
+  readonly #queue: Array<{ baseId: string; sourceId: string }> = [];
+  #draining: Promise<void> | null = null;
+  #closed = false;
+
+  constructor(deps: KnowledgeServiceDeps) {
+    this.#d = deps;
+  }
+
+  async createKnowledgeBase(accountId: string, input: KnowledgeBaseCreateInput): Promise<KnowledgeBaseView> {
+    const now = this.#d.clock.now();
+    const base: KnowledgeBaseRow = { id: newId('knowledgeBase'), account_id: accountId, name: input.knowledge_base_name, created_at: now, updated_at: now };
+    const sources = this.#newSources(base.id, input, now);
+    await this.#d.store.transaction(async (tx) => {
+      if ((await this.#d.knowledge.countBases(accountId, tx)) >= KNOWLEDGE_LIMITS.basesPerAccount) {
+        throw errors.knowledgeBaseLimitReached(`An account can have at most ${KNOWLEDGE_LIMITS.basesPerAccount} knowledge bases; delete one first.`);
+      }
+      await this.#d.knowledge.insertBase(base, tx);
+      await this.#d.knowledge.insertSources(sources, tx);
+    });
+    this.#enqueue(sources);
+    return toView(base, sources);
+  }
+
+  async addSources(accountId: string, baseId: string, input: KnowledgeSourcesAddInput): Promise<KnowledgeBaseView> {
+    const now = this.#d.clock.now();
+    const sources = this.#newSources(baseId, input, now);
+    if (sources.length === 0) throw errors.invalidRequest('body: give at least one source in knowledge_base_texts or knowledge_base_files');
+    const view = await this.#d.store.transaction(async (tx) => {
+      const row = await this.#d.knowledge.lockBase(accountId, baseId, tx);
+      if (!row) throw errors.knowledgeBaseNotFound(baseId);
+      if ((await this.#d.knowledge.countSources(baseId, tx)) + sources.length > KNOWLEDGE_LIMITS.sourcesPerBase) {
+        throw errors.knowledgeBaseLimitReached(`A knowledge base can have at most ${KNOWLEDGE_LIMITS.sourcesPerBase} sources; delete some first.`);
+      }
+      await this.#d.knowledge.insertSources(sources, tx);
+      await this.#d.knowledge.touchBase(baseId, now, tx);
+      return toView({ ...row, updated_at: now }, await this.#d.knowledge.listSources([baseId], tx));
+    });
+    this.#enqueue(sources);
+    return view;
+  }
+
+  async getKnowledgeBase(accountId: string, baseId: string): Promise<KnowledgeBaseView> {
+    const base = await this.#d.knowledge.findBase(accountId, baseId);
+    if (!base) throw errors.knowledgeBaseNotFound(baseId);
+    return toView(base, await this.#d.knowledge.listSources([baseId]));
+  }
+
+  /** Oldest first. */
+  async listKnowledgeBases(accountId: string): Promise<KnowledgeBaseView[]> {
+    const bases = await this.#d.knowledge.listBases(accountId);
+    const sources = await this.#d.knowledge.listSources(bases.map((b) => b.id));
+    return bases.map((base) => toView(base, sources.filter((s) => s.knowledge_base_id === base.id)));
+  }
+
+  async deleteKnowledgeBase(accountId: string, baseId: string): Promise<void> {
+    await this.#d.store.transaction(async (tx) => {
+      if (!(await this.#d.knowledge.lockBase(accountId, baseId, tx))) throw errors.knowledgeBaseNotFound(baseId);
+      await this.#d.knowledge.deleteBase(baseId, tx);
+    });
+  }
+
+  async deleteSource(accountId: string, baseId: string, sourceId: string): Promise<KnowledgeBaseView> {
+    const now = this.#d.clock.now();
+    const base = await this.#d.store.transaction(async (tx) => {
+      const row = await this.#d.knowledge.lockBase(accountId, baseId, tx);
+      if (!row) throw errors.knowledgeBaseNotFound(baseId);
+      if (!(await this.#d.knowledge.findSource(baseId, sourceId, tx))) throw errors.knowledgeSourceNotFound(sourceId);
+      await this.#d.knowledge.deleteSource(sourceId, tx);
+      await this.#d.knowledge.touchBase(baseId, now, tx);
+      return { ...row, updated_at: now };
+    });
+    return toView(base, await this.#d.knowledge.listSources([baseId]));
+  }
+
+  /** POST /search-knowledge-base/{id}: the chunks a call would retrieve for `query`, best first. */
+  async search(accountId: string, baseId: string, input: KnowledgeSearchInput): Promise<KnowledgeSearchView> {
+    if (!(await this.#d.knowledge.findBase(accountId, baseId))) throw errors.knowledgeBaseNotFound(baseId);
+    const chunks = await this.retrieve([baseId], input.query, { top_k: input.top_k ?? DEFAULT_TOP_K });
+    return { chunks: chunks.map((c) => ({ text: passageText(c), score: c.score, source_id: c.source_id })) };
+  }
+
+  /**
+   * The chunks of `baseIds` (already checked to be the caller's) that best answer `query`, best
+   * first: at most `top_k` (default 3), none scoring below `filter_score` (default 0).
+   */
+  async retrieve(baseIds: readonly string[], query: string, config: KbConfig = {}): Promise<RetrievedChunk[]> {
+    const terms = queryTerms(query.slice(0, KNOWLEDGE_LIMITS.queryChars));
+    const chunks = await this.#d.knowledge.search(baseIds, terms, config.top_k ?? DEFAULT_TOP_K);
+    const floor = config.filter_score ?? 0;
+    return chunks.filter((c) => c.score >= floor);
+  }
+
+  /** Those of `ids` that name knowledge bases of the account. */
+  async ownedBases(accountId: string, ids: readonly string[]): Promise<string[]> {
+    return (await this.#d.knowledge.findBases(accountId, ids)).map((b) => b.id);
+  }
+
+  /** Queues the sources a stopped server left in progress; main.ts calls it at start. */
+  async resume(): Promise<void> {
+    const pending = await this.#d.knowledge.pendingSources(10_000);
+    this.#enqueue(pending.map((s) => ({ id: s.id, knowledge_base_id: s.knowledge_base_id })));
+  }
+
+  /** Resolves when every queued source has been ingested (tests, shutdown). */
+  async settled(): Promise<void> {
+    while (this.#draining) await this.#draining;
+  }
+
+  /** Stops taking sources and waits for the one being ingested; idempotent. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#queue.length = 0;
+    await this.settled();
+  }
+
+  #newSources(baseId: string, input: KnowledgeSourcesAddInput, now: number): NewKnowledgeSource[] {
+    const texts = input.knowledge_base_texts ?? [];
+    const files = input.knowledge_base_files ?? [];
+    if (texts.length + files.length > KNOWLEDGE_LIMITS.sourcesPerRequest) {
+      throw errors.invalidRequest(`body: at most ${KNOWLEDGE_LIMITS.sourcesPerRequest} sources in one request`);
+    }
+    const common = { knowledge_base_id: baseId, url: null, status: 'in_progress' as const, error: null, created_at: now, updated_at: now };
+    const rows: NewKnowledgeSource[] = [];
+    // Ids sort by creation time, and sources are listed by id: within one millisecond the random
+    // part decides, so the request's ids are handed out in sorted order to keep the sources' order.
+    const ids = Array.from({ length: texts.length + files.length }, () => newId('knowledgeSource')).sort();
+    const nextId = () => ids.shift()!;
+    texts.forEach((text, i) => {
+      const body = new TextEncoder().encode(text.text);
+      if (body.byteLength > KNOWLEDGE_LIMITS.sourceBytes) throw tooLarge(`knowledge_base_texts.${i}.text`);
+      rows.push({ ...common, id: nextId(), type: 'text', title: text.title, format: 'text', body });
+    });
+    files.forEach((file, i) => {
+      const format = documentFormat(file.file_name, file.content_type);
+      if (format === null) {
+        throw errors.invalidRequest(
+          `knowledge_base_files.${i}: the file must be Markdown (.md, .markdown, text/markdown) or plain text (.txt, text/plain)`,
+        );
+      }
+      const body = Buffer.from(file.content_base64, 'base64');
+      if (body.byteLength > KNOWLEDGE_LIMITS.sourceBytes) throw tooLarge(`knowledge_base_files.${i}.content_base64`);
+      rows.push({ ...common, id: nextId(), type: 'document', title: file.file_name, format, body: new Uint8Array(body) });
+    });
+    return rows;
+  }
+
+  #enqueue(sources: ReadonlyArray<{ id: string; knowledge_base_id: string }>): void {
+    if (this.#closed) return;
+    for (const source of sources) this.#queue.push({ baseId: source.knowledge_base_id, sourceId: source.id });
+    this.#draining ??= this.#drain().finally(() => {
+      this.#draining = null;
+    });
+  }
+
+  async #drain(): Promise<void> {
+    for (let next = this.#queue.shift(); next; next = this.#queue.shift()) {
+      try {
+        await this.#ingest(next.baseId, next.sourceId);
+      } catch (error) {
+        // The store failed: the source stays in progress and is ingested again at the next start.
+        this.#d.log.warn({ err: error, sourceId: next.sourceId }, 'knowledge source ingestion failed');
+      }
+    }
+  }
+
+  async #ingest(baseId: string, sourceId: string): Promise<void> {
+    const source = await this.#d.knowledge.findSource(baseId, sourceId);
+    if (!source || source.status !== 'in_progress') return;
+    const body = await this.#d.knowledge.sourceBody(sourceId);
+    const now = () => this.#d.clock.now();
+    const text = body ? decodeText(body) : null;
+    if (text === null) return this.#d.knowledge.failSource(sourceId, 'The document is not valid UTF-8 text.', now());
+    const chunks = chunkDocument(source.type === 'text' ? source.title : stripExtension(source.title), text, source.format);
+    if (chunks.length === 0) return this.#d.knowledge.failSource(sourceId, 'The document has no text.', now());
+    await this.#d.store.transaction(async (tx) => {
+      // The base's row lock orders this against deletes and other ingestions of the same base.
+      const base = await this.#d.knowledge.lockBaseById(baseId, tx);
+      if (!base) return;
+      const total = (await this.#d.knowledge.countChunks(baseId, tx)) + chunks.length;
+      if (total > KNOWLEDGE_LIMITS.chunksPerBase) {
+        const message = `The knowledge base would pass ${KNOWLEDGE_LIMITS.chunksPerBase} chunks (knowledge_base_full); split it or delete sources.`;
+        await this.#d.knowledge.failSource(sourceId, message, now(), tx);
+        return;
+      }
+      await this.#d.knowledge.completeSource(baseId, sourceId, chunks, now(), tx);
+    });
+  }
+}
+
+function tooLarge(field: string) {
+  return errors.payloadTooLarge(`${field}: a source may hold at most ${KNOWLEDGE_LIMITS.sourceBytes} bytes`);
+}
+
+/** The document's text (NUL characters, which PostgreSQL text cannot hold, removed), or null when it is not UTF-8. */
+function decodeText(body: Uint8Array): string | null {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(body).replaceAll('\u0000', '');
+  } catch {
+    return null;
+  }
+}
+
+function stripExtension(fileName: string): string {
+  return fileName.replace(/\.[A-Za-z0-9]+$/, '');
+}
+
+/** A chunk as a passage: its headings on the first line, then its text. */
+export function passageText(chunk: Pick<RetrievedChunk, 'heading' | 'text'>): string {
+  return chunk.heading === '' ? chunk.text : `${chunk.heading}\n${chunk.text}`;
+}
+
+function toView(base: KnowledgeBaseRow, sources: readonly Omit<KnowledgeSourceRow, 'chunk_count'>[] | readonly KnowledgeSourceRow[]): KnowledgeBaseView {
+  const views = sources.map(toSourceView);
+  const status: KnowledgeBaseStatus = views.some((s) => s.status === 'in_progress')
+    ? 'in_progress'
+    : views.some((s) => s.status === 'error')
+      ? 'error'
+      : 'complete';
+  return {
+    knowledge_base_id: base.id,
+    knowledge_base_name: base.name,
+    status,
+    knowledge_base_sources: views,
+    enable_auto_refresh: false,
+    last_refreshed_timestamp: base.updated_at,
+  };
+}
+
+function toSourceView(source: Omit<KnowledgeSourceRow, 'chunk_count'> & { chunk_count?: number }): KnowledgeSourceView {
+  const named = source.type === 'text' ? { title: source.title } : source.type === 'document' ? { filename: source.title } : { url: source.url ?? source.title };
+  return {
+    type: source.type,
+    source_id: source.id,
+    ...named,
+    status: source.status,
+    error: source.error,
+    chunk_count: source.chunk_count ?? 0,
+    created_timestamp: source.created_at,
+  };
+}

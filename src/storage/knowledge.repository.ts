@@ -1,0 +1,197 @@
+import { sql, type Selectable } from 'kysely';
+import type { RetrievedChunk } from '../domain/knowledge-base.ts';
+import type { DocumentChunk } from '../domain/knowledge-chunks.ts';
+import type { Dialect, Executor, Store } from './store.ts';
+import type { KnowledgeBaseTable, KnowledgeSourceTable, SourceStatus } from './tables/knowledge.tables.ts';
+
+export type KnowledgeBaseRow = Selectable<KnowledgeBaseTable>;
+/** A source as listed: everything but its bytes. */
+export type KnowledgeSourceRow = Omit<Selectable<KnowledgeSourceTable>, 'body'>;
+export type NewKnowledgeSource = Omit<Selectable<KnowledgeSourceTable>, 'chunk_count'>;
+
+const SOURCE_COLUMNS = ['id', 'knowledge_base_id', 'type', 'title', 'format', 'url', 'status', 'error', 'chunk_count', 'created_at', 'updated_at'] as const;
+
+/** Knowledge bases, their sources and chunks, and the lexical search over the chunks. */
+export class KnowledgeRepository {
+  readonly #db: Executor;
+  readonly #dialect: Dialect;
+  constructor(store: Store) {
+    this.#db = store.db;
+    this.#dialect = store.dialect;
+  }
+
+  async insertBase(row: KnowledgeBaseRow, db: Executor = this.#db): Promise<void> {
+    await db.insertInto('knowledge_bases').values(row).execute();
+  }
+
+  async countBases(accountId: string, db: Executor = this.#db): Promise<number> {
+    const row = await db.selectFrom('knowledge_bases').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async findBase(accountId: string, id: string, db: Executor = this.#db): Promise<KnowledgeBaseRow | undefined> {
+    return db.selectFrom('knowledge_bases').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  }
+
+  /** The account's bases whose ids are given (those that exist). */
+  async findBases(accountId: string, ids: readonly string[], db: Executor = this.#db): Promise<KnowledgeBaseRow[]> {
+    if (ids.length === 0) return [];
+    return db.selectFrom('knowledge_bases').selectAll().where('account_id', '=', accountId).where('id', 'in', [...ids]).execute();
+  }
+
+  /** Locks the base's row for a change of its sources (PostgreSQL; SQLite transactions are exclusive). */
+  async lockBase(accountId: string, id: string, db: Executor): Promise<KnowledgeBaseRow | undefined> {
+    let query = db.selectFrom('knowledge_bases').selectAll().where('id', '=', id).where('account_id', '=', accountId);
+    if (this.#dialect === 'postgres') query = query.forUpdate();
+    return query.executeTakeFirst();
+  }
+
+  /** Locks the base's row by id alone (ingestion, which has no account at hand). */
+  async lockBaseById(id: string, db: Executor): Promise<KnowledgeBaseRow | undefined> {
+    let query = db.selectFrom('knowledge_bases').selectAll().where('id', '=', id);
+    if (this.#dialect === 'postgres') query = query.forUpdate();
+    return query.executeTakeFirst();
+  }
+
+  async touchBase(id: string, now: number, db: Executor = this.#db): Promise<void> {
+    await db.updateTable('knowledge_bases').set({ updated_at: now }).where('id', '=', id).execute();
+  }
+
+  /** Oldest first. */
+  async listBases(accountId: string): Promise<KnowledgeBaseRow[]> {
+    return this.#db.selectFrom('knowledge_bases').selectAll().where('account_id', '=', accountId).orderBy('id').execute();
+  }
+
+  /** Deletes the base, its sources and chunks. */
+  async deleteBase(id: string, db: Executor): Promise<void> {
+    await db.deleteFrom('knowledge_base_chunks').where('knowledge_base_id', '=', id).execute();
+    await db.deleteFrom('knowledge_base_sources').where('knowledge_base_id', '=', id).execute();
+    await db.deleteFrom('knowledge_bases').where('id', '=', id).execute();
+  }
+
+  async insertSources(rows: readonly NewKnowledgeSource[], db: Executor = this.#db): Promise<void> {
+    if (rows.length > 0) await db.insertInto('knowledge_base_sources').values([...rows]).execute();
+  }
+
+  async countSources(baseId: string, db: Executor = this.#db): Promise<number> {
+    const row = await db.selectFrom('knowledge_base_sources').select((eb) => eb.fn.countAll<number>().as('n')).where('knowledge_base_id', '=', baseId).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** The sources of these bases, oldest first, without their bytes. */
+  async listSources(baseIds: readonly string[], db: Executor = this.#db): Promise<KnowledgeSourceRow[]> {
+    if (baseIds.length === 0) return [];
+    return db.selectFrom('knowledge_base_sources').select(SOURCE_COLUMNS).where('knowledge_base_id', 'in', [...baseIds]).orderBy('created_at').orderBy('id').execute();
+  }
+
+  async findSource(baseId: string, sourceId: string, db: Executor = this.#db): Promise<KnowledgeSourceRow | undefined> {
+    return db.selectFrom('knowledge_base_sources').select(SOURCE_COLUMNS).where('id', '=', sourceId).where('knowledge_base_id', '=', baseId).executeTakeFirst();
+  }
+
+  /** A source's bytes, for its ingestion. */
+  async sourceBody(sourceId: string): Promise<Uint8Array | null | undefined> {
+    const row = await this.#db.selectFrom('knowledge_base_sources').select('body').where('id', '=', sourceId).executeTakeFirst();
+    return row?.body;
+  }
+
+  /** Sources still waiting for ingestion, oldest first (after a restart). */
+  async pendingSources(limit: number): Promise<Array<{ id: string; knowledge_base_id: string }>> {
+    return this.#db.selectFrom('knowledge_base_sources').select(['id', 'knowledge_base_id']).where('status', '=', 'in_progress').orderBy('id').limit(limit).execute();
+  }
+
+  async deleteSource(sourceId: string, db: Executor): Promise<void> {
+    await db.deleteFrom('knowledge_base_chunks').where('source_id', '=', sourceId).execute();
+    await db.deleteFrom('knowledge_base_sources').where('id', '=', sourceId).execute();
+  }
+
+  /** Chunks of the base, all sources together. */
+  async countChunks(baseId: string, db: Executor = this.#db): Promise<number> {
+    const row = await db.selectFrom('knowledge_base_chunks').select((eb) => eb.fn.countAll<number>().as('n')).where('knowledge_base_id', '=', baseId).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /**
+   * Replaces the source's chunks with `chunks` and marks it complete, in `db`'s transaction;
+   * false (and nothing written) when the source is gone or no longer in progress.
+   */
+  async completeSource(baseId: string, sourceId: string, chunks: readonly DocumentChunk[], now: number, db: Executor): Promise<boolean> {
+    const updated = await db
+      .updateTable('knowledge_base_sources')
+      .set({ status: 'complete', error: null, chunk_count: chunks.length, updated_at: now })
+      .where('id', '=', sourceId)
+      .where('status', '=', 'in_progress')
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) return false;
+    await db.deleteFrom('knowledge_base_chunks').where('source_id', '=', sourceId).execute();
+    const rows = chunks.map((chunk, position) => ({ knowledge_base_id: baseId, source_id: sourceId, position, heading: chunk.heading, text: chunk.text, words: chunk.words }));
+    // Batches keep each statement under SQLite's bound-parameter limit.
+    for (let i = 0; i < rows.length; i += 500) await db.insertInto('knowledge_base_chunks').values(rows.slice(i, i + 500)).execute();
+    return true;
+  }
+
+  async failSource(sourceId: string, error: string, now: number, db: Executor = this.#db): Promise<void> {
+    await db
+      .updateTable('knowledge_base_sources')
+      .set({ status: 'error' satisfies SourceStatus, error, updated_at: now })
+      .where('id', '=', sourceId)
+      .where('status', '=', 'in_progress')
+      .execute();
+  }
+
+  /**
+   * The `limit` chunks of the bases that best match `terms` (queryTerms), best first, BM25-ranked.
+   * SQLite: FTS5's bm25() (heading matches weigh twice). PostgreSQL: BM25's shape over full-text
+   * search: each term's inverse document frequency in these bases times its ts_rank in the chunk
+   * (which saturates with the term's frequency and is normalised by the chunk's length), summed.
+   * `score` maps that relevance into (0, 1).
+   */
+  async search(baseIds: readonly string[], terms: readonly string[], limit: number): Promise<RetrievedChunk[]> {
+    if (baseIds.length === 0 || terms.length === 0) return [];
+    const rows = this.#dialect === 'postgres' ? await this.#searchPostgres(baseIds, terms, limit) : await this.#searchSqlite(baseIds, terms, limit);
+    return rows.map((row) => {
+      const relevance = Math.max(0, Number(row.relevance));
+      return { chunk_id: Number(row.id), source_id: row.source_id, heading: row.heading, text: row.text, score: relevance / (relevance + 1) };
+    });
+  }
+
+  async #searchSqlite(baseIds: readonly string[], terms: readonly string[], limit: number): Promise<SearchRow[]> {
+    // Terms hold only letters and digits (queryTerms), so quoting each one makes a safe FTS5 query.
+    const match = terms.map((term) => `"${term}"`).join(' OR ');
+    // The full-text index leads (`+` keeps the planner from starting at the chunks' knowledge-base
+    // index, which would evaluate the MATCH once per chunk of the base: 20x slower at 1,000 chunks).
+    const { rows } = await sql<SearchRow>`
+      select c.id, c.source_id, c.heading, c.text, -bm25(knowledge_base_chunks_fts, 2.0, 1.0) as relevance
+      from knowledge_base_chunks_fts join knowledge_base_chunks c on c.id = knowledge_base_chunks_fts.rowid
+      where knowledge_base_chunks_fts match ${match} and +c.knowledge_base_id in (${sql.join(baseIds)})
+      order by bm25(knowledge_base_chunks_fts, 2.0, 1.0) limit ${limit}`.execute(this.#db);
+    return rows;
+  }
+
+  async #searchPostgres(baseIds: readonly string[], terms: readonly string[], limit: number): Promise<SearchRow[]> {
+    const { rows } = await sql<SearchRow>`
+      with terms as materialized (
+        select quote_literal(lexeme)::tsquery as q from unnest(tsvector_to_array(to_tsvector('english', ${terms.join(' ')}))) as lexeme
+      ), stats as materialized (
+        select count(*)::float8 as n from knowledge_base_chunks where knowledge_base_id = any(${[...baseIds]})
+      ), weighted as materialized (
+        select t.q, ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5)) as idf
+        from terms t cross join stats s
+        cross join lateral (select count(*)::float8 as df from knowledge_base_chunks c where c.knowledge_base_id = any(${[...baseIds]}) and c.search @@ t.q) d
+      )
+      select c.id, c.source_id, c.heading, c.text,
+        (select sum(w.idf * ts_rank('{0.5, 0.5, 1.0, 1.0}', c.search, w.q, 1)) * 4 from weighted w) as relevance
+      from knowledge_base_chunks c
+      where c.knowledge_base_id = any(${[...baseIds]})
+        and c.search @@ (select coalesce(string_agg(q::text, ' | ')::tsquery, ''::tsquery) from terms)
+      order by relevance desc, c.id limit ${limit}`.execute(this.#db);
+    return rows;
+  }
+}
+
+interface SearchRow {
+  id: number;
+  source_id: string;
+  heading: string;
+  text: string;
+  relevance: number;
+}

@@ -1,0 +1,50 @@
+import type { Generated } from 'kysely';
+import type { DocumentFormat, KnowledgeSourceType } from '../../domain/knowledge-base.ts';
+
+/** Tables of knowledge bases (migration 0018). Times are epoch milliseconds. */
+
+export interface KnowledgeBaseTable {
+  id: string;
+  account_id: string;
+  name: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Where a source stands: ingestion waiting or running, done, or failed with `error`. */
+export type SourceStatus = 'in_progress' | 'complete' | 'error';
+
+export interface KnowledgeSourceTable {
+  id: string;
+  knowledge_base_id: string;
+  type: KnowledgeSourceType;
+  /** A text's title, a file's name, or a URL. */
+  title: string;
+  format: DocumentFormat;
+  url: string | null;
+  /** The document's bytes as given (a text's UTF-8); null for a URL until fetched. */
+  body: Uint8Array | null;
+  status: SourceStatus;
+  /** Why ingestion failed, for the source's owner (no internals). */
+  error: string | null;
+  chunk_count: Generated<number>;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface KnowledgeChunkTable {
+  id: Generated<number>;
+  knowledge_base_id: string;
+  source_id: string;
+  /** Its place in the source, from 0. */
+  position: number;
+  heading: string;
+  text: string;
+  words: number;
+}
+
+export interface KnowledgeTables {
+  knowledge_bases: KnowledgeBaseTable;
+  knowledge_base_sources: KnowledgeSourceTable;
+  knowledge_base_chunks: KnowledgeChunkTable;
+}
