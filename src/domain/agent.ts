@@ -4,7 +4,7 @@ import { type ConversationFlowDefinition, ConversationFlowOverride } from './con
 import { type ServiceLlmDefinition, ServiceLlmOverride } from './service-llm.ts';
 import { Name, Nullable, ResourceId, Strict, StringEnum } from './schema-kit.ts';
 import { STORAGE_POLICIES, type StoragePolicy } from './storage-policy.ts';
-import { MAX_WEBHOOK_URL_LENGTH } from './webhook.ts';
+import { AGENT_EVENT_KINDS, type AgentEventKind, MAX_WEBHOOK_URL_LENGTH } from './webhook.ts';
 
 const EngineId = ResourceId;
 
@@ -123,6 +123,14 @@ export const AgentSettings = {
    * and are passed to hosted recognisers that take keywords or a prompt (docs/voice-pipeline.md).
    */
   boosted_keywords: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' }), { maxItems: 100 })),
+  // --- issue 26: Retell's agent fields (docs/retell.md)
+  /**
+   * Retell's agent-level events to send to `webhook_url` in Retell's shape, signed with
+   * `x-retell-signature`; null (the default) sends `call.finished` there as before (docs/webhooks.md).
+   */
+  webhook_events: Type.Optional(
+    Nullable(Type.Array(Type.Union(AGENT_EVENT_KINDS.map((kind) => Type.Literal(kind))), { maxItems: AGENT_EVENT_KINDS.length, uniqueItems: true })),
+  ),
 };
 
 export const AgentCreate = Strict({ response_engine: ResponseEngine, ...AgentSettings });
@@ -157,6 +165,7 @@ export interface AgentConfig {
   preemptive_replies: boolean;
   post_call_analysis_data: PostCallAnalysisField[];
   boosted_keywords: string[];
+  webhook_events: AgentEventKind[] | null;
 }
 
 export const AGENT_DEFAULTS = {
@@ -177,6 +186,7 @@ export const AGENT_DEFAULTS = {
   // Never mutated: configs are replaced whole.
   post_call_analysis_data: [] as PostCallAnalysisField[],
   boosted_keywords: [],
+  webhook_events: null,
 } as const satisfies Omit<AgentConfig, 'response_engine'>;
 
 /** The response engine's definition as pinned by an agent version. */

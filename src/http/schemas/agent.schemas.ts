@@ -80,6 +80,7 @@ export const AgentResponse = Type.Object(
     post_call_analysis_data: Type.Array(PostCallAnalysisField),
     /** Absent on versions saved before the field existed (which boost nothing). */
     boosted_keywords: Type.Optional(Type.Array(Type.String())),
+    webhook_events: Type.Optional(Type.Union([Type.Array(Type.String()), Type.Null()])),
     ...Timestamps,
   },
   { title: 'Agent' },
