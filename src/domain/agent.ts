@@ -4,7 +4,7 @@ import { type ConversationFlowDefinition, ConversationFlowOverride } from './con
 import { type ServiceLlmDefinition, ServiceLlmOverride } from './service-llm.ts';
 import { Name, Nullable, ResourceId, Strict, StringEnum } from './schema-kit.ts';
 import { STORAGE_POLICIES, type StoragePolicy } from './storage-policy.ts';
-import { MAX_WEBHOOK_URL_LENGTH } from './webhook.ts';
+import { AGENT_EVENT_KINDS, type AgentEventKind, MAX_WEBHOOK_URL_LENGTH } from './webhook.ts';
 
 const EngineId = ResourceId;
 
@@ -139,6 +139,14 @@ export const AgentSettings = {
       }),
     ),
   ),
+  // --- issue 26: Retell's agent fields (docs/retell.md)
+  /**
+   * Retell's agent-level events to send to `webhook_url` in Retell's shape, signed with
+   * `x-retell-signature`; null (the default) sends `call.finished` there as before (docs/webhooks.md).
+   */
+  webhook_events: Type.Optional(
+    Nullable(Type.Array(Type.Union(AGENT_EVENT_KINDS.map((kind) => Type.Literal(kind))), { maxItems: AGENT_EVENT_KINDS.length, uniqueItems: true })),
+  ),
 };
 
 export const AgentCreate = Strict({ response_engine: ResponseEngine, ...AgentSettings });
@@ -176,6 +184,8 @@ export interface AgentConfig {
   // issue 24
   allow_user_dtmf: boolean;
   user_dtmf_options: UserDtmfOptions | null;
+  // issue 26
+  webhook_events: AgentEventKind[] | null;
 }
 
 /** Retell's `user_dtmf_options`: how keypad input becomes one turn (issue 24). */
@@ -206,6 +216,7 @@ export const AGENT_DEFAULTS = {
   // issue 24
   allow_user_dtmf: true,
   user_dtmf_options: null,
+  webhook_events: null,
 } as const satisfies Omit<AgentConfig, 'response_engine'>;
 
 /** The response engine's definition as pinned by an agent version. */

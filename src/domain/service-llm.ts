@@ -36,9 +36,56 @@ export const ServiceLlmDefinition = Strict({
   // Issue 29: knowledge bases retrieved from before every response (docs/knowledge-bases.md).
   knowledge_base_ids: Type.Optional(KnowledgeBaseIds),
   kb_config: Type.Optional(KbConfig),
+  // --- issue 26: Retell's LLM fields (docs/retell.md)
+  /** Custom functions are offered to the model with `strict: true` (the model's arguments follow their schema exactly). */
+  tool_call_strict_mode: Type.Optional(Type.Boolean()),
+  /** Accepted and reported (RETELL_LLM_FIELDS_WITHOUT_EFFECT): a faster tier of Retell's hosted models. */
+  model_high_priority: Type.Optional(Type.Boolean()),
+  /** Accepted and reported: Retell's speech-to-speech models. */
+  s2s_model: Type.Optional(Type.Union([Name(128), Type.Null()])),
 });
 export type ServiceLlmDefinition = Static<typeof ServiceLlmDefinition>;
 export type LlmState = Static<typeof LlmState>;
+
+/**
+ * Retell's LLM fields this server stores and answers but that change nothing in a call, and why;
+ * a service LLM's answer lists the ones it holds under `accepted_without_effect`.
+ */
+export const RETELL_LLM_FIELDS_WITHOUT_EFFECT = {
+  model_high_priority: "a priority tier of Retell's hosted models; the configured model is used as it is",
+  s2s_model: "Retell's speech-to-speech models do not exist here; the recogniser, the model and the voice are separate",
+} as const;
+
+/** The fields of `definition` that are accepted without effect, in a stable order (empty when none). */
+export function llmFieldsWithoutEffect(definition: ServiceLlmDefinition): string[] {
+  return Object.keys(RETELL_LLM_FIELDS_WITHOUT_EFFECT).filter((field) => {
+    const value = (definition as Record<string, unknown>)[field];
+    return value !== undefined && value !== null && value !== false && !(Array.isArray(value) && value.length === 0);
+  });
+}
+
+/**
+ * Why a body's tools cannot be taken as they are, before schema validation (whose message for an
+ * unknown tool type names the wrong field): Retell's `transfer_call` tool needs phone calls, which
+ * this server does not carry yet. Null when there is none.
+ */
+export function unsupportedToolProblem(body: Record<string, unknown>): string | null {
+  const lists: Array<[string, unknown]> = [['general_tools', body['general_tools']]];
+  if (Array.isArray(body['states'])) {
+    for (const [i, state] of body['states'].entries()) {
+      if (typeof state === 'object' && state !== null) lists.push([`states[${i}].tools`, (state as Record<string, unknown>)['tools']]);
+    }
+  }
+  for (const [where, tools] of lists) {
+    if (!Array.isArray(tools)) continue;
+    for (const [i, tool] of tools.entries()) {
+      if (typeof tool === 'object' && tool !== null && (tool as Record<string, unknown>)['type'] === 'transfer_call') {
+        return `${where}[${i}]: transfer_call tools are not supported yet: this server does not carry phone calls, so there is nothing to transfer (types supported: custom, end_call)`;
+      }
+    }
+  }
+  return null;
+}
 
 export const ServiceLlmOverride = Strict(ServiceLlmSettings);
 export type ServiceLlmOverride = Static<typeof ServiceLlmOverride>;

@@ -16,6 +16,22 @@ export function isEventKind(text: string): text is EventKind {
   return EVENT_KINDS.some((kind) => kind === text);
 }
 
+/**
+ * Retell's agent-level events (issue 26): sent only to an agent's `webhook_url`, and only those its
+ * `webhook_events` name, in Retell's shape (`{"event", "call"}`, signed with `x-retell-signature`).
+ * Subscriptions never receive them; they have `call.finished`.
+ */
+export const AGENT_EVENT_KINDS = ['call_started', 'call_ended', 'call_analyzed'] as const;
+export type AgentEventKind = (typeof AGENT_EVENT_KINDS)[number];
+
+/** Whether `text` names one of Retell's agent-level events. */
+export function isAgentEventKind(text: string): text is AgentEventKind {
+  return AGENT_EVENT_KINDS.some((kind) => kind === text);
+}
+
+/** What the outbox records: our event kinds, or Retell's agent-level events. */
+export type RecordedEventKind = EventKind | AgentEventKind;
+
 /** An event's `data`: a JSON object (the lead, the ticket, the call as its kind defines). */
 export type EventData = Record<string, unknown>;
 

@@ -137,6 +137,7 @@ const EXAMPLES: Record<string, unknown> = {
     general_prompt: 'You are the receptionist of Acme. Be brief.',
     begin_message: 'Hello, Acme reception.',
     model_temperature: 0.2,
+    accepted_without_effect: [],
     created_at: 1767225600000,
     last_modification_timestamp: 1767225600000,
   },

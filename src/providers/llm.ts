@@ -17,6 +17,8 @@ export interface ChatTool {
   readonly description?: string;
   /** JSON schema of the arguments object. */
   readonly parameters: Record<string, unknown>;
+  /** Ask the model to follow `parameters` exactly (OpenAI's `strict`); default off. */
+  readonly strict?: boolean;
 }
 
 export interface ChatRequest {

@@ -18,7 +18,7 @@ import {
   mergeAgentConfig,
 } from '../domain/agent.ts';
 import { type ConversationFlowDefinition, checkFlowGraph } from '../domain/conversation-flow.ts';
-import { type ServiceLlmDefinition, checkLlmStates } from '../domain/service-llm.ts';
+import { type ServiceLlmDefinition, checkLlmStates, llmFieldsWithoutEffect } from '../domain/service-llm.ts';
 import { type SpeechCatalog, type SpeechProblem, type Voice, findVoice, languageProblem, voiceProblem } from '../domain/voice.ts';
 import type { AgentRepository, EngineDefinitions, EngineKind } from '../storage/agent.repository.ts';
 import type { Executor, Store } from '../storage/store.ts';
@@ -29,7 +29,7 @@ export type ConversationFlowView = ConversationFlowDefinition & {
   created_at: number;
   last_modification_timestamp: number;
 };
-export type ServiceLlmView = ServiceLlmDefinition & { llm_id: string; created_at: number; last_modification_timestamp: number };
+export type ServiceLlmView = ServiceLlmDefinition & { llm_id: string; accepted_without_effect: string[]; created_at: number; last_modification_timestamp: number };
 export type AgentView = AgentConfig & { agent_id: string; version: number; created_at: number; last_modification_timestamp: number };
 
 /** An agent version as a call needs it: its settings and the engine definition it pinned. */
@@ -440,6 +440,7 @@ function llmView(record: EngineRecord<ServiceLlmDefinition>): ServiceLlmView {
   return {
     llm_id: record.id,
     ...record.definition,
+    accepted_without_effect: llmFieldsWithoutEffect(record.definition),
     created_at: record.created_at,
     last_modification_timestamp: record.updated_at,
   };

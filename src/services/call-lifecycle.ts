@@ -10,10 +10,11 @@ import type { AgentOverride } from '../domain/agent.ts';
 import type { Call, CallAnalysis, CallChanges, CallMedia, CallType, LatencyReport, PhoneCallFields, ToolTranscriptEntry, TranscriptEntry } from '../domain/call.ts';
 import { type DisconnectionReason, isFinal, statusesThatCanBecome, statusForReason } from '../domain/call-status.ts';
 import { storableText } from '../domain/text.ts';
+import type { AgentEventKind } from '../domain/webhook.ts';
 import type { CallCheckpoint, ClaimedLease } from '../domain/call-checkpoint.ts';
 import type { CallRepository } from '../storage/call.repository.ts';
 import type { LeaseRepository } from '../storage/lease.repository.ts';
-import type { Store } from '../storage/store.ts';
+import type { Executor, Store } from '../storage/store.ts';
 import type { AccessTokenSigner } from './access-token.ts';
 import type { AgentService, ResolvedAgentVersion } from './agent.service.ts';
 import { type EngineCapabilityCheck, type NewCallInput, newCallRecord } from './call-record.ts';
@@ -81,6 +82,13 @@ export interface CallLifecycleDeps {
   leaseTtlMs: number;
 }
 
+/** Where an agent's own webhooks go for one call, and which of Retell's events (null: `call.finished`). */
+interface AgentWebhook {
+  url: string | null;
+  events: readonly AgentEventKind[] | null;
+}
+const NO_AGENT_WEBHOOK: AgentWebhook = { url: null, events: null };
+
 /** A call's admission, lease, checkpoint and end (see the module's comment). */
 export class CallLifecycle {
   readonly #d: CallLifecycleDeps;
@@ -98,12 +106,17 @@ export class CallLifecycle {
     if (!claims) throw errors.accessTokenInvalid();
     const now = this.#d.clock.now();
     if (now > claims.expiresAt) throw errors.accessTokenExpired();
+    // Read outside the transaction (SQLite's one connection): where call_started goes, if anywhere.
+    const registered = await this.#d.calls.findById(claims.callId);
+    const hook = registered ? await this.#agentWebhook(registered) : NO_AGENT_WEBHOOK;
     const claimed = await this.#d.store.transaction(async (trx) => {
       if (!(await this.#d.calls.claimToken(claims.callId, claims.tokenId, now, trx))) return null;
       await this.#d.calls.update(claims.callId, { call_status: 'ongoing', start_timestamp: now, updated_at: now }, trx);
       // Ongoing and leased in one commit: no call is ever ongoing without a holder.
       await this.#d.leases.insert(claims.callId, this.#d.serverId, now + this.#d.leaseTtlMs, trx);
-      return this.#d.calls.findById(claims.callId, trx);
+      const started = await this.#d.calls.findById(claims.callId, trx);
+      if (started) await this.#recordAgentEvent(trx, hook, 'call_started', started.account_id, this.#view(started));
+      return started;
     });
     if (!claimed) {
       const row = await this.#d.calls.findById(claims.callId);
@@ -130,12 +143,14 @@ export class CallLifecycle {
       start_timestamp: now,
       token_used_at: now,
     };
+    const hook = await this.#agentWebhook(row);
     await this.#d.store.transaction(async (trx) => {
       const limit = input.concurrencyLimit;
       // Counted and inserted in one transaction, under the account's lock: holds across servers.
       if (limit !== null && (await this.#d.calls.countLiveLocked(input.accountId, trx)) >= limit) throw errors.concurrencyLimitReached(limit);
       await this.#d.calls.insert(row, trx);
       await this.#d.leases.insert(row.call_id, this.#d.serverId, now + this.#d.leaseTtlMs, trx);
+      await this.#recordAgentEvent(trx, hook, 'call_started', row.account_id, this.#view(row));
     });
     return { call: row, agent };
   }
@@ -153,7 +168,7 @@ export class CallLifecycle {
     const before = await this.#d.calls.findById(callId);
     if (!before || isFinal(before.call_status)) return false;
     // Read outside the transaction: on SQLite the transaction holds the only connection.
-    const webhookUrl = await this.#agentWebhookUrl(before);
+    const hook = await this.#agentWebhook(before);
     return this.#d.store.transaction(async (trx) => {
       const row = await this.#d.calls.findById(callId, trx);
       if (!row || isFinal(row.call_status)) return false;
@@ -179,12 +194,11 @@ export class CallLifecycle {
       Object.assign(changes, await this.#d.retention.apply(finished, row.data_storage_setting));
       if (!(await this.#d.calls.transition(callId, statusesThatCanBecome(statusForReason(outcome.reason)), changes, trx))) return false;
       await this.#d.leases.delete(callId, trx);
-      await this.#d.outbox.record(trx, {
-        accountId: row.account_id,
-        kind: 'call.finished',
-        data: this.#view({ ...row, ...changes }),
-        agentWebhookUrl: webhookUrl,
-      });
+      const view = this.#view({ ...row, ...changes });
+      // With Retell's webhook_events the agent's URL gets those instead of call.finished.
+      await this.#d.outbox.record(trx, { accountId: row.account_id, kind: 'call.finished', data: view, agentWebhookUrl: hook.events === null ? hook.url : null });
+      // The analysis is made before the call is written (media/call-session.ts), so both go now.
+      for (const kind of ['call_ended', 'call_analyzed'] as const) await this.#recordAgentEvent(trx, hook, kind, row.account_id, view);
       return true;
     });
   }
@@ -223,12 +237,26 @@ export class CallLifecycle {
     return this.#d.leases.claimLapsed(this.#d.serverId, now, now + this.#d.leaseTtlMs, limit, this.#d.store.dialect === 'sqlite');
   }
 
-  /** The agent's `webhook_url` for this call: the call's override, else its agent version's. */
-  async #agentWebhookUrl(row: Call): Promise<string | null> {
+  /**
+   * The agent's `webhook_url` and `webhook_events` for this call: each the call's override, else
+   * its agent version's.
+   */
+  async #agentWebhook(row: Call): Promise<AgentWebhook> {
     const override: AgentOverride['agent'] = row.agent_override?.agent;
-    if (override?.webhook_url !== undefined) return override.webhook_url;
-    const agent = await this.#d.agents.resolveVersion(row.account_id, row.agent_id, row.agent_version).catch(() => null);
-    return agent?.config.webhook_url ?? null;
+    const agent =
+      override?.webhook_url !== undefined && override.webhook_events !== undefined
+        ? null
+        : await this.#d.agents.resolveVersion(row.account_id, row.agent_id, row.agent_version).catch(() => null);
+    return {
+      url: override?.webhook_url !== undefined ? override.webhook_url : (agent?.config.webhook_url ?? null),
+      events: override?.webhook_events !== undefined ? override.webhook_events : (agent?.config.webhook_events ?? null),
+    };
+  }
+
+  /** Records one of Retell's agent-level events for the agent's URL, when its `webhook_events` list it. */
+  async #recordAgentEvent(db: Executor, hook: AgentWebhook, kind: AgentEventKind, accountId: string, view: CallView): Promise<void> {
+    if (hook.url === null || !hook.events?.includes(kind)) return;
+    await this.#d.outbox.record(db, { accountId, kind, data: view, agentWebhookUrl: hook.url });
   }
 
   #view(row: Call): CallView {

@@ -1,12 +1,13 @@
-import type { EventData, EventKind } from '../domain/webhook.ts';
+import type { EventData, RecordedEventKind } from '../domain/webhook.ts';
 import type { Executor } from '../storage/store.ts';
 
 /** Something that happened in an account, to be reported to its webhooks. */
 export interface AccountEvent {
   accountId: string;
-  kind: EventKind;
+  /** Our kinds go to the subscriptions that listen to them; Retell's agent-level kinds only to `agentWebhookUrl`. */
+  kind: RecordedEventKind;
   data: EventData;
-  /** An extra destination for this event alone (an agent's `webhook_url` for `call.finished`). */
+  /** An extra destination for this event alone (an agent's `webhook_url` for `call.finished` or Retell's events). */
   agentWebhookUrl?: string | null;
 }
 

@@ -1,6 +1,6 @@
 import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
-import { subscribes } from '../domain/webhook.ts';
+import { isAgentEventKind, subscribes } from '../domain/webhook.ts';
 import type { Executor } from '../storage/store.ts';
 import type { Delivery, WebhookRepository } from '../storage/webhook.repository.ts';
 import type { AccountEvent, EventOutbox } from './events.ts';
@@ -37,8 +37,11 @@ export class WebhookOutbox implements EventOutbox {
       db,
     );
     const targets: Array<{ webhookId: string | null; url: string }> = [];
-    for (const hook of await this.#d.webhooks.activeWebhooks(event.accountId, db)) {
-      if (subscribes(hook.events, event.kind)) targets.push({ webhookId: hook.id, url: hook.url });
+    const kind = event.kind;
+    if (!isAgentEventKind(kind)) {
+      for (const hook of await this.#d.webhooks.activeWebhooks(event.accountId, db)) {
+        if (subscribes(hook.events, kind)) targets.push({ webhookId: hook.id, url: hook.url });
+      }
     }
     if (event.agentWebhookUrl) targets.push({ webhookId: null, url: event.agentWebhookUrl });
     if (targets.length === 0) return;

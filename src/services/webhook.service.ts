@@ -7,12 +7,15 @@ import type { SecretBox } from '../lib/secret-box.ts';
 import { type DestinationCheck, checkWebhookUrl } from './webhook-url.ts';
 import { generateWebhookSecret } from '../domain/webhook-secret.ts';
 import {
+  AGENT_EVENT_KINDS,
   EVENT_KINDS,
   type DeliveryStatus,
   type DisabledReason,
   type EventKind,
+  type RecordedEventKind,
   type SubscribedEvents,
   type WebhookStatus,
+  isAgentEventKind,
   isEventKind,
 } from '../domain/webhook.ts';
 
@@ -50,7 +53,7 @@ export type DeliveryView = Pick<
   | 'delivered_at'
   | 'created_at'
 > & {
-  event: EventKind;
+  event: RecordedEventKind;
   status: DeliveryStatus;
   attempt_count: number;
   attempts: AttemptView[];
@@ -171,9 +174,11 @@ export class WebhookService {
 
   /** The delivery log, newest first, each delivery with its attempts. */
   async listDeliveries(accountId: string, filter: DeliveryFilter): Promise<{ deliveries: DeliveryView[]; next_pagination_key: string | null }> {
-    let kind: EventKind | undefined;
+    let kind: RecordedEventKind | undefined;
     if (filter.event !== undefined) {
-      if (!isEventKind(filter.event)) throw errors.invalidRequest(`event "${filter.event}" is not an event kind (${EVENT_KINDS.join(', ')})`);
+      if (!isEventKind(filter.event) && !isAgentEventKind(filter.event)) {
+        throw errors.invalidRequest(`event "${filter.event}" is not an event kind (${[...EVENT_KINDS, ...AGENT_EVENT_KINDS].join(', ')})`);
+      }
       kind = filter.event;
     }
     let after: { createdAt: number; id: string } | undefined;

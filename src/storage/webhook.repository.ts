@@ -4,7 +4,7 @@ import type {
   DeliveryStatus,
   DisabledReason,
   EventData,
-  EventKind,
+  RecordedEventKind,
   SubscribedEvents,
   WebhookStatus,
 } from '../domain/webhook.ts';
@@ -78,7 +78,7 @@ export interface ClaimQuery {
 export interface DeliveryListQuery {
   accountId: string;
   webhookId?: string;
-  kind?: EventKind;
+  kind?: RecordedEventKind;
   status?: DeliveryStatus;
   eventId?: string;
   limit: number;

@@ -9,7 +9,8 @@ import type { Executor, Store } from '../storage/store.ts';
 import type { ClaimedDelivery, DeliveryAttempt, DeliveryChanges, WebhookRepository } from '../storage/webhook.repository.ts';
 import { type AttemptDecision, decideAttempt } from './attempt-outcome.ts';
 import type { WebhookHttpClient, SendResult } from './http-client.ts';
-import { deliveryBody, generateWebhookSecret, signedHeaders } from './signer.ts';
+import { deliveryBody, generateWebhookSecret, retellDeliveryBody, retellSignature, signedHeaders } from './signer.ts';
+import { isAgentEventKind } from '../domain/webhook.ts';
 
 export interface DeliveryPumpOptions {
   store: Store;
@@ -264,9 +265,12 @@ export class DeliveryPump {
     // From here `hook` is the active subscription, or null for an agent's webhook_url.
     const url = hook?.url ?? d.url;
     const secret = hook !== null ? this.#decrypt(hook.secret_encrypted) : await this.#agentSecret(d.account_id);
-    const body = deliveryBody(d.kind, d.data, startedAt);
+    const retell = isAgentEventKind(d.kind);
+    const body = retell ? retellDeliveryBody(d.kind, d.data) : deliveryBody(d.kind, d.data, startedAt);
     // webhook-id is the event id: the same on every attempt, so receivers can drop duplicates.
     const headers = signedHeaders(secret, d.kind, d.event_id, startedAt, body);
+    // Retell's own receivers (its SDKs' `verify`) read this one; ours are signed as ever beside it.
+    if (retell) headers['x-retell-signature'] = retellSignature(secret, body, startedAt);
     const signal = this.#abort.signal;
     let result: SendResult;
     try {

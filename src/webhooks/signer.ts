@@ -36,6 +36,24 @@ export function deliveryBody(kind: string, dataJson: string, sentAtMs: number): 
   return `{"event":${JSON.stringify(kind)},"data":${dataJson},"sent_at":"${new Date(sentAtMs).toISOString()}"}`;
 }
 
+/**
+ * Retell's agent-level body `{"event", "call"}` (issue 26), around the stored JSON text of the call
+ * as `deliveryBody` does.
+ */
+export function retellDeliveryBody(kind: string, callJson: string): string {
+  return `{"event":${JSON.stringify(kind)},"call":${callJson}}`;
+}
+
+/**
+ * `x-retell-signature`: `v=<ms>,d=<hex HMAC-SHA256 of body + ms>`, keyed with the whole secret
+ * string as UTF-8: what `Retell.verify(body, secret, signature)` of Retell's SDKs checks (it
+ * refuses a timestamp more than 5 minutes from its clock).
+ */
+export function retellSignature(secret: string, body: string, nowMs: number): string {
+  const timestamp = Math.floor(nowMs);
+  return `v=${timestamp},d=${createHmac('sha256', secret).update(body + String(timestamp)).digest('hex')}`;
+}
+
 /** The headers of a delivery attempt; a type alias, not an interface, so that it is the `Record<string, string>` the client sends. */
 export type SignedHeaders = {
   'content-type': string;
@@ -45,6 +63,8 @@ export type SignedHeaders = {
   'webhook-id': string;
   'webhook-timestamp': string;
   'webhook-signature': string;
+  /** Only on Retell's agent-level events. */
+  'x-retell-signature'?: string;
 };
 
 export const USER_AGENT = 'Switchboard-Webhooks/1.0';

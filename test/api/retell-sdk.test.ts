@@ -85,6 +85,40 @@ for (const kind of STORES) {
       await assert.rejects(retell.agent.retrieve(id), (error: unknown) => error instanceof Retell.UnprocessableEntityError && error.status === 422);
     });
 
+    it("retell LLMs (llm.*): create, retrieve, update, list, delete, Retell's fields accepted and reported", async () => {
+      const created = json(
+        await retell.llm.create({
+          general_prompt: 'Be brief.',
+          begin_message: 'Hello.',
+          general_tools: [{ type: 'end_call', name: 'end_call', description: 'Hang up.' }],
+          tool_call_strict_mode: true,
+          model_high_priority: true,
+        }),
+      );
+      assert.match(created.llm_id, /^llm_/);
+      const id: string = created.llm_id;
+      assert.equal(created.tool_call_strict_mode, true);
+      assert.deepEqual(created.general_tools, [{ type: 'end_call', name: 'end_call', description: 'Hang up.' }]);
+      assert.deepEqual(created.accepted_without_effect, ['model_high_priority'], 'the answer says which fields change nothing here');
+      assert.equal(json(await retell.llm.retrieve(id)).begin_message, 'Hello.');
+      const updated = json(await retell.llm.update(id, { general_prompt: 'Be kind.', model_high_priority: false }));
+      assert.deepEqual([updated.general_prompt, updated.accepted_without_effect], ['Be kind.', []]);
+      assert.equal((await h.request({ method: 'GET', url: `/get-service-llm/${id}`, key: apiKey })).json.general_prompt, 'Be kind.', 'one resource under both names');
+
+      const other = json(await retell.llm.create({ general_prompt: 'Other.' }));
+      const page = await retell.llm.list();
+      assert.deepEqual(page.items.slice(0, 2).map((l) => l.llm_id), [other.llm_id, id], 'newest first');
+      const first = await retell.llm.list({ limit: 1, sort_order: 'ascending' });
+      assert.equal(first.has_more, true);
+
+      await assert.rejects(
+        retell.llm.create({ general_tools: [{ type: 'transfer_call', name: 'transfer', transfer_destination: { type: 'predefined', number: '+14155550100' } }] } as never),
+        (error: unknown) => error instanceof Retell.BadRequestError && /general_tools\[0\]: transfer_call tools are not supported yet/.test(error.message),
+      );
+      assert.equal(await retell.llm.delete(other.llm_id), null);
+      await assert.rejects(retell.llm.retrieve(other.llm_id), (error: unknown) => error instanceof Retell.UnprocessableEntityError);
+    });
+
     it('calls: createWebCall, retrieve, list, update, delete', async () => {
       const flow = json(await retell.conversationFlow.create(sampleFlow() as never));
       const agent = json(await retell.agent.create({ voice_id: 'flite-kal16', response_engine: { type: 'conversation-flow', conversation_flow_id: flow.conversation_flow_id } }));

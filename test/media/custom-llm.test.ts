@@ -23,8 +23,14 @@ class LlmServer {
   behave: (ws: WebSocket, callId: string) => void = () => {};
   onEvent: (ws: WebSocket, event: Event) => void = () => {};
   readonly #wss: WebSocketServer;
-  constructor() {
-    this.#wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  /** Settles once the server listens (a fixed port is bound asynchronously). */
+  readonly listening: Promise<void>;
+  constructor(port = 0) {
+    this.#wss = new WebSocketServer({ host: '127.0.0.1', port });
+    this.listening = new Promise((resolve, reject) => {
+      this.#wss.once('listening', () => resolve());
+      this.#wss.once('error', reject);
+    });
     this.#wss.on('connection', (ws, req) => {
       const callId = (req.url ?? '').split('/').pop() ?? '';
       this.connections.push(req.url ?? '');
@@ -233,6 +239,48 @@ for (const kind of STORES) {
       assert.equal(llm.connections.filter((c) => c.endsWith(client.callId)).length, 2);
       assert.deepEqual(llm.of(client.callId, 'response_required').map((e) => e.response_id), [1, 1]);
       assert.equal(client.transcript.at(-1)?.content, 'Still here. Bye.');
+    });
+
+    it("auto_reconnect: the user's server restarted mid-call (a redeploy): the agent says to hold on, dials again with backoff, and the turn asked meanwhile is answered", { timeout: 30_000 }, async () => {
+      const first = new LlmServer();
+      await first.listening;
+      const port = Number(new URL(first.url).port);
+      first.behave = (ws) => {
+        send(ws, { response_type: 'config', config: { auto_reconnect: true, call_details: false } });
+        send(ws, { response_type: 'response', response_id: 0, content: 'Hello.', content_complete: true });
+      };
+      first.onEvent = (ws, event) => event.interaction_type === 'ping_pong' && send(ws, { response_type: 'ping_pong', timestamp: Date.now() });
+      let client: Awaited<ReturnType<typeof s.call>>;
+      try {
+        client = await s.call(await customAgent(first.url));
+        await client.waitFor((e) => e.type === 'agent_stop_talking', 10_000);
+      } finally {
+        // The redeploy: the old server goes away (closed here even if the call failed to start).
+        await first.close();
+      }
+      // The caller speaks while nothing listens.
+      const downAt = Date.now();
+      providers.stt.push('are you there');
+      await client.play(concat(tone(600), silence(700)));
+      await eventually(() => client.transcript.some((u) => u.role === 'agent' && /One moment, please\./.test(u.content)) || Date.now() - downAt > 2_500, 5_000);
+      const second = new LlmServer(port);
+      try {
+        await second.listening;
+        second.behave = (ws) => send(ws, { response_type: 'config', config: { auto_reconnect: true, call_details: false } });
+        second.onEvent = (ws, event) => {
+          if (event.interaction_type === 'ping_pong') send(ws, { response_type: 'ping_pong', timestamp: Date.now() });
+          if (event.interaction_type === 'response_required') send(ws, { response_type: 'response', response_id: event.response_id, content: 'Still here. Bye.', content_complete: true, end_call: true });
+        };
+        const end = await client.ended;
+        assert.equal(end.disconnection_reason, 'agent_hangup');
+        assert.equal(second.connections.length, 1, 'the new server was dialled once');
+        const asked = second.of(client.callId, 'response_required');
+        assert.deepEqual(asked.map((e) => [e.response_id, e.transcript.at(-1)?.content]), [[1, 'are you there']], 'the turn asked while the server was down');
+        const agentSaid = client.transcript.filter((u) => u.role === 'agent').map((u) => u.content).join(' ');
+        assert.match(agentSaid, /One moment, please\..*Still here\. Bye\./s);
+      } finally {
+        await second.close();
+      }
     });
 
     const failures: Array<[string, () => string, (ws: WebSocket) => void, (ws: WebSocket, event: Event) => void, string]> = [

@@ -49,7 +49,7 @@ test('chat: streams text deltas and assembles tool calls from SSE chunks', async
   });
   const llm = new OpenAiChatLlm({ baseUrl: srv.baseUrl, apiKey: 'sk-test', model: 'm1' });
   const out = [];
-  for await (const d of llm.chat({ messages: [{ role: 'user', content: 'hi' }], tools: [{ name: 'end_call', parameters: { type: 'object' } }] })) out.push(d);
+  for await (const d of llm.chat({ messages: [{ role: 'user', content: 'hi' }], tools: [{ name: 'end_call', parameters: { type: 'object' } }, { name: 'lookup', parameters: { type: 'object' }, strict: true }] })) out.push(d);
   assert.deepEqual(out, [
     { type: 'text', text: 'Hel' },
     { type: 'text', text: 'lo there.' },
@@ -60,6 +60,7 @@ test('chat: streams text deltas and assembles tool calls from SSE chunks', async
   assert.equal(seen['model'], 'm1');
   assert.equal(seen['stream'], true);
   assert.deepEqual((seen['tools'] as Array<{ function: { name: string } }>)[0]?.function.name, 'end_call');
+  assert.deepEqual((seen['tools'] as Array<{ function: { strict?: boolean } }>).map((t) => t.function.strict), [undefined, true], 'strict only where the tool asks (tool_call_strict_mode)');
   await srv.close();
 });
 

@@ -133,6 +133,16 @@ test("service LLM: Retell's end_call tool in general_tools names and describes t
   assert.equal(engine.outcome().reachedEnd, true);
 });
 
+test("service LLM: tool_call_strict_mode offers the custom functions with strict, and only them", async () => {
+  for (const strictMode of [true, false]) {
+    const llm = new FakeLlm([{ text: 'Sure.' }]);
+    const engine = new LlmEngine({ llm, config: { tool_call_strict_mode: strictMode, general_tools: [fn('lookup', { parameters: { type: 'object', properties: {}, additionalProperties: false } })] } });
+    await run(engine.respond('hi', new AbortController().signal));
+    const strict = Object.fromEntries(llm.requests[0]!.tools!.map((t) => [t.name, t.strict === true]));
+    assert.deepEqual(strict, { end_call: false, lookup: strictMode });
+  }
+});
+
 test('service LLM: end_call ends the call the same way in a round with functions and without: goodbye, the ending recorded once', async () => {
   const endCalls = [
     { name: 'end_call', arguments: { message: ' Bye now. ', goal_achieved: true } },

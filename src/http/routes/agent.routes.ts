@@ -49,29 +49,32 @@ export function agentRoutes(agents: AgentService): FastifyPluginAsyncTypebox {
       return reply.code(204).send(null);
     });
 
-    // --- service LLMs
-    app.post('/create-service-llm', {
-      schema: operation({ operationId: 'createServiceLlm', tags: ['service-llms'], summary: 'Create a service LLM', body: ServiceLlmCreateBody, response: { 201: ServiceLlmResponse, ...authErrors } }),
-    }, async (request, reply) => reply.code(201).send(await agents.createLlm(request.principal.accountId, request.body)));
+    // --- service LLMs, at our paths and at Retell's (`/create-retell-llm`, ...: the SDK's `llm.*`)
+    for (const [prefix, noun] of [['service-llm', 'ServiceLlm'], ['retell-llm', 'RetellLlm']] as const) {
+      const alias = prefix === 'retell-llm' ? " (Retell's path)" : '';
+      app.post(`/create-${prefix}`, {
+        schema: operation({ operationId: `create${noun}`, tags: ['service-llms'], summary: `Create a service LLM${alias}`, body: ServiceLlmCreateBody, response: { 201: ServiceLlmResponse, ...authErrors } }),
+      }, async (request, reply) => reply.code(201).send(await agents.createLlm(request.principal.accountId, request.body)));
 
-    app.get('/get-service-llm/:llm_id', {
-      schema: operation({ operationId: 'getServiceLlm', tags: ['service-llms'], summary: 'Get a service LLM', params: LlmIdParam, response: { 200: ServiceLlmResponse, ...authErrors } }),
-    }, async (request) => agents.getLlm(request.principal.accountId, request.params.llm_id));
+      app.get(`/get-${prefix}/:llm_id`, {
+        schema: operation({ operationId: `get${noun}`, tags: ['service-llms'], summary: `Get a service LLM${alias}`, params: LlmIdParam, response: { 200: ServiceLlmResponse, ...authErrors } }),
+      }, async (request) => agents.getLlm(request.principal.accountId, request.params.llm_id));
 
-    app.patch('/update-service-llm/:llm_id', {
-      schema: operation({ operationId: 'updateServiceLlm', tags: ['service-llms'], summary: 'Update a service LLM', params: LlmIdParam, body: ServiceLlmUpdateBody, response: { 200: ServiceLlmResponse, ...authErrors } }),
-    }, async (request) => agents.updateLlm(request.principal.accountId, request.params.llm_id, request.body));
+      app.patch(`/update-${prefix}/:llm_id`, {
+        schema: operation({ operationId: `update${noun}`, tags: ['service-llms'], summary: `Update a service LLM${alias}`, params: LlmIdParam, body: ServiceLlmUpdateBody, response: { 200: ServiceLlmResponse, ...authErrors } }),
+      }, async (request) => agents.updateLlm(request.principal.accountId, request.params.llm_id, request.body));
 
-    app.get('/list-service-llms', {
-      schema: operation({ operationId: 'listServiceLlms', tags: ['service-llms'], summary: 'List service LLMs', response: { 200: Type.Array(ServiceLlmResponse), 401: authErrors[401] } }),
-    }, async (request) => agents.listLlms(request.principal.accountId));
+      app.get(`/list-${prefix}s`, {
+        schema: operation({ operationId: `list${noun}s`, tags: ['service-llms'], summary: `List service LLMs${alias}`, response: { 200: Type.Array(ServiceLlmResponse), 401: authErrors[401] } }),
+      }, async (request) => agents.listLlms(request.principal.accountId));
 
-    app.delete('/delete-service-llm/:llm_id', {
-      schema: operation({ operationId: 'deleteServiceLlm', tags: ['service-llms'], summary: 'Delete a service LLM (refused with 409 while an agent uses it)', params: LlmIdParam, response: deleted }),
-    }, async (request, reply) => {
-      await agents.deleteLlm(request.principal.accountId, request.params.llm_id);
-      return reply.code(204).send(null);
-    });
+      app.delete(`/delete-${prefix}/:llm_id`, {
+        schema: operation({ operationId: `delete${noun}`, tags: ['service-llms'], summary: `Delete a service LLM (refused with 409 while an agent uses it)${alias}`, params: LlmIdParam, response: deleted }),
+      }, async (request, reply) => {
+        await agents.deleteLlm(request.principal.accountId, request.params.llm_id);
+        return reply.code(204).send(null);
+      });
+    }
 
     // --- agents
     app.post('/create-agent', {

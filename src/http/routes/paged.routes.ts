@@ -4,7 +4,7 @@ import { errors } from '../../domain/errors.ts';
 import { Strict } from '../../domain/schema-kit.ts';
 import type { AgentService } from '../../services/agent.service.ts';
 import type { CallService } from '../../services/call.service.ts';
-import { AgentResponse, ConversationFlowResponse } from '../schemas/agent.schemas.ts';
+import { AgentResponse, ConversationFlowResponse, ServiceLlmResponse } from '../schemas/agent.schemas.ts';
 import { CallResponse, ListCallsBody } from '../schemas/call.schemas.ts';
 import { authErrors } from '../schemas/common.schemas.ts';
 import { operation } from '../openapi.ts';
@@ -31,7 +31,7 @@ const Page = <T extends TSchema>(item: T, title: string) =>
 
 /**
  * Paginated lists at the paths and in the shape of Retell's SDK 5 (`call.list`, `agent.list`,
- * `conversationFlow.list`): `{items, has_more, pagination_key}`, where `pagination_key` is the id
+ * `conversationFlow.list`, `llm.list`): `{items, has_more, pagination_key}`, where `pagination_key` is the id
  * of the page's last item. They list what the spec-style routes list (POST /v2/list-calls,
  * GET /list-agents, GET /list-conversation-flows), which answer plain arrays.
  */
@@ -80,6 +80,19 @@ export function pagedRoutes(calls: CallService, agents: AgentService): FastifyPl
     }, async (request) => {
       const flows = await agents.listFlows(request.principal.accountId);
       return paginate(flows, (flow) => flow.conversation_flow_id, request.query, 'a conversation flow');
+    });
+
+    app.get('/v2/list-retell-llms', {
+      schema: operation({
+        operationId: 'listRetellLlmsPage',
+        tags: ['service-llms'],
+        summary: "List service LLMs, a page at a time (Retell's `llm.list`)",
+        querystring: PageQuery,
+        response: { 200: Page(ServiceLlmResponse, 'ServiceLlmPage'), ...authErrors },
+      }),
+    }, async (request) => {
+      const llms = await agents.listLlms(request.principal.accountId);
+      return paginate(llms, (llm) => llm.llm_id, request.query, 'a service LLM');
     });
   };
 }

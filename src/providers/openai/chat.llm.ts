@@ -49,7 +49,7 @@ export class OpenAiChatLlm implements LlmProvider {
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.json ? { response_format: { type: 'json_object' } } : {}),
       ...(request.tools?.length
-        ? { tools: request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })) }
+        ? { tools: request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters, ...(t.strict ? { strict: true } : {}) } })) }
         : {}),
     };
     const res = await post('llm', this.id, this.#o, '/chat/completions', JSON.stringify(body), { 'content-type': 'application/json', accept: 'text/event-stream' }, request.signal);

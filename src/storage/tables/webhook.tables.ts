@@ -7,7 +7,7 @@ import type {
   DeliveryStatus,
   DisabledReason,
   EventData,
-  EventKind,
+  RecordedEventKind,
   SubscribedEvents,
   WebhookStatus,
 } from '../../domain/webhook.ts';
@@ -78,7 +78,7 @@ export interface AgentWebhookSecretTable {
 export interface WebhookEventTable {
   id: string;
   account_id: string;
-  kind: EventKind;
+  kind: RecordedEventKind;
   /**
    * The event's `data`, as JSON text: written once, never decoded by the server, sent byte for
    * byte inside every delivery's body.
@@ -97,7 +97,7 @@ export interface WebhookDeliveryTable {
   url: string;
   /** What the per-endpoint concurrency cap counts by: the webhook id, or `url:<url>`. */
   endpoint_key: string;
-  kind: EventKind;
+  kind: RecordedEventKind;
   status: DeliveryStatus;
   /** 0: first attempts and manual redeliveries; 1: automatic retries. */
   lane: DeliveryLane;

@@ -45,8 +45,23 @@ export const MAX_PENDING_INTERRUPTS = 8;
 /** With `auto_reconnect`: ping_pong interval, ms, and silence after which the connection counts as lost, ms (Retell's 2 s and 5 s). */
 export const PING_INTERVAL_MS = 2_000;
 export const PING_TIMEOUT_MS = 5_000;
-/** With `auto_reconnect`: reconnection attempts after one loss before the call ends `error_llm_websocket_lost_connection`. */
-export const RECONNECT_ATTEMPTS = 3;
+/**
+ * With `auto_reconnect`, after a loss the service dials again with exponential backoff and jitter:
+ * the first attempt RECONNECT_FIRST_DELAY_MS after the loss, each wait doubling up to
+ * RECONNECT_MAX_DELAY_MS, each scaled by a random factor in [0.8, 1.2). It gives up (the call ends
+ * `error_llm_websocket_lost_connection`) when the next attempt would start more than
+ * RECONNECT_BUDGET_MS after the loss: about five attempts over 8 s, enough for a server's redeploy.
+ */
+export const RECONNECT_FIRST_DELAY_MS = 500;
+export const RECONNECT_MAX_DELAY_MS = 4_000;
+export const RECONNECT_BUDGET_MS = 10_000;
+/** Said once per loss when the caller is waiting for an answer while the service reconnects. */
+export const HOLD_ON_TEXT = 'One moment, please.';
+
+/** The wait before reconnection attempt `attempt` (0 = the first), ms; `random` in [0, 1). */
+export function reconnectDelayMs(attempt: number, random: number): number {
+  return Math.round(Math.min(RECONNECT_MAX_DELAY_MS, RECONNECT_FIRST_DELAY_MS * 2 ** attempt) * (0.8 + 0.4 * random));
+}
 /**
  * With `auto_reconnect`: reconnection attempts in the whole call, successful or not. The budget
  * counts across reopens: a server that accepts and then drops every connection is dialled at
@@ -67,8 +82,10 @@ export interface CustomLlmEngineOptions {
   onUnprompted?: () => void;
   /** The server sent a `metadata` event: the owner passes it on to the web client. */
   onMetadata?: (metadata: unknown) => void;
-  /** Timers: the begin wait, ping_pong; tests pass a ManualScheduler. */
+  /** Timers: the begin wait, ping_pong, reconnection backoff; tests pass a ManualScheduler. */
   scheduler: Scheduler;
+  /** The backoff's jitter, in [0, 1); default Math.random. */
+  random?: () => number;
 }
 
 interface Utterance {
@@ -117,6 +134,10 @@ export class CustomLlmEngine implements ResponseEngine {
   #reconnecting = false;
   /** Reconnection attempts made in this call (RECONNECT_ATTEMPTS_PER_CALL). */
   #reconnectAttempts = 0;
+  /** The wait before the next reconnection attempt, and how to end it early (close()). */
+  #backoff: { timer: TimerHandle; wake: () => void } | undefined;
+  /** HOLD_ON_TEXT was said during the current loss. */
+  #heldOn = false;
   /** The records this engine keeps queued are bounded like those the call keeps. */
   readonly #toolBudget = new ToolCallBudget();
   #endCall = false;
@@ -144,6 +165,8 @@ export class CustomLlmEngine implements ResponseEngine {
     this.#transcript.push({ role: 'user', content: userText });
     this.#current = new ResponseStream(++this.#responseId);
     this.#request({ interaction_type: 'response_required', response_id: this.#current.id, transcript: this.#transcript });
+    // Asked while the service reconnects: the request goes to the new connection (#reconnect).
+    if (this.#reconnecting) this.#holdOn();
     yield* this.#stream(this.#current, signal, undefined);
   }
 
@@ -181,6 +204,10 @@ export class CustomLlmEngine implements ResponseEngine {
   close(): void {
     this.#closed = true;
     if (this.#pingTimer) this.#o.scheduler.clear(this.#pingTimer);
+    if (this.#backoff) {
+      this.#o.scheduler.clear(this.#backoff.timer);
+      this.#backoff.wake();
+    }
     this.#socket?.close();
     this.#socket = undefined;
     this.#current.wake?.();
@@ -274,16 +301,31 @@ export class CustomLlmEngine implements ResponseEngine {
     else this.#fail('error_llm_websocket_lost_connection', detail);
   }
 
-  /** auto_reconnect: dials again (RECONNECT_ATTEMPTS times); the new connection's config may ask for call_details again. */
+  /**
+   * auto_reconnect: dials again with backoff and jitter (reconnectDelayMs) within RECONNECT_BUDGET_MS
+   * of the loss, and within the call's RECONNECT_ATTEMPTS_PER_CALL; a caller waiting for an answer
+   * meanwhile hears HOLD_ON_TEXT. The new connection gets the request the lost one left unanswered,
+   * and its config may ask for call_details again.
+   */
   async #reconnect(detail: string): Promise<void> {
     if (this.#reconnecting) return;
     this.#reconnecting = true;
+    this.#heldOn = false;
+    const lostAt = this.#o.scheduler.now();
+    const random = this.#o.random ?? Math.random;
     let last = detail;
-    for (let attempt = 0; attempt < RECONNECT_ATTEMPTS && !this.#closed && !this.#failed; attempt++) {
+    for (let attempt = 0; !this.#closed && !this.#failed; attempt++) {
       if (this.#reconnectAttempts >= RECONNECT_ATTEMPTS_PER_CALL) {
         last = `${RECONNECT_ATTEMPTS_PER_CALL} reconnection attempts in this call already (the server keeps dropping the connection); last: ${last}`;
         break;
       }
+      const delayMs = reconnectDelayMs(attempt, random());
+      if (this.#o.scheduler.now() + delayMs - lostAt > RECONNECT_BUDGET_MS) {
+        last = `no connection within ${RECONNECT_BUDGET_MS} ms (${attempt} attempts); last: ${last}`;
+        break;
+      }
+      await this.#wait(delayMs);
+      if (this.#closed || this.#failed) break;
       this.#reconnectAttempts += 1;
       try {
         await this.#connect();
@@ -294,10 +336,34 @@ export class CustomLlmEngine implements ResponseEngine {
         return;
       } catch (error) {
         last = error instanceof Error ? error.message : String(error);
+        this.#holdOn();
       }
     }
     this.#reconnecting = false;
     this.#fail('error_llm_websocket_lost_connection', `reconnection failed: ${last}`);
+  }
+
+  /** Waits `ms` on the scheduler; close() ends the wait early. */
+  #wait(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const wake = () => {
+        this.#backoff = undefined;
+        resolve();
+      };
+      this.#backoff = { timer: this.#o.scheduler.setTimeout(wake, ms), wake };
+    });
+  }
+
+  /**
+   * Once per loss, when the caller is waiting for an answer (a response is being streamed and not
+   * complete), the answer starts with HOLD_ON_TEXT; the server's answer follows it when it comes.
+   */
+  #holdOn(): void {
+    const current = this.#current;
+    if (this.#heldOn || current.complete || current.finished) return;
+    if (this.#lastRequest?.response_id !== current.id) return;
+    this.#heldOn = true;
+    current.push({ kind: 'text', text: `${HOLD_ON_TEXT} ` });
   }
 
   #onMessage(text: string): void {

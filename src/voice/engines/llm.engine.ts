@@ -192,6 +192,7 @@ export class LlmEngine implements ResponseEngine {
       name: f.name,
       ...(f.description ? { description: f.description } : {}),
       parameters: f.parameters ?? { type: 'object', properties: {} },
+      ...(this.#config.tool_call_strict_mode ? { strict: true } : {}),
     }));
     const tools: ChatTool[] = (this.#state?.edges ?? []).map((e) => ({
       name: transitionToolName(e.destination_state_name),

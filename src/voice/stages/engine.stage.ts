@@ -6,21 +6,32 @@ export type SpeechPiece = { type: 'sentence'; text: string } | { type: 'hangup';
 const FIRST_CLAUSE_CHARS = 24;
 const CLAUSE_CHARS = 80;
 const HARD_CHARS = 220;
+/**
+ * The first piece of a reply goes to synthesis once this many whole words have streamed in, if no
+ * sentence or clause ended before (issue 26: Retell speaks text as it streams; a long first clause
+ * waited for its comma).
+ */
+export const FIRST_PIECE_WORDS = 5;
+const FIRST_WORDS = new RegExp(`^\\s*(?:\\S+\\s+){${FIRST_PIECE_WORDS}}`);
 
 /**
- * Groups the engine's streamed text into sentences (clauses early on, to get audio out sooner),
+ * Groups the engine's streamed text into sentences (the first piece ends at a clause, or after
+ * FIRST_PIECE_WORDS words, whichever comes first, to get audio out sooner),
  * and calls `onFirstText` when the first text arrives (LLM time to first token).
  */
 export async function* sentenceStage(outputs: AsyncIterable<EngineOutput>, onFirstText?: () => void): AsyncIterable<SpeechPiece> {
   let buf = '';
   let first = true;
   let emitted = 0;
+  /** Text outputs in the buffer: one whole message (a static text) is never cut by words. */
+  let parts = 0;
   const take = function* (final: boolean): Generator<SpeechPiece> {
     for (;;) {
-      const cut = findCut(buf, emitted === 0, final);
+      const cut = findCut(buf, emitted === 0, final, parts > 1);
       if (cut <= 0) return;
       const text = buf.slice(0, cut).trim();
       buf = buf.slice(cut);
+      parts = buf ? 1 : 0;
       if (text) {
         emitted++;
         yield { type: 'sentence', text };
@@ -34,6 +45,7 @@ export async function* sentenceStage(outputs: AsyncIterable<EngineOutput>, onFir
         onFirstText?.();
       }
       // Separate consecutive whole messages (static texts) that do not end in whitespace.
+      parts++;
       buf += buf && !/\s$/.test(buf) && o.text && !/^\s/.test(o.text) && /[.!?]$/.test(buf) ? ` ${o.text}` : o.text;
       yield* take(false);
     } else {
@@ -44,7 +56,7 @@ export async function* sentenceStage(outputs: AsyncIterable<EngineOutput>, onFir
   yield* take(true);
 }
 
-function findCut(buf: string, firstPiece: boolean, final: boolean): number {
+function findCut(buf: string, firstPiece: boolean, final: boolean, streamed: boolean): number {
   const sentence = /[.!?]+["')\]]?(\s+)/g;
   const m = sentence.exec(buf);
   if (m) return m.index + m[0].length;
@@ -56,6 +68,8 @@ function findCut(buf: string, firstPiece: boolean, final: boolean): number {
     for (let c = clause.exec(buf); c; c = clause.exec(buf)) last = c.index + c[0].length;
     if (last > 0) return last;
   }
+  const words = firstPiece && streamed ? FIRST_WORDS.exec(buf) : null;
+  if (words) return words[0].length;
   if (buf.length >= HARD_CHARS) {
     const sp = buf.lastIndexOf(' ', HARD_CHARS);
     return sp > 0 ? sp + 1 : HARD_CHARS;

@@ -1,0 +1,75 @@
+// How streamed text becomes pieces to synthesize (voice/stages/engine.stage.ts): the first piece
+// goes as soon as a sentence or a clause ends, or FIRST_PIECE_WORDS words have streamed in, without
+// waiting for the rest of a long first clause (issue 26).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { FIRST_PIECE_WORDS, sentenceStage } from '../../src/voice/stages/engine.stage.ts';
+import type { EngineOutput } from '../../src/voice/engines/types.ts';
+
+/** A text stream the test feeds word by word; the stage's pieces are collected as they come. */
+function streamed() {
+  const queue: Array<EngineOutput | null> = [];
+  let wake: (() => void) | undefined;
+  async function* outputs(): AsyncIterable<EngineOutput> {
+    for (;;) {
+      while (queue.length === 0) await new Promise<void>((r) => (wake = r));
+      const next = queue.shift()!;
+      if (next === null) return;
+      yield next;
+    }
+  }
+  const push = (item: EngineOutput | null) => {
+    queue.push(item);
+    wake?.();
+  };
+  return { outputs: outputs(), push };
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+test(`the first piece goes after ${FIRST_PIECE_WORDS} whole words of a long first clause; the rest goes as sentences`, async () => {
+  const { outputs, push } = streamed();
+  const pieces: string[] = [];
+  const reading = (async () => {
+    for await (const p of sentenceStage(outputs)) if (p.type === 'sentence') pieces.push(p.text);
+  })();
+  const clause = 'I have looked at every one of the flights leaving tomorrow morning from the main airport to the coast';
+  const words = clause.split(' ');
+  for (const [i, word] of words.entries()) {
+    push({ type: 'text', text: i === 0 ? word : ` ${word}` });
+    await tick();
+    // A word is whole once the next one starts: the fifth is known whole when the sixth arrives.
+    if (i === FIRST_PIECE_WORDS) assert.deepEqual(pieces, [words.slice(0, FIRST_PIECE_WORDS).join(' ')], 'spoken before the clause ends');
+    if (i < FIRST_PIECE_WORDS) assert.deepEqual(pieces, [], `not after ${i + 1} words`);
+  }
+  push({ type: 'text', text: ', and the earliest leaves at seven. Shall I book it?' });
+  push(null);
+  await reading;
+  assert.deepEqual(pieces, [
+    words.slice(0, FIRST_PIECE_WORDS).join(' '),
+    `${words.slice(FIRST_PIECE_WORDS).join(' ')}, and the earliest leaves at seven.`,
+    'Shall I book it?',
+  ]);
+});
+
+test('a short first sentence or clause still goes whole, and text that arrives at once is not cut by words', async () => {
+  const { outputs, push } = streamed();
+  const pieces: string[] = [];
+  const reading = (async () => {
+    for await (const p of sentenceStage(outputs)) if (p.type === 'sentence') pieces.push(p.text);
+  })();
+  push({ type: 'text', text: 'Your order number forty two shipped today. Thanks for waiting' });
+  await tick();
+  assert.deepEqual(pieces, ['Your order number forty two shipped today.']);
+  push({ type: 'text', text: ' so patiently today.' });
+  push(null);
+  await reading;
+  assert.deepEqual(pieces, ['Your order number forty two shipped today.', 'Thanks for waiting so patiently today.']);
+  // A static message (one output, as a flow node's text) is spoken whole.
+  const whole: string[] = [];
+  async function* once(): AsyncIterable<EngineOutput> {
+    yield { type: 'text', text: 'Thanks for calling Acme support today' };
+  }
+  for await (const p of sentenceStage(once())) if (p.type === 'sentence') whole.push(p.text);
+  assert.deepEqual(whole, ['Thanks for calling Acme support today']);
+});
