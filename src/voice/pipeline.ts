@@ -28,8 +28,7 @@ export const BAND_SAMPLE_MS = 2_000;
 
 /**
  * Preemptive replies: silence after the user's speech before the agent prepares its reply to what
- * the recogniser has heard so far, ms. Well under the shortest end of turn (100 ms), so that the
- * reply is ready when the turn is confirmed.
+ * the recogniser has heard so far, ms; well under the shortest end of turn, so the reply is ready.
  */
 export const PREEMPT_AFTER_MS = 100;
 
@@ -234,16 +233,17 @@ export class VoicePipeline {
   }
 
   /**
-   * Feeds user audio (16 kHz 16-bit LE mono, any length); returns the chunk's place on the call's
-   * timeline, ms (undefined once stopped). The timeline skips a gap the caller never sent (audio
-   * over MAX_INPUT_LAG_MS behind the clock), so utterances keep their spoken order.
+   * Feeds user audio (16 kHz 16-bit LE mono, any length); returns its place on the call's timeline,
+   * ms (undefined once stopped). The first audio starts at the clock; a later gap the caller never
+   * sent (over MAX_INPUT_LAG_MS behind it) is skipped, so utterances keep their spoken order.
    */
   pushAudio(chunk: Int16Array | Uint8Array): number | undefined {
     if (this.#ended || this.#closed) return undefined;
     const pcm = chunk instanceof Int16Array ? chunk : bytesToSamples(chunk);
     if (this.#o.timers) {
       const behind = this.elapsedMs() - this.#inputFrames * FRAME_MS;
-      if (behind > MAX_INPUT_LAG_MS) this.#inputFrames += Math.floor(behind / FRAME_MS);
+      const allowed = this.#inputFrames > 0 || this.#framer.pendingSamples > 0 ? MAX_INPUT_LAG_MS : 0;
+      if (behind > allowed) this.#inputFrames += Math.floor(behind / FRAME_MS);
     }
     const atMs = this.#inputFrames * FRAME_MS + samplesToMs(this.#framer.pendingSamples);
     for (const f of this.#framer.push(pcm)) {

@@ -160,3 +160,14 @@ test('audio arriving after a gap the caller never sent keeps its place after the
   assert.ok(user.startMs >= greeting.endMs, `user at ${user.startMs} ms, after the greeting ended at ${greeting.endMs} ms`);
   await p.close();
 });
+
+test("the caller's first audio starts where the call's clock is, however soon it comes", async () => {
+  const clock = new TestClock();
+  const p = new VoicePipeline({ stt: new FakeStt([]), tts: new FakeTts(), vad: new EnergyVad(), engine: new FlowEngine({ flow }), scheduler: clock, timers: true });
+  await p.start();
+  clock.advance(120);
+  assert.equal(p.pushAudio(silence(30)), 120, 'the first chunk sits where the clock is, not at 0');
+  clock.advance(100);
+  assert.equal(p.pushAudio(silence(20)), 150, 'then the audio follows itself (jitter under 300 ms is not a gap)');
+  await p.close();
+});
