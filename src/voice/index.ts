@@ -6,7 +6,8 @@ export { CustomLlmEngine, type CustomLlmEngineOptions, type LlmSocket, type LlmS
 export type { ConversationFlow, ServiceLlm, FlowTools, LeadFields, TicketFields, CallVariables, ResponseEngine, EngineOutcome, EngineEnding, FunctionCaller, FunctionOutcome } from './engines/types.ts';
 export { EngineError } from './engines/types.ts';
 export { resolveVariables, renderTemplate } from './engines/variables.ts';
-export { formatTranscript, toTranscriptObject, fromTranscriptObject, toTranscriptWithToolCalls, type Utterance, type TimedToolCall } from './transcript.ts';
+export { formatTranscript, toTranscriptObject, fromTranscriptObject, toTranscriptWithToolCalls, type Utterance, type TimedToolCall, type TimedNodeTransition } from './transcript.ts';
+export { NODE_TRANSITIONS_PER_CALL } from './record-bounds.ts';
 export { summarizeLatency, latencyReport, type TurnLatency, type LatencySummary } from './latency.ts';
 export { analyzeCall, embeddedAnalysis, embeddedSuccess, type CallAnalysis } from './analysis.ts';
 export { redactTranscript, redactText, type RedactionResult, type RedactedSpan } from './redact.ts';
