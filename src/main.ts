@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from './config/config.ts';
+import { EnvFileError, environment } from './config/env-file.ts';
 import { buildApp } from './app.ts';
 import { createLogger } from './lib/logger.ts';
 import { createRuntime } from './runtime.ts';
@@ -26,9 +27,9 @@ const CLOSE_RESERVE_MS = 1_000;
 async function main(): Promise<void> {
   let config;
   try {
-    config = loadConfig();
+    config = loadConfig(environment());
   } catch (error) {
-    if (error instanceof ConfigError) {
+    if (error instanceof ConfigError || error instanceof EnvFileError) {
       process.stderr.write(`switchboard: ${error.message}\n`);
       process.exit(2);
     }
