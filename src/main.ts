@@ -50,7 +50,9 @@ async function main(): Promise<void> {
   }
 
   // The one root logger: Fastify, the runtime and every component log through children of it.
-  const log = createLogger({ level: config.logLevel });
+  // Lines for a person at a terminal, JSON for a log collector (LOG_FORMAT=auto).
+  const pretty = config.logFormat === 'pretty' || (config.logFormat === 'auto' && process.stdout.isTTY === true);
+  const log = createLogger({ level: config.logLevel, ...(pretty ? { pretty: { colour: process.stdout.isTTY === true } } : {}) });
   const runtime = await createRuntime(config, { logger: log });
   // The last resort of the per-call error boundary (src/media/call-scope.ts): a stray error ends
   // its call, never the process and every call of every tenant with it.
