@@ -141,7 +141,7 @@ async function main(): Promise<void> {
   // Before the first request: update-call pushes and key revocations from the other servers.
   await runtime.notifications.start();
   await app.listen({ port: config.port, host: config.host });
-  await logEngineAvailability(log.child({ component: 'providers' }), config.media.providers);
+  await logEngineAvailability(log.child({ component: 'providers' }), config.media.providers, config.media.providerProbeTimeoutMs);
   if (config.webhooks.worker) await runtime.services.webhookDispatcher.start();
   void housekeeping.runNow();
   void recovery.runNow();

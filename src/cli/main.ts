@@ -216,8 +216,8 @@ const commands: Record<string, Command> = {
   },
   async doctor(args) {
     parseArgs({ args, options: {}, strict: true });
-    const { providers } = loadConfig(environment()).media;
-    const engines = await doctor(providers);
+    const { providers, providerProbeTimeoutMs } = loadConfig(environment()).media;
+    const engines = await doctor(providers, providerProbeTimeoutMs);
     return { ok: engines.every((e) => !e.selected || e.available), engines, features: featureReport(providers) };
   },
 };
