@@ -10,6 +10,7 @@ import { installRetellAliases } from './http/retell-aliases.ts';
 import { docsRoutes, guideLinks } from './http/routes/docs.routes.ts';
 import { openApiOptions } from './http/openapi.ts';
 import { pagedRoutes } from './http/routes/paged.routes.ts';
+import { installRequestLog } from './http/request-log.ts';
 import { installErrorHandling } from './http/error-handler.ts';
 import { installInputGuard } from './http/input-guard.ts';
 import { installHttpMetrics } from './http/metrics.ts';
@@ -43,6 +44,8 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   const logger: FastifyBaseLogger = runtime.logger.child({ component: 'http' });
   const app = Fastify({
     loggerInstance: logger,
+    // One line per answered request instead, at a level by what it did (src/http/request-log.ts).
+    disableRequestLogging: true,
     bodyLimit: BODY_LIMIT_BYTES,
     // Time limits on clients, trustProxy, and our error body below the routes (src/http/connections.ts).
     ...connectionOptions(runtime.config.http, runtime.metrics),
@@ -59,6 +62,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     reply.header('x-request-id', request.id);
     done();
   });
+  installRequestLog(app);
   installErrorHandling(app);
   installConnectionHandling(app);
   // Before the routes: both add to routes as they are registered.

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from './config/config.ts';
+import { EnvFileError, environment } from './config/env-file.ts';
 import { buildApp } from './app.ts';
 import { createLogger } from './lib/logger.ts';
 import { createRuntime } from './runtime.ts';
@@ -26,9 +27,9 @@ const CLOSE_RESERVE_MS = 1_000;
 async function main(): Promise<void> {
   let config;
   try {
-    config = loadConfig();
+    config = loadConfig(environment());
   } catch (error) {
-    if (error instanceof ConfigError) {
+    if (error instanceof ConfigError || error instanceof EnvFileError) {
       process.stderr.write(`switchboard: ${error.message}\n`);
       process.exit(2);
     }
@@ -49,7 +50,9 @@ async function main(): Promise<void> {
   }
 
   // The one root logger: Fastify, the runtime and every component log through children of it.
-  const log = createLogger({ level: config.logLevel });
+  // Lines for a person at a terminal, JSON for a log collector (LOG_FORMAT=auto).
+  const pretty = config.logFormat === 'pretty' || (config.logFormat === 'auto' && process.stdout.isTTY === true);
+  const log = createLogger({ level: config.logLevel, ...(pretty ? { pretty: { colour: process.stdout.isTTY === true } } : {}) });
   const runtime = await createRuntime(config, { logger: log });
   // The last resort of the per-call error boundary (src/media/call-scope.ts): a stray error ends
   // its call, never the process and every call of every tenant with it.
@@ -139,7 +142,7 @@ async function main(): Promise<void> {
   // Before the first request: update-call pushes and key revocations from the other servers.
   await runtime.notifications.start();
   await app.listen({ port: config.port, host: config.host });
-  await logEngineAvailability(log.child({ component: 'providers' }), config.media.providers);
+  await logEngineAvailability(log.child({ component: 'providers' }), config.media.providers, config.media.providerProbeTimeoutMs);
   if (config.webhooks.worker) await runtime.services.webhookDispatcher.start();
   void housekeeping.runNow();
   void recovery.runNow();

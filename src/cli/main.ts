@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config/config.ts';
+import { EnvFileError, environment } from '../config/env-file.ts';
 import { isAppError } from '../domain/errors.ts';
 import { createLogger } from '../lib/logger.ts';
 import { createRuntime } from '../runtime.ts';
@@ -55,7 +56,7 @@ type Command = (args: string[]) => Promise<unknown>;
 let human = false;
 
 async function withRuntime<T>(work: (runtime: Awaited<ReturnType<typeof createRuntime>>) => Promise<T>): Promise<T> {
-  const config = loadConfig();
+  const config = loadConfig(environment());
   // stdout carries the command's JSON answer; anything worth logging goes to stderr.
   const runtime = await createRuntime(config, { logger: createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel, destination: 'stderr' }) });
   try {
@@ -149,13 +150,13 @@ const groups: Record<string, Record<string, Command>> = { keys, calls };
 
 /** The server and key of the API commands: flags, else SWITCHBOARD_BASE_URL / SWITCHBOARD_API_KEY. */
 function apiServer(baseUrl: string | undefined, apiKey: string | undefined): { baseUrl: string; apiKey: string } {
-  const key = apiKey ?? process.env.SWITCHBOARD_API_KEY;
+  const key = apiKey ?? environment()['SWITCHBOARD_API_KEY'];
   if (!key) throw new UsageError('no API key: pass --api-key or set SWITCHBOARD_API_KEY');
   return { baseUrl: baseUrlOf(baseUrl), apiKey: key };
 }
 
 function baseUrlOf(flag: string | undefined): string {
-  const url = flag ?? process.env.SWITCHBOARD_BASE_URL ?? 'http://127.0.0.1:8080';
+  const url = flag ?? environment()['SWITCHBOARD_BASE_URL'] ?? 'http://127.0.0.1:8080';
   if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) throw new UsageError(`the server must be an http(s) URL: ${url}`);
   return url;
 }
@@ -249,8 +250,8 @@ const commands: Record<string, Command> = {
   },
   async doctor(args) {
     parseArgs({ args, options: {}, strict: true });
-    const { providers } = loadConfig().media;
-    const engines = await doctor(providers);
+    const { providers, providerProbeTimeoutMs } = loadConfig(environment()).media;
+    const engines = await doctor(providers, providerProbeTimeoutMs);
     return { ok: engines.every((e) => !e.selected || e.available), engines, features: featureReport(providers) };
   },
 };
@@ -286,7 +287,7 @@ async function run(argv: string[]): Promise<number> {
     return answer.exitCode ?? 0;
   } catch (error) {
     const message =
-      error instanceof UsageError || error instanceof ConfigError || isAppError(error) || error instanceof AgentTestsError || error instanceof CallCommandError || error instanceof JoinError || error instanceof SwitchboardError
+      error instanceof UsageError || error instanceof ConfigError || error instanceof EnvFileError || isAppError(error) || error instanceof AgentTestsError || error instanceof CallCommandError || error instanceof JoinError || error instanceof SwitchboardError
         ? error.message
         : error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')
           ? error.message

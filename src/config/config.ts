@@ -19,6 +19,8 @@ export interface Config {
   readonly databasePoolSize: number;
   /** pino level (LOG_LEVEL, default info). */
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** LOG_FORMAT: `json` lines, `pretty` lines for people, or `auto` (default): pretty when stdout is a terminal. */
+  readonly logFormat: 'auto' | 'json' | 'pretty';
   /** How long a web call's access token may go unused (ACCESS_TOKEN_TTL_MS, default 30000). */
   readonly accessTokenTtlMs: number;
   /**
@@ -102,6 +104,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     problems.push('DATABASE_URL must be a postgres:// or postgresql:// URL');
   }
   const logLevel = reader.oneOf('LOG_LEVEL', 'info', LOG_LEVELS);
+  const logFormat = reader.oneOf('LOG_FORMAT', 'auto', ['auto', 'json', 'pretty'] as const);
   const demoApiKey = reader.optional('DEMO_API_KEY');
   if (demoApiKey !== null && !/^sb_[A-Za-z0-9_-]{43}$/.test(demoApiKey)) {
     problems.push('DEMO_API_KEY must be an API key (sb_ followed by 43 characters; create one with `npm run -s cli -- keys create`)');
@@ -113,6 +116,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     databaseUrl,
     databasePoolSize: reader.integer('DATABASE_POOL_SIZE', 10, 1, 1000),
     logLevel,
+    logFormat,
     accessTokenTtlMs: reader.integer('ACCESS_TOKEN_TTL_MS', 30_000, 1_000, 86_400_000),
     recordingUrlTtlMs: reader.integer('RECORDING_URL_TTL_MS', 259_200_000, 1_000, 2_592_000_000),
     tokenSweepIntervalMs: reader.integer('TOKEN_SWEEP_INTERVAL_MS', 1_000, 10, 3_600_000),

@@ -18,6 +18,7 @@ import type { ProviderChoice, ProviderOptions } from '../providers/registry.ts';
  * | STT_API_KEY | (none) | recogniser key |
  * | STT_MODEL | openai: whisper-1; deepgram: (none) | recogniser model |
  * | STT_TIMEOUT_MS | 5000 | longest wait for a turn's transcript after the turn ends; then the call ends with error_asr |
+ * | PROVIDER_PROBE_TIMEOUT_MS | 3000 | the doctor's bound on asking a remote provider's endpoint; 0 asks none |
  * | TTS_PROVIDER | flite | flite (embedded), openai (speech endpoint), fake |
  * | TTS_BASE_URL | openai: required | speech endpoint base URL |
  * | TTS_API_KEY | (none) | speech endpoint key |
@@ -33,6 +34,11 @@ export interface MediaConfig {
    * `error_asr` rather than leaving the agent silent.
    */
   readonly recognitionTimeoutMs: number;
+  /**
+   * How long the doctor (start-up and `cli doctor`) waits for a remote provider's endpoint
+   * (PROVIDER_PROBE_TIMEOUT_MS), ms; default 3000; 0 asks no endpoint (the keys are still checked).
+   */
+  readonly providerProbeTimeoutMs: number;
 }
 
 /** The variable that picks each role's provider (the LLM has none: see ProviderDescriptor.enabledBy). */
@@ -50,7 +56,11 @@ export function readMediaConfig(reader: EnvReader, problems: string[]): MediaCon
     tts: pick('tts', reader, problems),
     vad: pick('vad', reader, problems),
   };
-  return { providers, recognitionTimeoutMs: reader.integer('STT_TIMEOUT_MS', 5_000, 500, 120_000) };
+  return {
+    providers,
+    recognitionTimeoutMs: reader.integer('STT_TIMEOUT_MS', 5_000, 500, 120_000),
+    providerProbeTimeoutMs: reader.integer('PROVIDER_PROBE_TIMEOUT_MS', 3_000, 0, 30_000),
+  };
 }
 
 /** The provider of `role` its variable names (default DEFAULT_PROVIDERS[role]), with its options. */

@@ -11,12 +11,27 @@ export interface CallCheckpoint {
   transcript_object: TranscriptEntry[];
   /** Where a conversation flow is (node id); null for other engines or before the first node. */
   current_node_id: string | null;
+  /**
+   * The flow's moves so far (ms on the call's timeline), so that a call ended from its checkpoint
+   * keeps its path; absent in checkpoints written before it was kept.
+   */
+  node_transitions?: CheckpointNodeTransition[];
   /** Where a service LLM is (state name); null for other engines or without states. */
   current_state: string | null;
   /** Whether the conversation reached an end node (the embedded analysis's call_successful). */
   reached_end: boolean;
   /** Names the flow captured, for the PII redactor of `everything_except_pii` calls. */
   names: string[];
+}
+
+/** One move of a conversation flow, as a checkpoint keeps it. */
+export interface CheckpointNodeTransition {
+  from: string;
+  to: string;
+  atMs: number;
+  afterCall?: boolean;
+  fromName?: string;
+  toName?: string;
 }
 
 /** A call whose lease lapsed, just taken over by this server, with its last checkpoint. */

@@ -106,11 +106,26 @@ export interface TranscriptEntry {
   cut_off: boolean;
 }
 
-/** One entry of `transcript_with_tool_calls`: an utterance, or a function call's invocation or result. */
+/**
+ * One entry of `transcript_with_tool_calls`: an utterance, a function call's invocation or result,
+ * or a conversation flow's move from one node to another (Retell's `node_transition` entry; the
+ * names are there when the nodes have one; `time_sec` is on the call's timeline).
+ */
 export type ToolTranscriptEntry =
   | { role: 'agent' | 'user'; content: string }
   | { role: 'tool_call_invocation'; tool_call_id: string; name: string; arguments: string }
-  | { role: 'tool_call_result'; tool_call_id: string; content: string };
+  | { role: 'tool_call_result'; tool_call_id: string; content: string }
+  | NodeTransitionEntry;
+
+/** A conversation flow's move between nodes, as `transcript_with_tool_calls` records it. */
+export interface NodeTransitionEntry {
+  role: 'node_transition';
+  former_node_id: string;
+  former_node_name?: string;
+  new_node_id: string;
+  new_node_name?: string;
+  time_sec: number;
+}
 
 /** A value of `call_analysis.custom_analysis_data`: of the field's declared type, or null when not filled. */
 export type CustomAnalysisValue = string | number | boolean | null;

@@ -1,4 +1,5 @@
 import { pino, type Logger as PinoLogger } from 'pino';
+import { prettyDestination } from './pretty-log.ts';
 
 /**
  * The service's structured logger: pino, created once by the composition root (main.ts) and
@@ -13,6 +14,8 @@ export interface LoggerOptions {
   level: LogLevel;
   /** Where the JSON lines go; default stdout (the CLI logs to stderr, its stdout is its answer). */
   destination?: 'stdout' | 'stderr';
+  /** Lines for a person (src/lib/pretty-log.ts) instead of JSON; `colour` adds ANSI colours. Default JSON. */
+  pretty?: { colour: boolean };
 }
 
 /** Request fields worth a log line: never the headers (the API key), the access token in a URL redacted. */
@@ -20,7 +23,7 @@ function serializeRequest(req: { method?: string; url?: string; ip?: string }) {
   return { method: req.method, url: req.url?.replace(/([?&]token=)[^&]+/, '$1[redacted]'), remoteAddress: req.ip };
 }
 
-/** The root logger of a process: JSON lines at `level`, credentials redacted. */
+/** The root logger of a process: JSON lines (or lines for a person) at `level`, credentials redacted. */
 export function createLogger(options: LoggerOptions): Logger {
   return pino(
     {
@@ -30,7 +33,9 @@ export function createLogger(options: LoggerOptions): Logger {
       serializers: { req: serializeRequest },
     },
     // Synchronous writes (pino's default): a line logged just before exit is never lost.
-    pino.destination({ dest: options.destination === 'stderr' ? 2 : 1, sync: true }),
+    options.pretty
+      ? prettyDestination(options.destination === 'stderr' ? 2 : 1, options.pretty.colour)
+      : pino.destination({ dest: options.destination === 'stderr' ? 2 : 1, sync: true }),
   );
 }
 

@@ -7,7 +7,7 @@ import type { CallCheckpoint } from '../domain/call-checkpoint.ts';
 import type { CallOutcome } from '../services/call-lifecycle.ts';
 import type { Providers } from '../providers/registry.ts';
 import { preemptiveRepliesAvailable } from '../providers/features.ts';
-import { analyzeCall, DEFAULT_DTMF_OPTIONS, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, VoicePipeline, type PipelineEvents, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller, type LlmSocketOpener, type LlmWebsocketReason, type TurnContextSource, type Utterance } from '../voice/index.ts';
+import { analyzeCall, DEFAULT_DTMF_OPTIONS, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, NODE_TRANSITIONS_PER_CALL, VoicePipeline, type PipelineEvents, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller, type LlmSocketOpener, type LlmWebsocketReason, type TimedNodeTransition, type TurnContextSource, type Utterance } from '../voice/index.ts';
 import type { EngineSnapshot } from '../domain/agent.ts';
 import { CallRecorder } from './call-recorder.ts';
 import type { RecordingStore } from '../services/recording-store.ts';
@@ -112,6 +112,9 @@ export class CallSession implements CallScope {
   #pipeline: VoicePipeline | undefined;
   #recorder: CallRecorder | undefined;
   #position: (() => string | undefined) | undefined;
+  #enginePath: (() => readonly string[]) | undefined;
+  /** How many of the engine's path entries this session has gone through. */
+  #pathSeen = 0;
   #lastPosition: string | undefined;
   #reachedEnd: () => Pick<EngineOutcome, 'reachedEnd' | 'ending' | 'names'> = () => ({ reachedEnd: false, names: [] });
   #utterance = 0;
@@ -122,6 +125,13 @@ export class CallSession implements CallScope {
   #refreshing = false;
   #refreshAgain = false;
   #engineType: EngineSnapshot['type'] | undefined;
+  /** A conversation flow's moves, in order (bounded: NODE_TRANSITIONS_PER_CALL), and its nodes' names. */
+  readonly #path: TimedNodeTransition[] = [];
+  #nodeNames = new Map<string, string>();
+  /** The flow's function nodes: a move from one is placed at its last function-call record. */
+  #functionNodes = new Set<string>();
+  /** When the last function-call record happened (ms since the pipeline started). */
+  #lastToolCallAtMs: number | undefined;
   /** Releases the engine's resources (a custom LLM's socket). */
   #closeEngine: (() => void) | undefined;
   /** The checkpoint being written, and whether another is due once it is. */
@@ -256,7 +266,12 @@ export class CallSession implements CallScope {
       return;
     }
     this.#position = built.position;
+    this.#enginePath = built.path;
     this.#engineType = engineDef.type;
+    if (engineDef.type === 'conversation_flow') {
+      this.#nodeNames = new Map(engineDef.definition.nodes.flatMap((n) => (n.name ? [[n.id, n.name] as const] : [])));
+      this.#functionNodes = new Set(engineDef.definition.nodes.filter((n) => n.type === 'function').map((n) => n.id));
+    }
     this.#closeEngine = built.close;
     this.#lastPosition = built.position();
     this.#reachedEnd = () => built.engine.outcome();
@@ -332,17 +347,21 @@ export class CallSession implements CallScope {
       this.#talkStartMs = undefined;
       this.#endpoint.playAudio(pcm);
     });
-    on('agent_start_talking', () => {
+    on('agent_start_talking', ({ atMs }) => {
       this.#conversation?.agentStarted();
       this.#utterance += 1;
       this.#talkStartMs = pipeline.elapsedMs();
-      this.#checkPosition();
+      // The moves that led to this reply are placed at its start, before it (transcript.ts).
+      this.#checkPosition(atMs);
       this.#tell({ type: 'agent_talking', utteranceId: this.#utteranceId() });
     });
     on('agent_stop_talking', ({ interrupted }) => {
       if (interrupted) this.#endpoint.clear();
       this.#tell({ type: 'agent_done', utteranceId: this.#utteranceId(), cutOff: interrupted });
       this.#conversation?.agentStopped(interrupted);
+    });
+    on('tool_call', (call) => {
+      this.#lastToolCallAtMs = call.atMs;
     });
     on('user_start_talking', () => {
       this.#conversation?.userStarted();
@@ -431,6 +450,9 @@ export class CallSession implements CallScope {
     this.#conversation?.stop();
     const p = this.#pipeline;
     const elapsedMs = p?.elapsedMs() ?? 0;
+    // A last move the caller was not told of yet (the call ended in the turn that made it).
+    this.#checkPosition();
+    const position = this.#position?.() ?? null;
     this.#callOver.abort(new Error('the call ended'));
     this.#closeEngine?.();
     await p?.close();
@@ -463,7 +485,10 @@ export class CallSession implements CallScope {
         reason,
         transcript: transcript || null,
         transcriptObject: toTranscriptObject(utterances),
-        transcriptWithToolCalls: toTranscriptWithToolCalls(utterances, p?.toolCalls() ?? []),
+        transcriptWithToolCalls: toTranscriptWithToolCalls(utterances, p?.toolCalls() ?? [], this.#path),
+        // Where the conversation was when it ended, for every client (the caller's own events aside).
+        ...(this.#engineType === 'conversation_flow' && position !== null ? { currentNodeId: position } : {}),
+        ...(this.#engineType === 'service_llm' && position !== null ? { currentState: position } : {}),
         recordingPath,
         callAnalysis: analysis,
         latency: latencyReport(p?.latencies() ?? []),
@@ -517,6 +542,7 @@ export class CallSession implements CallScope {
       transcript_object: toTranscriptObject(this.#pipeline?.transcript() ?? []),
       current_node_id: this.#engineType === 'conversation_flow' ? position : null,
       current_state: this.#engineType === 'service_llm' ? position : null,
+      node_transitions: [...this.#path],
       reached_end: outcome.reachedEnd,
       names: outcome.names,
     };
@@ -526,14 +552,49 @@ export class CallSession implements CallScope {
     return `utt_${this.#utterance}`;
   }
 
-  #checkPosition(): void {
+  /**
+   * Tells the caller of each node (or state) the agent moved to since last asked, and keeps the
+   * flow's moves: every node the engine entered, also those a reply passed through without
+   * waiting for the user (a function node), then where it is now.
+   */
+  #checkPosition(atMs?: number): void {
+    const path = this.#enginePath?.() ?? [];
+    // A rollback (a preemptive reply discarded) can shorten the path: go on from where it is.
+    this.#pathSeen = Math.min(this.#pathSeen, path.length);
+    for (; this.#pathSeen < path.length; this.#pathSeen++) this.#moveTo(path[this.#pathSeen]!, atMs);
     const now = this.#position?.();
-    if (now !== undefined && now !== this.#lastPosition) {
-      // null: the agent had no node (or state) before this one (docs/media-protocol.md).
-      const from = this.#lastPosition ?? null;
-      this.#lastPosition = now;
-      this.#tell({ type: 'node_changed', from, to: now });
-    }
+    if (now !== undefined) this.#moveTo(now, atMs);
+  }
+
+  /** `atMs`: when the move is placed on the call's timeline (default: now). */
+  #moveTo(now: string, atMs?: number): void {
+    if (now === this.#lastPosition) return;
+    // null: the agent had no node (or state) before this one (docs/media-protocol.md).
+    const from = this.#lastPosition ?? null;
+    this.#lastPosition = now;
+    if (from !== null) this.#keepTransition(from, now, atMs ?? this.#pipeline?.elapsedMs() ?? 0);
+    this.#tell({ type: 'node_changed', from, to: now });
+  }
+
+  /**
+   * A flow's move, kept for the call object's `node_transition` entries whatever carries the call
+   * (the caller's `node_transition` events are only what it saw live).
+   */
+  #keepTransition(from: string, to: string, atMs: number): void {
+    if (this.#engineType !== 'conversation_flow' || this.#path.length >= NODE_TRANSITIONS_PER_CALL) return;
+    const fromName = this.#nodeNames.get(from);
+    const toName = this.#nodeNames.get(to);
+    // A function node is left once its request is answered (or sent, when not waited for), often
+    // within the reply that began there: the move goes right after that record, not where it was seen.
+    const callAtMs = this.#functionNodes.has(from) ? this.#lastToolCallAtMs : undefined;
+    this.#path.push({
+      from,
+      to,
+      atMs: Math.max(0, callAtMs ?? atMs),
+      ...(callAtMs !== undefined ? { afterCall: true } : {}),
+      ...(fromName ? { fromName } : {}),
+      ...(toName ? { toName } : {}),
+    });
   }
 
   /**

@@ -84,6 +84,8 @@ export interface BuiltEngine {
   beginAfterUserSilenceMs: number | undefined;
   /** Where the conversation is now (node id or state name), for node_transition events. */
   position(): string | undefined;
+  /** A conversation flow's nodes entered so far, in order (FlowEngine.path); absent for other engines. */
+  path?(): readonly string[];
   /** Releases what the engine holds (a custom LLM's socket) when the call ends. */
   close?(): void;
   /** Asks for a reminder after the user's silence (custom LLM: reminder_required); absent for engines without reminders. */
@@ -111,6 +113,7 @@ export function buildEngine(o: BuildEngineOptions): BuiltEngine {
       startSpeaker: flow.start_speaker ?? 'agent',
       beginAfterUserSilenceMs: flow.begin_after_user_silence_ms,
       position: () => engine.currentNodeId,
+      path: () => engine.path,
     };
   }
   if (e.type === 'custom_llm') {

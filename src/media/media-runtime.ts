@@ -65,8 +65,8 @@ export function engineCapabilityCheck(providers: Pick<Providers, 'llm'>) {
  * warning. Then whether the features that need a capability (preemptive replies: interim results)
  * can run with the configured providers, and why not.
  */
-export async function logEngineAvailability(log: Logger, options: ProviderOptions): Promise<EngineStatus[]> {
-  const report = await doctor(options);
+export async function logEngineAvailability(log: Logger, options: ProviderOptions, probeTimeoutMs = 0): Promise<EngineStatus[]> {
+  const report = await doctor(options, probeTimeoutMs);
   for (const e of report) {
     const fields = { engine: e.engine, role: e.role, selected: e.selected, available: e.available, detail: e.detail };
     if (e.selected && !e.available) log.warn(fields, 'speech engine unavailable: calls that need it will end with an error');

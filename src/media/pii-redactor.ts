@@ -65,9 +65,11 @@ export class TranscriptPiiRedactor implements PiiRedactor {
     if (withTools && Array.isArray(withTools)) {
       const nameList = [...names];
       changes.transcript_with_tool_calls = withTools.map((e) =>
-        e.role === 'tool_call_invocation'
-          ? { ...e, arguments: redactText(e.arguments, nameList).text }
-          : { ...e, content: redactText(e.content, nameList).text },
+        e.role === 'node_transition'
+          ? e
+          : e.role === 'tool_call_invocation'
+            ? { ...e, arguments: redactText(e.arguments, nameList).text }
+            : { ...e, content: redactText(e.content, nameList).text },
       );
     }
     const analysis = row.call_analysis;

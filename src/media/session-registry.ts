@@ -1,7 +1,7 @@
 import { accessTokenErrorCode, type AccessTokenErrorCode } from '../domain/errors.ts';
 import type { ClaimedLease } from '../domain/call-checkpoint.ts';
 import type { AdmitCallInput, AdmittedCall } from '../services/call-lifecycle.ts';
-import { embeddedAnalysis, formatTranscript, fromTranscriptObject } from '../voice/index.ts';
+import { embeddedAnalysis, formatTranscript, fromTranscriptObject, toTranscriptWithToolCalls } from '../voice/index.ts';
 import type { Logger } from '../lib/logger.ts';
 import { CallSession, type EndOptions, type SessionCallService, type SessionDeps } from './call-session.ts';
 import type { CallEndpoint } from './endpoint.ts';
@@ -224,6 +224,7 @@ export class SessionRegistry {
       reason: SERVER_LOST,
       transcript: formatTranscript(utterances) || null,
       transcriptObject: checkpoint?.transcript_object ?? null,
+      transcriptWithToolCalls: toTranscriptWithToolCalls(utterances, [], checkpoint?.node_transitions ?? []),
       recordingPath,
       callAnalysis: embeddedAnalysis({ transcript: utterances, disconnectionReason: SERVER_LOST, reachedEnd: checkpoint?.reached_end ?? false }),
       ...(checkpoint?.current_node_id ? { currentNodeId: checkpoint.current_node_id } : {}),

@@ -61,11 +61,25 @@ export interface ProviderDescriptor<R extends ProviderRole = ProviderRole, O = u
   create(options: O): RoleContracts[R]['provider'];
   /**
    * Its lines of `cli doctor`: local engines are checked (binaries, model files, WASM modules),
-   * remote endpoints reported as configured, not contacted. `options` are the configured ones when
+   * remote endpoints reported as configured (the doctor then checks them through `remote`). `options` are the configured ones when
    * this provider is selected for its role, undefined when another one is: local engines still
    * say whether they would run; the others report nothing then.
    */
   doctor(options: O | undefined): Promise<EngineStatus[]>;
   /** What the provider built from `options` can do (as the one `create` builds states at run time). */
   capabilities(options: O): RoleContracts[R]['capabilities'];
+  /**
+   * A remote provider: its key (and the variable that sets it) and, where the endpoint has one, a
+   * URL that answers an authenticated GET cheaply (OpenAI-style `GET /models`). The doctor says
+   * when the key is missing, and asks the URL within a bound (src/providers/doctor.ts).
+   */
+  remote?(options: O): RemoteEndpoint;
+}
+
+/** What the doctor checks of a remote provider (ProviderDescriptor.remote). */
+export interface RemoteEndpoint {
+  keyVariable: string;
+  apiKey: string | undefined;
+  /** Asked with GET and the key as a bearer token; absent: the key is checked, the endpoint is not asked. */
+  probeUrl?: string;
 }

@@ -26,11 +26,16 @@ const NO_LLM: EngineStatus = {
 /**
  * Reports each speech engine's availability, for the CLI and start-up logs: each provider of the
  * catalog gives its own lines (descriptor.doctor), the selected one's with its capabilities, then
- * the resampler every call uses. Checks local engines only (binaries, model files, WASM modules);
- * remote endpoints are reported as configured, not contacted.
+ * the resampler every call uses. Local engines are checked (binaries, model files, WASM modules).
+ * A selected remote provider (descriptor.remote) is said to lack its key when it has none, and,
+ * unless `probeTimeoutMs` is 0, its endpoint is asked once within that bound: a refused key or an
+ * endpoint that cannot be reached makes it unavailable.
  */
-export async function doctor(options: ProviderOptions): Promise<EngineStatus[]> {
-  const out = [...(await roleLines('stt', options.stt)), ...(await roleLines('tts', options.tts)), ...(await roleLines('vad', options.vad))];
+export async function doctor(options: ProviderOptions, probeTimeoutMs = 0): Promise<EngineStatus[]> {
+  const lines = async (role: ProviderRole, choice: ProviderChoice | undefined) => checkRemote(role, choice, await roleLines(role, choice), probeTimeoutMs);
+  // The probes of the roles run at once: start-up waits for the slowest one, not their sum.
+  const [stt, tts, vad, llm] = await Promise.all([lines('stt', options.stt), lines('tts', options.tts), lines('vad', options.vad), lines('llm', options.llm)]);
+  const out = [...stt, ...tts, ...vad];
   let resampler = true;
   try {
     await loadResampler();
@@ -41,9 +46,45 @@ export async function doctor(options: ProviderOptions): Promise<EngineStatus[]> 
     engine: 'speex-resampler', role: 'resampler', selected: true, available: resampler,
     detail: resampler ? 'Speex resampler (WASM) loaded' : 'npm package @echogarden/speex-resampler-wasm missing: npm ci',
   });
-  const llm = await roleLines('llm', options.llm);
   out.push(...(llm.length > 0 ? llm : [NO_LLM]));
   return out;
+}
+
+/** The selected provider's lines with what its key and its endpoint's answer say (doctor). */
+async function checkRemote(role: ProviderRole, choice: ProviderChoice | undefined, lines: EngineStatus[], probeTimeoutMs: number): Promise<EngineStatus[]> {
+  if (!choice) return lines;
+  const remote = descriptorFor(role, choice.id).remote?.(choice.options);
+  if (!remote) return lines;
+  const notes: string[] = [];
+  let available = true;
+  if (!remote.apiKey) notes.push(`no ${remote.keyVariable} set: the endpoint must accept requests without a key`);
+  if (remote.probeUrl && probeTimeoutMs > 0) {
+    const answer = await probe(remote.probeUrl, remote.apiKey, probeTimeoutMs);
+    available = answer.ok;
+    notes.push(answer.detail);
+  } else if (remote.probeUrl) notes.push('not contacted (PROVIDER_PROBE_TIMEOUT_MS=0)');
+  return lines.map((line) => (line.selected ? { ...line, available: line.available && available, detail: [line.detail.replace(/ \(not contacted\)$/, ''), ...notes].join('; ') } : line));
+}
+
+/**
+ * One GET of `url` with the key, within `timeoutMs`; the body is not read. Any answer but a
+ * refused key (401, 403) shows the endpoint is there (a 404: it has no such listing).
+ */
+export async function probe(url: string, apiKey: string | undefined, timeoutMs: number): Promise<{ ok: boolean; detail: string }> {
+  try {
+    const response = await fetch(url, {
+      headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {},
+      redirect: 'manual',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    await response.body?.cancel();
+    if (response.status === 401 || response.status === 403) return { ok: false, detail: `the endpoint refused the key (GET ${url}: ${response.status})` };
+    return { ok: true, detail: `reachable (GET ${url}: ${response.status})` };
+  } catch (error) {
+    const failure = error as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+    const why = failure.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : (failure.cause?.code ?? failure.cause?.message ?? failure.message ?? 'error');
+    return { ok: false, detail: `cannot be reached (GET ${url}: ${why})` };
+  }
 }
 
 /** The lines of every provider of `role`, in catalog order; the chosen one's carry its capabilities. */

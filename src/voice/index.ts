@@ -8,7 +8,8 @@ export type { ConversationFlow, ServiceLlm, FlowTools, LeadFields, TicketFields,
 export { EngineError } from './engines/types.ts';
 export type { TurnContext, TurnContextSource, TurnQuery, ReferencePassage } from './engines/context.ts';
 export { resolveVariables, renderTemplate } from './engines/variables.ts';
-export { formatTranscript, toTranscriptObject, fromTranscriptObject, toTranscriptWithToolCalls, type Utterance, type TimedToolCall } from './transcript.ts';
+export { formatTranscript, toTranscriptObject, fromTranscriptObject, toTranscriptWithToolCalls, type Utterance, type TimedToolCall, type TimedNodeTransition } from './transcript.ts';
+export { NODE_TRANSITIONS_PER_CALL } from './record-bounds.ts';
 export { summarizeLatency, latencyReport, type TurnLatency, type LatencySummary } from './latency.ts';
 export { analyzeCall, embeddedAnalysis, embeddedSuccess, type CallAnalysis } from './analysis.ts';
 export { redactTranscript, redactText, type RedactionResult, type RedactedSpan } from './redact.ts';

@@ -125,8 +125,8 @@ export class VoicePipeline {
       ...(options.playedMs ? { position: options.playedMs } : {}),
       events: {
         started: () => {
-          this.#replies.started();
-          this.#emit('agent_start_talking');
+          const atMs = this.#replies.started() ?? this.elapsedMs();
+          this.#emit('agent_start_talking', { atMs });
         },
         frame: (pcm) => this.#emit('agent_audio', pcm),
         stopped: (interrupted) => this.#emit('agent_stop_talking', { interrupted }),

@@ -19,7 +19,8 @@ export type HangupReason = 'agent_hangup' | FailureReason;
 export interface PipelineEvents {
   /** One 20 ms frame (320 samples, 16 kHz mono) of agent speech, paced at real time plus `outputLeadMs`. */
   agent_audio: (pcm: Int16Array) => void;
-  agent_start_talking: () => void;
+  /** `atMs`: where the reply begins on the call's timeline (its utterance's start), ms since the pipeline started. */
+  agent_start_talking: (info: { atMs: number }) => void;
   /** `interrupted`: the user barged in; a transport should drop any agent audio it still buffers. */
   agent_stop_talking: (info: { interrupted: boolean }) => void;
   user_start_talking: () => void;

@@ -19,6 +19,12 @@ export const TOOL_CALL_CHARS_PER_CALL = 262_144;
 /** The `tool_call_id` of the record that says the call's records were cut. */
 export const RECORDS_CUT_ID = 'records_cut';
 
+/**
+ * A conversation flow's node transitions kept per call (`node_transition` entries); a flow that
+ * loops longer keeps its first moves and its last node (`current_node_id`).
+ */
+export const NODE_TRANSITIONS_PER_CALL = 1_000;
+
 /** Longest utterance kept, characters (about ten minutes of speech); longer text is cut. */
 export const UTTERANCE_MAX_CHARS = 10_000;
 /** Utterances kept per call (a turn every 1.5 s for the longest call). */

@@ -86,12 +86,13 @@ export class Replies {
     return this.#current !== undefined;
   }
 
-  /** The playout began the current reply's audio. */
-  started(): void {
+  /** The playout began the current reply's audio; returns when (ms since the pipeline started). */
+  started(): number | undefined {
     const r = this.#current;
-    if (!r) return;
+    if (!r) return undefined;
     r.startedAt = this.#h.now();
     r.startMs = this.#h.elapsedMs();
+    return r.startMs;
   }
 
   /** Barge-in: the current reply is cut off where the caller is in it. */

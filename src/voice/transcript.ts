@@ -42,14 +42,29 @@ export interface TimedToolCall {
   atMs: number;
 }
 
+/** A conversation flow's move between nodes, with when it happened (ms since the pipeline started). */
+export interface TimedNodeTransition {
+  from: string;
+  to: string;
+  atMs: number;
+  /** Placed after the function-call records of the same instant (a move out of a function node); default before everything of its instant. */
+  afterCall?: boolean;
+  fromName?: string;
+  toName?: string;
+}
+
 /**
  * The call object's `transcript_with_tool_calls`: the utterances (by their start) interleaved with
- * the function calls (by when they happened); an agent reply during which calls ran is split
- * where its audio reached them (the filler, the calls, then the rest). Null when there is nothing
- * to record.
+ * the function calls and the flow's node transitions (by when they happened); an agent reply
+ * during which calls ran is split where its audio reached them (the filler, the calls, then the
+ * rest). Null when there is nothing to record.
  */
-export function toTranscriptWithToolCalls(utterances: readonly Utterance[], calls: readonly TimedToolCall[]): ToolTranscriptEntry[] | null {
-  // At the same instant: utterances (and a reply's first sentence) first, then calls, then a reply's later sentences.
+export function toTranscriptWithToolCalls(
+  utterances: readonly Utterance[],
+  calls: readonly TimedToolCall[],
+  transitions: readonly TimedNodeTransition[] = [],
+): ToolTranscriptEntry[] | null {
+  // At the same instant: node transitions first, then utterances (and a reply's first sentence), then calls, then a reply's later sentences.
   const timed: Array<{ at: number; rank: number; entry: ToolTranscriptEntry; of?: Utterance }> = [];
   for (const u of utterances) {
     if (!u.text.trim()) continue;
@@ -66,6 +81,21 @@ export function toTranscriptWithToolCalls(utterances: readonly Utterance[], call
         r.type === 'tool_call_invocation'
           ? { role: 'tool_call_invocation', tool_call_id: r.tool_call_id, name: r.name, arguments: r.arguments }
           : { role: 'tool_call_result', tool_call_id: r.tool_call_id, content: r.content },
+    });
+  }
+  for (const t of transitions) {
+    timed.push({
+      at: t.atMs,
+      // A move noticed as a reply starts is placed at that reply's start: before it.
+      rank: t.afterCall ? 1.5 : -1,
+      entry: {
+        role: 'node_transition',
+        former_node_id: t.from,
+        ...(t.fromName ? { former_node_name: t.fromName } : {}),
+        new_node_id: t.to,
+        ...(t.toName ? { new_node_name: t.toName } : {}),
+        time_sec: Math.round(t.atMs) / 1000,
+      },
     });
   }
   if (timed.length === 0) return null;

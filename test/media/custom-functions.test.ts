@@ -16,7 +16,12 @@ const ALLOW_LOCAL = { WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' };
 
 /** What an agent says, in order, from the call object's transcript_with_tool_calls. */
 function roles(entries: Array<Record<string, string>>): string[] {
-  return entries.map((e) => (e['role'] === 'tool_call_invocation' ? `invoke ${e['name']} ${e['arguments']}` : e['role'] === 'tool_call_result' ? 'result' : `${e['role']}: ${e['content']}`));
+  return entries.map((e) =>
+    e['role'] === 'tool_call_invocation' ? `invoke ${e['name']} ${e['arguments']}`
+      : e['role'] === 'tool_call_result' ? 'result'
+        : e['role'] === 'node_transition' ? `node ${e['former_node_id']}->${e['new_node_id']}`
+          : `${e['role']}: ${e['content']}`,
+  );
 }
 
 /** The content of the call's (one) function result. */
@@ -105,14 +110,17 @@ for (const kind of STORES) {
       // the audio received, the agent's from the clock.)
       const entries = roles(call.transcript_with_tool_calls);
       assert.deepEqual(entries.slice(0, 2).sort(), ['agent: What is your order number?', 'user: my order number is five five five one two three four']);
+      // The flow's moves sit where they happened: into the function node before its filler, out of it after the result.
       assert.deepEqual(entries.slice(2), [
+        'node ask->lookup',
         'agent: One moment.',
         'invoke lookup_order {"order_id":"5551234"}',
         'result',
+        'node lookup->tell',
         'agent: Your order has shipped. Goodbye.',
       ]);
-      const invocation = call.transcript_with_tool_calls[3];
-      const result = call.transcript_with_tool_calls[4];
+      const invocation = call.transcript_with_tool_calls[4];
+      const result = call.transcript_with_tool_calls[5];
       assert.equal(result.tool_call_id, invocation.tool_call_id);
       assert.equal(result.content, '{"order":{"status":"shipped"}}');
     });
@@ -206,7 +214,8 @@ for (const kind of STORES) {
       const entries = roles(call.transcript_with_tool_calls);
       assert.match(entries[0]!, /^agent: Please hold on/);
       const rest = entries.filter((r) => !r.startsWith('agent: Please hold on'));
-      assert.deepEqual(rest.filter((r) => r !== 'user: are you there'), ['invoke check {"account":"card 4111 1111 1111 1111"}', 'result', 'agent: State open.']);
+      // The flow moved on from the function node once its result was in, before its answer.
+      assert.deepEqual(rest.filter((r) => r !== 'user: are you there'), ['invoke check {"account":"card 4111 1111 1111 1111"}', 'result', 'node lookup->ok', 'agent: State open.']);
       assert.ok(rest.indexOf('user: are you there') < rest.indexOf('result'), 'the result came in after the user spoke over the filler');
       assert.equal(call.transcript_object[0].cut_off, true);
       assert.equal(call.transcript_object.at(-1).content, 'State open.');

@@ -30,5 +30,33 @@ for (const kind of STORES) {
       assert.equal(end.call_status, 'error');
       assert.deepEqual((await s.eventKinds()).filter((k) => k === 'call.finished'), ['call.finished']);
     });
+
+    it("a lost server's call is ended with the flow's path from its checkpoint (issue 27)", async () => {
+      const agent = await s.flowAgent({
+        start_node_id: 'greet',
+        nodes: [
+          { id: 'greet', name: 'Greeting', type: 'conversation', edges: [{ id: 'e', destination_node_id: 'book', transition_condition: { type: 'always' } }] },
+          { id: 'book', type: 'conversation' },
+        ],
+      });
+      const created = await s.api('POST', '/v2/create-web-call', { agent_id: agent });
+      const callId = created.json.call_id as string;
+      const db = s.runtime.store.db;
+      await db.updateTable('calls').set({ call_status: 'ongoing', start_timestamp: Date.now() - 5_000 }).where('call_id', '=', callId).execute();
+      const checkpoint = {
+        transcript_object: [{ role: 'user', content: 'a table for two', start_ms: 1_000, end_ms: 2_000, cut_off: false }],
+        current_node_id: 'book', current_state: null, reached_end: false, names: [],
+        node_transitions: [{ from: 'greet', to: 'book', atMs: 2_500, fromName: 'Greeting' }],
+      };
+      await db.insertInto('call_leases').values({ call_id: callId, server_id: 'srv_dead', expires_at: 0, checkpoint: JSON.stringify(checkpoint) }).execute();
+      assert.equal(await s.runtime.media.sessions.recoverLapsed(), 1);
+      const call = (await s.api('GET', `/v2/get-call/${callId}`)).json;
+      assert.equal(call.disconnection_reason, 'error_server_lost');
+      assert.equal(call.current_node_id, 'book');
+      assert.deepEqual(call.transcript_with_tool_calls, [
+        { role: 'user', content: 'a table for two' },
+        { role: 'node_transition', former_node_id: 'greet', former_node_name: 'Greeting', new_node_id: 'book', time_sec: 2.5 },
+      ]);
+    });
   });
 }

@@ -64,6 +64,10 @@ for (const kind of STORES) {
         (call.transcript_object as Array<{ role: string; content: string }>).map((u) => `${u.role}: ${u.content}`),
         ['agent: Hello, sales or support?', 'user: i want sales', 'agent: Sales it is. Goodbye.'],
       );
+      // The flow's path is kept on any transport, not only the WebSocket's (issue 27).
+      assert.equal(call.current_node_id, 'bye');
+      const moves = (call.transcript_with_tool_calls as Array<Record<string, unknown>>).filter((e) => e['role'] === 'node_transition');
+      assert.deepEqual(moves.map((e) => [e['former_node_id'], e['new_node_id']]), [['greet', 'bye']]);
       // The token was redeemed on the loopback: it cannot join again on any transport.
       await assert.rejects(loopback.join(created.json.access_token), (e: unknown) => e instanceof CallRefused && e.reason === 'token_used');
     });

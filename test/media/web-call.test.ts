@@ -78,7 +78,8 @@ for (const kind of STORES) {
         'agent: Thanks John Smith. Goodbye.',
       ]);
       const transitions = client.events.filter((e) => e.type === 'node_transition').map((e) => `${e['from']}->${e['to']}`);
-      assert.deepEqual(transitions, ['greet->ask', 'ask->bye']);
+      // Every node the flow entered, the create_lead node it passed through within a reply too.
+      assert.deepEqual(transitions, ['greet->ask', 'ask->lead', 'lead->bye']);
       const types = client.events.map((e) => e.type).filter((t) => t !== 'update' && t !== 'node_transition');
       assert.deepEqual(types, ['call_started', ...Array(3).fill(['agent_start_talking', 'agent_stop_talking']).flat(), 'call_ended']);
       assert.ok(client.agentAudio.length > 50, 'agent audio received');
@@ -87,6 +88,19 @@ for (const kind of STORES) {
       statuses.push(call.call_status);
       assert.deepEqual(statuses, ['registered', 'ongoing', 'ended']);
       assert.equal(call.disconnection_reason, 'agent_hangup');
+      // The flow's path is kept on the call, whatever the client saw (issue 27).
+      assert.equal(call.current_node_id, 'bye');
+      const path = (call.transcript_with_tool_calls as Array<Record<string, string>>).filter((e) => e['role'] === 'node_transition');
+      assert.deepEqual(path.map((e) => `${e['former_node_id']}->${e['new_node_id']}`), ['greet->ask', 'ask->lead', 'lead->bye']);
+      for (const e of path) {
+        const at = e['time_sec'] as unknown;
+        assert.ok(typeof at === 'number' && at >= 0 && at * 1000 <= call.duration_ms + 1000, JSON.stringify(e));
+      }
+      assert.deepEqual(
+        (call.transcript_with_tool_calls as Array<Record<string, string>>).map((e) => e['role'] === 'node_transition' ? `${e['former_node_id']}->${e['new_node_id']}` : e['role']),
+        ['agent', 'user', 'greet->ask', 'agent', 'user', 'ask->lead', 'lead->bye', 'agent'],
+        'each move is placed between the turn that made it and the reply that followed',
+      );
       assert.ok(call.start_timestamp > 0 && call.end_timestamp >= call.start_timestamp);
       assert.equal(call.duration_ms, call.end_timestamp - call.start_timestamp);
       assert.equal(call.transcript.split('\n')[0], 'Agent: Hello from Acme. Sales or support?');

@@ -137,6 +137,7 @@ function flowConversation(): FlowConversation {
     pending: { node: node('fn'), toolCallId: 'tool_call_2', outcome: Promise.resolve(outcome('{}')) },
     late: [lateResult('1')],
     functionSent: true,
+    path: ['greet', 'ask'],
   };
   return conversation;
 }

@@ -126,7 +126,9 @@ interface ToolEntry {
   content?: unknown;
   successful?: boolean;
   former_node_id?: string | null;
+  former_node_name?: string;
   new_node_id?: string;
+  new_node_name?: string;
   time_sec?: number;
 }
 
@@ -158,21 +160,30 @@ export function ToolCalls({ entries }: { entries: unknown }) {
 }
 
 /**
- * The flow's path. The server keeps no node history: the path comes from `node_transition`
- * entries of `transcript_with_tool_calls` when the call has them, and otherwise the page shows
- * the node the call was in last (`current_node_id`).
+ * The flow's path, from the `node_transition` entries of `transcript_with_tool_calls` that the
+ * server keeps for every flow call: each node entered, with its name and when (seconds into the
+ * call). A call without moves shows the node it was in (`current_node_id`).
  */
 export function NodePath({ entries, currentNodeId, currentState }: { entries: unknown; currentNodeId: string | null; currentState: string | null }) {
   const transitions = Array.isArray(entries) ? (entries as ToolEntry[]).filter((e) => e.role === 'node_transition' && e.new_node_id) : [];
   if (transitions.length > 0) {
-    const path = [transitions[0]!.former_node_id, ...transitions.map((t) => t.new_node_id)].filter((n): n is string => typeof n === 'string');
+    const first = transitions[0]!;
+    const steps = [
+      ...(first.former_node_id ? [{ id: first.former_node_id, name: first.former_node_name, at: undefined as number | undefined }] : []),
+      ...transitions.map((t) => ({ id: t.new_node_id!, name: t.new_node_name, at: t.time_sec })),
+    ];
     return (
       <ol class="node-path" id="node-path">
-        {path.map((node, i) => <li key={i}><code>{node}</code></li>)}
+        {steps.map((step, i) => (
+          <li key={i} data-node={step.id}>
+            {step.name ? <>{step.name} <code class="muted">{step.id}</code></> : <code>{step.id}</code>}
+            {step.at !== undefined && <span class="muted"> {step.at.toFixed(1)} s</span>}
+          </li>
+        ))}
       </ol>
     );
   }
-  if (currentNodeId) return <p id="node-path">Last node: <code>{currentNodeId}</code> <span class="muted">(the server keeps the last node, not the path)</span></p>;
+  if (currentNodeId) return <p id="node-path">Stayed in <code>{currentNodeId}</code></p>;
   if (currentState) return <p id="node-path">Last state: <code>{currentState}</code></p>;
   return <p class="muted" id="node-path">No flow node (not a conversation-flow call, or it never started).</p>;
 }

@@ -17,6 +17,8 @@ export const deepgramStt: ProviderDescriptor<'stt', DeepgramOptions> = {
   },
   create: (options) => new DeepgramStt(options),
   capabilities: () => DEEPGRAM_CAPABILITIES,
+  // A streaming WebSocket endpoint: the key is checked, the endpoint is not asked.
+  remote: (options) => ({ keyVariable: 'STT_API_KEY', apiKey: options.apiKey }),
   async doctor(options) {
     if (!options) return [];
     return [{ engine: 'deepgram', role: 'stt', selected: true, available: true, detail: `configured: deepgram-style at ${options.url ?? DEEPGRAM_LISTEN_URL} (not contacted)` }];

@@ -22,6 +22,7 @@ export const openAiChatLlm: ProviderDescriptor<'llm', OpenAiChatOptions> = {
   }),
   create: (options) => new OpenAiChatLlm(options),
   capabilities: () => CAPABILITIES,
+  remote: (options) => ({ keyVariable: 'LLM_API_KEY', apiKey: options.apiKey, probeUrl: `${options.baseUrl.replace(/\/+$/, '')}/models` }),
   async doctor(options) {
     if (!options) return [];
     return [{ engine: 'llm', role: 'llm', selected: true, available: true, detail: `openai-compatible chat at ${options.baseUrl}, model ${options.model} (not contacted)` }];

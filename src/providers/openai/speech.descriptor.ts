@@ -15,6 +15,7 @@ export const openAiSpeechTts: ProviderDescriptor<'tts', OpenAiSpeechOptions> = {
   },
   create: (options) => new OpenAiSpeechTts(options),
   capabilities: (options) => openAiSpeechCapabilities(options),
+  remote: (options) => ({ keyVariable: 'TTS_API_KEY', apiKey: options.apiKey, probeUrl: `${options.baseUrl.replace(/\/+$/, '')}/models` }),
   async doctor(options) {
     if (!options) return [];
     return [{ engine: 'openai-speech', role: 'tts', selected: true, available: true, detail: `configured: ${options.baseUrl} model ${options.model} (not contacted)` }];

@@ -15,6 +15,7 @@ export const openAiTranscriptionStt: ProviderDescriptor<'stt', OpenAiTranscripti
   },
   create: (options) => new OpenAiTranscriptionStt(options),
   capabilities: () => OPENAI_TRANSCRIPTION_CAPABILITIES,
+  remote: (options) => ({ keyVariable: 'STT_API_KEY', apiKey: options.apiKey, probeUrl: `${options.baseUrl.replace(/\/+$/, '')}/models` }),
   async doctor(options) {
     if (!options) return [];
     return [

@@ -48,6 +48,11 @@ export interface FlowConversation {
   late: LateResult[];
   /** The current node is a function node whose request was sent since it was entered. */
   functionSent: boolean;
+  /**
+   * The nodes entered, in order, the start node first (at most NODE_TRANSITIONS_PER_CALL + 1):
+   * the call's path, with the nodes a reply passed through without waiting for the user.
+   */
+  path: string[];
 }
 
 /**
@@ -67,6 +72,7 @@ export const FLOW_CONVERSATION_COPY: CopyRules<FlowConversation> = {
   pending: 'shared',
   late: 'list',
   functionSent: 'value',
+  path: 'value',
 };
 
 /** A conversation about to begin at `start`. */
@@ -83,6 +89,7 @@ export function newFlowConversation(start: FlowNode): FlowConversation {
     pending: undefined,
     late: [],
     functionSent: false,
+    path: [],
   };
 }
 

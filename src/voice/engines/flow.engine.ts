@@ -6,6 +6,7 @@ import { applyResponseVariables, callFunction, confirmedTurn, typedArgs } from '
 import { abortable } from '../../lib/abortable.ts';
 import { languageInstruction } from './language.ts';
 import { SPOKEN_STYLE } from './prompt.ts';
+import { NODE_TRANSITIONS_PER_CALL } from '../record-bounds.ts';
 import { askPromptEdges, chooseEdge } from './transitions.ts';
 import { NO_TURN_CONTEXT, turnReference, type ReferenceLookup, type TurnContextSource } from './context.ts';
 import { newFlowConversation, rollBackFlowConversation, saveFlowConversation, type FlowConversation, type PendingFunction } from './flow.conversation.ts';
@@ -124,6 +125,11 @@ export class FlowEngine implements ResponseEngine {
     return this.#conversation.current.id;
   }
 
+  /** The nodes entered so far, in order, the start node first (bounded: NODE_TRANSITIONS_PER_CALL + 1). */
+  get path(): readonly string[] {
+    return this.#conversation.path;
+  }
+
   /** The current node's keywords and extracted-value words, and names among the call's variables. */
   expectedPhrases(): string[] {
     return mergePhrases(nodePhrases(this.#conversation.current), namesFromVariables(this.variables()));
@@ -209,6 +215,7 @@ export class FlowEngine implements ResponseEngine {
   async *#enter(node: FlowNode, signal: AbortSignal, hops: number): AsyncIterable<EngineOutput> {
     if (hops > MAX_HOPS_PER_TURN) throw new EngineError('error_config', 'flow loops between nodes without waiting for the user');
     this.#conversation.current = node;
+    if (this.#conversation.path.length <= NODE_TRANSITIONS_PER_CALL) this.#conversation.path.push(node.id);
     // The ending is decided on entering the end node: a caller hanging up during its goodbye does not undo it.
     if (node.type === 'end') this.#conversation.ending ??= this.#endingAt(node);
     this.#conversation.functionSent = false;
