@@ -116,7 +116,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   // transports: a transport never shuts the registry down.
   const transports = new Map<string, TransportHandle>();
   for (const transport of TRANSPORTS) {
-    transports.set(transport.id, transport.start({ registry: runtime.media.sessions, metrics, log: runtime.media.sessions.log, server: app.server }));
+    transports.set(transport.id, transport.start({ registry: runtime.media.sessions, metrics, log: runtime.media.sessions.log, server: app.server, http: app, rtc: config.rtc }));
   }
   app.decorate('transports', transports);
   app.addHook('preClose', async () => {

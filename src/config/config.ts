@@ -2,6 +2,7 @@ import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { type Env, EnvReader } from './env-reader.ts';
 import { type MediaConfig, readMediaConfig } from './media.config.ts';
+import { type RtcConfig, readRtcConfig } from './rtc.config.ts';
 import { type WebhookConfig, readWebhookConfig } from './webhook.config.ts';
 
 /** The service's whole configuration, parsed once at start-up from the environment. */
@@ -57,6 +58,8 @@ export interface Config {
   readonly webhooks: WebhookConfig;
   /** Speech and language engines: LLM_*, STT_*, TTS_*, VAD_PROVIDER (see src/config/media.config.ts). */
   readonly media: MediaConfig;
+  /** WebRTC web calls: ICE servers, UDP ports, advertised address, ICE-TCP (RTC_*, src/config/rtc.config.ts). */
+  readonly rtc: RtcConfig;
 }
 
 /** The HTTP server's limits on clients (src/http/connections.ts applies them). */
@@ -125,6 +128,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     http: readHttpConfig(reader, problems),
     webhooks: readWebhookConfig(reader, problems, databaseUrl !== null),
     media: readMediaConfig(reader, problems),
+    rtc: readRtcConfig(reader, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
