@@ -21,7 +21,7 @@ describe('dashboard test call', { skip, timeout: 180_000 }, () => {
   before(async () => {
     web = await startWebServer();
     // Silence while the greeting plays, the request, then a long silence (Chromium loops the file).
-    const wav = await speechWav(path.join(ARTIFACTS_DIR, 'test-call-microphone.wav'), 'i would like to book an appointment', 4500, 20_000);
+    const wav = await speechWav(path.join(ARTIFACTS_DIR, 'test-call-microphone.wav'), 'i would like to book an appointment', 6000, 20_000);
     browser = await launchBrowser({ microphoneWav: wav });
   });
 
