@@ -17,7 +17,7 @@ import { webCallUrl } from '../protocol/web-call-url.ts';
 // A leaf module with no server imports: the client stays usable on its own.
 import { decodeWav, encodeWav, toMono } from '../lib/wav.ts';
 import { wsDataToBuffer } from '../lib/ws-data.ts';
-import { RtcSignallingError, RtcSocket } from './webrtc-socket.ts';
+import { RtcSignallingError, RtcSocket, type RtcSocketOptions } from './webrtc-socket.ts';
 
 export { PROTOCOL_VERSION, webCallUrl };
 /** The protocol's audio rate, Hz: what `play` takes and `agentPcm` returns (PROTOCOL_SAMPLE_RATE). */
@@ -62,6 +62,8 @@ export interface JoinOptions {
   transport?: 'websocket' | 'webrtc';
   /** WebRTC only: the one local IPv4 address to gather ICE candidates on (tests: 127.0.0.1); default every interface. */
   iceAddress?: string;
+  /** WebRTC only: rewrites the offer and the answer (tests that put a UDP relay in the path). */
+  rewriteSdp?: RtcSocketOptions['rewriteSdp'];
 }
 
 /**
@@ -153,7 +155,12 @@ export class WebCallClient {
     // The WebRTC wire is shaped like a WebSocket (src/client/webrtc-socket.ts): the rest is the same.
     const ws =
       options.transport === 'webrtc'
-        ? (RtcSocket.connect({ baseUrl: options.url, accessToken: options.accessToken, ...(options.iceAddress ? { iceAddress: options.iceAddress } : {}) }) as unknown as WebSocket)
+        ? (RtcSocket.connect({
+            baseUrl: options.url,
+            accessToken: options.accessToken,
+            ...(options.iceAddress ? { iceAddress: options.iceAddress } : {}),
+            ...(options.rewriteSdp ? { rewriteSdp: options.rewriteSdp } : {}),
+          }) as unknown as WebSocket)
         : new WebSocket(webCallUrl(options.url), { perMessageDeflate: false });
     const first = { events: [] as ClientEvent[], unknown: [] as unknown[] };
     const pending: Array<{ data: Buffer; binary: boolean }> = [];

@@ -22,6 +22,11 @@ export interface RtcSocketOptions {
   accessToken: string;
   /** The one local IPv4 address to gather candidates on (tests: 127.0.0.1); default every interface. */
   iceAddress?: string;
+  /**
+   * Rewrites the SDP both ways before it is used (tests that put a UDP relay in the path name the
+   * relay's addresses in the candidates): the offer before it is posted, the answer before it is applied.
+   */
+  rewriteSdp?: (sdp: string, type: 'offer' | 'answer') => string | Promise<string>;
 }
 
 /** A refusal of the signalling exchange: the server's error code and message. */
@@ -109,13 +114,17 @@ export class RtcSocket extends EventEmitter {
     const res = await fetch(url, {
       method: 'POST',
       headers: { authorization: `Bearer ${this.#options.accessToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ sdp: pc.localDescription?.sdp }),
+      body: JSON.stringify({ sdp: await this.#rewrite(pc.localDescription?.sdp ?? '', 'offer') }),
       signal: AbortSignal.timeout(10_000),
     });
     const body = (await res.json().catch(() => ({}))) as { sdp?: string; code?: string; message?: string };
     if (res.status !== 201 || typeof body.sdp !== 'string') throw new RtcSignallingError(res.status, body.code ?? 'signalling_failed', body.message ?? `HTTP ${res.status}`);
     this.sessionUrl = new URL(res.headers.get('location') ?? '', this.#options.baseUrl).href;
-    await pc.setRemoteDescription({ type: 'answer', sdp: body.sdp });
+    await pc.setRemoteDescription({ type: 'answer', sdp: await this.#rewrite(body.sdp, 'answer') });
+  }
+
+  async #rewrite(sdp: string, type: 'offer' | 'answer'): Promise<string> {
+    return this.#options.rewriteSdp ? this.#options.rewriteSdp(sdp, type) : sdp;
   }
 
   /** A text message goes on the data channel (the WebSocket's `join` is the signalling's here: not sent); a binary one is 16 kHz PCM, sent as Opus RTP per 20 ms. */

@@ -103,10 +103,12 @@ export class WebRtcEndpoint implements CallEndpoint {
   }
 
   #onRtp(rtp: RtpPacket): void {
-    const sink = this.#sink;
-    if (!sink || this.#closed || this.#flooding) return; // before the join: media is not the call's yet
+    if (this.#closed) return;
     const payload = rtp.payload;
+    // Counted from the first packet (the call's media is the connection's), decoded once the call runs.
     const missing = this.#stats.record(rtp.header.sequenceNumber, rtp.header.timestamp, payload.byteLength, this.#options.now());
+    const sink = this.#sink;
+    if (!sink || this.#flooding) return; // before the join: media is not the call's yet
     if (missing < 0 || payload.byteLength === 0 || payload.byteLength > MAX_OPUS_PAYLOAD_BYTES) return; // late, duplicate, or not audio
     const pcm = this.#codec.decode(payload);
     if (!pcm) return;
