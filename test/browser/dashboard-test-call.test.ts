@@ -77,6 +77,8 @@ describe('dashboard test call', { skip, timeout: 180_000 }, () => {
     await page.waitForSelector('#call-status');
     assert.ok(page.url().endsWith(`#/calls/${calls[0]!.call_id}`));
     assert.match((await page.textContent('#call-transcript')) ?? '', /appointment/i);
+    // The test call used the SDK's default, WebRTC; the call page says how it was carried.
+    assert.match((await page.textContent('#call-media')) ?? '', /^webrtc, opus 48 kHz; in \d+ packets/);
     await page.waitForSelector('audio#recording');
 
     // This branch's server has no GET /list-voices yet (the agent form asks): its 404 is expected.
