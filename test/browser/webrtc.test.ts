@@ -65,7 +65,7 @@ describe('WebRTC web calls in Chromium', { skip, timeout: 180_000 }, () => {
       });
     }
     const result = await page.evaluate(async (token) => {
-      const { WebCallClient } = await import('/sdk/web-sdk.js' as string);
+      const { WebCallClient } = await import(`${location.origin}/sdk/web-sdk.js`);
       const w = window as any;
       w.events = [];
       w.client = new WebCallClient({ webrtcConnectTimeoutMs: 3_000 });

@@ -6,7 +6,6 @@
  * each host candidate is replaced by a relay port that forwards to it.
  */
 import dgram from 'node:dgram';
-import type { AddressInfo } from 'node:net';
 
 export interface RelayOptions {
   /** Fraction of RTP packets dropped, 0..1. */
@@ -52,19 +51,22 @@ export class UdpRelay {
   async #forward(host: string, port: number, to: 'client' | 'server'): Promise<number> {
     const back = to === 'client' ? 'server' : 'client';
     const listen = await this.#bind();
-    const upstreams = new Map<string, dgram.Socket>();
-    listen.on('message', async (packet, from) => {
+    const upstreams = new Map<string, Promise<dgram.Socket>>();
+    const upstream = async (from: dgram.RemoteInfo): Promise<dgram.Socket> => {
+      const socket = await this.#bind();
+      socket.on('message', (reply) => this.#pass(reply, back, () => listen.send(reply, from.port, from.address)));
+      return socket;
+    };
+    listen.on('message', (packet, from) => {
       const key = `${from.address}:${from.port}`;
       let up = upstreams.get(key);
       if (!up) {
-        up = await this.#bind();
+        up = upstream(from);
         upstreams.set(key, up);
-        up.on('message', (reply) => this.#pass(reply, back, () => listen.send(reply, from.port, from.address)));
       }
-      const socket = up;
-      this.#pass(packet, to, () => socket.send(packet, port, host));
+      void up.then((socket) => this.#pass(packet, to, () => socket.send(packet, port, host)));
     });
-    return (listen.address() as AddressInfo).port;
+    return listen.address().port;
   }
 
   #pass(packet: Buffer, to: string, deliver: () => void): void {

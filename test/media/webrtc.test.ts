@@ -3,7 +3,7 @@
 // across transports. The Node client joins over real UDP on loopback (werift on both sides).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { JoinError, WebCallClient } from '../../src/client/web-call-client.ts';
+import { type JoinError, WebCallClient } from '../../src/client/web-call-client.ts';
 import { STORES } from '../helpers/stores.ts';
 import { type MediaServer, eventually, fakeProviders, silence, tone, startMediaServer } from './helpers.ts';
 import { UdpRelay, seeded } from './udp-relay.ts';

@@ -140,7 +140,9 @@ async function request(url: string, init: RequestInit): Promise<Record<string, u
     throw new RtcUnavailable(`WebRTC signalling failed: ${error instanceof Error ? error.message : String(error)}`);
   }
   const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
-  if (res.status === 401) throw new WebCallError(String(body.code ?? 'token_invalid'), String(body.message ?? 'The access token was refused.'));
+  if (res.status === 401) {
+    throw new WebCallError(typeof body.code === 'string' ? body.code : 'token_invalid', typeof body.message === 'string' ? body.message : 'The access token was refused.');
+  }
   if (!res.ok) throw new RtcUnavailable(`WebRTC signalling answered ${res.status}.`);
   return body;
 }
