@@ -338,7 +338,8 @@ export class WebCallClient extends TypedEmitter<WebCallEvents> {
       processorOptions,
     });
     node.port.onmessage = (event: MessageEvent<PlaybackEvent>) => {
-      if (this.#session !== session) return;
+      // Over WebRTC the agent plays from a media element: the counters come from WebRTC's statistics.
+      if (this.#session !== session || session.rtc) return;
       const data = event.data;
       this.#stats.playedSamples = data.playedSamples;
       this.#stats.droppedSamples = data.droppedSamples;
@@ -398,12 +399,23 @@ export class WebCallClient extends TypedEmitter<WebCallEvents> {
       });
       session.rtc = link;
       if (this.#session !== session || session.ended) link.close();
+      // The counters come from WebRTC's own statistics: the agent plays from a media element.
+      session.timers.push(setInterval(() => void this.#readRtcStats(session, link), 250));
       return started;
     } catch (error) {
       if (error instanceof RtcUnavailable && transport === 'auto') return null;
       if (error instanceof RtcUnavailable) throw new WebCallError('connection_failed', error.message, { cause: error });
       throw error;
     }
+  }
+
+  async #readRtcStats(session: Session, link: RtcLink): Promise<void> {
+    const { samples, inputLevel } = await link.stats().catch(() => ({ samples: 0, inputLevel: 0 }));
+    if (this.#session !== session) return;
+    const rate = this.#stats.outputSampleRate || 48_000;
+    this.#stats.receivedSamples = Math.round(samples / 3); // 48 kHz -> the 16 kHz of the wire's counters
+    this.#stats.playedSamples = Math.round((samples * rate) / 48_000);
+    this.#stats.inputLevel = inputLevel;
   }
 
   /** Opens the socket, sends `join`, and waits for `call_started` (or a refusal). */

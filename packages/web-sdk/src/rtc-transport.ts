@@ -20,6 +20,8 @@ export class RtcUnavailable extends Error {
 export interface RtcLink {
   /** A protocol message on the data channel. */
   send(text: string): void;
+  /** The agent's audio received and played so far, in samples at 48 kHz (the inbound RTP stream's `totalSamplesReceived`), and the microphone's level (0 to 1). */
+  stats(): Promise<{ samples: number; inputLevel: number }>;
   /** Closes the connection and stops the agent's audio; idempotent. */
   close(): void;
 }
@@ -119,6 +121,15 @@ export async function joinWebRtc(options: RtcJoinOptions): Promise<{ link: RtcLi
       link: {
         send: (text) => {
           if (channel.readyState === 'open') channel.send(text);
+        },
+        stats: async () => {
+          let samples = 0;
+          let inputLevel = 0;
+          for (const report of (await pc.getStats()).values() as IterableIterator<Record<string, unknown>>) {
+            if (report.type === 'inbound-rtp' && report.kind === 'audio' && typeof report.totalSamplesReceived === 'number') samples = report.totalSamplesReceived;
+            if (report.type === 'media-source' && report.kind === 'audio' && typeof report.audioLevel === 'number') inputLevel = report.audioLevel;
+          }
+          return { samples, inputLevel };
         },
         close,
       },
