@@ -119,8 +119,8 @@ module.exports = {
     {
       name: 'web-protocol-in-web-call-only',
       severity: 'error',
-      comment: "The web call's messages (src/protocol/media.messages.ts) are the web-call transport's wire: on the server only src/media/web-call/ imports them (and the Node client, which speaks it).",
-      from: { path: '^src/', pathNot: '^src/(protocol|media/web-call|client)/' },
+      comment: "The web call's messages (src/protocol/media.messages.ts) are the web-call transports' wire: on the server only src/media/web-call/ (the WebSocket), src/media/webrtc/ (its data channel) and the shared mapping in src/media/codec/ import them (and the Node client, which speaks it).",
+      from: { path: '^src/', pathNot: '^src/(protocol|media/web-call|media/webrtc|media/codec|client)/' },
       to: { path: '^src/protocol/media[.]messages[.]ts$' },
     },
     {

@@ -48,7 +48,7 @@ export interface VoiceBenchOptions {
   log?: (line: string) => void;
 }
 
-interface Served {
+export interface Served {
   baseUrl: string;
   apiKey: string;
   agentId: string;
@@ -70,7 +70,8 @@ async function serve(kind: 'fake' | 'embedded'): Promise<void> {
   const { buildProviders } = await import('../src/providers/registry.ts');
   const { EnergyVad, FakeTts } = await import('../src/providers/fake/fake.providers.ts');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-bench-voice-'));
-  const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', WEBHOOK_WORKER: 'false', LOG_LEVEL: 'warn' });
+  // WebRTC calls (bench/webrtc.ts) stay on loopback.
+  const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', WEBHOOK_WORKER: 'false', LOG_LEVEL: 'warn', RTC_BIND_ADDRESS: '127.0.0.1', RTC_ICE_TCP: 'false' });
   const providers =
     kind === 'embedded'
       ? buildProviders(config.media.providers)
@@ -115,7 +116,7 @@ async function serve(kind: 'fake' | 'embedded'): Promise<void> {
   process.once('SIGTERM', () => void stop());
 }
 
-async function startServed(kind: 'fake' | 'embedded'): Promise<Served> {
+export async function startServed(kind: 'fake' | 'embedded'): Promise<Served> {
   const child = spawn(process.execPath, [SELF, '--serve', kind], { stdio: ['ignore', 'pipe', 'inherit'] });
   const info = await new Promise<{ baseUrl: string; apiKey: string; agentId: string; plainAgentId?: string }>((resolve, reject) => {
     let out = '';
@@ -143,7 +144,10 @@ async function startServed(kind: 'fake' | 'embedded'): Promise<Served> {
 
 // --- client side ------------------------------------------------------------------------------
 
-interface CallResult {
+export interface CallResult {
+  /** How the call was carried, as the server measured it (the call object's `media`). */
+  media: { bytes_in: number | null; bytes_out: number | null } | null;
+  durationMs: number;
   ok: boolean;
   reason: string;
   e2e: number[];
@@ -153,14 +157,14 @@ interface CallResult {
 }
 
 /** One call: `turns` times (speech, then wait for the agent's reply to end), then hang up. */
-async function runCall(s: Served, speech: Int16Array, speechMs: number, turns: number, gapMs: number, agentId = s.agentId): Promise<CallResult> {
+export async function runCall(s: Served, speech: Int16Array, speechMs: number, turns: number, gapMs: number, agentId = s.agentId, transport: 'websocket' | 'webrtc' = 'websocket'): Promise<CallResult> {
   const res = await fetch(`${s.baseUrl}/v2/create-web-call`, {
     method: 'POST',
     headers: { authorization: `Bearer ${s.apiKey}`, 'content-type': 'application/json' },
     body: JSON.stringify({ agent_id: agentId }),
   });
   const created = (await res.json()) as { access_token: string; call_id: string };
-  const client = await WebCallClient.join({ url: s.baseUrl, accessToken: created.access_token, timeoutMs: 30_000 });
+  const client = await WebCallClient.join({ url: s.baseUrl, accessToken: created.access_token, timeoutMs: 30_000, transport, ...(transport === 'webrtc' ? { iceAddress: '127.0.0.1' } : {}) });
   const clientE2e: number[] = [];
   try {
     await client.waitFor((e) => e.type === 'agent_stop_talking', 15_000); // the greeting
@@ -181,8 +185,12 @@ async function runCall(s: Served, speech: Int16Array, speechMs: number, turns: n
   const end = await client.ended;
   const call = (await (await fetch(`${s.baseUrl}/v2/get-call/${created.call_id}`, { headers: { authorization: `Bearer ${s.apiKey}` } })).json()) as {
     latency: { e2e: { values: number[] }; asr: { values: number[] }; tts: { values: number[] } } | null;
+    media: { bytes_in: number | null; bytes_out: number | null } | null;
+    duration_ms: number | null;
   };
   return {
+    media: call.media,
+    durationMs: call.duration_ms ?? 0,
     ok: end.disconnection_reason === 'user_hangup',
     reason: end.disconnection_reason,
     e2e: call.latency?.e2e.values ?? [],
@@ -273,7 +281,7 @@ export async function runVoiceBench(options: VoiceBenchOptions = {}): Promise<st
         Array.from({ length: n }, async (_, i) => {
           await new Promise((r) => setTimeout(r, (i * 1500) / n)); // stagger the starts over one turn
           return runCall(s, fakeTurn, 400, options.turnsPerCall ?? 6, 200).catch(
-            (): CallResult => ({ ok: false, reason: 'client_failed', e2e: [], client: [], asr: [], tts: [] }),
+            (): CallResult => ({ ok: false, reason: 'client_failed', e2e: [], client: [], asr: [], tts: [], media: null, durationMs: 0 }),
           );
         }),
       );

@@ -131,6 +131,8 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
       metrics,
       log: runtime.media.sessions.log,
       server: app.server,
+      http: app,
+      rtc: config.rtc,
       phone: { numbers: runtime.services.phoneNumbers, sip: runtime.config.sip },
     }));
   }

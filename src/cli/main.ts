@@ -5,7 +5,7 @@ import { isAppError } from '../domain/errors.ts';
 import { createLogger } from '../lib/logger.ts';
 import { createRuntime } from '../runtime.ts';
 import { doctor, featureReport } from '../providers/doctor.ts';
-import { CallCommandError, type CallCommandResult, runCallCommand, runJoinCommand } from '../client/call-command.ts';
+import { CallCommandError, type CallCommandResult, type Transport, runCallCommand, runJoinCommand } from '../client/call-command.ts';
 import { APIConnectionError, APIError, Switchboard, SwitchboardError } from '../../packages/node/src/index.ts';
 import packageJson from '../../package.json' with { type: 'json' };
 import { JoinError } from '../client/web-call-client.ts';
@@ -20,9 +20,9 @@ const USAGE = `usage: npm run -s cli -- [--json] <command>
   keys create --account ID [--name NAME]                              another key for an account
   keys list --account ID                                              the account's keys (never the key itself)
   keys revoke KEY_ID                                                  revoke a key
-  call --agent AGENT_ID --wav FILE [--out agent.wav] [--linger-ms 5000] [--base-url URL] [--api-key KEY]
+  call --agent AGENT_ID --wav FILE [--out agent.wav] [--linger-ms 5000] [--transport websocket|webrtc] [--base-url URL] [--api-key KEY]
                                         create a web call, stream the WAV in real time, print the conversation
-  join --token TOKEN [--wav FILE] [--out agent.wav] [--linger-ms 5000] [--base-url URL]
+  join --token TOKEN [--wav FILE] [--out agent.wav] [--linger-ms 5000] [--transport websocket|webrtc] [--base-url URL]
                                         join a call created through the API with its access_token: stream the
                                         WAV (or silence until the agent ends the call, or Ctrl-C), print the conversation
   calls list [--limit N] [--agent AGENT_ID]                           the latest calls, newest first
@@ -190,7 +190,7 @@ const commands: Record<string, Command> = {
       args,
       options: {
         'base-url': { type: 'string' }, 'api-key': { type: 'string' }, agent: { type: 'string' },
-        wav: { type: 'string' }, out: { type: 'string' }, 'linger-ms': { type: 'string' },
+        wav: { type: 'string' }, out: { type: 'string' }, 'linger-ms': { type: 'string' }, transport: { type: 'string' },
       },
       strict: true,
     });
@@ -202,6 +202,7 @@ const commands: Record<string, Command> = {
       ...server, agentId: values.agent!, wavFile: values.wav!,
       ...(values.out ? { outFile: values.out } : {}),
       ...lingerOption(values['linger-ms']),
+      transport: transportOption(values.transport),
       onLine: live,
     });
     return callAnswer(result);
@@ -209,7 +210,7 @@ const commands: Record<string, Command> = {
   async join(args) {
     const { values } = parseArgs({
       args,
-      options: { 'base-url': { type: 'string' }, token: { type: 'string' }, wav: { type: 'string' }, out: { type: 'string' }, 'linger-ms': { type: 'string' } },
+      options: { 'base-url': { type: 'string' }, token: { type: 'string' }, wav: { type: 'string' }, out: { type: 'string' }, 'linger-ms': { type: 'string' }, transport: { type: 'string' } },
       strict: true,
     });
     if (!values.token) throw new UsageError('join needs --token (the access_token of create-web-call)');
@@ -219,6 +220,7 @@ const commands: Record<string, Command> = {
       ...(values.wav ? { wavFile: values.wav } : {}),
       ...(values.out ? { outFile: values.out } : {}),
       ...lingerOption(values['linger-ms']),
+      transport: transportOption(values.transport),
       onLine: live,
       stop,
     });
@@ -255,6 +257,12 @@ const commands: Record<string, Command> = {
     return { ok: engines.every((e) => !e.selected || e.available), engines, features: featureReport(providers) };
   },
 };
+
+/** `--transport`: `websocket` (default) or `webrtc`. */
+function transportOption(raw: string | undefined): Transport {
+  if (raw === undefined || raw === 'websocket' || raw === 'webrtc') return raw ?? 'websocket';
+  throw new UsageError('--transport must be websocket or webrtc');
+}
 
 /** The version of the CLI (and the server): package.json's. */
 const VERSION = packageJson.version;

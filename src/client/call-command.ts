@@ -20,7 +20,12 @@ export interface CallCommandOptions {
   lingerMs?: number;
   /** Called with each line of the live conversation (`agent: ...`, `user: ...`, `node: a -> b`). */
   onLine?: (line: string) => void;
+  /** How the call is carried: `websocket` (default) or `webrtc` (Opus over UDP). */
+  transport?: Transport;
 }
+
+/** The CLI's `--transport`. */
+export type Transport = 'websocket' | 'webrtc';
 
 export interface JoinCommandOptions {
   baseUrl: string;
@@ -33,6 +38,7 @@ export interface JoinCommandOptions {
   onLine?: (line: string) => void;
   /** Hangs up when it resolves (the CLI: on Ctrl-C). */
   stop?: Promise<void>;
+  transport?: Transport;
 }
 
 export interface CallCommandResult {
@@ -65,7 +71,7 @@ export async function runCallCommand(o: CallCommandOptions): Promise<CallCommand
   if (res.status !== 201 || !body.access_token || !body.call_id) {
     throw new CallCommandError(body.code ?? `http_${res.status}`, `create-web-call answered ${res.status}: ${body.message ?? 'no message'}`);
   }
-  return converse({ baseUrl: o.baseUrl, accessToken: body.access_token, audio, outFile: o.outFile, lingerMs: o.lingerMs, onLine: o.onLine });
+  return converse({ baseUrl: o.baseUrl, accessToken: body.access_token, audio, outFile: o.outFile, lingerMs: o.lingerMs, onLine: o.onLine, transport: o.transport });
 }
 
 /** Joins a call created through the API by its access token: the WAV, or silence. */
@@ -82,9 +88,9 @@ async function loadWav(file: string): Promise<Int16Array> {
   }
 }
 
-async function converse(o: { baseUrl: string; accessToken: string; audio: Int16Array | null; outFile?: string; lingerMs?: number; onLine?: (line: string) => void; stop?: Promise<void> }): Promise<CallCommandResult> {
+async function converse(o: { baseUrl: string; accessToken: string; audio: Int16Array | null; outFile?: string; lingerMs?: number; onLine?: (line: string) => void; stop?: Promise<void>; transport?: Transport | undefined }): Promise<CallCommandResult> {
   const printer = new ConversationPrinter(o.onLine ?? (() => undefined));
-  const client = await WebCallClient.join({ url: o.baseUrl, accessToken: o.accessToken, onEvent: (event) => printer.event(event) });
+  const client = await WebCallClient.join({ url: o.baseUrl, accessToken: o.accessToken, onEvent: (event) => printer.event(event), transport: o.transport ?? 'websocket' });
   let endedEarly = false;
   void client.ended.then(() => (endedEarly = true));
   let stopped = false;

@@ -17,6 +17,7 @@ import { webCallUrl } from '../protocol/web-call-url.ts';
 // A leaf module with no server imports: the client stays usable on its own.
 import { decodeWav, encodeWav, toMono } from '../lib/wav.ts';
 import { wsDataToBuffer } from '../lib/ws-data.ts';
+import { RtcSignallingError, RtcSocket, type RtcSocketOptions } from './webrtc-socket.ts';
 
 export { PROTOCOL_VERSION, webCallUrl };
 /** The protocol's audio rate, Hz: what `play` takes and `agentPcm` returns (PROTOCOL_SAMPLE_RATE). */
@@ -57,6 +58,12 @@ export interface JoinOptions {
   sendSilence?: boolean;
   /** Called with each server event as it arrives (after it is in `events`). */
   onEvent?: (event: ClientEvent) => void;
+  /** How the call is carried: `websocket` (default) or `webrtc` (Opus over RTP, events on a data channel; `url` is then the server's http(s) base URL). */
+  transport?: 'websocket' | 'webrtc';
+  /** WebRTC only: the one local IPv4 address to gather ICE candidates on (tests: 127.0.0.1); default every interface. */
+  iceAddress?: string;
+  /** WebRTC only: rewrites the offer and the answer (tests that put a UDP relay in the path). */
+  rewriteSdp?: RtcSocketOptions['rewriteSdp'];
 }
 
 /**
@@ -145,7 +152,16 @@ export class WebCallClient {
   /** Connects, joins and resolves once the server answers call_started; rejects with JoinError on a refusal. */
   static async join(options: JoinOptions): Promise<WebCallClient> {
     const t0 = performance.now();
-    const ws = new WebSocket(webCallUrl(options.url), { perMessageDeflate: false });
+    // The WebRTC wire is shaped like a WebSocket (src/client/webrtc-socket.ts): the rest is the same.
+    const ws =
+      options.transport === 'webrtc'
+        ? (RtcSocket.connect({
+            baseUrl: options.url,
+            accessToken: options.accessToken,
+            ...(options.iceAddress ? { iceAddress: options.iceAddress } : {}),
+            ...(options.rewriteSdp ? { rewriteSdp: options.rewriteSdp } : {}),
+          }) as unknown as WebSocket)
+        : new WebSocket(webCallUrl(options.url), { perMessageDeflate: false });
     const first = { events: [] as ClientEvent[], unknown: [] as unknown[] };
     const pending: Array<{ data: Buffer; binary: boolean }> = [];
     let joined = false;
@@ -159,7 +175,7 @@ export class WebCallClient {
         clearTimeout(timer);
         reject(e);
       };
-      ws.on('error', (e) => fail(new JoinError('connection_failed', e.message)));
+      ws.on('error', (e) => fail(new JoinError(e instanceof RtcSignallingError ? e.code : 'connection_failed', e.message)));
       ws.on('close', (code) => fail(new JoinError(refusal?.code ?? 'connection_closed', refusal?.message ?? `closed with ${code}`, code)));
       ws.on('open', () => {
         ws.send(serialize({ type: 'join', access_token: options.accessToken, protocol_version: PROTOCOL_VERSION, sample_rate: PROTOCOL_SAMPLE_RATE }));

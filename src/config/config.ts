@@ -2,6 +2,7 @@ import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { type Env, EnvReader } from './env-reader.ts';
 import { type MediaConfig, readMediaConfig } from './media.config.ts';
+import { type RtcConfig, readRtcConfig } from './rtc.config.ts';
 import { type WebhookConfig, readWebhookConfig } from './webhook.config.ts';
 import { type SipConfig, readSipConfig } from './sip.config.ts';
 
@@ -62,6 +63,8 @@ export interface Config {
   readonly media: MediaConfig;
   /** The SIP endpoint (SIP_*, docs/telephony.md); null when SIP_PORT is not set. */
   readonly sip: SipConfig | null;
+  /** WebRTC web calls: ICE servers, UDP ports, advertised address, ICE-TCP (RTC_*, src/config/rtc.config.ts). */
+  readonly rtc: RtcConfig;
 }
 
 /** The HTTP server's limits on clients (src/http/connections.ts applies them). */
@@ -133,6 +136,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     webhooks: readWebhookConfig(reader, problems, databaseUrl !== null),
     media: readMediaConfig(reader, problems),
     sip: readSipConfig(reader, problems, host),
+    rtc: readRtcConfig(reader, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);

@@ -84,6 +84,15 @@ export const errors = {
     new AppError('token_invalid', 'unauthenticated', why === 'forged' ? 'The access token is not valid.' : 'The call of this access token no longer exists.'),
   accessTokenExpired: () => new AppError('token_expired', 'unauthenticated', 'The access token has expired.'),
   accessTokenUsed: () => new AppError('token_used', 'unauthenticated', 'The access token was already used.'),
+  /** A WebRTC signalling session (docs/media-protocol.md, "WebRTC") this server does not hold, or that has ended. */
+  webrtcSessionNotFound: (id: string) =>
+    new AppError('webrtc_session_not_found', 'not_found', `WebRTC session ${truncateForMessage(id)} does not exist on this server, or has ended.`),
+  /** An SDP offer or ICE candidate the server cannot use; the message names the field. */
+  webrtcInvalid: (message: string) => new AppError('invalid_request', 'invalid', message),
+  /** The server holds as many WebRTC sessions still connecting as it may. */
+  webrtcBusy: () => new AppError('webrtc_busy', 'unavailable', 'Too many WebRTC sessions are connecting; try again shortly, or join over the WebSocket.', { retryAfterMs: 1_000 }),
+  /** The server is shutting down. */
+  serverShuttingDown: () => new AppError('server_shutting_down', 'unavailable', 'The server is shutting down; try again shortly.', { retryAfterMs: 1_000 }),
   /** A call that cannot be deleted while it runs. */
   callOngoing: (id: string) => new AppError('call_ongoing', 'conflict', `Call ${truncateForMessage(id)} is ongoing; end it before deleting it.`),
 

@@ -10,6 +10,8 @@ import type { CallEndpoint } from './endpoint.ts';
 export interface RunningCallService extends SessionCallService {
   /** The web call's admission: redeems an access token. */
   joinCall(token: string): Promise<AdmittedCall>;
+  /** Checks an access token without redeeming it (throws the access-token errors as joinCall does). */
+  checkToken(token: string): Promise<void>;
   /** Any other transport's admission (src/services/call-lifecycle.ts). */
   admitCall(input: AdmitCallInput): Promise<AdmittedCall>;
   /** Renews this process's leases on the calls it holds; returns those it still held. */
@@ -105,6 +107,23 @@ export class SessionRegistry {
         throw new CallRefused('failed', 'The call could not be joined; try again.');
       }
     }, endpoint);
+  }
+
+  /**
+   * Checks that `token` could join now (authentic, unexpired, unused) without redeeming it; throws
+   * CallRefused as `join` does. A transport that negotiates media before joining (WebRTC) refuses a
+   * bad token with this before it spends anything on it; `join` still decides, once, at the end.
+   */
+  async check(token: string): Promise<void> {
+    if (this.#closing) throw new CallRefused('shutting_down', 'The server is shutting down; try again shortly.');
+    try {
+      await this.#d.calls.checkToken(token);
+    } catch (error) {
+      const code = accessTokenErrorCode(error);
+      if (code) throw new CallRefused(code, (error as Error).message);
+      this.#d.log.error({ err: error }, 'token check failed');
+      throw new CallRefused('failed', 'The call could not be joined; try again.');
+    }
   }
 
   /**

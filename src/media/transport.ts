@@ -5,6 +5,8 @@
  * them after the registry has ended their calls (docs/architecture.md, "Add a transport").
  */
 import type { Server } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import type { RtcConfig } from '../config/rtc.config.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
 import type { SessionRegistry } from './session-registry.ts';
@@ -25,6 +27,10 @@ export interface TransportContext {
     numbers: Pick<PhoneNumberService, 'findForInbound' | 'findForOutbound' | 'reachOf'>;
     sip: SipConfig | null;
   };
+  /** The Fastify app, not yet ready: a transport with HTTP routes (WebRTC's signalling) registers them here. */
+  http: FastifyInstance;
+  /** WebRTC's settings (RTC_*): ICE servers, UDP ports, the advertised address. */
+  rtc: RtcConfig;
 }
 
 /** A started transport: what closes it once its calls have ended (stop listening, drop the sockets left). */

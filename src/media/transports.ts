@@ -6,5 +6,6 @@ import type { Transport } from './transport.ts';
 import { webCallTransport } from './web-call/web-call.transport.ts';
 import { loopbackTransport } from './loopback/loopback.transport.ts';
 import { sipTransport } from './sip/sip.transport.ts';
+import { webrtcTransport } from './webrtc/webrtc.transport.ts';
 
-export const TRANSPORTS: readonly Transport[] = [webCallTransport, loopbackTransport, sipTransport];
+export const TRANSPORTS: readonly Transport[] = [webCallTransport, webrtcTransport, loopbackTransport, sipTransport];

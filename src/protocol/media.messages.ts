@@ -58,6 +58,8 @@ export const CallStartedMessage = Type.Object({
   call_id: Type.String(),
   /** Hz, both directions. */
   sample_rate: Type.Integer(),
+  /** How the call is carried: `websocket` or `webrtc` (issue 23; absent from older servers). */
+  transport: Type.Optional(Type.String()),
   agent: Type.Object({
     agent_id: Type.String(),
     agent_version: Type.Integer(),

@@ -129,6 +129,23 @@ export class CallLifecycle {
   }
 
   /**
+   * Checks an access token without redeeming it: a forged, expired or used token is refused with
+   * the same errors as `joinCall`. A transport that opens media before it joins (WebRTC: the offer
+   * is answered first, the token redeemed once media flows) checks with this, so bad tokens are
+   * refused at once while a token stays unused until the call really starts.
+   */
+  async checkToken(token: string): Promise<void> {
+    const claims = this.#d.signer.verify(token);
+    if (!claims) throw errors.accessTokenInvalid();
+    const now = this.#d.clock.now();
+    if (now > claims.expiresAt) throw errors.accessTokenExpired();
+    const row = await this.#d.calls.findById(claims.callId);
+    if (!row || row.token_id !== claims.tokenId) throw errors.accessTokenInvalid('call_gone');
+    if (row.token_used_at !== null) throw errors.accessTokenUsed();
+    if (row.call_status !== 'registered' || now > row.token_expires_at) throw errors.accessTokenExpired();
+  }
+
+  /**
    * Any other transport's admission: makes the call (checked as create-web-call checks it) and
    * starts it at once, ongoing and leased by this server in one commit, with no token to redeem.
    * Throws AppError: the agent does not exist (`agent_not_found`), the input does not fit it

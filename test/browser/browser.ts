@@ -45,6 +45,8 @@ export async function launchBrowser(options: LaunchOptions): Promise<Browser> {
     '--disable-sync',
     '--use-fake-device-for-media-stream',
     `--use-file-for-fake-audio-capture=${options.microphoneWav}`,
+    // WebRTC calls stay on loopback: Chromium gathers 127.0.0.1 candidates (the test servers bind there).
+    '--allow-loopback-in-peer-connection',
   ];
   if (options.grantMicrophone !== false) args.push('--use-fake-ui-for-media-stream');
   const context = await chromium.launchPersistentContext(userDataDir, {

@@ -21,7 +21,7 @@ describe('dashboard test call', { skip, timeout: 180_000 }, () => {
   before(async () => {
     web = await startWebServer();
     // Silence while the greeting plays, the request, then a long silence (Chromium loops the file).
-    const wav = await speechWav(path.join(ARTIFACTS_DIR, 'test-call-microphone.wav'), 'i would like to book an appointment', 4500, 20_000);
+    const wav = await speechWav(path.join(ARTIFACTS_DIR, 'test-call-microphone.wav'), 'i would like to book an appointment', 6000, 20_000);
     browser = await launchBrowser({ microphoneWav: wav });
   });
 
@@ -77,6 +77,8 @@ describe('dashboard test call', { skip, timeout: 180_000 }, () => {
     await page.waitForSelector('#call-status');
     assert.ok(page.url().endsWith(`#/calls/${calls[0]!.call_id}`));
     assert.match((await page.textContent('#call-transcript')) ?? '', /appointment/i);
+    // The test call used the SDK's default, WebRTC; the call page says how it was carried.
+    assert.match((await page.textContent('#call-media')) ?? '', /^webrtc, opus 48 kHz; in \d+ packets/);
     await page.waitForSelector('audio#recording');
 
     // This branch's server has no GET /list-voices yet (the agent form asks): its 404 is expected.

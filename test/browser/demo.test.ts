@@ -41,7 +41,7 @@ describe('demo page end to end, then the dashboard', { skip, timeout: 180_000 },
     receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
     web = await startWebServer({ WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32', WEBHOOK_POLL_INTERVAL_MS: '50' });
     // Silence while the greeting plays, the request, then a long silence (Chromium loops the file).
-    const wav = await speechWav(path.join(ARTIFACTS_DIR, 'demo-microphone.wav'), 'i would like to book an appointment', 4500, 20_000);
+    const wav = await speechWav(path.join(ARTIFACTS_DIR, 'demo-microphone.wav'), 'i would like to book an appointment', 6000, 20_000);
     browser = await launchBrowser({ microphoneWav: wav });
   });
 

@@ -59,7 +59,7 @@ for (const name of ['call_started', 'call_ready', 'call_ended', 'agent_start_tal
 }
 client.on('audio', () => { window.audioChunks += 1; });
 document.getElementById('start').onclick = () => {
-  window.startResult = client.startCall({ accessToken: window.nextToken, emitRawAudioSamples: true }).then(() => 'started', (e) => e.code);
+  window.startResult = client.startCall({ accessToken: window.nextToken, emitRawAudioSamples: true, transport: 'websocket' }).then(() => 'started', (e) => e.code);
 };
 document.getElementById('stop').onclick = () => { window.stopResult = client.stopCall().then(() => 'stopped'); };
 window.ready = true;

@@ -32,7 +32,7 @@ describe("the README's quick-start flow through /demo", { skip, timeout: 180_000
 
   before(async () => {
     web = await startWebServer({});
-    const wav = await speechWav(path.join(ARTIFACTS_DIR, 'readme-flow-microphone.wav'), 'i would like to book an appointment', 4500, 20_000, 'flite-rms');
+    const wav = await speechWav(path.join(ARTIFACTS_DIR, 'readme-flow-microphone.wav'), 'i would like to book an appointment', 6000, 20_000, 'flite-rms');
     browser = await launchBrowser({ microphoneWav: wav });
   });
 
@@ -58,5 +58,9 @@ describe("the README's quick-start flow through /demo", { skip, timeout: 180_000
     await demo.waitForSelector('#finished[data-status="ended"]', { timeout: 20_000 });
     const transcript = (await demo.textContent('#final-transcript')) ?? '';
     assert.match(transcript, /You are booked\. Goodbye\./, `the booking branch was taken: ${transcript}`);
+    // The SDK's default carried it over WebRTC: Opus from Chromium's microphone to the recogniser.
+    const calls = await web.api('POST', '/v2/list-calls', { limit: 1 });
+    assert.equal(calls.json[0].media.transport, 'webrtc', JSON.stringify(calls.json[0].media));
+    assert.equal(calls.json[0].media.codec, 'opus');
   });
 });

@@ -31,7 +31,7 @@ export async function startWebServer(env: Record<string, string> = {}): Promise<
   const account = await runtime.services.accounts.createAccount({ name: 'operator' });
   let server: ServerProcess;
   try {
-    server = await startServer({ DATA_DIR: dataDir, DEMO_API_KEY: account.api_key, LOG_LEVEL: 'info', ...env });
+    server = await startServer({ DATA_DIR: dataDir, DEMO_API_KEY: account.api_key, LOG_LEVEL: 'info', RTC_BIND_ADDRESS: '127.0.0.1', ...env });
   } catch (error) {
     await runtime.close();
     throw error;

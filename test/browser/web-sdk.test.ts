@@ -1,6 +1,6 @@
 /**
  * The browser SDK in real Chromium (fake microphone fed from a WAV of Flite speech) against the
- * protocol-faithful fake media server: join, agent audio played, microphone audio sent, live
+ * protocol-faithful fake media server (WebSocket only: the pages ask for that transport): join, agent audio played, microphone audio sent, live
  * transcript, barge-in drops queued audio, mute sends silence, hangup, refused tokens, a refused
  * microphone, and a lost connection.
  */
@@ -141,14 +141,14 @@ describe('browser SDK against the fake media server', { skip, timeout: 120_000 }
     assert.equal(await start(page, undefined as unknown as string), 'invalid_argument');
     // The page hands over its backend's promise, which rejects (the fetch failed).
     const failed = await page.evaluate(() =>
-      (window as any).client.startCall({ accessToken: Promise.reject(new Error('the backend answered 500')) }).then(() => 'started', (e: any) => e.code));
+      (window as any).client.startCall({ accessToken: Promise.reject(new Error('the backend answered 500')), transport: 'websocket' }).then(() => 'started', (e: any) => e.code));
     assert.equal(failed, 'access_token_failed');
     assert.equal(server.calls.length, before, 'nothing was connected');
     assert.equal(await page.evaluate(() => (window as any).client.state), 'idle');
     // A promise that resolves to a token joins as a string does.
     const token = server.issueToken();
     const joined = await page.evaluate((t) =>
-      (window as any).client.startCall({ accessToken: new Promise((resolve) => setTimeout(() => resolve(t), 50)) }).then(() => 'started', (e: any) => e.code), token);
+      (window as any).client.startCall({ accessToken: new Promise((resolve) => setTimeout(() => resolve(t), 50)), transport: 'websocket' }).then(() => 'started', (e: any) => e.code), token);
     assert.equal(joined, 'started');
     assert.equal(await start(page, server.issueToken()), 'call_in_progress');
     await page.click('#stop');

@@ -62,6 +62,21 @@ describe('server process and CLI with web calls', () => {
     assert.ok(readWav(fs.readFileSync(out)).length > 8000, 'the agent audio was written');
   });
 
+  it('cli call --transport webrtc carries the call over WebRTC (Opus), and refuses another transport name', async () => {
+    const wav = path.join(dataDir, 'caller-rtc.wav');
+    fs.writeFileSync(wav, writeWav(concat(silence(800), tone(500), silence(300)), 16_000));
+    const res = await runCli(['call', '--base-url', server.baseUrl, '--api-key', apiKey, '--agent', agentId, '--wav', wav, '--linger-ms', '600', '--transport', 'webrtc'], {});
+    assert.equal(res.code, 0, res.stderr);
+    const result = JSON.parse(res.stdout);
+    assert.equal(result.disconnection_reason, 'user_hangup');
+    assert.deepEqual(result.transcript, [{ role: 'agent', content: 'Hi there.' }]);
+    const call = await (await fetch(`${server.baseUrl}/v2/get-call/${result.call_id}`, { headers: { authorization: `Bearer ${apiKey}` } })).json() as { media: { transport: string; codec: string } };
+    assert.deepEqual({ transport: call.media.transport, codec: call.media.codec }, { transport: 'webrtc', codec: 'opus' });
+    const bad = await runCli(['call', '--base-url', server.baseUrl, '--api-key', apiKey, '--agent', agentId, '--wav', wav, '--transport', 'carrier-pigeon'], {});
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /--transport must be websocket or webrtc/);
+  });
+
   it('cli call reports a refused call and a bad WAV as errors', async () => {
     const bad = await runCli(['call', '--base-url', server.baseUrl, '--api-key', 'sb_nope', '--agent', agentId, '--wav', path.join(dataDir, 'caller.wav')], {});
     assert.equal(bad.code, 1);

@@ -4,7 +4,7 @@
 // real socket, with the counters on /metrics and the recording's length.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { InboundLimiter } from '../../src/media/web-call/inbound-limits.ts';
+import { InboundLimiter } from '../../src/media/codec/inbound-limits.ts';
 import { CLOSE } from '../../src/protocol/media.constants.ts';
 import { STORES } from '../helpers/stores.ts';
 import { type MediaServer, concat, fakeProviders, metricValue, rawJoin, silence, startMediaServer, tone } from './helpers.ts';

@@ -104,6 +104,8 @@ describe('three servers on one PostgreSQL behind HAProxy', { skip }, () => {
       WEBHOOK_POLL_INTERVAL_MS: '200',
       PUBLIC_BASE_URL: lb,
       TRUST_PROXY: 'loopback',
+      // WebRTC: each server advertises its own candidates (here its own ports on loopback).
+      RTC_BIND_ADDRESS: '127.0.0.1',
       ...FAKE_ENGINES,
     };
     const created = await runCli(['keys', 'create', '--name', 'cluster', '--rate-limit', '1000'], { ...shared, DATA_DIR: store.dataDir });
@@ -197,6 +199,25 @@ describe('three servers on one PostgreSQL behind HAProxy', { skip }, () => {
     assert.equal(sizes.size, 1, 'every server serves the same recording');
     assert.ok([...sizes][0]! > 44);
     await until('call.finished to arrive once', async () => finished.get(client.callId) === 1, 15_000);
+  });
+
+  it('a WebRTC call through the balancer: the offer lands on any server, the media goes to the server that answered it', async () => {
+    const created = await api('POST', '/v2/create-web-call', { agent_id: agentId });
+    assert.equal(created.status, 201, JSON.stringify(created.json));
+    const client = await WebCallClient.join({ url: lb, accessToken: created.json.access_token, transport: 'webrtc', iceAddress: '127.0.0.1', timeoutMs: 20_000 });
+    assert.equal((await client.waitFor('call_started')).transport, 'webrtc');
+    await client.waitFor((e) => e.type === 'agent_stop_talking', 10_000);
+    const updated = await api('PATCH', `/v2/update-call/${client.callId}`, { custom_attributes: { via: 'webrtc' } });
+    assert.equal(updated.status, 200);
+    await client.hangup();
+    const call = await until('the WebRTC call to be ended', async () => {
+      const got = await api('GET', `/v2/get-call/${client.callId}`);
+      return got.json.call_status === 'ended' && got.json.media ? got.json : undefined;
+    }, 10_000);
+    assert.equal(call.disconnection_reason, 'user_hangup');
+    assert.equal(call.media.transport, 'webrtc');
+    assert.ok(call.media.packets_in > 0 && call.media.packets_out > 0, JSON.stringify(call.media));
+    assert.ok(client.agentPcm().length > 0, 'the greeting was heard over WebRTC');
   });
 
   describe('a server killed mid-call', () => {

@@ -157,6 +157,15 @@ export function CallsPage({ api }: { api: Api }) {
   );
 }
 
+/** How the call was carried (the call object's `media`), in one line: `webrtc, opus 48 kHz; in 250 packets (12.3 kB), 3 lost, jitter 4.1 ms; out ...`. */
+function mediaSummary(media: Call['media']): string {
+  if (!media) return '—';
+  const kb = (bytes: number | null) => (bytes === null ? '?' : `${(bytes / 1000).toFixed(1)} kB`);
+  const count = (n: number | null) => (n === null ? '?' : String(n));
+  const inbound = `in ${count(media.packets_in)} packets (${kb(media.bytes_in)})${media.packets_lost === null ? '' : `, ${media.packets_lost} lost`}${media.jitter_ms === null ? '' : `, jitter ${media.jitter_ms} ms`}`;
+  return `${media.transport}, ${media.codec} ${media.sample_rate / 1000} kHz; ${inbound}; out ${count(media.packets_out)} packets (${kb(media.bytes_out)})`;
+}
+
 export function CallPage({ api, callId }: { api: Api; callId: string }) {
   const call = useAsync(() => api.get<Call>(`/v2/get-call/${encodeURIComponent(callId)}`), [callId]);
   const [audio, setAudio] = useState<HTMLAudioElement | null>(null);
@@ -179,6 +188,7 @@ export function CallPage({ api, callId }: { api: Api; callId: string }) {
                 <dt>Agent</dt><dd>{c.agent_name ?? '—'} <a href={`#/agents/${c.agent_id}`}><code>{c.agent_id}</code></a> v{c.agent_version}</dd>
                 <dt>Duration</dt><dd>{formatDuration(c.duration_ms)}</dd>
                 <dt>Storage</dt><dd>{c.data_storage_setting}</dd>
+                <dt>Carried</dt><dd id="call-media">{mediaSummary(c.media)}</dd>
               </dl>
             </Card>
             <Card title="Timeline" id="timeline">

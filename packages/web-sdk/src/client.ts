@@ -20,6 +20,10 @@ import {
   type PlaybackEvent,
   type PlaybackOptions,
 } from './worklets/messages.ts';
+import { type RtcLink, RtcUnavailable, joinWebRtc } from './rtc-transport.ts';
+
+/** How a call is carried: WebRTC (Opus on UDP; the browser's echo canceller applies), the WebSocket (PCM on TCP), or WebRTC with the WebSocket as fallback. */
+export type CallTransport = 'auto' | 'webrtc' | 'websocket';
 
 export interface WebCallClientOptions {
   /** The Switchboard server, e.g. `https://voice.example.com` (default: the page's origin). */
@@ -32,6 +36,8 @@ export interface WebCallClientOptions {
   connectionTimeoutMs?: number;
   /** How long `startCall()` waits for the server to accept the join, in ms (default 10000). */
   joinTimeoutMs?: number;
+  /** With `transport: 'auto'`, how long WebRTC may take to connect before the call falls back to the WebSocket, in ms (default 5000). */
+  webrtcConnectTimeoutMs?: number;
 }
 
 export interface StartCallOptions {
@@ -48,13 +54,20 @@ export interface StartCallOptions {
   captureDeviceId?: string;
   /** `deviceId` of the speaker; used where `AudioContext.setSinkId` exists (Chromium 110+). */
   playbackDeviceId?: string;
-  /** Emit `audio` events with the agent samples as they are played (default false). */
+  /** Emit `audio` events with the agent samples as they are played (default false; WebSocket calls only). */
   emitRawAudioSamples?: boolean;
+  /**
+   * `'auto'` (default): WebRTC, falling back to the WebSocket with the same token when WebRTC has
+   * not connected within `webrtcConnectTimeoutMs`; `'webrtc'` or `'websocket'` only.
+   */
+  transport?: CallTransport;
 }
 
 export interface CallStartedEvent {
   call_id: string;
   agent: CallStartedMessage['agent'];
+  /** How the call is carried: `webrtc` or `websocket`. */
+  transport: 'webrtc' | 'websocket';
 }
 
 export interface CallEndedEvent {
@@ -115,6 +128,8 @@ export type CallState = 'idle' | 'connecting' | 'ongoing' | 'ending';
 /** Resources of one call; closed once. */
 interface Session {
   ws: WebSocket | null;
+  /** The WebRTC connection, when the call runs over WebRTC. */
+  rtc: RtcLink | null;
   context: AudioContext | null;
   stream: MediaStream | null;
   capture: AudioWorkletNode | null;
@@ -154,6 +169,7 @@ export class WebCallClient extends TypedEmitter<WebCallEvents> {
   readonly #keepAliveMs: number;
   readonly #timeoutMs: number;
   readonly #joinTimeoutMs: number;
+  readonly #rtcConnectTimeoutMs: number;
   #state: CallState = 'idle';
   #session: Session | null = null;
   #muted = false;
@@ -166,6 +182,7 @@ export class WebCallClient extends TypedEmitter<WebCallEvents> {
     this.#keepAliveMs = options.keepAliveIntervalMs ?? 2000;
     this.#timeoutMs = options.connectionTimeoutMs ?? 10_000;
     this.#joinTimeoutMs = options.joinTimeoutMs ?? 10_000;
+    this.#rtcConnectTimeoutMs = options.webrtcConnectTimeoutMs ?? 5_000;
   }
 
   /** Where the client is: `idle` (no call), `connecting`, `ongoing`, `ending` (hanging up). */
@@ -207,7 +224,7 @@ export class WebCallClient extends TypedEmitter<WebCallEvents> {
     this.#muted = false;
     this.#stats = emptyStats();
     const session: Session = {
-      ws: null, context: null, stream: null, capture: null, playback: null, source: null,
+      ws: null, rtc: null, context: null, stream: null, capture: null, playback: null, source: null,
       timers: [], lastHeardAt: Date.now(), callId: null, ended: false, settleJoin: null, onEnded: [],
     };
     this.#session = session;
@@ -218,16 +235,9 @@ export class WebCallClient extends TypedEmitter<WebCallEvents> {
       void context.resume().catch(() => undefined);
       this.#stats.outputSampleRate = context.sampleRate;
 
+      const transport = options.transport ?? 'auto';
       try {
-        session.stream = await navigator.mediaDevices.getUserMedia({
-          audio: {
-            echoCancellation: true,
-            noiseSuppression: true,
-            autoGainControl: true,
-            channelCount: 1,
-            ...(options.captureDeviceId ? { deviceId: { exact: options.captureDeviceId } } : {}),
-          },
-        });
+        session.stream = await openMicrophone(options.captureDeviceId, transport === 'websocket');
       } catch (error) {
         throw microphoneError(error);
       }
@@ -241,13 +251,18 @@ export class WebCallClient extends TypedEmitter<WebCallEvents> {
 
       const token = await resolveToken(accessToken);
       this.#checkLive(session);
-      const started = await this.#join(session, token);
+      let started = transport === 'websocket' ? null : await this.#joinRtc(session, token, transport, options.playbackDeviceId);
       this.#checkLive(session);
+      // Over WebRTC the microphone track is sent as it is and the agent plays from an <audio> element.
+      if (!started) {
+        started = await this.#join(session, token);
+        this.#checkLive(session);
+        this.#startCapture(session, context);
+      }
       session.callId = started.call_id;
-      this.#startCapture(session, context);
       this.#state = 'ongoing';
       session.timers.push(setInterval(() => this.#keepAlive(session), this.#keepAliveMs));
-      this.emit('call_started', { call_id: started.call_id, agent: started.agent });
+      this.emit('call_started', { call_id: started.call_id, agent: started.agent, transport: session.rtc ? 'webrtc' : 'websocket' });
       this.emit('call_ready');
     } catch (error) {
       const failure = error instanceof WebCallError ? error : new WebCallError('connection_failed', errorMessage(error), { cause: error });
@@ -323,7 +338,8 @@ export class WebCallClient extends TypedEmitter<WebCallEvents> {
       processorOptions,
     });
     node.port.onmessage = (event: MessageEvent<PlaybackEvent>) => {
-      if (this.#session !== session) return;
+      // Over WebRTC the agent plays from a media element: the counters come from WebRTC's statistics.
+      if (this.#session !== session || session.rtc) return;
       const data = event.data;
       this.#stats.playedSamples = data.playedSamples;
       this.#stats.droppedSamples = data.droppedSamples;
@@ -357,6 +373,49 @@ export class WebCallClient extends TypedEmitter<WebCallEvents> {
     source.connect(node);
     session.source = source;
     session.capture = node;
+  }
+
+  /**
+   * Joins over WebRTC; null when WebRTC cannot carry the call and `transport` is `'auto'` (the
+   * token is then still unused: the WebSocket joins with it).
+   */
+  async #joinRtc(session: Session, accessToken: string, transport: CallTransport, playbackDeviceId: string | undefined): Promise<CallStartedMessage | null> {
+    const track = session.stream?.getAudioTracks()[0];
+    if (!track) throw new WebCallError('microphone_unavailable', 'The microphone gave no audio track.');
+    try {
+      const { link, started } = await joinWebRtc({
+        baseUrl: this.baseUrl,
+        accessToken,
+        track,
+        connectTimeoutMs: transport === 'auto' ? this.#rtcConnectTimeoutMs : this.#joinTimeoutMs,
+        joinTimeoutMs: this.#joinTimeoutMs,
+        ...(playbackDeviceId ? { playbackDeviceId } : {}),
+        onMessage: (message) => {
+          if (this.#session !== session) return;
+          session.lastHeardAt = Date.now();
+          this.#dispatch(session, message);
+        },
+        onClosed: () => this.#onClose(session),
+      });
+      session.rtc = link;
+      if (this.#session !== session || session.ended) link.close();
+      // The counters come from WebRTC's own statistics: the agent plays from a media element.
+      session.timers.push(setInterval(() => void this.#readRtcStats(session, link), 250));
+      return started;
+    } catch (error) {
+      if (error instanceof RtcUnavailable && transport === 'auto') return null;
+      if (error instanceof RtcUnavailable) throw new WebCallError('connection_failed', error.message, { cause: error });
+      throw error;
+    }
+  }
+
+  async #readRtcStats(session: Session, link: RtcLink): Promise<void> {
+    const { samples, inputLevel } = await link.stats().catch(() => ({ samples: 0, inputLevel: 0 }));
+    if (this.#session !== session) return;
+    const rate = this.#stats.outputSampleRate || 48_000;
+    this.#stats.receivedSamples = Math.round(samples / 3); // 48 kHz -> the 16 kHz of the wire's counters
+    this.#stats.playedSamples = Math.round((samples * rate) / 48_000);
+    this.#stats.inputLevel = inputLevel;
   }
 
   /** Opens the socket, sends `join`, and waits for `call_started` (or a refusal). */
@@ -504,6 +563,7 @@ export class WebCallClient extends TypedEmitter<WebCallEvents> {
   }
 
   #send(session: Session, message: ClientMessage): void {
+    if (session.rtc) return session.rtc.send(JSON.stringify(message));
     const ws = session.ws;
     if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(message));
   }
@@ -526,6 +586,8 @@ export class WebCallClient extends TypedEmitter<WebCallEvents> {
     session.capture = null;
     session.playback = null;
     session.stream = null;
+    session.rtc?.close();
+    session.rtc = null;
     const ws = session.ws;
     session.ws = null;
     if (ws) {
@@ -537,6 +599,31 @@ export class WebCallClient extends TypedEmitter<WebCallEvents> {
     session.context = null;
     if (context && context.state !== 'closed') void context.close().catch(() => undefined);
   }
+}
+
+/**
+ * The microphone, echo-cancelled. Over the WebSocket the agent plays through Web Audio, which
+ * Chrome's echo canceller has long ignored (crbug 687574): ask for `echoCancellation: "all"`
+ * (Chrome 141+), and plain `true` where the browser refuses that value.
+ */
+async function openMicrophone(deviceId: string | undefined, webSocketOnly: boolean): Promise<MediaStream> {
+  const audio = (echoCancellation: boolean | 'all'): MediaStreamConstraints => ({
+    audio: {
+      echoCancellation: echoCancellation as boolean,
+      noiseSuppression: true,
+      autoGainControl: true,
+      channelCount: 1,
+      ...(deviceId ? { deviceId: { exact: deviceId } } : {}),
+    },
+  });
+  if (webSocketOnly) {
+    try {
+      return await navigator.mediaDevices.getUserMedia(audio('all'));
+    } catch (error) {
+      if (!(error instanceof TypeError) && (error as { name?: string }).name !== 'OverconstrainedError') throw error;
+    }
+  }
+  return navigator.mediaDevices.getUserMedia(audio(true));
 }
 
 function emptyStats(): WebCallStats {

@@ -7,6 +7,7 @@ export {
   type CallEndedEvent,
   type CallStartedEvent,
   type CallState,
+  type CallTransport,
   type StartCallOptions,
   type UpdateEvent,
   type WebCallClientOptions,

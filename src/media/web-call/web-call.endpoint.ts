@@ -9,10 +9,11 @@ import type { RawData, WebSocket } from 'ws';
 import { wsDataToBuffer } from '../../lib/ws-data.ts';
 import { bytesToSamples } from '../../voice/frames.ts';
 import type { CallMedia } from '../../domain/call.ts';
-import type { CallEndpoint, CallEnding, CallEvent, EndpointSink, TranscriptLine } from '../endpoint.ts';
-import { CLOSE, PROTOCOL_SAMPLE_RATE, PROTOCOL_VERSION, REFUSALS, type RefusalCode } from '../../protocol/media.constants.ts';
-import type { ServerMessage, TranscriptEntry } from '../../protocol/media.messages.ts';
-import { InboundLimiter, MAX_TEXT_MESSAGE_BYTES } from './inbound-limits.ts';
+import type { CallEndpoint, CallEnding, CallEvent, EndpointSink } from '../endpoint.ts';
+import { serverMessageOf } from '../codec/media-messages.ts';
+import { CLOSE, PROTOCOL_SAMPLE_RATE, REFUSALS, type RefusalCode } from '../../protocol/media.constants.ts';
+import type { ServerMessage } from '../../protocol/media.messages.ts';
+import { InboundLimiter, MAX_TEXT_MESSAGE_BYTES } from '../codec/inbound-limits.ts';
 import { parseClientMessage } from './protocol.ts';
 
 /** The counters of the inbound limits (docs/media-protocol.md, "Limits"). */
@@ -32,8 +33,6 @@ const SOCKET_HARD_LIMIT_BYTES = 1_048_576;
 const CLOSE_GRACE_MS = 2_000;
 /** A client cut off for flooding is destroyed after this long even if its call's end has not closed it yet, ms. */
 const CUT_OFF_DEADLINE_MS = 30_000;
-/** Utterances an `update` message carries: the last ten (docs/media-protocol.md). */
-const TRANSCRIPT_WINDOW = 10;
 
 export class WebCallEndpoint implements CallEndpoint {
   readonly transport = 'websocket';
@@ -154,31 +153,8 @@ export class WebCallEndpoint implements CallEndpoint {
   }
 
   send(event: CallEvent): void {
-    switch (event.type) {
-      case 'started':
-        return this.#send({
-          type: 'call_started',
-          protocol_version: PROTOCOL_VERSION,
-          call_id: event.callId,
-          sample_rate: PROTOCOL_SAMPLE_RATE,
-          agent: { agent_id: event.agentId, agent_version: event.agentVersion, agent_name: event.agentName },
-        });
-      case 'agent_talking':
-        this.#utteranceId = event.utteranceId;
-        return this.#send({ type: 'agent_start_talking', utterance_id: event.utteranceId });
-      case 'agent_done':
-        return this.#send({ type: 'agent_stop_talking', utterance_id: event.utteranceId, cut_off: event.cutOff });
-      case 'transcript':
-        return this.#send({ type: 'update', transcript: event.lines.slice(-TRANSCRIPT_WINDOW).map(toWire), final: true });
-      case 'interim':
-        return this.#send({ type: 'update', transcript: [...event.lines.slice(-(TRANSCRIPT_WINDOW - 1)).map(toWire), { role: 'user', content: event.text }], final: false });
-      case 'node_changed':
-        return this.#send({ type: 'node_transition', from: event.from, to: event.to });
-      case 'metadata':
-        return this.#send({ type: 'metadata', metadata: event.metadata });
-      case 'error':
-        return this.#send({ type: 'error', code: event.code, message: event.message });
-    }
+    if (event.type === 'agent_talking') this.#utteranceId = event.utteranceId;
+    this.#send(serverMessageOf(event, this.transport));
   }
 
   playAudio(pcm: Int16Array): void {
@@ -244,9 +220,4 @@ function closeCodeOf(ending: CallEnding): number {
   if (ending.reason === 'error_client_flood') return CLOSE.tooFast;
   if (ending.reason === 'error_engine_unavailable') return CLOSE.unavailable;
   return ending.status === 'error' ? CLOSE.serverError : CLOSE.normal;
-}
-
-/** A transcript line as the protocol's `update` message carries it. */
-function toWire(line: TranscriptLine): TranscriptEntry {
-  return { role: line.role, content: line.text, ...(line.cutOff ? { cut_off: true } : {}) };
 }

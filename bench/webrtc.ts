@@ -1,0 +1,81 @@
+/**
+ * WebRTC benchmark (issue 23), against the WebSocket in the same run, on the instant fake engines
+ * (bench/voice.ts's fake server: every turn is answered at once, so what is measured is the
+ * transport and the service):
+ *
+ *   (a) bitrate each way per call, from the call object's `media` (bytes / duration), WebRTC's Opus
+ *       against the WebSocket's PCM, in alternating calls;
+ *   (b) client-seen reply latency (last speech frame sent -> first agent audio received) and the
+ *       server's e2e, both transports, same calls as (a);
+ *   (c) concurrent WebRTC calls at rising levels: calls that ended cleanly, e2e p90, and the server
+ *       process's CPU per call-second, against as many WebSocket calls at the same level (the
+ *       difference is what Opus, SRTP and ICE cost).
+ *
+ * `node bench/webrtc.ts [calls] [levels...]` runs it alone.
+ */
+import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { fmt, machine, percentile } from './lib.ts';
+import { concat, tone } from '../test/voice/harness.ts';
+import { type CallResult, type Served, runCall, startServed } from './voice.ts';
+
+const SPEECH_MS = 600;
+const speech = () => concat(tone(SPEECH_MS));
+
+/** The server child's CPU time so far, ms (utime + stime from /proc). */
+function cpuMs(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks of 10 ms
+}
+
+const p = (values: number[], q: number) => percentile([...values].sort((a, b) => a - b), q);
+
+async function level(s: Served, n: number, transport: 'websocket' | 'webrtc', turns: number): Promise<{ ok: number; e2eP90: number; cpuMsPerCallSecond: number }> {
+  const cpu0 = cpuMs(s.child.pid!);
+  const results = await Promise.all(Array.from({ length: n }, () => runCall(s, speech(), SPEECH_MS, turns, 300, s.agentId, transport).catch(() => null)));
+  const cpu = cpuMs(s.child.pid!) - cpu0;
+  const done = results.filter((r): r is CallResult => r !== null);
+  const callSeconds = done.reduce((a, r) => a + r.durationMs / 1000, 0);
+  return { ok: done.filter((r) => r.ok).length, e2eP90: p(done.flatMap((r) => r.e2e), 90), cpuMsPerCallSecond: callSeconds > 0 ? cpu / callSeconds : NaN };
+}
+
+export async function runWebRtcBench(options: { calls?: number; levels?: number[]; log?: (line: string) => void } = {}): Promise<string> {
+  const log = options.log ?? (() => undefined);
+  const calls = options.calls ?? 6;
+  const levels = options.levels ?? [10, 25, 50, 100];
+  const s = await startServed('fake');
+  const out: string[] = [`Machine: ${machine()}`, ''];
+  try {
+    const by = { websocket: [] as CallResult[], webrtc: [] as CallResult[] };
+    for (let i = 0; i < calls; i++) {
+      for (const t of ['websocket', 'webrtc'] as const) {
+        const r = await runCall(s, speech(), SPEECH_MS, 4, 300, s.agentId, t);
+        by[t].push(r);
+        log(`# webrtc bench (a,b): ${t} call ${i + 1}/${calls}: ${r.reason}`);
+      }
+    }
+    out.push('| transport | calls ok | in, kbit/s (caller -> server) | out, kbit/s (agent -> caller) | client-seen reply p50 / p90, ms | server e2e p50, ms |', '|---|---|---|---|---|---|');
+    for (const t of ['websocket', 'webrtc'] as const) {
+      const rs = by[t];
+      const rate = (pick: (r: CallResult) => number | null | undefined) => p(rs.map((r) => ((pick(r) ?? 0) * 8) / Math.max(1, r.durationMs)), 50);
+      const client = rs.flatMap((r) => r.client);
+      out.push(`| ${t} | ${rs.filter((r) => r.ok).length}/${rs.length} | ${fmt(rate((r) => r.media?.bytes_in))} | ${fmt(rate((r) => r.media?.bytes_out))} | ${fmt(p(client, 50), 0)} / ${fmt(p(client, 90), 0)} | ${fmt(p(rs.flatMap((r) => r.e2e), 50), 0)} |`);
+    }
+    out.push('', '| concurrent calls | transport | ended cleanly | e2e p90, ms | server CPU, ms per call-second |', '|---|---|---|---|---|');
+    for (const n of levels) {
+      for (const t of ['websocket', 'webrtc'] as const) {
+        const r = await level(s, n, t, 3);
+        log(`# webrtc bench (c): ${n} ${t}: ${r.ok} ok, p90 ${fmt(r.e2eP90, 0)} ms`);
+        out.push(`| ${n} | ${t} | ${r.ok}/${n} | ${fmt(r.e2eP90, 0)} | ${fmt(r.cpuMsPerCallSecond)} |`);
+      }
+    }
+  } finally {
+    await s.stop();
+  }
+  return out.join('\n');
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const [calls, ...levels] = process.argv.slice(2).map(Number);
+  process.stdout.write(`${await runWebRtcBench({ ...(calls ? { calls } : {}), ...(levels.length ? { levels } : {}), log: (l) => process.stderr.write(`${l}\n`) })}\n`);
+}

@@ -1,0 +1,263 @@
+/**
+ * One WebRTC web call as a call endpoint: the caller's Opus RTP decoded to the pipeline's 16 kHz
+ * (through the inbound limits), the agent's audio encoded to Opus and sent as RTP, and the session's
+ * events as the media protocol's JSON messages on the "events" data channel, the same shapes as on
+ * the WebSocket (docs/media-protocol.md, "WebRTC"). The signalling that made the connection is in
+ * webrtc.transport.ts; nothing here is seen by the session but the port.
+ */
+import type { Counter } from 'prom-client';
+import { type MediaStreamTrack, type RTCDataChannel, type RTCPeerConnection, RtpHeader, RtpPacket } from 'werift';
+import { randomInt } from 'node:crypto';
+import type { CallMedia } from '../../domain/call.ts';
+import { parseBoundedJson } from '../../lib/bounded-json.ts';
+import { serverMessageOf } from '../codec/media-messages.ts';
+import type { CallEndpoint, CallEnding, CallEvent, EndpointSink } from '../endpoint.ts';
+import type { ServerMessage } from '../../protocol/media.messages.ts';
+import { InboundLimiter, MAX_TEXT_MESSAGE_BYTES } from '../codec/inbound-limits.ts';
+import { FRAME_SAMPLES, OPUS_RTP_CLOCK, OpusCodec, TICKS_PER_SAMPLE } from './opus.ts';
+import { RtpReceiveStats } from './rtp-receive-stats.ts';
+
+/** The counters of the inbound limits, shared with the WebSocket's (switchboard_media_*). */
+export interface RtcInboundCounters {
+  audioDroppedSeconds: Counter;
+  messagesDropped: Counter<'kind'>;
+  floodDisconnections: Counter;
+}
+
+/** Largest RTP payload decoded, bytes: Opus's own maximum for one packet is 1 275 per frame. */
+const MAX_OPUS_PAYLOAD_BYTES = 1_500;
+/** Messages held for the data channel until it opens; beyond, the oldest are dropped. */
+const PENDING_MESSAGES = 64;
+/** Data-channel bytes queued unsent beyond which the caller is treated as gone (it is not reading). */
+const CHANNEL_HARD_LIMIT_BYTES = 1_048_576;
+/**
+ * Missing audio filled with silence at most, in samples (1 s): a gap in the caller's RTP timestamps
+ * (lost packets, or DTX's silence) keeps the caller's timeline; a longer one is a stall, and the
+ * pipeline places what follows by the call's clock.
+ */
+const MAX_GAP_FILL_SAMPLES = 16_000;
+/** After `call_ended`, how long the data channel has to deliver it before the connection closes, ms. */
+const CLOSE_GRACE_MS = 500;
+/** A connection `disconnected` this long (consent freshness lost, RFC 7675) is a lost caller, ms. */
+const DISCONNECTED_LOST_MS = 5_000;
+
+export interface WebRtcEndpointOptions {
+  counters: RtcInboundCounters;
+  /** Monotonic ms: the inbound limits and the jitter's arrival times. */
+  now: () => number;
+  /** The caller's SDP asked for DTX (`usedtx=1`): our encoder may then skip silence too. */
+  dtx: boolean;
+}
+
+export class WebRtcEndpoint implements CallEndpoint {
+  readonly transport = 'webrtc';
+  readonly #pc: RTCPeerConnection;
+  readonly #track: MediaStreamTrack;
+  readonly #channel: RTCDataChannel;
+  readonly #options: WebRtcEndpointOptions;
+  readonly #codec: OpusCodec;
+  readonly #stats = new RtpReceiveStats(OPUS_RTP_CLOCK);
+  readonly #pending: string[] = [];
+  readonly #out = { packets: 0, bytes: 0, sequence: randomInt(0, 65_536), timestamp: randomInt(0, 2 ** 32), ssrc: randomInt(1, 2 ** 32) };
+  /** The next RTP timestamp expected from the caller (fills gaps with silence), or null before the first. */
+  #nextTimestamp: number | null = null;
+  #sink: EndpointSink | undefined;
+  #limits: InboundLimiter;
+  #closed = false;
+  #flooding = false;
+  /** The next frame starts a talk spurt (RTP marker bit, RFC 7587). */
+  #spurt = true;
+  /** The utterance the agent is speaking (the `clear` message names it). */
+  #utteranceId = 'utt_0';
+  #disconnectedTimer: NodeJS.Timeout | undefined;
+  /** Set by the transport: forgets the session once the endpoint has closed. */
+  onClosed: (() => void) | undefined;
+
+  constructor(pc: RTCPeerConnection, track: MediaStreamTrack, channel: RTCDataChannel, options: WebRtcEndpointOptions) {
+    this.#pc = pc;
+    this.#track = track;
+    this.#channel = channel;
+    this.#options = options;
+    this.#codec = new OpusCodec({ dtx: options.dtx });
+    this.#limits = new InboundLimiter(options.now);
+    channel.stateChanged.subscribe((state) => {
+      if (state === 'open') this.#flush();
+    });
+    channel.onMessage.subscribe((data) => this.#onMessage(data));
+    pc.connectionStateChange.subscribe((state) => {
+      clearTimeout(this.#disconnectedTimer);
+      if (state === 'failed' || state === 'closed') this.#gone();
+      // Consent freshness lost: the network may come back (ICE restarts are not offered), else the caller is gone.
+      else if (state === 'disconnected') this.#disconnectedTimer = setTimeout(() => this.#gone(), DISCONNECTED_LOST_MS).unref();
+    });
+  }
+
+  /** The caller's audio track arrived (the remote side of the audio transceiver). */
+  receive(remote: MediaStreamTrack): void {
+    remote.onReceiveRtp.subscribe((rtp) => this.#onRtp(rtp));
+  }
+
+  attach(sink: EndpointSink): void {
+    this.#sink = sink;
+    if (this.#closed) sink.lost();
+  }
+
+  #onRtp(rtp: RtpPacket): void {
+    if (this.#closed) return;
+    const payload = rtp.payload;
+    // Counted from the first packet (the call's media is the connection's), decoded once the call runs.
+    const missing = this.#stats.record(rtp.header.sequenceNumber, rtp.header.timestamp, payload.byteLength, this.#options.now());
+    const sink = this.#sink;
+    if (!sink || this.#flooding) return; // before the join: media is not the call's yet
+    if (missing < 0 || payload.byteLength === 0 || payload.byteLength > MAX_OPUS_PAYLOAD_BYTES) return; // late, duplicate, or not audio
+    const pcm = this.#codec.decode(payload);
+    if (!pcm) return;
+    // Silence for what never came (lost packets, or DTX's pause), so the caller's timeline holds.
+    const gap = this.#nextTimestamp === null ? 0 : ((rtp.header.timestamp - this.#nextTimestamp + 2 ** 32) % 2 ** 32) / TICKS_PER_SAMPLE;
+    this.#nextTimestamp = (rtp.header.timestamp + pcm.length * TICKS_PER_SAMPLE) % 2 ** 32;
+    const fill = gap > 0 && gap <= MAX_GAP_FILL_SAMPLES ? Math.round(gap) : 0;
+    const audio = fill > 0 ? concat(new Int16Array(fill), pcm) : pcm;
+    const verdict = this.#limits.audio(audio.length);
+    if (verdict.kind === 'flood') return this.#cutOff(sink);
+    const counters = this.#options.counters;
+    if (verdict.droppedSamples > 0) counters.audioDroppedSeconds.inc(verdict.droppedSamples / 16_000);
+    if (verdict.messageDropped) counters.messagesDropped.inc({ kind: 'audio' });
+    if (verdict.samples > 0) sink.audio(audio.subarray(audio.length - verdict.samples));
+  }
+
+  #onMessage(data: string | Buffer): void {
+    const sink = this.#sink;
+    if (!sink || this.#closed || this.#flooding) return;
+    const verdict = this.#limits.text();
+    if (verdict === 'flood') return this.#cutOff(sink);
+    if (verdict === 'drop') {
+      this.#options.counters.messagesDropped.inc({ kind: 'text' });
+      return;
+    }
+    const text = typeof data === 'string' ? data : data.toString('utf8');
+    const parsed = text.length > MAX_TEXT_MESSAGE_BYTES ? null : parseBoundedJson(text);
+    const value = parsed?.ok ? (parsed.value as { type?: unknown; id?: unknown } | null) : null;
+    if (value === null || typeof value !== 'object' || typeof value.type !== 'string') {
+      this.#send({ type: 'error', code: 'bad_message', message: 'Malformed message; see docs/media-protocol.md.' });
+    } else if (value.type === 'hangup') {
+      sink.hangup();
+    } else if (value.type === 'ping') {
+      this.#send({ type: 'pong', id: value.id ?? null });
+    }
+    // Unknown types are ignored (forward compatibility), as on the WebSocket.
+  }
+
+  /** Far faster than real time: stop reading, and let the session end the call (error_client_flood). */
+  #cutOff(sink: EndpointSink): void {
+    this.#flooding = true;
+    this.#options.counters.floodDisconnections.inc();
+    sink.flood();
+  }
+
+  send(event: CallEvent): void {
+    if (event.type === 'agent_talking') {
+      this.#spurt = true;
+      this.#utteranceId = event.utteranceId;
+    }
+    this.#send(serverMessageOf(event, this.transport));
+  }
+
+  /** One frame of the agent's audio (the session paces it at real time): one Opus RTP packet per 20 ms. */
+  playAudio(pcm: Int16Array): void {
+    if (this.#closed) return;
+    for (let at = 0; at < pcm.length; at += FRAME_SAMPLES) {
+      const payload = this.#codec.encode(pcm.subarray(at, at + FRAME_SAMPLES));
+      const out = this.#out;
+      const header = new RtpHeader({ payloadType: 111, sequenceNumber: out.sequence, timestamp: out.timestamp, ssrc: out.ssrc, marker: this.#spurt });
+      this.#spurt = false;
+      out.sequence = (out.sequence + 1) % 65_536;
+      out.timestamp = (out.timestamp + FRAME_SAMPLES * TICKS_PER_SAMPLE) % 2 ** 32;
+      out.packets += 1;
+      out.bytes += payload.byteLength;
+      this.#track.writeRtp(new RtpPacket(header, payload));
+    }
+  }
+
+  /**
+   * Barge-in: nothing is queued here (each frame is sent as the session paces it) and the browser's
+   * jitter buffer holds only tens of ms; the page is told, as on the WebSocket.
+   */
+  clear(): void {
+    this.#spurt = true;
+    this.#send({ type: 'clear', utterance_id: this.#utteranceId });
+  }
+
+  /** Opus over RTP: packets and payload bytes both ways, and loss and jitter of the caller's stream (RFC 3550). */
+  mediaStats(): CallMedia {
+    const s = this.#stats;
+    return {
+      transport: this.transport,
+      codec: 'opus',
+      sample_rate: OPUS_RTP_CLOCK,
+      bytes_in: s.bytes,
+      bytes_out: this.#out.bytes,
+      packets_in: s.packets,
+      packets_out: this.#out.packets,
+      packets_lost: s.lost,
+      jitter_ms: Math.round(s.jitterMs * 10) / 10,
+    };
+  }
+
+  /** The caller hung up through signalling (DELETE on its session): as the data channel's `hangup`. */
+  hangup(): void {
+    if (!this.#closed) this.#sink?.hangup();
+  }
+
+  /** A refusal after the offer was answered (the token was used meanwhile): the `error` message, then the connection closes. */
+  refuse(code: string, message: string): void {
+    this.#send({ type: 'error', code, message });
+    this.#closeSoon();
+  }
+
+  /** `call_ended` on the data channel, then the peer connection closes. */
+  end(ending: CallEnding): void {
+    this.#send({ type: 'call_ended', call_status: ending.status, disconnection_reason: ending.reason });
+    this.#closeSoon();
+  }
+
+  /** Closes at once (the transport's shutdown, or a session that never connected). Idempotent. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearTimeout(this.#disconnectedTimer);
+    this.#pending.length = 0;
+    this.#codec.close();
+    void this.#pc.close().catch(() => {});
+    this.onClosed?.();
+  }
+
+  #closeSoon(): void {
+    setTimeout(() => this.close(), CLOSE_GRACE_MS).unref();
+  }
+
+  /** The connection failed or closed: the caller hung up (after `hangup` the sink ignores this) or was lost. */
+  #gone(): void {
+    if (this.#closed) return;
+    this.#sink?.lost();
+    this.close();
+  }
+
+  #send(message: ServerMessage): void {
+    if (this.#closed) return;
+    this.#pending.push(JSON.stringify(message));
+    while (this.#pending.length > PENDING_MESSAGES) this.#pending.shift();
+    if (this.#channel.readyState === 'open') this.#flush();
+  }
+
+  #flush(): void {
+    if (this.#channel.bufferedAmount > CHANNEL_HARD_LIMIT_BYTES) return this.#gone();
+    for (const text of this.#pending.splice(0)) this.#channel.send(text);
+  }
+}
+
+function concat(a: Int16Array, b: Int16Array): Int16Array {
+  const out = new Int16Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
