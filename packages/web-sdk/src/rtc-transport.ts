@@ -125,10 +125,10 @@ export async function joinWebRtc(options: RtcJoinOptions): Promise<{ link: RtcLi
         stats: async () => {
           let samples = 0;
           let inputLevel = 0;
-          for (const report of (await pc.getStats()).values() as IterableIterator<Record<string, unknown>>) {
-            if (report.type === 'inbound-rtp' && report.kind === 'audio' && typeof report.totalSamplesReceived === 'number') samples = report.totalSamplesReceived;
-            if (report.type === 'media-source' && report.kind === 'audio' && typeof report.audioLevel === 'number') inputLevel = report.audioLevel;
-          }
+          (await pc.getStats()).forEach((report: Record<string, unknown>) => {
+            if (report['type'] === 'inbound-rtp' && report['kind'] === 'audio' && typeof report['totalSamplesReceived'] === 'number') samples = report['totalSamplesReceived'];
+            if (report['type'] === 'media-source' && report['kind'] === 'audio' && typeof report['audioLevel'] === 'number') inputLevel = report['audioLevel'];
+          });
           return { samples, inputLevel };
         },
         close,
