@@ -28,6 +28,7 @@ import { PocketsphinxStt, probeLibrary, type PocketsphinxMode } from '../src/pro
 import { keywordMatch } from '../src/voice/engines/flow.engine.ts';
 import { BandMeter } from '../src/providers/audio/band.ts';
 import { fmt, machine, percentile } from './lib.ts';
+import { runRealSpeechBench } from './real-speech.ts';
 
 /** What callers say at a node that branches on `keywords`; `branch`: whether they said one. */
 export const CALLER_PHRASES: ReadonlyArray<{ text: string; keywords: readonly string[]; branch: boolean }> = [
@@ -219,6 +220,8 @@ export async function runRecognitionBench(options: RecognitionBenchOptions = {})
     '| mode | utterances | p50 (ms) | p90 (ms) | max (ms) |',
     '|---|---|---|---|---|',
     ...lat,
+    '',
+    await runRealSpeechBench({ log }),
   ].join('\n');
 }
 

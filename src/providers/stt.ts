@@ -111,7 +111,7 @@ export interface SttCapabilities {
   readonly languages: readonly string[];
   /**
    * Sample rates the engine decodes natively, Hz, or 'any' (it is told the rate). SttStream.write()
-   * itself always takes 16 kHz; this says what a transport could send without resampling.
+   * takes 16 kHz unless the stream was opened with SttOpenOptions.sampleRateHz, one of these.
    */
   readonly inputSampleRates: readonly number[] | 'any';
   /** How well it hears telephone-band audio (8 kHz channels: phone lines, hands-free Bluetooth). */
