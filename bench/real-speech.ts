@@ -19,7 +19,8 @@
  * on, off, stop, go whose keyword the text holds) is the one spoken; digits, the digit string
  * read from the text (number words; "oh" and "zero" are 0) equals the one spoken; sentences, the
  * word error rate of the open path, and false accepts: sentences spoken at the commands node
- * (directed with the commands' expectation) that took a keyword edge.
+ * (directed with the commands' expectation) that took a keyword edge, and the same for single
+ * digits said at the commands node (one-word answers outside the grammar).
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -182,6 +183,7 @@ export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promi
   const rows: string[] = [];
   let falseAccepts = 0;
   let oog = 0;
+  const oneWord = { accepted: 0, items: 0 };
   for (const group of groups(manifest)) {
     const items = group.items.slice(0, options.perGroup ?? group.items.length);
     if (items.length === 0) continue;
@@ -201,6 +203,13 @@ export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promi
       log(`real speech: ${group.name}: WER ${fmt((100 * e.errors) / e.words)} %, false accepts ${accepted}/${items.length}`);
       continue;
     }
+    if (kind === 'digit') {
+      // One-word answers outside the grammar: single digits said at the commands node.
+      const atCommands = await throughStream(items, 'directed', COMMANDS_NODE);
+      const accepted = atCommands.filter((t) => commandEdge(t) !== 'else').length;
+      oneWord.accepted += accepted;
+      oneWord.items += items.length;
+    }
     const base = await baseline(items, kind === 'command' ? COMMANDS_JSGF : DIGITS_JSGF);
     const right = (texts: readonly string[]): number =>
       items.filter((it, i) => (kind === 'command' ? commandEdge(texts[i]!) === it.text : digitsOf(texts[i]!) === (it.digits ?? digitsOf(it.text)))).length;
@@ -215,6 +224,7 @@ export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promi
     ...rows,
     '',
     `Out-of-grammar sentences that took a keyword edge at the commands node (directed): ${pct(falseAccepts, oog)}.`,
+    `Out-of-grammar single words (digits said at the commands node) that took a keyword edge (directed): ${pct(oneWord.accepted, oneWord.items)}.`,
   ].join('\n');
 }
 

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeStt, FakeTts, EnergyVad } from '../../src/providers/fake/fake.providers.ts';
 import type { SttExpectation, SttOpenOptions, SttProvider } from '../../src/providers/stt.ts';
-import { directedGrammar, sequencePlausible } from '../../src/providers/pocketsphinx/directed.ts';
+import { directedGrammar, phrasePlausible, sequencePlausible } from '../../src/providers/pocketsphinx/directed.ts';
 import { FlowEngine } from '../../src/voice/engines/flow.engine.ts';
 import { nodeExpectation } from '../../src/voice/engines/expected.ts';
 import type { ConversationFlow, FlowNode } from '../../src/voice/engines/types.ts';
@@ -35,6 +35,7 @@ test('the grammar of a closed expectation: its phrases, yes/no words, digit or n
   assert.equal(directedGrammar({ closed: false, phrases: ['book'], values: [] }), undefined);
   assert.equal(directedGrammar({ closed: true, phrases: ['<bad>', ''], values: [] }), undefined, 'nothing decodable: the language model decodes');
   assert.ok(sequencePlausible(4, 5) && !sequencePlausible(1, 8), 'a sentence is not forced into digits');
+  assert.ok(phrasePlausible(1, 2) && !phrasePlausible(1, 6), 'nor into a keyword');
 });
 
 const flow: ConversationFlow = {

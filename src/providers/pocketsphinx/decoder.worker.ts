@@ -11,7 +11,7 @@
 import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { SttExpectation } from '../stt.ts';
-import { DIRECTED_MIN_POSTERIOR, directedGrammar, sequencePlausible, type DirectedGrammar } from './directed.ts';
+import { DIRECTED_MIN_POSTERIOR, directedGrammar, phrasePlausible, sequencePlausible, type DirectedGrammar } from './directed.ts';
 import { containsPhrase, PHRASE_MIN_POSTERIOR, strongest, withPhrase, type PhraseEvidence, type TimedWord } from './expected-phrase.ts';
 
 export interface DecoderWorkerData {
@@ -257,7 +257,7 @@ function grammarAnswer(audio: readonly Int16Array[]): string {
  * Directed recognition of the utterance just ended by the language model: the grammar chooses
  * the expected answer that best fits the audio, and the answer is taken only when the open
  * language model's lattice of the same audio holds it (a phrase, at DIRECTED_MIN_POSTERIOR) or
- * heard no more speech than it (a digit or number sequence). Otherwise the caller said something
+ * the language model heard little more speech than it (phrasePlausible, sequencePlausible). Otherwise the caller said something
  * else, and the language model's text stands, so the flow's else edge is taken.
  */
 function directedText(grammar: DirectedGrammar, audio: readonly Int16Array[]): string {
@@ -275,7 +275,8 @@ function directedText(grammar: DirectedGrammar, audio: readonly Int16Array[]): s
   if (grammar.phrases.includes(answer)) {
     if (containsPhrase(open, [answer])) return open;
     const found = strongest(evidence.filter((e) => e.phrase === answer), DIRECTED_MIN_POSTERIOR);
-    return found ? withPhrase(path, found) : biased();
+    if (found) return withPhrase(path, found);
+    return phrasePlausible(answer.split(' ').length, path.length) ? answer : biased();
   }
   return sequencePlausible(answer.split(' ').length, path.length) ? answer : biased();
 }
