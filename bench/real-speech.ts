@@ -31,8 +31,7 @@ import { createResampler } from '../src/providers/audio/resample.ts';
 import { DEBIAN_MODEL_DIR, PocketsphinxStt } from '../src/providers/pocketsphinx/pocketsphinx.stt.ts';
 import type { SttExpectation } from '../src/providers/stt.ts';
 import { keywordMatch } from '../src/voice/engines/flow.engine.ts';
-import { fmt } from './lib.ts';
-import { wordErrors } from './recognition.ts';
+import { fmt, wordErrors } from './lib.ts';
 
 /** The shared folder of real recordings; REAL_SPEECH_DIR overrides. */
 export function realSpeechDir(): string {

@@ -10,7 +10,7 @@ import { nodeExpectation } from '../../src/voice/engines/expected.ts';
 import type { ConversationFlow, FlowNode } from '../../src/voice/engines/types.ts';
 import { TestClock, feed, makePipeline, silence, tone, concat } from './harness.ts';
 
-const node = (extra: Partial<FlowNode>): FlowNode => ({ id: 'n', type: 'conversation', instruction: { type: 'static_text', text: 'Hi' }, ...extra }) as FlowNode;
+const node = (extra: Partial<FlowNode>): FlowNode => ({ id: 'n', type: 'conversation', instruction: { type: 'static_text', text: 'Hi' }, ...extra });
 const kw = (keywords: string[]) => ({ id: `k${keywords[0]}`, destination_node_id: 'x', transition_condition: { type: 'keyword' as const, keywords } });
 const always = { id: 'else', destination_node_id: 'x', transition_condition: { type: 'always' as const } };
 
