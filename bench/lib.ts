@@ -126,3 +126,20 @@ async function stopChild(child: ChildProcess): Promise<void> {
   child.kill('SIGTERM');
   await new Promise((resolve) => child.once('exit', resolve));
 }
+
+function words(t: string): string[] {
+  return t.toLowerCase().split(/\s+/).filter(Boolean);
+}
+
+/** Word-level edit distance between reference and hypothesis. */
+export function wordErrors(ref: string, hyp: string): { errors: number; words: number } {
+  const r = words(ref);
+  const h = words(hyp);
+  let prev = Array.from({ length: h.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= r.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= h.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (r[i - 1] === h[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return { errors: prev[h.length]!, words: r.length };
+}

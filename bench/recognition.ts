@@ -27,7 +27,8 @@ import { createResampler } from '../src/providers/audio/resample.ts';
 import { PocketsphinxStt, probeLibrary, type PocketsphinxMode } from '../src/providers/pocketsphinx/pocketsphinx.stt.ts';
 import { keywordMatch } from '../src/voice/engines/flow.engine.ts';
 import { BandMeter } from '../src/providers/audio/band.ts';
-import { fmt, machine, percentile } from './lib.ts';
+import { fmt, machine, percentile, wordErrors } from './lib.ts';
+import { runRealSpeechBench } from './real-speech.ts';
 
 /** What callers say at a node that branches on `keywords`; `branch`: whether they said one. */
 export const CALLER_PHRASES: ReadonlyArray<{ text: string; keywords: readonly string[]; branch: boolean }> = [
@@ -88,23 +89,6 @@ export async function buildCorpus(voices: readonly string[]): Promise<Map<string
     await tts.close();
   }
   return out;
-}
-
-function words(t: string): string[] {
-  return t.toLowerCase().split(/\s+/).filter(Boolean);
-}
-
-/** Word-level edit distance between reference and hypothesis. */
-export function wordErrors(ref: string, hyp: string): { errors: number; words: number } {
-  const r = words(ref);
-  const h = words(hyp);
-  let prev = Array.from({ length: h.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= r.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= h.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (r[i - 1] === h[j - 1] ? 0 : 1));
-    prev = cur;
-  }
-  return { errors: prev[h.length]!, words: r.length };
 }
 
 interface Score {
@@ -219,6 +203,8 @@ export async function runRecognitionBench(options: RecognitionBenchOptions = {})
     '| mode | utterances | p50 (ms) | p90 (ms) | max (ms) |',
     '|---|---|---|---|---|',
     ...lat,
+    '',
+    await runRealSpeechBench({ log }),
   ].join('\n');
 }
 

@@ -38,6 +38,7 @@ type OptionalKeys<T> = { [K in keyof T]-?: undefined extends T[K] ? K : never }[
  */
 const OPTIONAL_STREAM_MEMBERS: { [K in OptionalKeys<SttStream>]-?: (stream: SttStream) => Pick<SttStream, K> | undefined } = {
   bias: (stream) => (stream.bias ? { bias: (phrases) => stream.bias!(phrases) } : undefined),
+  expect: (stream) => (stream.expect ? { expect: (expectation) => stream.expect!(expectation) } : undefined),
   pendingMs: (stream) => (stream.pendingMs ? { pendingMs: () => stream.pendingMs!() } : undefined),
 };
 

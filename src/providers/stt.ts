@@ -1,5 +1,5 @@
 /**
- * Speech-to-text. Audio is 16 kHz 16-bit mono PCM. A stream is opened per call and carries
+ * Speech-to-text. Audio is 16-bit mono PCM at 16 kHz (or SttOpenOptions.sampleRateHz). A stream is opened per call and carries
  * utterances one after another: `write()` appends audio of the current utterance, `finalize()`
  * ends it and resolves with its final text; the next `write()` starts the next utterance.
  * Implementations may overlap: audio of utterance N+1 may be written while N is finalizing.
@@ -29,6 +29,14 @@ export interface SttStream {
    */
   bias?(phrases: readonly string[]): void;
   /**
+   * Directed recognition: what the next utterances are expected to be (SttExpectation), replacing
+   * what was given before, from the next utterance that starts after the call, as bias() does and
+   * in its place. A recogniser that can decode against a grammar does so while the expectation is
+   * closed, and must still report speech outside it as heard (so the flow's else edge stays
+   * reachable). Optional: recognisers without it get bias(expectation.phrases).
+   */
+  expect?(expectation: SttExpectation): void;
+  /**
    * Audio written but not decoded yet, ms: how far the interim hypotheses lag the audio. Optional:
    * streaming recognisers that can tell implement it; the adaptive end of turn judges the interim
    * text only once the recogniser has decoded past the end of the speech (docs/voice-pipeline.md).
@@ -40,6 +48,23 @@ export interface SttStream {
 export interface SttInterim {
   /** Whole text so far of the current utterance (not a delta); never ''. */
   readonly text: string;
+}
+
+/** Values a flow node extracts whose words are a closed set (src/voice/engines/expected.ts TYPE_PHRASES). */
+export type ExpectedValue = 'yes_no' | 'digits' | 'number';
+
+/**
+ * What the caller is expected to say next (SttStream.expect). `closed`: the node acts only on
+ * these (its keyword edges, values of the closed types it extracts, the agent's boosted
+ * keywords); anything else takes its else edge. Open expectations (a prompt edge, an LLM, free
+ * text) only bias an open vocabulary.
+ */
+export interface SttExpectation {
+  readonly closed: boolean;
+  /** Keywords and short phrases, lower case, as SttStream.bias() takes them. */
+  readonly phrases: readonly string[];
+  /** Closed-set values expected besides the phrases: one of yes/no, a digit string, a number. */
+  readonly values: readonly ExpectedValue[];
 }
 
 export interface SttOpenOptions {
@@ -59,6 +84,12 @@ export interface SttOpenOptions {
    * (Deepgram) use these; the others treat them as a bias() that stays under every later one.
    */
   keywords?: readonly string[];
+  /**
+   * Sample rate of the audio write() takes, Hz: 8000 (a telephone-band transport sending what it
+   * received) or 16000; default 16000. A recogniser that decodes 8 kHz natively says so in
+   * SttCapabilities.inputSampleRates; the others are given 16 kHz.
+   */
+  sampleRateHz?: 8000 | 16000;
 }
 
 /**
@@ -80,7 +111,7 @@ export interface SttCapabilities {
   readonly languages: readonly string[];
   /**
    * Sample rates the engine decodes natively, Hz, or 'any' (it is told the rate). SttStream.write()
-   * itself always takes 16 kHz; this says what a transport could send without resampling.
+   * takes 16 kHz unless the stream was opened with SttOpenOptions.sampleRateHz, one of these.
    */
   readonly inputSampleRates: readonly number[] | 'any';
   /** How well it hears telephone-band audio (8 kHz channels: phone lines, hands-free Bluetooth). */

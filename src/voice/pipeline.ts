@@ -289,9 +289,20 @@ export class VoicePipeline {
     return mergePhrases(this.#o.boostedKeywords ?? [], this.#o.engine.expectedPhrases?.() ?? []);
   }
 
-  /** Hands the recogniser what the next user turn is expected to contain (after each engine step). */
+  /**
+   * Hands the recogniser what the next user turn is expected to contain (after each engine step):
+   * the engine's expectation when both have one (directed recognition; a closed one with the
+   * agent's boosted keywords among its answers), else the expected phrases.
+   */
   #updateBias(): void {
-    this.#stt?.bias?.(this.#expectedPhrases());
+    const stt = this.#stt;
+    const expectation = this.#o.engine.expectation?.();
+    if (!stt?.expect || !expectation) {
+      stt?.bias?.(this.#expectedPhrases());
+      return;
+    }
+    const phrases = expectation.closed ? mergePhrases(expectation.phrases, this.#o.boostedKeywords ?? []) : this.#expectedPhrases();
+    stt.expect({ closed: expectation.closed, values: expectation.values, phrases });
   }
 
   #beginOnce(): void {

@@ -129,7 +129,7 @@ describe('capabilities', () => {
       interimResults: true,
       biasing: 'runtime',
       languages: ['en-US'],
-      inputSampleRates: [16_000],
+      inputSampleRates: [8_000, 16_000],
       telephoneBand: 'poor',
       telephoneBandAdvice: 'wideband model: telephone-band callers (phone lines, hands-free Bluetooth) are heard badly, use STT_PROVIDER=deepgram or openai for them',
     });

@@ -8,6 +8,8 @@ import { ProviderError } from '../../src/providers/errors.ts';
 import { DecoderPool } from '../../src/providers/pocketsphinx/decoder-pool.ts';
 import { PocketsphinxStt, probeLibrary } from '../../src/providers/pocketsphinx/pocketsphinx.stt.ts';
 import { FliteTts } from '../../src/providers/flite/flite.tts.ts';
+import { createResampler } from '../../src/providers/audio/resample.ts';
+import type { SttExpectation } from '../../src/providers/stt.ts';
 import { keywordMatch } from '../../src/voice/engines/flow.engine.ts';
 import { hasPocketsphinx, NO_POCKETSPHINX } from '../voice/capabilities.ts';
 import { concat, silence } from '../voice/harness.ts';
@@ -148,6 +150,53 @@ test('pocketsphinx library mode: bias() adds no expected phrase the lattice does
     assert.match(bill, /^i have a question about my last/, 'the language model\'s words are kept');
     const hours = await heard(tts, 'slt', 'what are your opening hours on saturday', book);
     assert.ok(!keywordMatch(book, hours), `no keyword in: ${hours}`);
+  } finally {
+    await tts.close();
+  }
+});
+
+/** What library mode hears of Flite kal16 saying each text in turn, in one stream told `expectation` first, at `rateHz`. */
+async function directedHeard(tts: FliteTts, texts: readonly string[], expectation: SttExpectation, rateHz: 8000 | 16000 = 16000): Promise<string[]> {
+  const s = await new PocketsphinxStt({ mode: 'library' }).openStream({ sampleRateHz: rateHz });
+  const down = rateHz === 8000 ? await createResampler(16000, 8000) : undefined;
+  try {
+    s.expect!(expectation);
+    const out: string[] = [];
+    for (const text of texts) {
+      const parts: Int16Array[] = [];
+      for await (const c of tts.synthesize(text, { voiceId: 'flite-kal16' })) parts.push(c);
+      const pcm = concat(silence(300), ...parts, silence(400));
+      s.write(down ? down.process(pcm) : pcm);
+      out.push((await s.finalize()).text);
+    }
+    return out;
+  } finally {
+    down?.close();
+    await s.close();
+  }
+}
+
+test('pocketsphinx library mode: a closed expectation decodes the answer with its grammar (keywords, digit strings), and speech outside it keeps its words and takes no keyword', LIBRARY, async () => {
+  const tts = new FliteTts();
+  try {
+    const commands = ['yes', 'no', 'up', 'down', 'left', 'right', 'stop', 'go'];
+    const [stop, bill] = await directedHeard(tts, ['stop', 'i have a question about my last bill'], { closed: true, phrases: commands, values: [] });
+    assert.equal(stop, 'stop');
+    assert.ok(!keywordMatch(commands, bill!), `no keyword edge for speech outside the grammar: ${bill}`);
+    assert.match(bill!, /question about my last/, 'the language model\'s words are reported');
+    const [pin] = await directedHeard(tts, ['four two seven one'], { closed: true, phrases: [], values: ['digits'] });
+    assert.equal(pin, 'four two seven one');
+  } finally {
+    await tts.close();
+  }
+});
+
+test('pocketsphinx library mode: 8 kHz audio is decoded natively (sampleRateHz 8000)', LIBRARY, async () => {
+  const tts = new FliteTts();
+  try {
+    const [left] = await directedHeard(tts, ['left'], { closed: true, phrases: ['yes', 'no', 'up', 'down', 'left', 'right', 'stop', 'go'], values: [] }, 8000);
+    assert.equal(left, 'left');
+    assert.deepEqual(new PocketsphinxStt({ mode: 'library' }).capabilities.inputSampleRates, [8000, 16000]);
   } finally {
     await tts.close();
   }

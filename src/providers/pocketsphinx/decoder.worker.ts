@@ -2,13 +2,16 @@
 // koffi, no headers or compiler needed), so decoding follows the caller's audio as it arrives and
 // never blocks the event loop that paces the call's audio.
 // Protocol, in order (one message at a time, so utterances never get out of step):
-//   in  {type:'audio', pcm: Int16Array} | {type:'end', id} | {type:'bias', phrases} | {type:'close'}
+//   in  {type:'audio', pcm: Int16Array} | {type:'end', id} | {type:'bias', phrases}
+//       | {type:'expect', expectation, bias} | {type:'close'}
 //   out {type:'ready'} | {type:'interim', text} | {type:'progress', samples} | {type:'final', id, text}
 //       | {type:'failed', message}
 // 'progress' counts the samples decoded so far, so the parent can bound the audio queued for us.
 // 'failed' is fatal (the decoder could not load or crashed); the parent fails every finalize.
 import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
+import type { SttExpectation } from '../stt.ts';
+import { DIRECTED_MIN_POSTERIOR, directedGrammar, phrasePlausible, sequencePlausible, type DirectedGrammar } from './directed.ts';
 import { containsPhrase, PHRASE_MIN_POSTERIOR, strongest, withPhrase, type PhraseEvidence, type TimedWord } from './expected-phrase.ts';
 
 export interface DecoderWorkerData {
@@ -22,6 +25,7 @@ export type DecoderIn =
   | { type: 'audio'; pcm: Int16Array }
   | { type: 'end'; id: number }
   | { type: 'bias'; phrases: string[] }
+  | { type: 'expect'; expectation: SttExpectation; bias: string[] }
   | { type: 'close' };
 
 export type DecoderOut =
@@ -74,6 +78,10 @@ function load() {
     linkEnd: ps.func('int ps_latlink_times(void *link, _Out_ int16_t *sf)'),
     linkProb: ps.func('int32_t ps_latlink_prob(void *dag, void *link, _Out_ int32_t *ascr)'),
     free: ps.func('int ps_free(void *ps)'),
+    // Directed recognition: a grammar search beside the language model's (pocketsphinx.h).
+    setJsgf: ps.func('int ps_set_jsgf_string(void *ps, const char *name, const char *jsgf)'),
+    setSearch: ps.func('int ps_set_search(void *ps, const char *name)'),
+    lookup: ps.func('const char *ps_lookup_word(void *ps, const char *word)'),
   };
 }
 
@@ -98,6 +106,16 @@ let nextBias: string[] = [];
 let bias: string[] = [];
 let sinceInterim = 0;
 let lastInterim = '';
+
+/** The language model's search (PS_DEFAULT_SEARCH) and the one directed grammars are set under. */
+const OPEN_SEARCH = '_default';
+const DIRECTED_SEARCH = 'directed';
+/** The grammar for the next utterance (expect message), the one set in the decoder, and this utterance's. */
+let nextGrammar: DirectedGrammar | undefined;
+let installed: DirectedGrammar | undefined;
+let directed: DirectedGrammar | undefined;
+/** The current utterance's audio while it is directed: the grammar decodes it once it has ended. */
+let utteranceAudio: Int16Array[] = [];
 
 function hypothesis(): string {
   const text = api.hyp(decoder, [0]) as string | null;
@@ -195,7 +213,10 @@ function onAudio(pcm: Int16Array): void {
     sinceInterim = 0;
     lastInterim = '';
     bias = nextBias;
+    directed = nextGrammar && install(nextGrammar) ? nextGrammar : undefined;
+    utteranceAudio = [];
   }
+  if (directed) utteranceAudio.push(pcm);
   if ((api.process(decoder, pcm, pcm.length, 0, 0) as number) < 0) throw new Error('ps_process_raw failed');
   sinceInterim += pcm.length;
   decoded += pcm.length;
@@ -210,6 +231,56 @@ function onAudio(pcm: Int16Array): void {
   }
 }
 
+/**
+ * Sets `grammar` as the directed search, once per grammar; false when a word of it is missing
+ * from the dictionary (the language model decodes then, as for an open expectation).
+ */
+function install(grammar: DirectedGrammar): boolean {
+  if (installed === grammar) return true;
+  if (grammar.words.some((w) => !api.lookup(decoder, w))) return false;
+  if ((api.setJsgf(decoder, DIRECTED_SEARCH, grammar.jsgf) as number) < 0) return false;
+  installed = grammar;
+  return true;
+}
+
+/** The grammar's answer for the utterance just ended, decoded from its kept audio; the language model's search is active again after. */
+function grammarAnswer(audio: readonly Int16Array[]): string {
+  if ((api.setSearch(decoder, DIRECTED_SEARCH) as number) < 0) throw new Error('ps_set_search failed');
+  const ok = (api.start(decoder) as number) >= 0 && audio.every((pcm) => (api.process(decoder, pcm, pcm.length, 0, 0) as number) >= 0) && (api.end(decoder) as number) >= 0;
+  const answer = ok ? hypothesis().replace(/\(\d+\)/g, '') : '';
+  if ((api.setSearch(decoder, OPEN_SEARCH) as number) < 0) throw new Error('ps_set_search failed');
+  if (!ok) throw new Error('the directed search failed');
+  return answer;
+}
+
+/**
+ * Directed recognition of the utterance just ended by the language model: the grammar chooses
+ * the expected answer that best fits the audio, and the answer is taken only when the open
+ * language model's lattice of the same audio holds it (a phrase, at DIRECTED_MIN_POSTERIOR) or
+ * the language model heard little more speech than it (phrasePlausible, sequencePlausible). Otherwise the caller said something
+ * else, and the language model's text stands, so the flow's else edge is taken.
+ */
+function directedText(grammar: DirectedGrammar, audio: readonly Int16Array[]): string {
+  const open = hypothesis();
+  // The lattice and best path are the language model's only until the grammar decodes.
+  const evidence = latticeEvidence([...new Set([...grammar.phrases, ...bias])], DIRECTED_MIN_POSTERIOR);
+  const path = bestPath();
+  const answer = grammarAnswer(audio);
+  const biased = (): string => {
+    if (bias.length === 0 || containsPhrase(open, bias)) return open;
+    const found = strongest(evidence, PHRASE_MIN_POSTERIOR);
+    return found ? withPhrase(path, found) : open;
+  };
+  if (!answer) return biased();
+  if (grammar.phrases.includes(answer)) {
+    if (containsPhrase(open, [answer])) return open;
+    const found = strongest(evidence.filter((e) => e.phrase === answer), DIRECTED_MIN_POSTERIOR);
+    if (found) return withPhrase(path, found);
+    return phrasePlausible(answer.split(' ').length, path.length) ? answer : biased();
+  }
+  return sequencePlausible(answer.split(' ').length, path.length) ? answer : biased();
+}
+
 function onEnd(id: number): void {
   if (!inUtterance) {
     post({ type: 'final', id, text: '' });
@@ -217,7 +288,9 @@ function onEnd(id: number): void {
   }
   inUtterance = false;
   if ((api.end(decoder) as number) < 0) throw new Error('ps_end_utt failed');
-  const text = withExpectedPhrase(hypothesis());
+  const audio = utteranceAudio;
+  utteranceAudio = [];
+  const text = directed ? directedText(directed, audio) : withExpectedPhrase(hypothesis());
   post({ type: 'final', id, text });
 }
 
@@ -226,7 +299,13 @@ if (decoder) {
     try {
       if (m.type === 'audio') onAudio(m.pcm);
       else if (m.type === 'end') onEnd(m.id);
-      else if (m.type === 'bias') nextBias = m.phrases;
+      else if (m.type === 'bias') {
+        nextBias = m.phrases;
+        nextGrammar = undefined;
+      } else if (m.type === 'expect') {
+        nextBias = m.bias;
+        nextGrammar = directedGrammar(m.expectation);
+      }
       else if (m.type === 'close') {
         api.free(decoder);
         decoder = undefined;

@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, existsSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { delimiter, join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { abortable } from '../../lib/abortable.ts';
-import type { SttCapabilities, SttInterim, SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
+import type { SttCapabilities, SttExpectation, SttInterim, SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
 import { ProviderError } from '../errors.ts';
 import { DecoderPool } from './decoder-pool.ts';
 import type { DecoderIn, DecoderOut, DecoderWorkerData } from './decoder.worker.ts';
@@ -62,6 +63,14 @@ export function decoderMode(mode: PocketsphinxOptions['mode'] = 'auto'): Pockets
   return probeLibrary().ok ? 'library' : 'process';
 }
 
+/**
+ * The mel filter bank for 8 kHz audio: 20 filters from 200 to 3500 Hz (the model's own: 25 from
+ * 130 to 6800 Hz, which 8 kHz audio cannot carry). Chosen on the real-speech benchmark's
+ * telephone-band commands (BENCHMARKS.md, "Directed recognition"): 51 % right against 32-44 %
+ * with 25 filters over 130-3400/3500/3800 Hz or 20 from 300 Hz.
+ */
+const NARROWBAND_FILTERBANK = { lowerf: 200, upperf: 3500, nfilt: 20 } as const;
+
 /** The Debian model (pocketsphinx-en-us) is US English; PocketSphinx recognises one model's language. */
 const LANGUAGES: readonly string[] = ['en-US'];
 
@@ -75,7 +84,7 @@ export function pocketsphinxCapabilities(mode: PocketsphinxMode): SttCapabilitie
     interimResults: mode === 'library',
     biasing: mode === 'library' ? 'runtime' : 'none',
     languages: LANGUAGES,
-    inputSampleRates: [16_000],
+    inputSampleRates: [8_000, 16_000],
     // BENCHMARKS.md, "Recognition": the wideband model hears 8 kHz audio far worse.
     telephoneBand: 'poor',
     telephoneBandAdvice: 'wideband model: telephone-band callers (phone lines, hands-free Bluetooth) are heard badly, use STT_PROVIDER=deepgram or openai for them',
@@ -116,9 +125,11 @@ export class PocketsphinxStt implements SttProvider {
   readonly #binary: string;
   readonly #modelDir: string;
   readonly #extraArgs: readonly string[];
-  readonly #maxUtteranceSamples: number;
+  readonly #maxUtteranceMs: number;
   readonly #mode: 'auto' | 'library' | 'process';
-  readonly #interimEverySamples: number;
+  readonly #interimEveryMs: number;
+  /** The feature parameters for 8 kHz audio, written once (narrowbandFeatParams). */
+  #narrowbandParams: string | undefined;
   /** Where library-mode streams get their decoder threads. */
   readonly #decoders: DecoderPool;
 
@@ -126,9 +137,9 @@ export class PocketsphinxStt implements SttProvider {
     this.#binary = options.binary ?? 'pocketsphinx_continuous';
     this.#modelDir = options.modelDir ?? DEBIAN_MODEL_DIR;
     this.#extraArgs = options.extraArgs ?? [];
-    this.#maxUtteranceSamples = ((options.maxUtteranceMs ?? 30_000) * 16000) / 1000;
+    this.#maxUtteranceMs = options.maxUtteranceMs ?? 30_000;
     this.#mode = options.mode ?? 'auto';
-    this.#interimEverySamples = ((options.interimEveryMs ?? 200) * 16000) / 1000;
+    this.#interimEveryMs = options.interimEveryMs ?? 200;
     this.#decoders = options.decoders ?? new DecoderPool();
   }
 
@@ -148,9 +159,26 @@ export class PocketsphinxStt implements SttProvider {
    * (BENCHMARKS.md, "Recognition": word error rate 24 % -> 11 % on slt and 16 % -> 7 % on kal16
    * without it, and the end of the utterance 2-3 times faster). extraArgs may override it.
    */
-  #decoderArgs(): string[] {
+  #decoderArgs(rateHz: 8000 | 16000): string[] {
     const m = this.#modelDir;
-    return ['-hmm', join(m, 'en-us'), '-lm', join(m, 'en-us.lm.bin'), '-dict', join(m, 'cmudict-en-us.dict'), '-fwdflat', 'no', '-logfn', '/dev/null', ...this.#extraArgs];
+    const narrowband = rateHz === 8000 ? ['-samprate', '8000', '-nfft', '256', '-featparams', this.#narrowbandFeatParams()] : [];
+    return ['-hmm', join(m, 'en-us'), '-lm', join(m, 'en-us.lm.bin'), '-dict', join(m, 'cmudict-en-us.dict'), '-fwdflat', 'no', '-logfn', '/dev/null', ...narrowband, ...this.#extraArgs];
+  }
+
+  /**
+   * 8 kHz audio decoded natively: the model's own feature parameters, whose filter bank reaches
+   * 6.8 kHz, with one that fits the telephone band (NARROWBAND_FILTERBANK). The model's
+   * feat.params overrides the command line, so the decoder gets a file of its own
+   * (-featparams), written once per provider in a private temporary directory.
+   */
+  #narrowbandFeatParams(): string {
+    if (this.#narrowbandParams) return this.#narrowbandParams;
+    const own = readFileSync(join(this.#modelDir, 'en-us', 'feat.params'), 'utf8');
+    const lines = own.split('\n').filter((l) => !/^-(lowerf|upperf|nfilt)\s/.test(l.trim()));
+    const file = join(mkdtempSync(join(tmpdir(), 'pocketsphinx-8k-')), 'feat.params');
+    writeFileSync(file, [...lines.filter(Boolean), ...Object.entries(NARROWBAND_FILTERBANK).map(([k, v]) => `-${k} ${v}`), ''].join('\n'));
+    this.#narrowbandParams = file;
+    return file;
   }
 
   /** A model file the decoder needs that is missing, or undefined. */
@@ -170,20 +198,22 @@ export class PocketsphinxStt implements SttProvider {
 
   async openStream(options: SttOpenOptions = {}): Promise<SttStream> {
     options.signal?.throwIfAborted();
+    const rate = options.sampleRateHz ?? 16_000;
+    if (rate !== 8000 && rate !== 16_000) throw new ProviderError('asr', 'pocketsphinx', `sample rate ${String(rate)} Hz is not decoded (8000 or 16000)`);
     if (this.mode() === 'library') {
       const probe = probeLibrary();
       if (!probe.ok) throw new ProviderError('asr', 'pocketsphinx', `libpocketsphinx cannot be loaded (${probe.why}): apt-get install pocketsphinx, npm install koffi`);
       const missing = this.missingModel();
       if (missing) throw new ProviderError('asr', 'pocketsphinx', `model file ${missing} not found (apt-get install pocketsphinx pocketsphinx-en-us)`);
-      const data: DecoderWorkerData = { args: this.#decoderArgs(), interimEverySamples: this.#interimEverySamples };
-      return new LibraryStream(this.#decoders, this.#decoders.acquire(data), this.#maxUtteranceSamples, options.onInterim, options.keywords ?? []);
+      const data: DecoderWorkerData = { args: this.#decoderArgs(rate), interimEverySamples: (this.#interimEveryMs * rate) / 1000 };
+      return new LibraryStream(this.#decoders, this.#decoders.acquire(data), rate, (this.#maxUtteranceMs * rate) / 1000, options.onInterim, options.keywords ?? []);
     }
     const bin = this.binaryPath();
     if (!bin) {
       throw new ProviderError('asr', 'pocketsphinx', `${this.#binary} not found (apt-get install pocketsphinx pocketsphinx-en-us)`);
     }
-    const args = [bin, '-infile', '/dev/stdin', ...this.#decoderArgs()];
-    return new PocketsphinxStream(() => new Decoder(args), this.#maxUtteranceSamples);
+    const args = [bin, '-infile', '/dev/stdin', ...this.#decoderArgs(rate)];
+    return new PocketsphinxStream(() => new Decoder(args), (this.#maxUtteranceMs * rate) / 1000);
   }
 }
 
@@ -395,6 +425,7 @@ const MAX_QUEUED_SAMPLES = 160_000;
 class LibraryStream implements SttStream {
   readonly #decoders: DecoderPool;
   readonly #worker: Worker;
+  readonly #rateHz: number;
   readonly #maxSamples: number;
   readonly #onInterim: ((i: SttInterim) => void) | undefined;
   readonly #pending = new Map<number, Pending>();
@@ -412,9 +443,10 @@ class LibraryStream implements SttStream {
   /** SttOpenOptions.keywords: under every bias(). */
   readonly #keywords: readonly string[];
 
-  constructor(decoders: DecoderPool, worker: Worker, maxSamples: number, onInterim: ((i: SttInterim) => void) | undefined, keywords: readonly string[]) {
+  constructor(decoders: DecoderPool, worker: Worker, rateHz: number, maxSamples: number, onInterim: ((i: SttInterim) => void) | undefined, keywords: readonly string[]) {
     this.#decoders = decoders;
     this.#worker = worker;
+    this.#rateHz = rateHz;
     this.#maxSamples = maxSamples;
     this.#onInterim = onInterim;
     this.#keywords = keywords;
@@ -465,7 +497,7 @@ class LibraryStream implements SttStream {
 
   /** Audio posted to the decoder thread and not reported decoded yet (reports come every interimEveryMs), ms. */
   pendingMs(): number {
-    return ((this.#posted - this.#decoded) / 16_000) * 1000;
+    return ((this.#posted - this.#decoded) / this.#rateHz) * 1000;
   }
 
   write(pcm: Int16Array): void {
@@ -510,6 +542,19 @@ class LibraryStream implements SttStream {
   bias(phrases: readonly string[]): void {
     if (this.#closed || this.#failure) return;
     this.#post({ type: 'bias', phrases: [...new Set([...phrases, ...this.#keywords])] });
+  }
+
+  /**
+   * Directed recognition, from the next utterance on: while the expectation is closed, each
+   * utterance is also decoded with a grammar of the expected answers, taken only when the open
+   * language model's lattice supports it (decoder.worker.ts, directedText); open expectations
+   * bias the language model as bias() does. The call's keywords stay under the bias, not in
+   * the grammar (they were what the call expected first, not what this node expects).
+   */
+  expect(expectation: SttExpectation): void {
+    if (this.#closed || this.#failure) return;
+    const bias = [...new Set([...expectation.phrases, ...this.#keywords])];
+    this.#post({ type: 'expect', expectation: { closed: expectation.closed, values: [...expectation.values], phrases: [...expectation.phrases] }, bias });
   }
 
   async finalize(signal?: AbortSignal): Promise<SttResult> {

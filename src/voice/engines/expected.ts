@@ -1,3 +1,4 @@
+import type { ExpectedValue, SttExpectation } from '../../providers/stt.ts';
 import type { FlowNode, VariableType } from './types.ts';
 
 /**
@@ -63,4 +64,22 @@ export function mergePhrases(...lists: ReadonlyArray<readonly string[]>): string
     }
   }
   return [...seen];
+}
+
+/** Extract-variable types whose values are a closed set of words (directed recognition). */
+const CLOSED_TYPES: ReadonlySet<VariableType> = new Set<ExpectedValue>(['yes_no', 'digits', 'number']);
+
+/**
+ * What a flow node expects (SttStream.expect): closed when the node acts only on a closed set of
+ * answers (its edges, the else edge aside, are keyword edges, and the values it extracts are
+ * yes/no, digits or a number) and expects at least one; open otherwise (a prompt or equation
+ * edge, a free-text value, nothing to branch on). Anything outside a closed set still reaches
+ * the node and takes its else edge: the recogniser reports it as heard.
+ */
+export function nodeExpectation(node: FlowNode): SttExpectation {
+  const edges = (node.edges ?? []).map((e) => e.transition_condition.type).filter((t) => t !== 'always');
+  const types = (node.extract_variables ?? []).map((v) => v.type);
+  const values = [...new Set(types.filter((t): t is ExpectedValue => CLOSED_TYPES.has(t)))];
+  const closed = edges.every((t) => t === 'keyword') && types.every((t) => CLOSED_TYPES.has(t)) && edges.length + types.length > 0;
+  return { closed, phrases: mergePhrases(nodePhrases(node)), values: closed ? values : [] };
 }

@@ -1,6 +1,7 @@
 import type { LlmProvider } from '../../providers/llm.ts';
+import type { SttExpectation } from '../../providers/stt.ts';
 import { extractVariable } from './extract.ts';
-import { mergePhrases, namesFromVariables, nodePhrases } from './expected.ts';
+import { mergePhrases, namesFromVariables, nodeExpectation, nodePhrases } from './expected.ts';
 import { renderTemplate, resolveVariables, variable } from './variables.ts';
 import { applyResponseVariables, callFunction, confirmedTurn, typedArgs } from './functions.ts';
 import { abortable } from '../../lib/abortable.ts';
@@ -133,6 +134,11 @@ export class FlowEngine implements ResponseEngine {
   /** The current node's keywords and extracted-value words, and names among the call's variables. */
   expectedPhrases(): string[] {
     return mergePhrases(nodePhrases(this.#conversation.current), namesFromVariables(this.variables()));
+  }
+
+  /** What the current node expects, for directed recognition (nodeExpectation). */
+  expectation(): SttExpectation {
+    return nodeExpectation(this.#conversation.current);
   }
 
   /** All variables as the next turn will see them. */

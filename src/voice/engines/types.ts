@@ -15,6 +15,7 @@ import type {
 } from '../../domain/conversation-flow.ts';
 import type { LlmState, ServiceLlmDefinition } from '../../domain/service-llm.ts';
 import type { CustomFunction } from '../../domain/custom-function.ts';
+import type { SttExpectation } from '../../providers/stt.ts';
 
 export type { Equation, EquationOperator, ExtractVariable, FlowEdge, FlowNode, TransitionCondition, VariableType };
 /** A conversation flow as an agent version pins it. */
@@ -131,6 +132,13 @@ export interface ResponseEngine {
    * (src/voice/engines/expected.ts). Optional; [] or absent when the engine expects nothing.
    */
   expectedPhrases?(): string[];
+  /**
+   * What the user is expected to say next, for directed recognition (SttStream.expect): closed
+   * when the engine acts only on a closed set of answers (a flow node's keyword edges, yes/no,
+   * digits, a number), open otherwise (src/voice/engines/expected.ts, nodeExpectation). Read
+   * beside expectedPhrases(); absent: open.
+   */
+  expectation?(): SttExpectation;
   /**
    * Speech the engine starts itself, not in answer to a turn (a custom LLM's `agent_interrupt` or
    * the answer to its reminder). The engine's owner calls VoicePipeline.speakUnprompted() when the

@@ -1,0 +1,233 @@
+/**
+ * Real-speech recognition benchmark, part of `npm run bench -- recognition`: recordings of real
+ * people (Speech Commands, FSDD, LibriSpeech, CMU ARCTIC), read from the shared data folder
+ * (REAL_SPEECH_DIR, default ../shared/data/real-speech beside the checkout; never copied into
+ * the project; its README.md and manifest.json describe it). Skipped, and said so, when absent.
+ *
+ * Each group (commands, single digits, digit strings, sentences; 16 kHz and the telephone band)
+ * runs three ways, in the same run:
+ *   - open: the recognition path a call used before directed recognition: a PocketSphinx stream
+ *     at 16 kHz (8 kHz audio resampled, as a call did), told the node's words through bias();
+ *   - directed: the path a call uses now: the stream is told the node's expectation (expect();
+ *     closed: keyword edges yes/no/up/..., or a digits value), and 8 kHz audio is decoded natively
+ *     (SttOpenOptions.sampleRateHz 8000);
+ *   - baseline: PocketSphinx's own JSGF decoding, `pocketsphinx_continuous -jsgf` with a grammar
+ *     of the same words, one process per item, on 16 kHz audio (8 kHz resampled).
+ * Each item is padded with 400 ms of silence before and after (the README: FSDD digits have
+ * almost none); one stream per group and way, items in the manifest's order.
+ * Scores: commands, the keyword edge the flow takes (the first of yes, no, up, down, left, right,
+ * on, off, stop, go whose keyword the text holds) is the one spoken; digits, the digit string
+ * read from the text (number words; "oh" and "zero" are 0) equals the one spoken; sentences, the
+ * word error rate of the open path, and false accepts: sentences spoken at the commands node
+ * (directed with the commands' expectation) that took a keyword edge, and the same for single
+ * digits said at the commands node (one-word answers outside the grammar).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createResampler } from '../src/providers/audio/resample.ts';
+import { DEBIAN_MODEL_DIR, PocketsphinxStt } from '../src/providers/pocketsphinx/pocketsphinx.stt.ts';
+import type { SttExpectation } from '../src/providers/stt.ts';
+import { keywordMatch } from '../src/voice/engines/flow.engine.ts';
+import { fmt, wordErrors } from './lib.ts';
+
+/** The shared folder of real recordings; REAL_SPEECH_DIR overrides. */
+export function realSpeechDir(): string {
+  return process.env['REAL_SPEECH_DIR'] ?? fileURLToPath(new URL('../../shared/data/real-speech/', import.meta.url));
+}
+
+interface Item {
+  file: string;
+  text: string;
+  rate: 8000 | 16000;
+  kind: 'command' | 'digit' | 'digits' | 'sentence';
+  digits?: string;
+}
+
+const COMMANDS = ['yes', 'no', 'up', 'down', 'left', 'right', 'on', 'off', 'stop', 'go'];
+const DIGIT_OF: Readonly<Record<string, string>> = {
+  zero: '0', oh: '0', o: '0', one: '1', two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9',
+};
+const PAD_MS = 400;
+
+/** The edge a commands node takes on `text`: the first keyword edge that matches, or 'else'. */
+export function commandEdge(text: string): string {
+  return COMMANDS.find((k) => keywordMatch([k], text)) ?? 'else';
+}
+
+/** The digit string a text spells (number words and digits), '' when none. */
+export function digitsOf(text: string): string {
+  return text.toLowerCase().split(/\s+/).map((w) => DIGIT_OF[w] ?? (/^\d+$/.test(w) ? w : '')).join('');
+}
+
+/** A mono 16-bit PCM WAV's samples (the data chunk, wherever it sits). */
+function readWav(path: string): Int16Array {
+  const b = readFileSync(path);
+  let o = 12;
+  while (o + 8 <= b.length) {
+    const id = b.toString('ascii', o, o + 4);
+    const size = b.readUInt32LE(o + 4);
+    if (id === 'data') return new Int16Array(b.buffer.slice(b.byteOffset + o + 8, b.byteOffset + o + 8 + size - (size % 2)));
+    o += 8 + size + (size % 2);
+  }
+  throw new Error(`${path}: no data chunk`);
+}
+
+function padded(pcm: Int16Array, rate: number): Int16Array {
+  const pad = (PAD_MS * rate) / 1000;
+  const out = new Int16Array(pcm.length + 2 * pad);
+  out.set(pcm, pad);
+  return out;
+}
+
+async function to16k(pcm: Int16Array, rate: number): Promise<Int16Array> {
+  if (rate === 16000) return pcm;
+  const r = await createResampler(rate, 16000);
+  try {
+    return r.process(pcm);
+  } finally {
+    r.close();
+  }
+}
+
+const COMMANDS_NODE: SttExpectation = { closed: true, phrases: COMMANDS, values: [] };
+const DIGITS_NODE: SttExpectation = { closed: true, phrases: [], values: ['digits'] };
+
+/** One stream, the items in order; the texts heard. */
+async function throughStream(items: readonly Item[], way: 'open' | 'directed', expectation: SttExpectation): Promise<string[]> {
+  const narrow = way === 'directed' && items[0]?.rate === 8000;
+  const stt = new PocketsphinxStt({ mode: 'library' });
+  const s = await stt.openStream({ ...(narrow ? { sampleRateHz: 8000 as const } : {}) });
+  const out: string[] = [];
+  try {
+    if (way === 'directed') s.expect?.(expectation);
+    else s.bias?.(expectation.phrases.length > 0 ? expectation.phrases : ['zero', 'oh', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine']);
+    for (const it of items) {
+      const raw = padded(readWav(join(realSpeechDir(), it.file)), it.rate);
+      const pcm = narrow ? raw : await to16k(raw, it.rate);
+      const chunk = narrow ? 160 : 320;
+      for (let o = 0; o < pcm.length; o += chunk) s.write(pcm.subarray(o, o + chunk));
+      out.push((await s.finalize()).text);
+    }
+  } finally {
+    await s.close();
+  }
+  return out;
+}
+
+/** pocketsphinx_continuous -jsgf, one process per item, 16 kHz. */
+async function baseline(items: readonly Item[], jsgf: string): Promise<string[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'real-speech-'));
+  const m = DEBIAN_MODEL_DIR;
+  try {
+    writeFileSync(join(dir, 'g.jsgf'), jsgf);
+    const out: string[] = [];
+    for (const it of items) {
+      const pcm = await to16k(padded(readWav(join(realSpeechDir(), it.file)), it.rate), it.rate);
+      writeFileSync(join(dir, 'a.raw'), pcm);
+      out.push(
+        await new Promise<string>((resolve, reject) => {
+          const p = spawn('pocketsphinx_continuous', ['-hmm', join(m, 'en-us'), '-dict', join(m, 'cmudict-en-us.dict'), '-jsgf', join(dir, 'g.jsgf'), '-infile', join(dir, 'a.raw'), '-logfn', '/dev/null'], { stdio: ['ignore', 'pipe', 'ignore'] });
+          let text = '';
+          p.stdout.setEncoding('utf8').on('data', (d: string) => (text += d));
+          p.on('error', reject);
+          p.on('close', () => resolve(text.split('\n').map((l) => l.trim()).filter(Boolean).join(' ')));
+        }),
+      );
+    }
+    return out;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const COMMANDS_JSGF = `#JSGF V1.0;\ngrammar commands;\npublic <c> = ${COMMANDS.join(' | ')};\n`;
+const DIGITS_JSGF = `#JSGF V1.0;\ngrammar digits;\npublic <d> = (${Object.keys(DIGIT_OF).filter((w) => w !== 'o').join(' | ')})+;\n`;
+
+interface Group {
+  name: string;
+  items: Item[];
+}
+
+function groups(manifest: readonly Item[]): Group[] {
+  const g = (name: string, kind: Item['kind'], rate: number): Group => ({ name, items: manifest.filter((i) => i.kind === kind && i.rate === rate) });
+  return [
+    g('commands, 16 kHz', 'command', 16000),
+    g('commands, telephone band', 'command', 8000),
+    g('single digits, 16 kHz', 'digit', 16000),
+    g('single digits, 8 kHz', 'digit', 8000),
+    g('digit strings, 16 kHz', 'digits', 16000),
+    g('digit strings, 8 kHz', 'digits', 8000),
+    g('sentences, 16 kHz', 'sentence', 16000),
+    g('sentences, telephone band', 'sentence', 8000),
+  ];
+}
+
+const pct = (ok: number, n: number): string => (n === 0 ? '-' : `${fmt((100 * ok) / n)} % (${ok}/${n})`);
+
+export interface RealSpeechOptions {
+  log?: (line: string) => void;
+  /** At most this many items per group (a quick run); default all. */
+  perGroup?: number;
+}
+
+/** The real-speech table (markdown), or a line saying why it was not run. */
+export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promise<string> {
+  const log = options.log ?? (() => {});
+  const dir = realSpeechDir();
+  if (!existsSync(join(dir, 'manifest.json'))) return `Real speech: not run, the folder ${dir} is absent (set REAL_SPEECH_DIR).`;
+  const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as Item[];
+  const rows: string[] = [];
+  let falseAccepts = 0;
+  let oog = 0;
+  const oneWord = { accepted: 0, items: 0 };
+  for (const group of groups(manifest)) {
+    const items = group.items.slice(0, options.perGroup ?? group.items.length);
+    if (items.length === 0) continue;
+    const kind = items[0]!.kind;
+    const expectation = kind === 'digit' || kind === 'digits' ? DIGITS_NODE : COMMANDS_NODE;
+    const open = await throughStream(items, 'open', expectation);
+    const directed = await throughStream(items, 'directed', expectation);
+    if (kind === 'sentence') {
+      const e = items.reduce((acc, it, i) => {
+        const w = wordErrors(it.text, open[i]!);
+        return { errors: acc.errors + w.errors, words: acc.words + w.words };
+      }, { errors: 0, words: 0 });
+      const accepted = directed.filter((t) => commandEdge(t) !== 'else').length;
+      falseAccepts += accepted;
+      oog += items.length;
+      rows.push(`| ${group.name} | WER ${fmt((100 * e.errors) / e.words)} % | keyword edge taken: ${pct(accepted, items.length)} | - |`);
+      log(`real speech: ${group.name}: WER ${fmt((100 * e.errors) / e.words)} %, false accepts ${accepted}/${items.length}`);
+      continue;
+    }
+    if (kind === 'digit') {
+      // One-word answers outside the grammar: single digits said at the commands node.
+      const atCommands = await throughStream(items, 'directed', COMMANDS_NODE);
+      const accepted = atCommands.filter((t) => commandEdge(t) !== 'else').length;
+      oneWord.accepted += accepted;
+      oneWord.items += items.length;
+    }
+    const base = await baseline(items, kind === 'command' ? COMMANDS_JSGF : DIGITS_JSGF);
+    const right = (texts: readonly string[]): number =>
+      items.filter((it, i) => (kind === 'command' ? commandEdge(texts[i]!) === it.text : digitsOf(texts[i]!) === (it.digits ?? digitsOf(it.text)))).length;
+    rows.push(`| ${group.name} | ${pct(right(open), items.length)} | ${pct(right(directed), items.length)} | ${pct(right(base), items.length)} |`);
+    log(`real speech: ${group.name}: open ${right(open)}, directed ${right(directed)}, baseline ${right(base)} of ${items.length}`);
+  }
+  return [
+    `Real speech (${dir.replace(/\/$/, '').split('/').slice(-3).join('/')}), ${manifest.length} recordings of real people, PocketSphinx library mode:`,
+    '',
+    '| group | open (bias, 16 kHz) | directed (grammar + open-model check; 8 kHz native) | baseline: pocketsphinx_continuous -jsgf |',
+    '|---|---|---|---|',
+    ...rows,
+    '',
+    `Out-of-grammar sentences that took a keyword edge at the commands node (directed): ${pct(falseAccepts, oog)}.`,
+    `Out-of-grammar single words (digits said at the commands node) that took a keyword edge (directed): ${pct(oneWord.accepted, oneWord.items)}.`,
+  ].join('\n');
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const perGroup = process.env['PER_GROUP'] ? Number(process.env['PER_GROUP']) : undefined;
+  process.stdout.write(`${await runRealSpeechBench({ log: (l) => process.stderr.write(`${l}\n`), ...(perGroup ? { perGroup } : {}) })}\n`);
+}

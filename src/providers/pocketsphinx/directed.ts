@@ -1,0 +1,85 @@
+// Directed recognition (SttStream.expect): the JSGF grammar a closed expectation decodes with, and
+// the test that keeps an answer outside it reachable. Pure: the decoder thread (decoder.worker.ts)
+// decodes with the grammar and reads the language model's word lattice.
+import type { ExpectedValue, SttExpectation } from '../stt.ts';
+
+const DIGIT_WORDS = ['zero', 'oh', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
+const NUMBER_WORDS = [
+  ...DIGIT_WORDS, 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen',
+  'twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety', 'hundred', 'thousand', 'and',
+];
+const YES_NO = ['yes', 'yeah', 'yep', 'no', 'nope', 'correct'];
+
+/** Longest grammar handed to the decoder, in alternatives: a closed node has at most 100 keywords. */
+const MAX_ALTERNATIVES = 150;
+
+/** A grammar for one closed expectation, and what it can answer. */
+export interface DirectedGrammar {
+  /** JSGF source (ps_set_jsgf_string). */
+  jsgf: string;
+  /** Single answers (keywords, yes/no words): a hypothesis equal to one is a phrase answer. */
+  phrases: readonly string[];
+  /** Every word the grammar uses, to check against the dictionary before it is set. */
+  words: readonly string[];
+}
+
+/** JSGF tokens: lower-case letters, digits and apostrophes (normalizePhrase's alphabet). */
+const TOKEN = /^[\p{Ll}\p{N}']+$/u;
+
+/**
+ * The grammar of a closed expectation: one of its phrases, or a sequence of digit words (digits)
+ * or number words (number). Undefined for an open expectation or one with nothing to decode (the
+ * language model decodes those).
+ */
+export function directedGrammar(expectation: SttExpectation): DirectedGrammar | undefined {
+  if (!expectation.closed) return undefined;
+  const values = new Set<ExpectedValue>(expectation.values);
+  const phrases = new Set<string>();
+  for (const p of expectation.phrases) {
+    const words = p.split(' ').filter(Boolean);
+    if (words.length > 0 && words.every((w) => TOKEN.test(w))) phrases.add(words.join(' '));
+  }
+  if (values.has('yes_no')) for (const w of YES_NO) phrases.add(w);
+  // The digits' and numbers' words are decoded as sequences, not as single answers.
+  const sequence = values.has('number') ? NUMBER_WORDS : values.has('digits') ? DIGIT_WORDS : [];
+  for (const w of sequence) phrases.delete(w);
+  if (phrases.size === 0 && sequence.length === 0) return undefined;
+  const single = [...phrases].slice(0, MAX_ALTERNATIVES);
+  const alternatives = [...single, ...(sequence.length > 0 ? ['<value>+'] : [])];
+  const jsgf = [
+    '#JSGF V1.0;',
+    'grammar directed;',
+    `public <answer> = ${alternatives.join(' | ')};`,
+    ...(sequence.length > 0 ? [`<value> = ${sequence.join(' | ')};`] : []),
+    '',
+  ].join('\n');
+  const words = [...new Set([...single.flatMap((p) => p.split(' ')), ...sequence])];
+  return { jsgf, phrases: single, words };
+}
+
+/**
+ * How probable the grammar's answer must be in the open language model's word lattice of the same
+ * audio to be taken: below it, the caller said something the node did not expect, and the
+ * language model's text is kept (the else edge stays reachable). Lower than PHRASE_MIN_POSTERIOR
+ * (expected-phrase.ts): here the grammar has already chosen which phrase to look for. Chosen on
+ * the real-speech benchmark (BENCHMARKS.md, "Directed recognition").
+ */
+export const DIRECTED_MIN_POSTERIOR = 1e-6;
+
+/**
+ * Whether a phrase the grammar heard is taken although the language model's lattice does not
+ * hold it: when the language model heard at most one word more than the phrase has (a short
+ * answer it misheard, as real callers' one-word answers mostly are); a sentence is longer. On the
+ * real-speech commands at 16 kHz the lattice alone confirmed too few right answers (1 of 8).
+ */
+export function phrasePlausible(phraseWords: number, openWords: number): boolean {
+  return openWords <= phraseWords + 1;
+}
+
+/**
+ * Whether a value sequence the grammar heard (digits, a number) is taken: the open language model
+ * must not have heard much more speech than the sequence (a sentence forced into digit words).
+ */
+export function sequencePlausible(sequenceWords: number, openWords: number): boolean {
+  return openWords <= 2 * sequenceWords + 1;
+}

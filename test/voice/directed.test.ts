@@ -1,0 +1,78 @@
+// Directed recognition: what a flow node expects (closed or open) and how it reaches the
+// recogniser (SttStream.expect), and the grammar PocketSphinx decodes a closed expectation with.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeStt, FakeTts, EnergyVad } from '../../src/providers/fake/fake.providers.ts';
+import type { SttExpectation, SttOpenOptions, SttProvider } from '../../src/providers/stt.ts';
+import { directedGrammar, phrasePlausible, sequencePlausible } from '../../src/providers/pocketsphinx/directed.ts';
+import { FlowEngine } from '../../src/voice/engines/flow.engine.ts';
+import { nodeExpectation } from '../../src/voice/engines/expected.ts';
+import type { ConversationFlow, FlowNode } from '../../src/voice/engines/types.ts';
+import { TestClock, feed, makePipeline, silence, tone, concat } from './harness.ts';
+
+const node = (extra: Partial<FlowNode>): FlowNode => ({ id: 'n', type: 'conversation', instruction: { type: 'static_text', text: 'Hi' }, ...extra });
+const kw = (keywords: string[]) => ({ id: `k${keywords[0]}`, destination_node_id: 'x', transition_condition: { type: 'keyword' as const, keywords } });
+const always = { id: 'else', destination_node_id: 'x', transition_condition: { type: 'always' as const } };
+
+test('a node is closed when it branches on keywords and extracts only yes/no, digits or a number; the else edge does not open it', () => {
+  assert.deepEqual(nodeExpectation(node({ edges: [kw(['Yes', 'yeah']), kw(['no']), always] })), { closed: true, phrases: ['yes', 'yeah', 'no'], values: [] });
+  const digits = nodeExpectation(node({ extract_variables: [{ name: 'pin', type: 'digits' }], edges: [always] }));
+  assert.equal(digits.closed, true);
+  assert.deepEqual(digits.values, ['digits']);
+  assert.equal(nodeExpectation(node({ edges: [kw(['book']), { id: 'p', destination_node_id: 'x', transition_condition: { type: 'prompt', prompt: 'wants help' } }] })).closed, false, 'a prompt edge needs open speech');
+  assert.equal(nodeExpectation(node({ extract_variables: [{ name: 'who', type: 'name' }], edges: [kw(['book'])] })).closed, false, 'a free value needs open speech');
+  assert.equal(nodeExpectation(node({ edges: [always] })).closed, false, 'nothing to expect');
+  assert.equal(nodeExpectation(node({})).closed, false);
+});
+
+test('the grammar of a closed expectation: its phrases, yes/no words, digit or number sequences; none for an open one', () => {
+  const g = directedGrammar({ closed: true, phrases: ['book', 'make a payment'], values: ['yes_no'] })!;
+  assert.match(g.jsgf, /^#JSGF V1\.0;\ngrammar directed;\npublic <answer> = book \| make a payment \| yes \| yeah \| yep \| no \| nope \| correct;\n$/);
+  assert.deepEqual(g.phrases, ['book', 'make a payment', 'yes', 'yeah', 'yep', 'no', 'nope', 'correct']);
+  const d = directedGrammar({ closed: true, phrases: ['one', 'agent'], values: ['digits'] })!;
+  assert.match(d.jsgf, /public <answer> = agent \| <value>\+;\n<value> = zero \| oh \| one/);
+  assert.deepEqual(d.phrases, ['agent'], 'digit words are decoded as a sequence, not as answers of their own');
+  assert.equal(directedGrammar({ closed: false, phrases: ['book'], values: [] }), undefined);
+  assert.equal(directedGrammar({ closed: true, phrases: ['<bad>', ''], values: [] }), undefined, 'nothing decodable: the language model decodes');
+  assert.ok(sequencePlausible(4, 5) && !sequencePlausible(1, 8), 'a sentence is not forced into digits');
+  assert.ok(phrasePlausible(1, 2) && !phrasePlausible(1, 6), 'nor into a keyword');
+});
+
+const flow: ConversationFlow = {
+  start_node_id: 'confirm',
+  nodes: [
+    {
+      id: 'confirm', type: 'conversation', instruction: { type: 'static_text', text: 'Shall I book it?' },
+      edges: [kw(['yes']), kw(['no']), { ...always, destination_node_id: 'free' }],
+    },
+    {
+      id: 'free', type: 'conversation', instruction: { type: 'static_text', text: 'What can I do for you?' },
+      edges: [{ id: 'p', destination_node_id: 'bye', transition_condition: { type: 'prompt', prompt: 'anything' } }],
+    },
+    { id: 'bye', type: 'end', instruction: { type: 'static_text', text: 'Goodbye.' } },
+  ],
+};
+
+test('the pipeline tells a recogniser that takes expectations what the node expects: closed with the boosted keywords among the answers, open after', async () => {
+  const clock = new TestClock();
+  const told: SttExpectation[] = [];
+  const stt = new FakeStt(['maybe later']);
+  const provider: SttProvider = {
+    id: stt.id,
+    languages: () => stt.languages(),
+    async openStream(options?: SttOpenOptions) {
+      const s = await stt.openStream(options);
+      return { ...s, bias: () => assert.fail('expect() is used when the recogniser has it'), expect: (e: SttExpectation) => told.push(e) };
+    },
+  };
+  const engine = new FlowEngine({ flow, variables: () => ({ dynamic: {} }) });
+  const p = makePipeline({ stt: provider, tts: new FakeTts({ msPerChar: 10 }), vad: new EnergyVad(), engine, boostedKeywords: ['Switchboard'] }, clock);
+  await p.start();
+  await feed(p, clock, silence(2500));
+  assert.deepEqual(told.at(-1), { closed: true, phrases: ['yes', 'no', 'switchboard'], values: [] });
+  // "maybe later" is neither: the else edge leads to an open node.
+  await feed(p, clock, concat(tone(800), silence(2500)));
+  assert.equal(engine.currentNodeId, 'free');
+  assert.equal(told.at(-1)!.closed, false);
+  await p.close();
+});
