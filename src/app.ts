@@ -17,6 +17,7 @@ import { agentRoutes } from './http/routes/agent.routes.ts';
 import { callRoutes } from './http/routes/call.routes.ts';
 import { healthRoutes } from './http/routes/health.routes.ts';
 import { leadRoutes } from './http/routes/lead.routes.ts';
+import { phoneNumberRoutes } from './http/routes/phone-number.routes.ts';
 import { webhookRoutes } from './http/routes/webhook.routes.ts';
 import { webRoutes } from './http/routes/web.routes.ts';
 import { recordingRoutes, signedRecordingRoutes } from './http/routes/recording.routes.ts';
@@ -108,6 +109,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     await authed.register(recordingRoutes({ calls: runtime.services.calls, recordings: runtime.services.recordings }));
     await authed.register(webhookRoutes(runtime.services.webhooks));
     await authed.register(leadRoutes(runtime.services.leads, runtime.services.tickets));
+    await authed.register(phoneNumberRoutes(runtime.services.phoneNumbers));
   });
 
   // The transports (src/media/transports.ts): the web call's WebSocket at GET /v2/web-call

@@ -58,6 +58,7 @@ async function main(): Promise<void> {
     runtime.metrics.counter('switchboard_uncaught_errors_total', 'Uncaught exceptions and unhandled rejections the process survived, by kind and by whether a call owned them (each one is a bug).', ['kind', 'scope']),
   );
   await runtime.services.webhooks.reencryptSecrets(); // after a server-key rotation
+  await runtime.services.phoneNumbers.reencryptSecrets();
   const app = await buildApp(runtime, { processMetrics: true });
   const sweeper = new PeriodicTask(
     () => runtime.services.lifecycle.sweepUnjoined(),

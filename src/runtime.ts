@@ -15,6 +15,8 @@ import { type Store, openStore } from './storage/store.ts';
 import { AccessTokenSigner } from './services/access-token.ts';
 import { AccountService } from './services/account.service.ts';
 import { AgentService } from './services/agent.service.ts';
+import { PhoneNumberService } from './services/phone-number.service.ts';
+import { PhoneNumberRepository } from './storage/phone-number.repository.ts';
 import { StoreCallRetention } from './services/call-retention.ts';
 import { DatabaseRecordingStore } from './services/database-recording-store.ts';
 import { FileRecordingStore } from './services/file-recording-store.ts';
@@ -64,6 +66,8 @@ export interface Services {
   webhookPump: DeliveryPump;
   leads: LeadService;
   tickets: TicketService;
+  /** Phone numbers (issue 24): the API's, and the phone transports' look-ups by number. */
+  phoneNumbers: PhoneNumberService;
   /** Prunes expired idempotency keys and old webhook logs; main.ts runs it hourly. */
   housekeeping: HousekeepingService;
 }
@@ -136,6 +140,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   const outbox: EventOutbox = webhookParts.outbox;
   const leads = new LeadService({ store, leads: new LeadRepository(store.db, store.dialect), outbox, clock });
   const tickets = new TicketService({ store, tickets: new TicketRepository(store.db), outbox, clock });
+  const phoneNumbers = new PhoneNumberService({ store, numbers: new PhoneNumberRepository(store.db), agents, box: webhookParts.box, clock, destinations });
   // Recordings: files under DATA_DIR on SQLite (one server); chunks in the database on PostgreSQL,
   // so any server serves any call's recording and a lost server loses at most its last chunk.
   const recordings: RecordingStore =
@@ -227,7 +232,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     metrics,
     store,
     notifications,
-    services: { accounts, agents, calls, lifecycle, recordings, recordingLinks, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, webhookPump: webhookParts.pump, leads, tickets, housekeeping },
+    services: { accounts, agents, calls, lifecycle, recordings, recordingLinks, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, webhookPump: webhookParts.pump, leads, tickets, phoneNumbers, housekeeping },
     media: { providers, sessions },
     close() {
       // Calls in progress end first (server_shutdown), while the store can still record them.

@@ -99,6 +99,12 @@ export const errors = {
   deliveryNotFound: (id: string) => notFound('delivery_not_found', 'webhook delivery', id),
   voiceNotFound: (id: string) =>
     new AppError('voice_not_found', 'not_found', `This server's speech engine has no voice ${truncateForMessage(id)}; GET /list-voices lists its voices.`),
+  phoneNumberNotFound: (number: string) => notFound('phone_number_not_found', 'phone number', number),
+  /** Issue 24: a number is held by one account (inbound calls route by it). */
+  phoneNumberTaken: (number: string) =>
+    new AppError('phone_number_taken', 'conflict', `Phone number ${truncateForMessage(number)} is already imported.`),
+  phoneNumberLimitReached: (max: number) =>
+    new AppError('phone_number_limit_reached', 'conflict', `An account can hold at most ${max} phone numbers; delete one first.`),
   leadNotFound: (id: string | number) => notFound('lead_not_found', 'lead', String(id)),
   recordingNotFound: (callId: string) =>
     new AppError(

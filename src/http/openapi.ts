@@ -23,6 +23,7 @@ export const API_TAGS = {
   webhooks: 'Webhook subscriptions, their delivery log and redelivery. Deliveries are signed as Standard Webhooks (docs/webhooks.md).',
   leads: 'Leads (contacts), created by flows or through the API; their changes are webhook events.',
   tickets: 'Support tickets, created by flows or through the API; `ticket.created` is a webhook event.',
+  'phone-numbers': 'Phone numbers: E.164 numbers reached over a SIP trunk or through Twilio, with the agents that answer and call from them (docs/telephony.md).',
   voices: "The voices of this server's speech engine: what an agent's `voice_id` may name, with language and sample rate.",
 } as const;
 

@@ -9,5 +9,6 @@ import type { CallTables } from './tables/call.tables.ts';
 import type { WebhookTables } from './tables/webhook.tables.ts';
 import type { LeaseTables } from './tables/lease.tables.ts';
 import type { RecordingTables } from './tables/recording.tables.ts';
+import type { PhoneNumberTables } from './tables/phone-number.tables.ts';
 
-export interface Database extends FoundationTables, AgentTables, CallTables, WebhookTables, LeaseTables, RecordingTables {}
+export interface Database extends FoundationTables, AgentTables, CallTables, WebhookTables, LeaseTables, RecordingTables, PhoneNumberTables {}

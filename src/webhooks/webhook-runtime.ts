@@ -13,6 +13,8 @@ import { SecretBox } from '../lib/secret-box.ts';
 
 export interface WebhookParts {
   repository: WebhookRepository;
+  /** The server keys that encrypt stored secrets (webhook secrets, phone numbers' credentials). */
+  box: SecretBox;
   outbox: WebhookOutbox;
   webhooks: WebhookService;
   dispatcher: WebhookDispatcher;
@@ -64,6 +66,7 @@ export function createWebhookParts(config: Config, store: Store, clock: Clock, l
   let closing: Promise<void> | null = null;
   return {
     repository,
+    box,
     outbox,
     webhooks,
     dispatcher,

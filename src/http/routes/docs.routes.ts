@@ -10,6 +10,7 @@ export const GUIDES = {
   webhooks: 'Webhooks: events, signatures, retries',
   'media-protocol': 'The web-call media protocol (WebSocket)',
   'voice-pipeline': 'The voice pipeline and its engines',
+  telephony: 'Telephony: phone numbers, SIP trunks and Twilio',
   architecture: 'Architecture',
 } as const;
 

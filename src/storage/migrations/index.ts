@@ -11,6 +11,7 @@ import { limits } from './0007_limits.ts';
 import { toolCalls } from './0008_tool_calls.ts';
 import { recordings } from './0009_recordings.ts';
 import { callMedia } from './0010_call_media.ts';
+import { phoneNumbers } from './0011_phone_numbers.ts';
 
 /** Every migration, in order; each is a factory so it can differ by dialect where SQL must. */
 const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
@@ -24,6 +25,7 @@ const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
   '0008_tool_calls': toolCalls,
   '0009_recordings': recordings,
   '0010_call_media': callMedia,
+  '0011_phone_numbers': phoneNumbers,
 };
 
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<void> {
