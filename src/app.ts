@@ -22,6 +22,7 @@ import { webhookRoutes } from './http/routes/webhook.routes.ts';
 import { webRoutes } from './http/routes/web.routes.ts';
 import { recordingRoutes, signedRecordingRoutes } from './http/routes/recording.routes.ts';
 import { voiceRoutes } from './http/routes/voice.routes.ts';
+import { TransportRoutes } from './http/transport-routes.ts';
 import { TRANSPORTS } from './media/transports.ts';
 import type { TransportHandle } from './media/transport.ts';
 import type { Runtime } from './runtime.ts';
@@ -117,9 +118,12 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   // progress through the runtime's registry (server_shutdown, results stored), then closes the
   // transports: a transport never shuts the registry down.
   const transports = new Map<string, TransportHandle>();
+  // A carrier's webhooks (Twilio's /twilio/voice): routes the transports declare as they start.
+  const transportRoutes = new TransportRoutes();
   for (const transport of TRANSPORTS) {
-    transports.set(transport.id, transport.start({ registry: runtime.media.sessions, metrics, log: runtime.media.sessions.log, server: app.server }));
+    transports.set(transport.id, transport.start({ registry: runtime.media.sessions, metrics, log: runtime.media.sessions.log, server: app.server, http: transportRoutes, publicBaseUrl: config.publicBaseUrl, phoneNumbers: services.phoneNumbers, twilioApiBaseUrl: config.twilio.apiBaseUrl }));
   }
+  await app.register(transportRoutes.plugin());
   app.decorate('transports', transports);
   app.addHook('preClose', async () => {
     await runtime.media.sessions.close();

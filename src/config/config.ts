@@ -57,6 +57,8 @@ export interface Config {
   readonly webhooks: WebhookConfig;
   /** Speech and language engines: LLM_*, STT_*, TTS_*, VAD_PROVIDER (see src/config/media.config.ts). */
   readonly media: MediaConfig;
+  /** Twilio numbers (issue 24): the REST API's base (TWILIO_API_BASE_URL, default https://api.twilio.com; a regional edge, or a test server). */
+  readonly twilio: { readonly apiBaseUrl: string };
 }
 
 /** The HTTP server's limits on clients (src/http/connections.ts applies them). */
@@ -125,6 +127,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     http: readHttpConfig(reader, problems),
     webhooks: readWebhookConfig(reader, problems, databaseUrl !== null),
     media: readMediaConfig(reader, problems),
+    twilio: { apiBaseUrl: reader.url('TWILIO_API_BASE_URL', 'https://api.twilio.com') },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);

@@ -7,7 +7,32 @@
 import type { Server } from 'node:http';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
+import type { PhoneNumberService } from '../services/phone-number.service.ts';
 import type { SessionRegistry } from './session-registry.ts';
+
+/** A request to a route a transport serves (a carrier's webhook): its path and query, headers and raw body. */
+export interface TransportRequest {
+  /** The path and query string as requested (`/twilio/voice?call_id=...`). */
+  url: string;
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The body as text (form or JSON; the route's content types say which), at most 64 KiB. */
+  body: string;
+}
+
+/** A route's answer. */
+export interface TransportReply {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+/**
+ * POST routes a transport serves on the app's HTTP server, outside the API's key (a carrier signs
+ * its own requests): bodies of `application/x-www-form-urlencoded` or JSON, read as text.
+ */
+export interface HttpMount {
+  post(path: string, handler: (request: TransportRequest) => Promise<TransportReply>): void;
+}
 
 export interface TransportContext {
   /** Runs the calls: `join` (a web call's access token) or `admit` (any other admission), each on an endpoint. */
@@ -18,6 +43,14 @@ export interface TransportContext {
   log: Logger;
   /** The HTTP server, for transports reached through it (a WebSocket upgrade, a webhook). */
   server: Server;
+  /** Routes on that server for a carrier's webhooks (mounted once every transport has started). */
+  http: HttpMount;
+  /** The address carriers reach this server at (PUBLIC_BASE_URL): the URLs we give them. */
+  publicBaseUrl: string;
+  /** The phone numbers, looked up by number, with how each is reached (phone transports). */
+  phoneNumbers: Pick<PhoneNumberService, 'findForInbound' | 'reachOf'>;
+  /** Twilio's REST API base (TWILIO_API_BASE_URL). */
+  twilioApiBaseUrl: string;
 }
 
 /** A started transport: what closes it once its calls have ended (stop listening, drop the sockets left). */

@@ -5,5 +5,6 @@
 import type { Transport } from './transport.ts';
 import { webCallTransport } from './web-call/web-call.transport.ts';
 import { loopbackTransport } from './loopback/loopback.transport.ts';
+import { twilioTransport } from './twilio/twilio.transport.ts';
 
-export const TRANSPORTS: readonly Transport[] = [webCallTransport, loopbackTransport];
+export const TRANSPORTS: readonly Transport[] = [webCallTransport, loopbackTransport, twilioTransport];

@@ -40,6 +40,12 @@ export class FakeTwilio {
   readonly callbacks: Array<{ url: string; status: number; params: Record<string, string> }> = [];
   #server!: Server;
   baseUrl = '';
+  /**
+   * Where a public URL of ours is really reached: Twilio signs and requests the URL as configured
+   * (`https://switchboard.example.com/twilio/voice`); a proxy in front of the server, here this
+   * rewrite, takes it to the local port.
+   */
+  route: (url: string) => string = (url) => url;
 
   constructor(accountSid = `AC${randomBytes(16).toString('hex')}`, authToken = randomBytes(16).toString('hex')) {
     this.accountSid = accountSid;
@@ -64,10 +70,10 @@ export class FakeTwilio {
    * the account's), and opens the stream the TwiML names. Returns the webhook's answer, and the
    * stream when there is one.
    */
-  async ring(webhookUrl: string, options: { from: string; to: string; token?: string; signature?: string | null }): Promise<{ status: number; twiml: string; stream?: FakeStream; callSid: string }> {
+  async ring(webhookUrl: string, options: { from: string; to: string; token?: string; signature?: string | null; signedUrl?: string }): Promise<{ status: number; twiml: string; stream?: FakeStream; callSid: string }> {
     const callSid = sid('CA');
     const params = { AccountSid: this.accountSid, ApiVersion: '2010-04-01', CallSid: callSid, CallStatus: 'ringing', Called: options.to, Caller: options.from, Direction: 'inbound', From: options.from, To: options.to };
-    const answer = await this.#post(webhookUrl, params, options.token, options.signature);
+    const answer = await this.#post(webhookUrl, params, options.token, options.signature, options.signedUrl);
     const stream = answer.status === 200 ? await this.#openStream(answer.body, callSid) : undefined;
     return { status: answer.status, twiml: answer.body, callSid, ...(stream ? { stream } : {}) };
   }
@@ -110,12 +116,12 @@ export class FakeTwilio {
     return answer.status;
   }
 
-  /** POSTs a form to one of our server's URLs as Twilio does: signed, unless `signature` is given (null: none). */
-  async #post(url: string, params: Record<string, string>, token = this.authToken, signature?: string | null): Promise<{ status: number; body: string }> {
+  /** POSTs a form to one of our server's URLs as Twilio does: signed (for `signedUrl`, by default the URL itself), unless `signature` is given (null: none). */
+  async #post(url: string, params: Record<string, string>, token = this.authToken, signature?: string | null, signedUrl = url): Promise<{ status: number; body: string }> {
     const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'TwilioProxy/1.1', 'i-twilio-idempotency-token': randomBytes(8).toString('hex') };
-    const signed = signature === undefined ? twilioSignature(token, url, params) : signature;
+    const signed = signature === undefined ? twilioSignature(token, signedUrl, params) : signature;
     if (signed !== null) headers['x-twilio-signature'] = signed;
-    const res = await fetch(url, { method: 'POST', headers, body: new URLSearchParams(params).toString() });
+    const res = await fetch(this.route(url), { method: 'POST', headers, body: new URLSearchParams(params).toString() });
     return { status: res.status, body: await res.text() };
   }
 
@@ -126,7 +132,7 @@ export class FakeTwilio {
     const unescape = (s: string) => s.replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
     const parameters: Record<string, string> = {};
     for (const p of match[2]!.matchAll(/<Parameter name="([^"]*)" value="([^"]*)"\/>/g)) parameters[unescape(p[1]!)] = unescape(p[2]!);
-    const stream = new FakeStream(unescape(match[1]!), this.accountSid, callSid, parameters);
+    const stream = new FakeStream(this.route(unescape(match[1]!)), this.accountSid, callSid, parameters);
     await stream.open();
     const call = this.calls.get(callSid);
     if (call) call.stream = stream;

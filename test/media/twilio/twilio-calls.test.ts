@@ -1,0 +1,119 @@
+// Calls through Twilio media streams against a local server speaking Twilio's real wire protocol
+// (test/media/twilio/fake-twilio.ts): the voice webhook with a real X-Twilio-Signature, the
+// media-stream WebSocket (μ-law 8 kHz, marks, clear, dtmf, stop), and the REST Calls API.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { STORES } from '../../helpers/stores.ts';
+import { type MediaServer, eventually, fakeProviders, startMediaServer } from '../helpers.ts';
+import { FakeStream, FakeTwilio } from './fake-twilio.ts';
+
+const PUBLIC = 'https://switchboard.example.com';
+const NUMBER = '+14155550100';
+const CALLER = '+14155550123';
+const LONG = 'Let me tell you about every one of our plans, one by one, in great detail. '.repeat(2).trim();
+const FLOW = {
+  start_node_id: 'talk',
+  nodes: [
+    { id: 'talk', type: 'conversation', instruction: { type: 'static_text', text: LONG }, edges: [{ id: 'e', destination_node_id: 'bye', transition_condition: { type: 'keyword', keywords: ['goodbye'] } }] },
+    { id: 'bye', type: 'end', instruction: { type: 'static_text', text: 'Bye.' } },
+  ],
+};
+
+/** 8 kHz PCM: a 300 Hz tone (speech to the energy VAD) or silence. */
+const tone8k = (ms: number) => Int16Array.from({ length: ms * 8 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 300 * i) / 8000)));
+const silence8k = (ms: number) => new Int16Array(ms * 8);
+
+for (const kind of STORES) {
+  describe(`Twilio media streams (${kind.name})`, { skip: kind.skip }, () => {
+    let s: MediaServer;
+    let twilio: FakeTwilio;
+    let agentId: string;
+    let providers: ReturnType<typeof fakeProviders>;
+    before(async () => {
+      twilio = await new FakeTwilio().start();
+      providers = fakeProviders([], { msPerChar: 30 });
+      s = await startMediaServer(kind.name, { providers, env: { PUBLIC_BASE_URL: PUBLIC, TWILIO_API_BASE_URL: twilio.baseUrl } });
+      // The public address reaches the server through a proxy: here, this rewrite.
+      const local = s.baseUrl;
+      twilio.route = (url) => url.replace(PUBLIC, local).replace(PUBLIC.replace('https', 'wss'), local.replace('http', 'ws'));
+      agentId = await s.flowAgent(FLOW);
+      const imported = await s.api('POST', '/import-phone-number', { phone_number: NUMBER, twilio_account_sid: twilio.accountSid, twilio_auth_token: twilio.authToken, inbound_agent_id: agentId });
+      assert.equal(imported.status, 201, JSON.stringify(imported.json));
+    });
+    after(async () => {
+      await s.close();
+      await twilio.close();
+    });
+
+    const callCount = async () => (await s.api('POST', '/v2/list-calls', {})).json.length as number;
+
+    it('an inbound call: the signed webhook gets <Connect><Stream>; the agent speaks μ-law with marks; barge-in sends clear; the call is a phone call carried by Twilio', { timeout: 30_000 }, async () => {
+      providers.stt.push('goodbye');
+      const { status, twiml, stream } = await twilio.ring(`${PUBLIC}/twilio/voice`, { from: CALLER, to: NUMBER });
+      assert.equal(status, 200);
+      assert.match(twiml, /^<\?xml version="1.0" encoding="UTF-8"\?><Response><Connect><Stream url="wss:\/\/switchboard\.example\.com\/twilio\/stream">/);
+      assert.ok(stream);
+      // The agent's long greeting plays; Twilio echoes the marks as it plays it.
+      await eventually(() => stream.echoedMarks.length >= 10, 10_000);
+      assert.ok(stream.sent('media').length >= 10);
+      // Barge-in: the caller talks over the reply; we send clear, and the flow ends the call on "goodbye".
+      const said = stream.say(tone8k(600)).then(() => stream.say(silence8k(900)));
+      await eventually(() => stream.sent('clear').length >= 1, 10_000);
+      await said;
+      assert.equal(await stream.closed, 1000, 'the agent hung up: we closed the stream');
+      const calls = (await s.api('POST', '/v2/list-calls', {})).json as Array<Record<string, any>>;
+      const call = calls.find((c) => c.call_type === 'phone_call');
+      assert.ok(call, 'a phone call was stored');
+      const full = (await s.api('GET', `/v2/get-call/${call.call_id}`)).json;
+      assert.equal(full.disconnection_reason, 'agent_hangup');
+      assert.equal(full.agent_id, agentId);
+      assert.deepEqual({ transport: full.media.transport, codec: full.media.codec, sample_rate: full.media.sample_rate }, { transport: 'twilio', codec: 'pcmu', sample_rate: 8000 });
+      assert.equal(full.media.bytes_in, full.media.packets_in * 160, 'the caller sent 20 ms μ-law chunks');
+      assert.ok(full.media.packets_out >= stream.sent('media').length);
+      // What the caller heard of the cut-off reply is what Twilio's marks said was played.
+      const cut = full.transcript_object.find((u: { role: string; content: string }) => u.role === 'agent');
+      assert.ok(cut && cut.content.length < LONG.length, `the reply was cut off: ${cut?.content}`);
+    });
+
+    it('the caller hangs up: stop ends the call user_hangup', { timeout: 20_000 }, async () => {
+      const { stream } = await twilio.ring(`${PUBLIC}/twilio/voice`, { from: CALLER, to: NUMBER });
+      assert.ok(stream);
+      await eventually(() => stream.sent('media').length > 0, 10_000);
+      const before = new Set(((await s.api('POST', '/v2/list-calls', {})).json as Array<{ call_id: string }>).map((c) => c.call_id));
+      stream.stop();
+      const ended = await eventually(async () => {
+        const calls = (await s.api('POST', '/v2/list-calls', {})).json as Array<Record<string, any>>;
+        return calls.find((c) => before.has(c.call_id) && c.disconnection_reason === 'user_hangup');
+      });
+      assert.equal(ended.call_status, 'ended');
+    });
+
+    it('a forged, unsigned or misdirected webhook gets 403 and creates nothing; so does a stream without a valid ticket', { timeout: 20_000 }, async () => {
+      const calls = await callCount();
+      const forged = await twilio.ring(`${PUBLIC}/twilio/voice`, { from: CALLER, to: NUMBER, token: 'f'.repeat(32) });
+      assert.equal(forged.status, 403);
+      assert.equal(forged.stream, undefined);
+      const unsigned = await twilio.ring(`${PUBLIC}/twilio/voice`, { from: CALLER, to: NUMBER, signature: null });
+      assert.equal(unsigned.status, 403);
+      // Signed with the real token, but for another URL (a replay of a request Twilio made elsewhere).
+      const elsewhere = await twilio.ring(`${PUBLIC}/twilio/voice`, { from: CALLER, to: NUMBER, signedUrl: `${PUBLIC}/other/voice` });
+      assert.equal(elsewhere.status, 403);
+      // A number we do not hold, even signed with a real token.
+      const unknown = await twilio.ring(`${PUBLIC}/twilio/voice`, { from: CALLER, to: '+14155550999' });
+      assert.equal(unknown.status, 403);
+
+      // A stream opened by someone else: a start with a made-up ticket, and one with a real ticket of another call.
+      const local = twilio.route(`${PUBLIC.replace('https', 'wss')}/twilio/stream`);
+      const madeUp = new FakeStream(local, twilio.accountSid, 'CA' + '0'.repeat(32), { number: NUMBER, direction: 'inbound', call_id: '', expires_at: String(Date.now() + 60_000), ticket: 'x'.repeat(43) });
+      await madeUp.open();
+      assert.equal(await madeUp.closed, 1008);
+      const real = await twilio.ring(`${PUBLIC}/twilio/voice`, { from: CALLER, to: NUMBER });
+      real.stream!.stop();
+      const stolen = new FakeStream(local, twilio.accountSid, 'CA' + '1'.repeat(32), real.stream!.parameters);
+      await stolen.open();
+      assert.equal(await stolen.closed, 1008);
+      await eventually(async () => (await callCount()) === calls + 1, 5_000);
+      assert.equal(await callCount(), calls + 1, 'only the real call was created');
+    });
+  });
+}
