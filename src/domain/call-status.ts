@@ -59,6 +59,12 @@ export const DISCONNECTION_REASONS = [
   'error_client_flood',
   'error_server_lost',
   'error_unknown',
+  // Issue 24, Retell's reasons for outbound phone calls that were not answered, and answering machines.
+  'dial_busy',
+  'dial_failed',
+  'dial_no_answer',
+  'voicemail_reached',
+  'call_transfer',
 ] as const;
 export type DisconnectionReason = (typeof DISCONNECTION_REASONS)[number];
 

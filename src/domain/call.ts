@@ -12,6 +12,29 @@ import type { StoragePolicy } from './storage-policy.ts';
 export const CALL_TYPES = ['web_call', 'phone_call'] as const;
 export type CallType = (typeof CALL_TYPES)[number];
 
+/** A phone call's direction, from the account's side. */
+export const CALL_DIRECTIONS = ['inbound', 'outbound'] as const;
+export type CallDirection = (typeof CALL_DIRECTIONS)[number];
+
+/** What a phone transport tells of a call when it is admitted (the call object's phone fields). */
+export interface PhoneCallFields {
+  from_number: string;
+  to_number: string;
+  direction: CallDirection;
+  telephony_identifier: string;
+}
+
+/**
+ * The phone fields that are PII under `everything_except_pii` and `basic_attributes_only`: the far
+ * party's number (the caller of an inbound call, the callee of an outbound one). The account's own
+ * number (imported by the account, not a person's) is kept, so calls stay attributable to numbers.
+ */
+export function phonePiiChanges(row: Pick<Call, 'call_type' | 'direction' | 'transfer_destination'>): CallChanges {
+  if (row.call_type !== 'phone_call') return {};
+  const far: CallChanges = row.direction === 'outbound' ? { to_number: null } : { from_number: null };
+  return row.transfer_destination === null ? far : { ...far, transfer_destination: null };
+}
+
 export interface Call {
   call_id: string;
   account_id: string;
@@ -46,6 +69,15 @@ export interface Call {
   latency: LatencyReport | null;
   /** How the call was carried (transport, codec, traffic), filled when it ends; null before, and for calls never joined. */
   media: CallMedia | null;
+  /** Issue 24, phone calls only (null on web calls): the caller's number (E.164, or a SIP user when not a number). */
+  from_number: string | null;
+  /** The called number. */
+  to_number: string | null;
+  direction: CallDirection | null;
+  /** The carrier's id of the call: the SIP Call-ID, or Twilio's CallSid. */
+  telephony_identifier: string | null;
+  /** Where the call was transferred (a number or SIP URI); null unless it was. */
+  transfer_destination: string | null;
   /** Access token bookkeeping: the token's id (in its signed claims), expiry and single use. */
   token_id: string;
   token_expires_at: number;

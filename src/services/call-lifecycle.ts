@@ -7,7 +7,7 @@
 import type { Clock } from '../lib/clock.ts';
 import { errors } from '../domain/errors.ts';
 import type { AgentOverride } from '../domain/agent.ts';
-import type { Call, CallAnalysis, CallChanges, CallMedia, CallType, LatencyReport, ToolTranscriptEntry, TranscriptEntry } from '../domain/call.ts';
+import type { Call, CallAnalysis, CallChanges, CallMedia, CallType, LatencyReport, PhoneCallFields, ToolTranscriptEntry, TranscriptEntry } from '../domain/call.ts';
 import { type DisconnectionReason, isFinal, statusesThatCanBecome, statusForReason } from '../domain/call-status.ts';
 import { storableText } from '../domain/text.ts';
 import type { CallCheckpoint, ClaimedLease } from '../domain/call-checkpoint.ts';
@@ -56,6 +56,8 @@ export interface AdmitCallInput extends NewCallInput {
   /** Calls registered or ongoing the account may have at once (null: no limit). */
   concurrencyLimit: number | null;
   callType: CallType;
+  /** A phone call's number, direction and carrier id (issue 24). */
+  phone?: PhoneCallFields;
 }
 
 export interface CallLifecycleDeps {
@@ -123,7 +125,7 @@ export class CallLifecycle {
     const now = this.#d.clock.now();
     const agent = await this.#d.agents.resolveVersion(input.accountId, input.agent_id, input.agent_version);
     const row: Call = {
-      ...newCallRecord(this.#d, input.accountId, input, agent, now, { callType: input.callType, tokenExpiresAt: now }),
+      ...newCallRecord(this.#d, input.accountId, input, agent, now, { callType: input.callType, tokenExpiresAt: now, phone: input.phone }),
       call_status: 'ongoing',
       start_timestamp: now,
       token_used_at: now,

@@ -10,7 +10,7 @@ import { newId } from '../lib/ids.ts';
 import { jsonByteLength } from '../lib/json.ts';
 import { errors } from '../domain/errors.ts';
 import { type AgentOverride, settingsWithOverride } from '../domain/agent.ts';
-import type { Call, CallType } from '../domain/call.ts';
+import type { Call, CallType, PhoneCallFields } from '../domain/call.ts';
 import type { AgentService, ResolvedAgentVersion } from './agent.service.ts';
 import type { CreateWebCallBody } from './call.schemas.ts';
 
@@ -27,6 +27,8 @@ export interface NewCallOptions {
   callType: CallType;
   /** When the call's access token expires, epoch ms. */
   tokenExpiresAt: number;
+  /** A phone call's fields (issue 24). */
+  phone?: PhoneCallFields | undefined;
 }
 
 /** A new call's record on `agent` (status `registered`); throws AppError when the input does not fit the agent. */
@@ -72,6 +74,11 @@ export function newCallRecord(
     call_analysis: null,
     latency: null,
     media: null,
+    from_number: options.phone?.from_number ?? null,
+    to_number: options.phone?.to_number ?? null,
+    direction: options.phone?.direction ?? null,
+    telephony_identifier: options.phone?.telephony_identifier ?? null,
+    transfer_destination: null,
     token_id: randomUUID().slice(0, 13),
     token_expires_at: options.tokenExpiresAt,
     token_used_at: null,

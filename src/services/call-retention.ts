@@ -1,5 +1,5 @@
 import type { StoragePolicy } from '../domain/storage-policy.ts';
-import type { Call, CallChanges } from '../domain/call.ts';
+import { type Call, type CallChanges, phonePiiChanges } from '../domain/call.ts';
 import type { CallRetention } from './call.service.ts';
 import type { RecordingStore } from './recording-store.ts';
 
@@ -19,6 +19,7 @@ export interface PiiRedactor {
  * - `basic_attributes_only`: keeps status, timestamps, duration, latency and reason; the transcript,
  *   recording (deleted from the recording store: its file, or its chunks on PostgreSQL), analysis
  *   and dynamic variables are removed.
+ * - Under both, a phone call's far party's number is removed too (domain/call.ts, phonePiiChanges).
  */
 export class StoreCallRetention implements CallRetention {
   readonly #recordings: RecordingStore;
@@ -32,9 +33,9 @@ export class StoreCallRetention implements CallRetention {
   async apply(row: Call, policy: StoragePolicy): Promise<CallChanges> {
     if (policy === 'everything') return {};
     if (policy === 'everything_except_pii') {
-      if (this.#redactor) return this.#redactor.redact(row);
+      if (this.#redactor) return { ...(await this.#redactor.redact(row)), ...phonePiiChanges(row) };
       await this.#recordings.delete(row.call_id, row.recording_path);
-      return { transcript: null, transcript_object: null, transcript_with_tool_calls: null, recording_path: null };
+      return { transcript: null, transcript_object: null, transcript_with_tool_calls: null, recording_path: null, ...phonePiiChanges(row) };
     }
     await this.#recordings.delete(row.call_id, row.recording_path);
     return {
@@ -45,6 +46,7 @@ export class StoreCallRetention implements CallRetention {
       call_analysis: null,
       service_llm_dynamic_variables: null,
       override_dynamic_variables: null,
+      ...phonePiiChanges(row),
     };
   }
 

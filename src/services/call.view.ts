@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { NullableInteger, NullableString, StringEnum } from '../domain/schema-kit.ts';
-import { CALL_TYPES, type Call, type CallMedia } from '../domain/call.ts';
+import { CALL_DIRECTIONS, CALL_TYPES, type Call, type CallMedia } from '../domain/call.ts';
 import { CALL_STATUSES } from '../domain/call-status.ts';
 import { STORAGE_POLICIES } from '../domain/storage-policy.ts';
 
@@ -46,6 +46,11 @@ export const CallResponse = Type.Object(
       ]),
       description: 'How the call was carried, filled when it ends: the transport (`websocket`, `loopback`, ...), the codec on the wire, its sample rate, and what the endpoint measured (`in` from the caller); null where it cannot tell.',
     }),
+    from_number: Type.Optional(Type.Unsafe<string | null>({ type: ['string', 'null'], description: 'Phone calls only: the caller\'s number (E.164); null once removed by the storage policy when it is the far party\'s.' })),
+    to_number: Type.Optional(Type.Unsafe<string | null>({ type: ['string', 'null'], description: 'Phone calls only: the called number.' })),
+    direction: Type.Optional(StringEnum(CALL_DIRECTIONS, { description: 'Phone calls only.' })),
+    telephony_identifier: Type.Optional(Type.Unsafe<string | null>({ type: ['string', 'null'], description: 'Phone calls only: the SIP Call-ID, or Twilio\'s CallSid.' })),
+    transfer_destination: Type.Optional(Type.Unsafe<string | null>({ type: ['string', 'null'], description: 'Phone calls only: where the call was transferred, when it was.' })),
     data_storage_setting: StringEnum(STORAGE_POLICIES),
     service_llm_dynamic_variables: AnyJson,
     override_dynamic_variables: AnyJson,
@@ -106,5 +111,12 @@ export function toCallView(row: Call, options: CallViewOptions = {}): CallView {
     created_at: row.created_at,
   };
   if (options.accessToken !== undefined) view.access_token = options.accessToken;
+  if (row.call_type === 'phone_call') {
+    view.from_number = row.from_number;
+    view.to_number = row.to_number;
+    if (row.direction !== null) view.direction = row.direction;
+    view.telephony_identifier = row.telephony_identifier;
+    view.transfer_destination = row.transfer_destination;
+  }
   return view;
 }

@@ -16,7 +16,7 @@ const CALL_COLUMNS = [
   'data_storage_setting', 'created_at', 'start_timestamp', 'end_timestamp', 'duration_ms',
   'disconnection_reason', 'metadata', 'agent_override', 'service_llm_dynamic_variables',
   'override_dynamic_variables', 'custom_attributes', 'current_node_id', 'current_state', 'transcript',
-  'transcript_object', 'transcript_with_tool_calls', 'recording_path', 'call_analysis', 'latency', 'media', 'token_id', 'token_expires_at',
+  'transcript_object', 'transcript_with_tool_calls', 'recording_path', 'call_analysis', 'latency', 'media', 'from_number', 'to_number', 'direction', 'telephony_identifier', 'transfer_destination', 'token_id', 'token_expires_at',
   'token_used_at', 'updated_at',
 ] as const satisfies ReadonlyArray<keyof CallRow>;
 /** Fails to type-check if a column of CallTable is missing from CALL_COLUMNS. */

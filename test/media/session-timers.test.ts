@@ -30,7 +30,7 @@ function call(): Call {
     call_status: 'ongoing', data_storage_setting: 'everything', created_at: 0, start_timestamp: 0, end_timestamp: null, duration_ms: null,
     disconnection_reason: null, metadata: {}, agent_override: null, service_llm_dynamic_variables: {}, override_dynamic_variables: null,
     custom_attributes: null, current_node_id: null, current_state: null, transcript: null, transcript_object: null, transcript_with_tool_calls: null, recording_path: null,
-    call_analysis: null, latency: null, media: null, token_id: 't', token_expires_at: 0, token_used_at: 0, updated_at: 0,
+    call_analysis: null, latency: null, media: null, from_number: null, to_number: null, direction: null, telephony_identifier: null, transfer_destination: null, token_id: 't', token_expires_at: 0, token_used_at: 0, updated_at: 0,
   };
 }
 

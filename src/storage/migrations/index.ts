@@ -12,6 +12,7 @@ import { toolCalls } from './0008_tool_calls.ts';
 import { recordings } from './0009_recordings.ts';
 import { callMedia } from './0010_call_media.ts';
 import { phoneNumbers } from './0011_phone_numbers.ts';
+import { phoneCalls } from './0012_phone_calls.ts';
 
 /** Every migration, in order; each is a factory so it can differ by dialect where SQL must. */
 const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
@@ -26,6 +27,7 @@ const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
   '0009_recordings': recordings,
   '0010_call_media': callMedia,
   '0011_phone_numbers': phoneNumbers,
+  '0012_phone_calls': phoneCalls,
 };
 
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<void> {
