@@ -16,6 +16,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
+import { CappedMap } from '../../lib/capped-map.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { Transport, TransportContext, TransportReply, TransportRequest } from '../transport.ts';
 import { MediaStreamEndpoint, type StreamStart } from './media-stream.endpoint.ts';
@@ -54,6 +55,8 @@ export class TwilioTransport {
   readonly #publicBase: string;
   readonly #now: () => number;
   #closed = false;
+  /** CallSids whose stream has started here: a ticket is good for one stream (a replay is refused). */
+  readonly #started = new CappedMap<string, true>(100_000);
 
   readonly #rest: TwilioRest;
 
@@ -86,7 +89,7 @@ export class TwilioTransport {
     if (!number) return forbidden();
     const callId = outbound ? (new URL(request.url, 'http://x').searchParams.get('call_id') ?? '') : '';
     if (outbound ? !/^call_[A-Za-z0-9]{1,64}$/.test(callId) : !number.answersInbound) return twiml(rejectTwiml());
-    const ticket = ticketParameters(number.credentials.authToken, callSid as string, { number: number.phoneNumber, direction: outbound ? 'outbound' : 'inbound', callId, expiresAt: this.#now() + STREAM_TICKET_TTL_MS });
+    const ticket = ticketParameters(number.credentials.authToken, callSid as string, { number: number.phoneNumber, peer: (outbound ? to : from) as string, direction: outbound ? 'outbound' : 'inbound', callId, expiresAt: this.#now() + STREAM_TICKET_TTL_MS });
     return twiml(connectStreamTwiml(this.#streamUrl(), ticket));
   }
 
@@ -127,18 +130,19 @@ export class TwilioTransport {
     if (!start) return endpoint.refuse(1008, 'no start');
     const ticket = readTicket(start.parameters);
     const number = ticket ? await this.#lines.findTwilioNumber(ticket.number) : undefined;
-    if (!ticket || !number || number.credentials.accountSid !== start.accountId || !ticketHolds(number.credentials.authToken, start.callId, ticket, this.#now())) {
+    if (!ticket || !number || number.credentials.accountSid !== start.accountId || !ticketHolds(number.credentials.authToken, start.callId, ticket, this.#now()) || this.#started.has(start.callId)) {
       this.#log.warn('twilio stream refused: no valid ticket');
       return endpoint.refuse(1008, 'forbidden');
     }
+    this.#started.set(start.callId, true);
     if (start.encoding !== null && start.encoding !== TWILIO_MULAW) return endpoint.refuse(1003, 'unsupported encoding');
     await endpoint.prepare();
-    if (ticket.direction === 'inbound') await this.#answerInbound(number, start, endpoint);
+    if (ticket.direction === 'inbound') await this.#answerInbound(number, ticket.peer, start, endpoint);
     else endpoint.refuse(1008, 'unknown call');
   }
 
   /** An inbound call: admitted on the number's inbound agent (its version, or the latest) and run on the stream. */
-  async #answerInbound(number: TwilioNumber, start: StreamStart, endpoint: MediaStreamEndpoint): Promise<void> {
+  async #answerInbound(number: TwilioNumber, caller: string, start: StreamStart, endpoint: MediaStreamEndpoint): Promise<void> {
     const stored = await this.#context.phoneNumbers.findForInbound(number.phoneNumber);
     if (!stored?.inbound_agent_id) return endpoint.refuse(1008, 'no inbound agent');
     try {
@@ -149,6 +153,7 @@ export class TwilioTransport {
           ...(stored.inbound_agent_version === null ? {} : { agent_version: stored.inbound_agent_version }),
           callType: 'phone_call',
           concurrencyLimit: null,
+          phone: { from_number: caller, to_number: number.phoneNumber, direction: 'inbound', telephony_identifier: start.callId },
         },
         endpoint,
       );

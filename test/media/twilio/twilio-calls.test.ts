@@ -49,7 +49,7 @@ for (const kind of STORES) {
 
     it('an inbound call: the signed webhook gets <Connect><Stream>; the agent speaks μ-law with marks; barge-in sends clear; the call is a phone call carried by Twilio', { timeout: 30_000 }, async () => {
       providers.stt.push('goodbye');
-      const { status, twiml, stream } = await twilio.ring(`${PUBLIC}/twilio/voice`, { from: CALLER, to: NUMBER });
+      const { status, twiml, stream, callSid } = await twilio.ring(`${PUBLIC}/twilio/voice`, { from: CALLER, to: NUMBER });
       assert.equal(status, 200);
       assert.match(twiml, /^<\?xml version="1.0" encoding="UTF-8"\?><Response><Connect><Stream url="wss:\/\/switchboard\.example\.com\/twilio\/stream">/);
       assert.ok(stream);
@@ -67,6 +67,10 @@ for (const kind of STORES) {
       const full = (await s.api('GET', `/v2/get-call/${call.call_id}`)).json;
       assert.equal(full.disconnection_reason, 'agent_hangup');
       assert.equal(full.agent_id, agentId);
+      assert.deepEqual(
+        { from_number: full.from_number, to_number: full.to_number, direction: full.direction, telephony_identifier: full.telephony_identifier },
+        { from_number: CALLER, to_number: NUMBER, direction: 'inbound', telephony_identifier: callSid },
+      );
       assert.deepEqual({ transport: full.media.transport, codec: full.media.codec, sample_rate: full.media.sample_rate }, { transport: 'twilio', codec: 'pcmu', sample_rate: 8000 });
       assert.equal(full.media.bytes_in, full.media.packets_in * 160, 'the caller sent 20 ms μ-law chunks');
       assert.ok(full.media.packets_out >= stream.sent('media').length);
@@ -104,7 +108,7 @@ for (const kind of STORES) {
 
       // A stream opened by someone else: a start with a made-up ticket, and one with a real ticket of another call.
       const local = twilio.route(`${PUBLIC.replace('https', 'wss')}/twilio/stream`);
-      const madeUp = new FakeStream(local, twilio.accountSid, 'CA' + '0'.repeat(32), { number: NUMBER, direction: 'inbound', call_id: '', expires_at: String(Date.now() + 60_000), ticket: 'x'.repeat(43) });
+      const madeUp = new FakeStream(local, twilio.accountSid, 'CA' + '0'.repeat(32), { number: NUMBER, peer: CALLER, direction: 'inbound', call_id: '', expires_at: String(Date.now() + 60_000), ticket: 'x'.repeat(43) });
       await madeUp.open();
       assert.equal(await madeUp.closed, 1008);
       const real = await twilio.ring(`${PUBLIC}/twilio/voice`, { from: CALLER, to: NUMBER });
@@ -112,7 +116,15 @@ for (const kind of STORES) {
       const stolen = new FakeStream(local, twilio.accountSid, 'CA' + '1'.repeat(32), real.stream!.parameters);
       await stolen.open();
       assert.equal(await stolen.closed, 1008);
+      // The same ticket for its own call, a second time (a replay); and with the caller's number changed.
+      const replayed = new FakeStream(local, twilio.accountSid, real.callSid, real.stream!.parameters);
+      await replayed.open();
+      assert.equal(await replayed.closed, 1008);
+      const relabelled = new FakeStream(local, twilio.accountSid, real.callSid, { ...real.stream!.parameters, peer: '+14155550666' });
+      await relabelled.open();
+      assert.equal(await relabelled.closed, 1008);
       await eventually(async () => (await callCount()) === calls + 1, 5_000);
+      await new Promise((r) => setTimeout(r, 200));
       assert.equal(await callCount(), calls + 1, 'only the real call was created');
     });
   });
