@@ -18,6 +18,7 @@ import { callRoutes } from './http/routes/call.routes.ts';
 import { healthRoutes } from './http/routes/health.routes.ts';
 import { leadRoutes } from './http/routes/lead.routes.ts';
 import { phoneNumberRoutes } from './http/routes/phone-number.routes.ts';
+import { phoneCallRoutes } from './http/routes/phone-call.routes.ts';
 import { webhookRoutes } from './http/routes/webhook.routes.ts';
 import { webRoutes } from './http/routes/web.routes.ts';
 import { recordingRoutes, signedRecordingRoutes } from './http/routes/recording.routes.ts';
@@ -111,6 +112,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     await authed.register(webhookRoutes(runtime.services.webhooks));
     await authed.register(leadRoutes(runtime.services.leads, runtime.services.tickets));
     await authed.register(phoneNumberRoutes(runtime.services.phoneNumbers));
+    await authed.register(phoneCallRoutes(runtime.services.phoneCalls));
   });
 
   // The transports (src/media/transports.ts): the web call's WebSocket at GET /v2/web-call
@@ -121,7 +123,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   // A carrier's webhooks (Twilio's /twilio/voice): routes the transports declare as they start.
   const transportRoutes = new TransportRoutes();
   for (const transport of TRANSPORTS) {
-    transports.set(transport.id, transport.start({ registry: runtime.media.sessions, metrics, log: runtime.media.sessions.log, server: app.server, http: transportRoutes, publicBaseUrl: config.publicBaseUrl, phoneNumbers: services.phoneNumbers, twilioApiBaseUrl: config.twilio.apiBaseUrl }));
+    transports.set(transport.id, transport.start({ registry: runtime.media.sessions, metrics, log: runtime.media.sessions.log, server: app.server, http: transportRoutes, publicBaseUrl: config.publicBaseUrl, phoneNumbers: services.phoneNumbers, phoneCalls: services.phoneCalls, twilioApiBaseUrl: config.twilio.apiBaseUrl }));
   }
   await app.register(transportRoutes.plugin());
   app.decorate('transports', transports);

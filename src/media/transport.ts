@@ -8,6 +8,7 @@ import type { Server } from 'node:http';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
 import type { PhoneNumberService } from '../services/phone-number.service.ts';
+import type { PhoneCallService } from '../services/phone-call.service.ts';
 import type { SessionRegistry } from './session-registry.ts';
 
 /** A request to a route a transport serves (a carrier's webhook): its path and query, headers and raw body. */
@@ -49,6 +50,8 @@ export interface TransportContext {
   publicBaseUrl: string;
   /** The phone numbers, looked up by number, with how each is reached (phone transports). */
   phoneNumbers: Pick<PhoneNumberService, 'findForInbound' | 'reachOf'>;
+  /** Outbound phone calls: a transport that places calls registers its dialer, and reports calls not answered. */
+  phoneCalls: Pick<PhoneCallService, 'useDialer' | 'endUnanswered'>;
   /** Twilio's REST API base (TWILIO_API_BASE_URL). */
   twilioApiBaseUrl: string;
 }

@@ -18,6 +18,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import { CappedMap } from '../../lib/capped-map.ts';
 import type { Logger } from '../../lib/logger.ts';
+import type { Unanswered } from '../../services/phone-call.service.ts';
 import type { Transport, TransportContext, TransportReply, TransportRequest } from '../transport.ts';
 import { MediaStreamEndpoint, type StreamStart } from './media-stream.endpoint.ts';
 import { parseFormBody, verifyTwilioSignature, type FormParams } from './signature.ts';
@@ -28,6 +29,12 @@ import { type TwilioCredentials, TwilioRest } from './twilio-rest.ts';
 export const TWILIO_VOICE_PATH = '/twilio/voice';
 export const TWILIO_STATUS_PATH = '/twilio/status';
 export const TWILIO_STREAM_PATH = '/twilio/stream';
+/** Twilio's final statuses of a call that was not answered, as our reasons. */
+const UNANSWERED: Readonly<Record<string, Unanswered>> = { busy: 'dial_busy', 'no-answer': 'dial_no_answer', failed: 'dial_failed', canceled: 'dial_failed' };
+/** How long Twilio lets the callee's phone ring, seconds. */
+const RING_TIMEOUT_SECONDS = 30;
+/** Our call ids, as they come back in the query of our own URLs. */
+const CALL_ID = /^call_[A-Za-z0-9]{1,64}$/;
 /** How long Twilio has to send the stream's start after the socket opens, ms. */
 const START_TIMEOUT_MS = 10_000;
 
@@ -68,6 +75,18 @@ export class TwilioTransport {
     this.#now = now;
     this.#rest = rest;
     context.http.post(TWILIO_VOICE_PATH, (request) => this.#voice(request));
+    context.http.post(TWILIO_STATUS_PATH, (request) => this.#status(request));
+    context.phoneCalls.useDialer('twilio', {
+      dial: async (call, number, reach, to) => {
+        if (reach.kind !== 'twilio') throw new Error('not a Twilio number');
+        try {
+          return await this.dial({ phoneNumber: number.phone_number, credentials: { accountSid: reach.accountSid, authToken: reach.authToken } }, call.call_id, to);
+        } catch (error) {
+          this.#log.warn({ err: error, callId: call.call_id }, 'twilio refused to place a call');
+          throw error;
+        }
+      },
+    });
     context.server.on('upgrade', this.#onUpgrade);
   }
 
@@ -88,9 +107,38 @@ export class TwilioTransport {
     const number = await this.#verified(request, params, outbound ? (from as string) : (to as string), accountSid as string);
     if (!number) return forbidden();
     const callId = outbound ? (new URL(request.url, 'http://x').searchParams.get('call_id') ?? '') : '';
-    if (outbound ? !/^call_[A-Za-z0-9]{1,64}$/.test(callId) : !number.answersInbound) return twiml(rejectTwiml());
+    if (outbound ? !CALL_ID.test(callId) : !number.answersInbound) return twiml(rejectTwiml());
     const ticket = ticketParameters(number.credentials.authToken, callSid as string, { number: number.phoneNumber, peer: (outbound ? to : from) as string, direction: outbound ? 'outbound' : 'inbound', callId, expiresAt: this.#now() + STREAM_TICKET_TTL_MS });
     return twiml(connectStreamTwiml(this.#streamUrl(), ticket));
+  }
+
+  /**
+   * Places the call `callId` (registered by create-phone-call) from `number` to `to` through
+   * Twilio's REST API; returns Twilio's CallSid. Its TwiML comes from our voice webhook once
+   * answered, its progress to the status callback. Throws TwilioApiError.
+   */
+  async dial(number: Pick<TwilioNumber, 'phoneNumber' | 'credentials'>, callId: string, to: string): Promise<string> {
+    const query = `?call_id=${encodeURIComponent(callId)}`;
+    return this.#rest.createCall(number.credentials, {
+      to,
+      from: number.phoneNumber,
+      url: this.#publicBase + TWILIO_VOICE_PATH + query,
+      statusCallback: this.#publicBase + TWILIO_STATUS_PATH + query,
+      timeoutSeconds: RING_TIMEOUT_SECONDS,
+    });
+  }
+
+  /** A status callback of a call we placed (signed like the webhook): an unanswered call ends with its reason. */
+  async #status(request: TransportRequest): Promise<TransportReply> {
+    const params = parseFormBody(request.body);
+    const { AccountSid: accountSid, From: from, CallStatus: status } = params;
+    if (typeof accountSid !== 'string' || typeof from !== 'string' || typeof status !== 'string') return forbidden();
+    const number = await this.#verified(request, params, from, accountSid);
+    if (!number) return forbidden();
+    const callId = new URL(request.url, 'http://x').searchParams.get('call_id') ?? '';
+    const reason = UNANSWERED[status];
+    if (reason && CALL_ID.test(callId)) await this.#context.phoneCalls.endUnanswered(number.accountId, callId, reason);
+    return { status: 204, contentType: 'text/plain', body: '' };
   }
 
   /** The number, when the request is signed with its auth token for its Twilio account; else undefined. */
@@ -138,7 +186,18 @@ export class TwilioTransport {
     if (start.encoding !== null && start.encoding !== TWILIO_MULAW) return endpoint.refuse(1003, 'unsupported encoding');
     await endpoint.prepare();
     if (ticket.direction === 'inbound') await this.#answerInbound(number, ticket.peer, start, endpoint);
-    else endpoint.refuse(1008, 'unknown call');
+    else await this.#answerOutbound(ticket.callId, endpoint);
+  }
+
+  /** A call we placed was answered: the registered call becomes ongoing on the stream. */
+  async #answerOutbound(callId: string, endpoint: MediaStreamEndpoint): Promise<void> {
+    try {
+      await this.#context.registry.answer(callId, endpoint);
+    } catch (error) {
+      // Answered already, rang out, or the server is shutting down: Twilio hangs up when the stream closes.
+      this.#log.warn({ err: error, callId }, 'outbound twilio call not started');
+      endpoint.refuse(1008, 'refused');
+    }
   }
 
   /** An inbound call: admitted on the number's inbound agent (its version, or the latest) and run on the stream. */

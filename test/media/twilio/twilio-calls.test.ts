@@ -10,6 +10,7 @@ import { FakeStream, FakeTwilio } from './fake-twilio.ts';
 const PUBLIC = 'https://switchboard.example.com';
 const NUMBER = '+14155550100';
 const CALLER = '+14155550123';
+const CALLEE = '+14155550777';
 const LONG = 'Let me tell you about every one of our plans, one by one, in great detail. '.repeat(2).trim();
 const FLOW = {
   start_node_id: 'talk',
@@ -90,6 +91,75 @@ for (const kind of STORES) {
         return calls.find((c) => before.has(c.call_id) && c.disconnection_reason === 'user_hangup');
       });
       assert.equal(ended.call_status, 'ended');
+    });
+
+    it('an outbound call: create-phone-call places it through the REST API; answered, it runs on the stream; hung up, it ends', { timeout: 20_000 }, async () => {
+      const created = await s.api('POST', '/v2/create-phone-call', { from_number: NUMBER, to_number: CALLEE, override_agent_id: agentId, metadata: { lead: 7 } });
+      assert.equal(created.status, 201, JSON.stringify(created.json));
+      const call = created.json;
+      assert.deepEqual(
+        { call_type: call.call_type, call_status: call.call_status, direction: call.direction, from_number: call.from_number, to_number: call.to_number },
+        { call_type: 'phone_call', call_status: 'registered', direction: 'outbound', from_number: NUMBER, to_number: CALLEE },
+      );
+      // Twilio got the call with our webhook and status callback, authenticated with the number's credentials.
+      const placed = twilio.calls.get(call.telephony_identifier);
+      assert.ok(placed, 'telephony_identifier is the CallSid Twilio gave');
+      assert.equal(placed.params.To, CALLEE);
+      assert.equal(placed.params.From, NUMBER);
+      assert.equal(placed.params.Url, `${PUBLIC}/twilio/voice?call_id=${call.call_id}`);
+      assert.equal(placed.params.StatusCallback, `${PUBLIC}/twilio/status?call_id=${call.call_id}`);
+      assert.ok(twilio.requests.filter((r) => r.path.endsWith('/Calls.json')).every((r) => r.authorized));
+
+      const stream = await twilio.answer(placed.sid);
+      await eventually(() => stream.sent('media').length > 5, 10_000);
+      assert.equal((await s.api('GET', `/v2/get-call/${call.call_id}`)).json.call_status, 'ongoing');
+      stream.stop();
+      const ended = await eventually(async () => {
+        const row = (await s.api('GET', `/v2/get-call/${call.call_id}`)).json;
+        return row.call_status === 'ended' ? row : undefined;
+      });
+      assert.equal(ended.disconnection_reason, 'user_hangup');
+      assert.equal(ended.media.transport, 'twilio');
+      assert.deepEqual(ended.metadata, { lead: 7 });
+    });
+
+    it('unanswered calls end dial_busy, dial_no_answer, dial_failed from signed status callbacks; a forged one is refused; a refused REST request ends dial_failed', { timeout: 20_000 }, async () => {
+      const place = async () => (await s.api('POST', '/v2/create-phone-call', { from_number: NUMBER, to_number: CALLEE, override_agent_id: agentId })).json;
+      const reasonOf = async (callId: string) => (await s.api('GET', `/v2/get-call/${callId}`)).json.disconnection_reason;
+      for (const [status, reason] of [['busy', 'dial_busy'], ['no-answer', 'dial_no_answer'], ['failed', 'dial_failed']] as const) {
+        const call = await place();
+        assert.equal(await twilio.fail(call.telephony_identifier, status), 204);
+        assert.equal(await reasonOf(call.call_id), reason);
+      }
+      // A status callback not signed by Twilio changes nothing.
+      const ringing = await place();
+      const forged = await fetch(twilio.route(`${PUBLIC}/twilio/status?call_id=${ringing.call_id}`), {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': 'bm90IGEgc2lnbmF0dXJlIGF0IGFsbA==' },
+        body: new URLSearchParams({ AccountSid: twilio.accountSid, CallSid: ringing.telephony_identifier, CallStatus: 'busy', From: NUMBER, To: CALLEE }).toString(),
+      });
+      assert.equal(forged.status, 403);
+      assert.equal((await s.api('GET', `/v2/get-call/${ringing.call_id}`)).json.call_status, 'registered');
+
+      // Credentials Twilio does not accept: its 401 ends the call dial_failed at once.
+      const wrong = await s.api('POST', '/import-phone-number', { phone_number: '+14155550200', twilio_account_sid: twilio.accountSid, twilio_auth_token: 'c'.repeat(32), outbound_agent_id: agentId });
+      assert.equal(wrong.status, 201);
+      const refused = await s.api('POST', '/v2/create-phone-call', { from_number: '+14155550200', to_number: CALLEE });
+      assert.equal(refused.status, 201);
+      assert.deepEqual({ status: refused.json.call_status, reason: refused.json.disconnection_reason }, { status: 'ended', reason: 'dial_failed' });
+
+      // Bad input names the field and creates nothing.
+      const before = await callCount();
+      for (const [body, field] of [
+        [{ from_number: '+14155550999', to_number: CALLEE, override_agent_id: agentId }, 'from_number'],
+        [{ from_number: NUMBER, to_number: '555', override_agent_id: agentId }, 'to_number'],
+        [{ from_number: NUMBER, to_number: CALLEE }, 'override_agent_id'],
+      ] as const) {
+        const bad = await s.api('POST', '/v2/create-phone-call', body);
+        assert.equal(bad.status, 400, JSON.stringify(bad.json));
+        assert.match(bad.json.message, new RegExp(field));
+      }
+      assert.equal(await callCount(), before);
     });
 
     it('a forged, unsigned or misdirected webhook gets 403 and creates nothing; so does a stream without a valid ticket', { timeout: 20_000 }, async () => {
