@@ -57,6 +57,9 @@ if (!fs.existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium')) {
 if (!['/usr/sbin/haproxy', '/usr/bin/haproxy'].some((bin) => fs.existsSync(bin))) {
   skipped.push('haproxy: not installed (apt-get install haproxy); the multi-server test (test/process/cluster.test.ts) skips');
 }
+if (!onPath('baresip')) {
+  skipped.push('baresip: not installed (apt-get install baresip); the SIP telephony tests (test/media/sip/) skip');
+}
 for (const line of skipped) say(`# SKIPPING ${line}`);
 if (strict && skipped.length > 0) {
   say('strict mode: every capability must be present; see scripts/setup.sh');

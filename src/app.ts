@@ -123,7 +123,15 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   // A carrier's webhooks (Twilio's /twilio/voice): routes the transports declare as they start.
   const transportRoutes = new TransportRoutes();
   for (const transport of TRANSPORTS) {
-    transports.set(transport.id, transport.start({ registry: runtime.media.sessions, metrics, log: runtime.media.sessions.log, server: app.server, http: transportRoutes, publicBaseUrl: config.publicBaseUrl, phoneNumbers: services.phoneNumbers, phoneCalls: services.phoneCalls, twilioApiBaseUrl: config.twilio.apiBaseUrl }));
+    transports.set(transport.id, transport.start({
+      registry: runtime.media.sessions,
+      metrics,
+      log: runtime.media.sessions.log,
+      server: app.server,
+      http: transportRoutes,
+      publicBaseUrl: config.publicBaseUrl,
+      phone: { numbers: runtime.services.phoneNumbers, sip: runtime.config.sip, calls: runtime.services.phoneCalls, twilioApiBaseUrl: config.twilio.apiBaseUrl },
+    }));
   }
   await app.register(transportRoutes.plugin());
   app.decorate('transports', transports);

@@ -3,6 +3,7 @@ import ipaddr from 'ipaddr.js';
 import { type Env, EnvReader } from './env-reader.ts';
 import { type MediaConfig, readMediaConfig } from './media.config.ts';
 import { type WebhookConfig, readWebhookConfig } from './webhook.config.ts';
+import { type SipConfig, readSipConfig } from './sip.config.ts';
 
 /** The service's whole configuration, parsed once at start-up from the environment. */
 export interface Config {
@@ -59,6 +60,8 @@ export interface Config {
   readonly media: MediaConfig;
   /** Twilio numbers (issue 24): the REST API's base (TWILIO_API_BASE_URL, default https://api.twilio.com; a regional edge, or a test server). */
   readonly twilio: { readonly apiBaseUrl: string };
+  /** The SIP endpoint (SIP_*, docs/telephony.md); null when SIP_PORT is not set. */
+  readonly sip: SipConfig | null;
 }
 
 /** The HTTP server's limits on clients (src/http/connections.ts applies them). */
@@ -128,6 +131,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     webhooks: readWebhookConfig(reader, problems, databaseUrl !== null),
     media: readMediaConfig(reader, problems),
     twilio: { apiBaseUrl: reader.url('TWILIO_API_BASE_URL', 'https://api.twilio.com') },
+    sip: readSipConfig(reader, problems, host),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);

@@ -10,6 +10,7 @@ import type { Metrics } from '../lib/metrics.ts';
 import type { PhoneNumberService } from '../services/phone-number.service.ts';
 import type { PhoneCallService } from '../services/phone-call.service.ts';
 import type { SessionRegistry } from './session-registry.ts';
+import type { SipConfig } from '../config/sip.config.ts';
 
 /** A request to a route a transport serves (a carrier's webhook): its path and query, headers and raw body. */
 export interface TransportRequest {
@@ -48,12 +49,15 @@ export interface TransportContext {
   http: HttpMount;
   /** The address carriers reach this server at (PUBLIC_BASE_URL): the URLs we give them. */
   publicBaseUrl: string;
-  /** The phone numbers, looked up by number, with how each is reached (phone transports). */
-  phoneNumbers: Pick<PhoneNumberService, 'findForInbound' | 'reachOf'>;
-  /** Outbound phone calls: a transport that places calls registers its dialer, and reports calls not answered. */
-  phoneCalls: Pick<PhoneCallService, 'useDialer' | 'endUnanswered'>;
-  /** Twilio's REST API base (TWILIO_API_BASE_URL). */
-  twilioApiBaseUrl: string;
+  /** What phone transports need (issue 24): the numbers accounts hold, and the SIP endpoint's configuration (null: SIP is off). */
+  phone: {
+    numbers: Pick<PhoneNumberService, 'findForInbound' | 'findForOutbound' | 'reachOf'>;
+    sip: SipConfig | null;
+    /** Outbound phone calls: a transport that places calls registers its dialer, and reports calls not answered. */
+    calls: Pick<PhoneCallService, 'useDialer' | 'endUnanswered'>;
+    /** Twilio's REST API base (TWILIO_API_BASE_URL). */
+    twilioApiBaseUrl: string;
+  };
 }
 
 /** A started transport: what closes it once its calls have ended (stop listening, drop the sockets left). */

@@ -5,6 +5,7 @@
 import type { Transport } from './transport.ts';
 import { webCallTransport } from './web-call/web-call.transport.ts';
 import { loopbackTransport } from './loopback/loopback.transport.ts';
+import { sipTransport } from './sip/sip.transport.ts';
 import { twilioTransport } from './twilio/twilio.transport.ts';
 
-export const TRANSPORTS: readonly Transport[] = [webCallTransport, loopbackTransport, twilioTransport];
+export const TRANSPORTS: readonly Transport[] = [webCallTransport, loopbackTransport, sipTransport, twilioTransport];

@@ -76,7 +76,7 @@ export class TwilioTransport {
     this.#rest = rest;
     context.http.post(TWILIO_VOICE_PATH, (request) => this.#voice(request));
     context.http.post(TWILIO_STATUS_PATH, (request) => this.#status(request));
-    context.phoneCalls.useDialer('twilio', {
+    context.phone.calls.useDialer('twilio', {
       dial: async (call, number, reach, to) => {
         if (reach.kind !== 'twilio') throw new Error('not a Twilio number');
         try {
@@ -137,7 +137,7 @@ export class TwilioTransport {
     if (!number) return forbidden();
     const callId = new URL(request.url, 'http://x').searchParams.get('call_id') ?? '';
     const reason = UNANSWERED[status];
-    if (reason && CALL_ID.test(callId)) await this.#context.phoneCalls.endUnanswered(number.accountId, callId, reason);
+    if (reason && CALL_ID.test(callId)) await this.#context.phone.calls.endUnanswered(number.accountId, callId, reason);
     return { status: 204, contentType: 'text/plain', body: '' };
   }
 
@@ -202,7 +202,7 @@ export class TwilioTransport {
 
   /** An inbound call: admitted on the number's inbound agent (its version, or the latest) and run on the stream. */
   async #answerInbound(number: TwilioNumber, caller: string, start: StreamStart, endpoint: MediaStreamEndpoint): Promise<void> {
-    const stored = await this.#context.phoneNumbers.findForInbound(number.phoneNumber);
+    const stored = await this.#context.phone.numbers.findForInbound(number.phoneNumber);
     if (!stored?.inbound_agent_id) return endpoint.refuse(1008, 'no inbound agent');
     try {
       await this.#context.registry.admit(
@@ -227,16 +227,16 @@ export class TwilioTransport {
 /** The transport's registration (src/media/transports.ts). */
 export const twilioTransport: Transport<TwilioTransport> = {
   id: 'twilio',
-  start: (context) => new TwilioTransport(context, numbersOf(context), new TwilioRest(context.twilioApiBaseUrl)),
+  start: (context) => new TwilioTransport(context, numbersOf(context), new TwilioRest(context.phone.twilioApiBaseUrl)),
 };
 
 /** The Twilio numbers as the transport reads them: the numbers service, Twilio numbers only. */
 function numbersOf(context: TransportContext): TwilioLines {
   return {
     async findTwilioNumber(phoneNumber) {
-      const number = await context.phoneNumbers.findForInbound(phoneNumber);
+      const number = await context.phone.numbers.findForInbound(phoneNumber);
       if (!number) return undefined;
-      const reach = context.phoneNumbers.reachOf(number);
+      const reach = context.phone.numbers.reachOf(number);
       if (reach.kind !== 'twilio') return undefined;
       return { accountId: number.account_id, phoneNumber: number.phone_number, credentials: { accountSid: reach.accountSid, authToken: reach.authToken }, answersInbound: number.inbound_agent_id !== null };
     },

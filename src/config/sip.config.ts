@@ -1,0 +1,48 @@
+import ipaddr from 'ipaddr.js';
+import type { EnvReader } from './env-reader.ts';
+
+/** The server's own SIP endpoint (issue 24, docs/telephony.md); off unless SIP_PORT is set. */
+export interface SipConfig {
+  /** UDP port of the SIP endpoint (SIP_PORT; 0 picks a free one). */
+  readonly port: number;
+  /** Address the SIP and RTP sockets bind (SIP_BIND_HOST, default HOST). */
+  readonly bindHost: string;
+  /** The host or address carriers reach this server at, written into Contact and SDP (SIP_PUBLIC_HOST, default the bind address). */
+  readonly publicHost: string;
+  /** Source addresses allowed to send INVITEs (SIP_ALLOWED_CIDRS, comma-separated); empty: any (digest and the number decide). */
+  readonly allowedCidrs: readonly string[];
+  /** The RTP port range, even ports only (SIP_RTP_PORT_MIN and SIP_RTP_PORT_MAX, default 10000-20000). */
+  readonly rtpPortMin: number;
+  readonly rtpPortMax: number;
+  /** INVITEs per minute one source address may send (SIP_INVITES_PER_MINUTE, default 120). */
+  readonly invitesPerMinute: number;
+}
+
+/** SIP_* variables; null when SIP_PORT is not set. Bad values go to `problems`, named. */
+export function readSipConfig(reader: EnvReader, problems: string[], host: string): SipConfig | null {
+  if (reader.optional('SIP_PORT') === null) return null;
+  const port = reader.integer('SIP_PORT', 5060, 0, 65535);
+  const bindHost = reader.string('SIP_BIND_HOST', host);
+  const publicHost = reader.string('SIP_PUBLIC_HOST', bindHost === '0.0.0.0' || bindHost === '::' ? '127.0.0.1' : bindHost);
+  if (!/^[A-Za-z0-9.:-]{1,253}$/.test(publicHost)) problems.push('SIP_PUBLIC_HOST must be a host name or IP address');
+  const allowedCidrs = reader.list('SIP_ALLOWED_CIDRS');
+  for (const cidr of allowedCidrs) {
+    try {
+      ipaddr.parseCIDR(cidr);
+    } catch {
+      problems.push(`SIP_ALLOWED_CIDRS: "${cidr}" is not a CIDR range (e.g. 203.0.113.0/24)`);
+    }
+  }
+  const rtpPortMin = reader.integer('SIP_RTP_PORT_MIN', 10_000, 1024, 65_534);
+  const rtpPortMax = reader.integer('SIP_RTP_PORT_MAX', 20_000, 1025, 65_535);
+  if (rtpPortMax - rtpPortMin < 2) problems.push('SIP_RTP_PORT_MAX must be at least SIP_RTP_PORT_MIN + 2');
+  return {
+    port,
+    bindHost,
+    publicHost,
+    allowedCidrs,
+    rtpPortMin: rtpPortMin + (rtpPortMin % 2),
+    rtpPortMax,
+    invitesPerMinute: reader.integer('SIP_INVITES_PER_MINUTE', 120, 1, 1_000_000),
+  };
+}

@@ -1,0 +1,196 @@
+/**
+ * RTP (RFC 3550) for one call: a UDP socket on an even port, G.711 both ways, RFC 4733 telephone
+ * events in, and the statistics the call object reports (packets, loss by sequence gaps, the
+ * interarrival jitter of 6.4.1). Packets from any address but the negotiated one are dropped.
+ */
+import dgram from 'node:dgram';
+import { type G711Codec, decodeG711, encodeG711 } from './g711.ts';
+
+/** Samples per 20 ms packet at 8 kHz. */
+export const SAMPLES_PER_PACKET = 160;
+const RTP_HEADER_BYTES = 12;
+/** Largest RTP packet read (a 20 ms G.711 packet is 172 bytes). */
+const MAX_RTP_BYTES = 1_500;
+const DTMF_EVENTS = '0123456789*#ABCD';
+
+export interface RtpHandlers {
+  /** Decoded 8 kHz audio of one packet. */
+  audio(pcm8k: Int16Array): void;
+  /** One keypad digit, once per event. */
+  dtmf(digit: string): void;
+}
+
+export interface RtpStats {
+  packetsIn: number;
+  packetsOut: number;
+  bytesIn: number;
+  bytesOut: number;
+  packetsLost: number;
+  jitterMs: number | null;
+  /** Packets dropped because they came from another address than the negotiated one. */
+  strayPackets: number;
+}
+
+/** Binds an even port in [min, max] on `host`; tries ports in order from a random start. */
+export async function bindRtpSocket(host: string, min: number, max: number): Promise<dgram.Socket> {
+  const count = Math.floor((max - min) / 2) + 1;
+  const first = Math.floor(Math.random() * count);
+  for (let i = 0; i < Math.min(count, 64); i++) {
+    const port = min + ((first + i) % count) * 2;
+    const socket = dgram.createSocket(host.includes(':') ? 'udp6' : 'udp4');
+    const bound = await new Promise<boolean>((resolve) => {
+      socket.once('error', () => resolve(false));
+      socket.bind(port, host, () => resolve(true));
+    });
+    if (bound) return socket;
+    socket.close();
+  }
+  throw new Error('no free RTP port in the configured range');
+}
+
+export class RtpSession {
+  readonly #socket: dgram.Socket;
+  readonly #codec: G711Codec;
+  readonly #payloadType: number;
+  readonly #eventPayloadType: number | null;
+  readonly #remote: { address: string; port: number };
+  #handlers: RtpHandlers | null = null;
+  readonly #stats: RtpStats = { packetsIn: 0, packetsOut: 0, bytesIn: 0, bytesOut: 0, packetsLost: 0, jitterMs: null, strayPackets: 0 };
+  // Outgoing stream.
+  readonly #ssrc = (Math.random() * 0xffffffff) >>> 0;
+  #seq = Math.floor(Math.random() * 0xffff);
+  #timestamp = (Math.random() * 0xffffffff) >>> 0;
+  #pending = new Int16Array(0);
+  #marker = true;
+  // Incoming stream.
+  #highestSeq: number | null = null;
+  #expectedNext: number | null = null;
+  #lastTransit: number | null = null;
+  #jitter = 0;
+  #lastEventTimestamp: number | null = null;
+  #closed = false;
+
+  constructor(options: { socket: dgram.Socket; codec: G711Codec; payloadType: number; eventPayloadType: number | null; remote: { address: string; port: number } }) {
+    this.#socket = options.socket;
+    this.#codec = options.codec;
+    this.#payloadType = options.payloadType;
+    this.#eventPayloadType = options.eventPayloadType;
+    this.#remote = options.remote;
+    this.#socket.on('message', (data, from) => this.#receive(data, from));
+    this.#socket.on('error', () => {});
+  }
+
+  get localPort(): number {
+    return this.#socket.address().port;
+  }
+
+  get codec(): G711Codec {
+    return this.#codec;
+  }
+
+  start(handlers: RtpHandlers): void {
+    this.#handlers = handlers;
+  }
+
+  stats(): RtpStats {
+    return { ...this.#stats };
+  }
+
+  /** Sends 8 kHz audio in 20 ms packets; a remainder waits for the next call. */
+  send(pcm8k: Int16Array): void {
+    if (this.#closed) return;
+    const all = new Int16Array(this.#pending.length + pcm8k.length);
+    all.set(this.#pending);
+    all.set(pcm8k, this.#pending.length);
+    let offset = 0;
+    for (; offset + SAMPLES_PER_PACKET <= all.length; offset += SAMPLES_PER_PACKET) {
+      this.#sendPacket(this.#payloadType, encodeG711(this.#codec, all.subarray(offset, offset + SAMPLES_PER_PACKET)), SAMPLES_PER_PACKET);
+    }
+    this.#pending = all.slice(offset);
+  }
+
+  /** The next packet starts a talkspurt (RFC 3551 4.1: the marker bit after silence). */
+  markTalkspurt(): void {
+    this.#marker = true;
+    this.#pending = new Int16Array(0);
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#socket.close();
+  }
+
+  #sendPacket(payloadType: number, payload: Uint8Array, samples: number): void {
+    const packet = Buffer.alloc(RTP_HEADER_BYTES + payload.length);
+    packet[0] = 0x80;
+    packet[1] = (this.#marker ? 0x80 : 0) | payloadType;
+    this.#marker = false;
+    packet.writeUInt16BE(this.#seq, 2);
+    packet.writeUInt32BE(this.#timestamp >>> 0, 4);
+    packet.writeUInt32BE(this.#ssrc, 8);
+    packet.set(payload, RTP_HEADER_BYTES);
+    this.#seq = (this.#seq + 1) & 0xffff;
+    this.#timestamp = (this.#timestamp + samples) >>> 0;
+    this.#stats.packetsOut += 1;
+    this.#stats.bytesOut += payload.length;
+    this.#socket.send(packet, this.#remote.port, this.#remote.address);
+  }
+
+  #receive(data: Buffer, from: dgram.RemoteInfo): void {
+    if (this.#closed) return;
+    if (from.address !== this.#remote.address || from.port !== this.#remote.port) {
+      this.#stats.strayPackets += 1;
+      return;
+    }
+    if (data.length < RTP_HEADER_BYTES || data.length > MAX_RTP_BYTES || (data[0] as number) >> 6 !== 2) return;
+    const csrcCount = (data[0] as number) & 0x0f;
+    const hasExtension = ((data[0] as number) & 0x10) !== 0;
+    const hasPadding = ((data[0] as number) & 0x20) !== 0;
+    let offset = RTP_HEADER_BYTES + csrcCount * 4;
+    if (hasExtension) {
+      if (data.length < offset + 4) return;
+      offset += 4 + data.readUInt16BE(offset + 2) * 4;
+    }
+    let end = data.length;
+    if (hasPadding) end -= data[data.length - 1] as number;
+    if (offset > end) return;
+    const payloadType = (data[1] as number) & 0x7f;
+    const seq = data.readUInt16BE(2);
+    const timestamp = data.readUInt32BE(4);
+    const payload = data.subarray(offset, end);
+    this.#count(seq, timestamp, payload.length);
+    if (payloadType === this.#payloadType) {
+      this.#handlers?.audio(decodeG711(this.#codec, payload));
+    } else if (payloadType === this.#eventPayloadType && payload.length >= 4) {
+      // RFC 4733 2.3: one event spans packets with the same timestamp; report it once.
+      if (this.#lastEventTimestamp === timestamp) return;
+      this.#lastEventTimestamp = timestamp;
+      const digit = DTMF_EVENTS[payload[0] as number];
+      if (digit !== undefined) this.#handlers?.dtmf(digit);
+    }
+  }
+
+  #count(seq: number, timestamp: number, bytes: number): void {
+    this.#stats.packetsIn += 1;
+    this.#stats.bytesIn += bytes;
+    if (this.#expectedNext !== null) {
+      const gap = (seq - this.#expectedNext) & 0xffff;
+      // A gap below half the space is loss; above, a late or repeated packet.
+      if (gap > 0 && gap < 0x8000) this.#stats.packetsLost += gap;
+      if (gap < 0x8000) this.#expectedNext = (seq + 1) & 0xffff;
+    } else {
+      this.#expectedNext = (seq + 1) & 0xffff;
+    }
+    this.#highestSeq = seq;
+    // RFC 3550 6.4.1, in 8 kHz timestamp units.
+    const arrival = (performance.now() * 8) >>> 0;
+    const transit = (arrival - timestamp) | 0;
+    if (this.#lastTransit !== null) {
+      const d = Math.abs((transit - this.#lastTransit) | 0);
+      this.#jitter += (d - this.#jitter) / 16;
+      this.#stats.jitterMs = Math.round((this.#jitter / 8) * 100) / 100;
+    }
+    this.#lastTransit = transit;
+  }
+}

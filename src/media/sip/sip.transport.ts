@@ -1,0 +1,420 @@
+/**
+ * The server's own SIP endpoint (issue 24, docs/telephony.md): UDP on SIP_PORT. An INVITE to a
+ * number an account holds is answered by its inbound agent: the call is admitted as a phone call
+ * (src/services/call-lifecycle.ts) and runs on a SipCallEndpoint over RTP. Transactions follow
+ * RFC 3261 for what an answering user agent needs: 100 Trying, the 2xx retransmitted (timer G,
+ * from T1 to T2) until its ACK, ended without one after 64*T1 (timer H), requests answered again
+ * from the last response when they are retransmitted, BYE both ways with its own retransmission
+ * (timer E). Every input is bounded: message and body size, INVITEs per source address per
+ * minute, dialogs at once, and the optional allow-list of source addresses (SIP_ALLOWED_CIDRS).
+ */
+import { randomBytes } from 'node:crypto';
+import dgram from 'node:dgram';
+import ipaddr from 'ipaddr.js';
+import type { SipConfig } from '../../config/sip.config.ts';
+import { normalizeE164 } from '../../domain/phone-number.ts';
+import { systemClock } from '../../lib/clock.ts';
+import { TokenBuckets } from '../../lib/token-bucket.ts';
+import { createResampler } from '../../providers/audio/resample.ts';
+import type { CallEnding } from '../endpoint.ts';
+import type { Transport, TransportContext, TransportHandle } from '../transport.ts';
+import { type G711Codec, PCMA_PAYLOAD_TYPE, PCMU_PAYLOAD_TYPE } from './g711.ts';
+import { RtpSession, bindRtpSocket } from './rtp.ts';
+import { SipCallEndpoint } from './sip.endpoint.ts';
+import {
+  type SipRequest,
+  SipParseError,
+  type SdpAudio,
+  parseSdpAudio,
+  parseSipMessage,
+  responseTo,
+  tagOf,
+  uriOf,
+  userOf,
+  writeSipMessage,
+} from './sip-message.ts';
+
+/** RFC 3261 timer T1 (round-trip estimate) and T2 (longest retransmit interval), ms. */
+const T1_MS = 500;
+const T2_MS = 4_000;
+/** Dialogs (calls being set up or running) at once; more INVITEs get 503. */
+const MAX_DIALOGS = 1_000;
+const ALLOW = 'INVITE, ACK, BYE, CANCEL, OPTIONS';
+
+interface Dialog {
+  callId: string;
+  localTag: string;
+  /** The caller's address (responses and in-dialog requests go back to it: symmetric signalling). */
+  remote: { address: string; port: number };
+  invite: SipRequest;
+  /** The last response to the INVITE, sent again when the INVITE is retransmitted. */
+  lastResponse: Buffer | null;
+  state: 'proceeding' | 'answered' | 'confirmed' | 'ended';
+  endpoint: SipCallEndpoint | null;
+  retransmit: NodeJS.Timeout | null;
+  cancelled: boolean;
+  cseq: number;
+}
+
+/** The started SIP endpoint: its bound address, and close. */
+export class SipTransport implements TransportHandle {
+  readonly #context: TransportContext;
+  readonly #config: SipConfig;
+  readonly #socket: dgram.Socket;
+  readonly #dialogs = new Map<string, Dialog>();
+  readonly #invites: TokenBuckets;
+  readonly #allowed: Array<[ipaddr.IPv4 | ipaddr.IPv6, number]>;
+  readonly #dropped;
+  readonly #timers = new Set<NodeJS.Timeout>();
+  /** Resolves once the socket is bound. */
+  readonly ready: Promise<void>;
+  #closed = false;
+
+  constructor(context: TransportContext, config: SipConfig) {
+    this.#context = context;
+    this.#config = config;
+    this.#invites = new TokenBuckets(systemClock);
+    this.#allowed = config.allowedCidrs.map((cidr) => ipaddr.parseCIDR(cidr));
+    this.#dropped = context.metrics.counter('switchboard_sip_dropped_total', 'SIP messages dropped or refused before a call, by reason.', ['reason']);
+    this.#socket = dgram.createSocket(config.bindHost.includes(':') ? 'udp6' : 'udp4');
+    this.#socket.on('message', (data, from) => this.#onMessage(data, from));
+    this.#socket.on('error', (error) => context.log.warn({ err: error }, 'sip socket error'));
+    this.ready = new Promise((resolve, reject) => {
+      this.#socket.once('error', reject);
+      this.#socket.bind(config.port, config.bindHost, () => {
+        this.#socket.off('error', reject);
+        resolve();
+      });
+    });
+  }
+
+  /** The bound UDP port (after `ready`). */
+  get port(): number {
+    return this.#socket.address().port;
+  }
+
+  /** Dialogs in progress (set up or running). */
+  get dialogCount(): number {
+    return this.#dialogs.size;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const timer of this.#timers) clearTimeout(timer);
+    for (const dialog of this.#dialogs.values()) {
+      if (dialog.retransmit) clearTimeout(dialog.retransmit);
+      dialog.endpoint?.end({ reason: 'server_shutdown', status: 'ended' });
+    }
+    this.#dialogs.clear();
+    await new Promise<void>((resolve) => this.#socket.close(() => resolve()));
+  }
+
+  // --- receiving ---------------------------------------------------------------------------
+
+  #onMessage(data: Buffer, from: dgram.RemoteInfo): void {
+    if (this.#closed) return;
+    // Keep-alives (RFC 5626 4.4.1: CRLF) are not messages.
+    if (data.length <= 4 && data.toString('latin1').trim() === '') return;
+    let message;
+    try {
+      message = parseSipMessage(data);
+    } catch (error) {
+      const status = error instanceof SipParseError ? error.status : 400;
+      this.#dropped.inc({ reason: status === 413 ? 'too_large' : 'malformed' });
+      this.#answerMalformed(data, status, from);
+      return;
+    }
+    try {
+      if (message.kind === 'response') {
+        this.#onResponse(message.headers.one('call-id') ?? '', message.status);
+        return;
+      }
+      this.#onRequest(message, { address: from.address, port: from.port });
+    } catch (error) {
+      this.#context.log.error({ err: error }, 'sip request failed');
+    }
+  }
+
+  #onRequest(request: SipRequest, remote: { address: string; port: number }): void {
+    const callId = request.headers.one('call-id') ?? '';
+    const dialog = this.#dialogs.get(callId);
+    switch (request.method) {
+      case 'INVITE':
+        if (dialog) {
+          // A retransmitted INVITE gets the last response again; a re-INVITE in the dialog is declined (no changes of media).
+          if (tagOf(request.headers.one('to') ?? '') === null) {
+            if (dialog.lastResponse) this.#send(dialog.lastResponse, remote);
+          } else {
+            this.#send(responseTo(request, 488, 'Not Acceptable Here'), remote);
+          }
+          return;
+        }
+        void this.#onInvite(request, remote);
+        return;
+      case 'ACK':
+        if (dialog && dialog.state === 'answered') {
+          dialog.state = 'confirmed';
+          if (dialog.retransmit) clearTimeout(dialog.retransmit);
+          dialog.retransmit = null;
+        }
+        return;
+      case 'BYE':
+        if (!dialog) return this.#send(responseTo(request, 481, 'Call/Transaction Does Not Exist'), remote);
+        this.#send(responseTo(request, 200, 'OK'), remote);
+        this.#forget(dialog);
+        dialog.endpoint?.remoteHangup();
+        return;
+      case 'CANCEL':
+        if (!dialog) return this.#send(responseTo(request, 481, 'Call/Transaction Does Not Exist'), remote);
+        this.#send(responseTo(request, 200, 'OK'), remote);
+        if (dialog.state === 'proceeding') {
+          dialog.cancelled = true;
+          dialog.lastResponse = responseTo(dialog.invite, 487, 'Request Terminated', { toTag: dialog.localTag });
+          this.#send(dialog.lastResponse, remote);
+        }
+        return;
+      case 'OPTIONS':
+        this.#send(responseTo(request, 200, 'OK', { headers: [['Allow', ALLOW], ['Accept', 'application/sdp']] }), remote);
+        return;
+      default:
+        this.#send(responseTo(request, 405, 'Method Not Allowed', { headers: [['Allow', ALLOW]] }), remote);
+    }
+  }
+
+  async #onInvite(invite: SipRequest, remote: { address: string; port: number }): Promise<void> {
+    const refuse = (status: number, reason: string, why: string) => {
+      this.#dropped.inc({ reason: why });
+      this.#send(responseTo(invite, status, reason, { toTag: randomTag() }), remote);
+    };
+    // Flooding sources are not answered at all: an answer would be traffic for them.
+    if (!this.#invites.take(remote.address, this.#config.invitesPerMinute).ok) {
+      this.#dropped.inc({ reason: 'rate_limited' });
+      return;
+    }
+    if (this.#allowed.length > 0 && !this.#isAllowed(remote.address)) return refuse(403, 'Forbidden', 'source_not_allowed');
+    if (this.#dialogs.size >= MAX_DIALOGS) return refuse(503, 'Service Unavailable', 'busy');
+    const callId = invite.headers.one('call-id') ?? '';
+    const dialog: Dialog = {
+      callId,
+      localTag: randomTag(),
+      remote,
+      invite,
+      lastResponse: null,
+      state: 'proceeding',
+      endpoint: null,
+      retransmit: null,
+      cancelled: false,
+      cseq: 1,
+    };
+    this.#dialogs.set(callId, dialog);
+    dialog.lastResponse = responseTo(invite, 100, 'Trying');
+    this.#send(dialog.lastResponse, remote);
+    const fail = (status: number, reason: string, why: string) => {
+      this.#forget(dialog);
+      if (!dialog.cancelled) refuse(status, reason, why);
+    };
+
+    const dialled = userOf(invite.uri);
+    const number = dialled === null ? undefined : await this.#context.phone.numbers.findForInbound(dialled);
+    if (!number) return fail(404, 'Not Found', 'unknown_number');
+    if (number.inbound_agent_id === null) return fail(480, 'Temporarily Unavailable', 'no_inbound_agent');
+    const contentType = invite.headers.one('content-type')?.toLowerCase() ?? '';
+    const offer = contentType.startsWith('application/sdp') ? parseSdpAudio(invite.body) : { refusal: 'no SDP offer' };
+    const media = 'refusal' in offer ? null : chooseCodec(offer);
+    if ('refusal' in offer || !media) return fail(488, 'Not Acceptable Here', 'no_common_codec');
+
+    let rtp: RtpSession;
+    try {
+      const socket = await bindRtpSocket(this.#config.bindHost, this.#config.rtpPortMin, this.#config.rtpPortMax);
+      rtp = new RtpSession({ socket, codec: media.codec, payloadType: media.payloadType, eventPayloadType: media.eventPayloadType, remote: { address: offer.address, port: offer.port } });
+    } catch {
+      return fail(503, 'Service Unavailable', 'no_rtp_port');
+    }
+    const [upsampler, downsampler] = await Promise.all([createResampler(8000, 16_000), createResampler(16_000, 8000)]);
+    const endpoint = new SipCallEndpoint({ rtp, upsampler, downsampler, onEnd: (ending) => this.#hangUp(dialog, ending) });
+    dialog.endpoint = endpoint;
+    if (dialog.cancelled || this.#closed) {
+      endpoint.end({ reason: 'user_hangup', status: 'ended' });
+      return;
+    }
+    const fromUser = userOf(uriOf(invite.headers.one('from') ?? ''));
+    try {
+      await this.#context.registry.admit(
+        {
+          accountId: number.account_id,
+          agent_id: number.inbound_agent_id,
+          ...(number.inbound_agent_version === null ? {} : { agent_version: number.inbound_agent_version }),
+          callType: 'phone_call',
+          concurrencyLimit: null,
+          phone: {
+            from_number: (fromUser === null ? null : normalizeE164(fromUser)) ?? (fromUser ?? 'anonymous').slice(0, 64),
+            to_number: number.phone_number,
+            direction: 'inbound',
+            telephony_identifier: callId,
+          },
+        },
+        endpoint,
+      );
+    } catch (error) {
+      this.#context.log.info({ err: error }, 'sip call not admitted');
+      dialog.endpoint = null;
+      endpoint.end({ reason: 'error_unknown', status: 'error' });
+      return fail(480, 'Temporarily Unavailable', 'not_admitted');
+    }
+    if (dialog.state === 'ended') return;
+    dialog.state = 'answered';
+    dialog.lastResponse = responseTo(invite, 200, 'OK', {
+      toTag: dialog.localTag,
+      headers: [
+        ['Contact', `<sip:${this.#config.publicHost}:${this.port}>`],
+        ['Allow', ALLOW],
+        ['Content-Type', 'application/sdp'],
+      ],
+      body: answerSdp(this.#config.publicHost, rtp.localPort, media),
+    });
+    this.#send(dialog.lastResponse, remote);
+    this.#retransmitOk(dialog, T1_MS, 0);
+  }
+
+  /** Timer G: the 2xx again at T1, 2*T1, ... capped at T2, until the ACK; timer H: give up after 64*T1. */
+  #retransmitOk(dialog: Dialog, intervalMs: number, elapsedMs: number): void {
+    dialog.retransmit = setTimeout(() => {
+      if (dialog.state !== 'answered') return;
+      if (elapsedMs + intervalMs >= 64 * T1_MS) {
+        dialog.endpoint?.remoteLost();
+        return;
+      }
+      if (dialog.lastResponse) this.#send(dialog.lastResponse, dialog.remote);
+      this.#retransmitOk(dialog, Math.min(intervalMs * 2, T2_MS), elapsedMs + intervalMs);
+    }, intervalMs);
+    dialog.retransmit.unref();
+  }
+
+  #onResponse(callId: string, status: number): void {
+    // The only requests this endpoint sends are BYEs, whose dialogs are already forgotten: a final
+    // response stops that BYE's retransmission.
+    if (status >= 200) this.#byeAnswered.add(callId);
+  }
+
+  readonly #byeAnswered = new Set<string>();
+
+  /** The session ended the call: a BYE to the caller unless the caller's BYE ended it. */
+  #hangUp(dialog: Dialog, _ending: CallEnding): void {
+    if (dialog.state === 'ended') return;
+    const wasConfirmed = dialog.state === 'confirmed' || dialog.state === 'answered';
+    this.#forget(dialog);
+    if (!wasConfirmed || this.#closed) return;
+    const invite = dialog.invite;
+    const contact = uriOf(invite.headers.one('contact') ?? '') || uriOf(invite.headers.one('from') ?? '');
+    const to = invite.headers.one('from') ?? '';
+    const ourTo = invite.headers.one('to') ?? '';
+    const bye = writeSipMessage(`BYE ${contact} SIP/2.0`, [
+      ['Via', `SIP/2.0/UDP ${this.#config.publicHost}:${this.port};branch=z9hG4bK${randomTag()};rport`],
+      ['Max-Forwards', '70'],
+      ['From', tagOf(ourTo) === null ? `${ourTo};tag=${dialog.localTag}` : ourTo],
+      ['To', to],
+      ['Call-ID', dialog.callId],
+      ['CSeq', `${dialog.cseq + 1} BYE`],
+      ['User-Agent', 'switchboard'],
+    ]);
+    this.#byeAnswered.delete(dialog.callId);
+    // Timer E: again at T1, 2*T1, ... up to T2, for 64*T1 or until a final response.
+    let interval = T1_MS;
+    let elapsed = 0;
+    const again = () => {
+      if (this.#closed || this.#byeAnswered.has(dialog.callId) || elapsed >= 64 * T1_MS) {
+        this.#byeAnswered.delete(dialog.callId);
+        return;
+      }
+      this.#send(bye, dialog.remote);
+      const timer = setTimeout(() => {
+        this.#timers.delete(timer);
+        again();
+      }, interval);
+      timer.unref();
+      this.#timers.add(timer);
+      elapsed += interval;
+      interval = Math.min(interval * 2, T2_MS);
+    };
+    again();
+  }
+
+  #forget(dialog: Dialog): void {
+    dialog.state = 'ended';
+    if (dialog.retransmit) clearTimeout(dialog.retransmit);
+    dialog.retransmit = null;
+    if (this.#dialogs.get(dialog.callId) === dialog) this.#dialogs.delete(dialog.callId);
+  }
+
+  #isAllowed(address: string): boolean {
+    let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+    try {
+      parsed = ipaddr.process(address);
+    } catch {
+      return false;
+    }
+    return this.#allowed.some(([range, bits]) => range.kind() === parsed.kind() && parsed.match(range, bits));
+  }
+
+  /** A 400 (or 413) to a request that could not be parsed, when enough of it is there to answer (a Via). */
+  #answerMalformed(data: Buffer, status: number, from: dgram.RemoteInfo): void {
+    const text = data.subarray(0, 8_192).toString('latin1');
+    if (text.startsWith('SIP/2.0')) return;
+    const header = (name: string, compact: string) =>
+      text.split('\r\n').filter((line) => new RegExp(`^(${name}|${compact})\\s*:`, 'i').test(line)).map((line) => line.slice(line.indexOf(':') + 1).trim());
+    const vias = header('via', 'v');
+    if (vias.length === 0) return;
+    const headers: Array<[string, string]> = [
+      ...vias.slice(0, 8).map((via): [string, string] => ['Via', via.slice(0, 512)]),
+      ['From', (header('from', 'f')[0] ?? '').slice(0, 512)],
+      ['To', (header('to', 't')[0] ?? '').slice(0, 512)],
+      ['Call-ID', (header('call-id', 'i')[0] ?? '').slice(0, 256)],
+      ['CSeq', (header('cseq', 'cseq')[0] ?? '').slice(0, 64)],
+    ];
+    this.#send(writeSipMessage(`SIP/2.0 ${status} ${status === 413 ? 'Request Entity Too Large' : 'Bad Request'}`, headers), from);
+  }
+
+  #send(message: Buffer, to: { address: string; port: number }): void {
+    if (!this.#closed) this.#socket.send(message, to.port, to.address);
+  }
+}
+
+/** The codec answered: μ-law first, then A-law (what the caller offered of them), and telephone-event if offered. */
+function chooseCodec(offer: SdpAudio): { codec: G711Codec; payloadType: number; eventPayloadType: number | null } | null {
+  const event = offer.formats.find((f) => f.encoding === 'telephone-event' && f.clockRate === 8000);
+  for (const [codec, name, payloadType] of [['pcmu', 'pcmu', PCMU_PAYLOAD_TYPE], ['pcma', 'pcma', PCMA_PAYLOAD_TYPE]] as const) {
+    const format = offer.formats.find((f) => f.encoding === name && f.clockRate === 8000);
+    if (format) return { codec, payloadType: format.payloadType ?? payloadType, eventPayloadType: event?.payloadType ?? null };
+  }
+  return null;
+}
+
+function answerSdp(host: string, port: number, media: { codec: G711Codec; payloadType: number; eventPayloadType: number | null }): string {
+  const family = host.includes(':') ? 'IP6' : 'IP4';
+  const session = Date.now();
+  const payloads = [media.payloadType, ...(media.eventPayloadType === null ? [] : [media.eventPayloadType])];
+  return [
+    'v=0',
+    `o=switchboard ${session} ${session} IN ${family} ${host}`,
+    's=switchboard',
+    `c=IN ${family} ${host}`,
+    't=0 0',
+    `m=audio ${port} RTP/AVP ${payloads.join(' ')}`,
+    `a=rtpmap:${media.payloadType} ${media.codec === 'pcmu' ? 'PCMU' : 'PCMA'}/8000`,
+    ...(media.eventPayloadType === null ? [] : [`a=rtpmap:${media.eventPayloadType} telephone-event/8000`, `a=fmtp:${media.eventPayloadType} 0-16`]),
+    'a=ptime:20',
+    'a=sendrecv',
+    '',
+  ].join('\r\n');
+}
+
+function randomTag(): string {
+  return randomBytes(8).toString('hex');
+}
+
+/** The SIP endpoint: started only when SIP_PORT is set. */
+export const sipTransport: Transport<SipTransport | TransportHandle> = {
+  id: 'sip',
+  start: (context) => (context.phone.sip === null ? { close: async () => {} } : new SipTransport(context, context.phone.sip)),
+};
