@@ -143,7 +143,7 @@ export class CallLifecycle {
   /**
    * An outbound phone call placed by create-phone-call: made `registered` (ringing) with the
    * account's concurrency limit counted, ongoing only once answered (`answerCall`). It may wait
-   * `ringMs` for that; past it the token sweep ends it like an unjoined web call.
+   * `ringMs` for that; past it the token sweep ends it `dial_no_answer`.
    */
   async registerCall(input: AdmitCallInput, ringMs: number): Promise<Call> {
     const now = this.#d.clock.now();
@@ -231,11 +231,15 @@ export class CallLifecycle {
     });
   }
 
-  /** Ends every registered call whose token expired unused (`error_user_not_joined`); returns how many. */
+  /**
+   * Ends every registered call whose token expired unused (`error_user_not_joined`; a placed phone
+   * call that rang out unanswered and unreported, `dial_no_answer`); returns how many.
+   */
   async sweepUnjoined(batchSize = 100): Promise<number> {
     let ended = 0;
     for (const row of await this.#d.calls.findExpiredUnjoined(this.#d.clock.now(), batchSize)) {
-      if (await this.finishCall(row.call_id, { reason: 'error_user_not_joined' })) ended += 1;
+      const reason = row.direction === 'outbound' ? 'dial_no_answer' : 'error_user_not_joined';
+      if (await this.finishCall(row.call_id, { reason })) ended += 1;
     }
     return ended;
   }

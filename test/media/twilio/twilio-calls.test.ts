@@ -141,6 +141,12 @@ for (const kind of STORES) {
       assert.equal(forged.status, 403);
       assert.equal((await s.api('GET', `/v2/get-call/${ringing.call_id}`)).json.call_status, 'registered');
 
+      // Never answered and never reported: once it has rung out, the sweep ends it dial_no_answer.
+      const silent = await place();
+      await s.runtime.store.db.updateTable('calls').set({ token_expires_at: Date.now() - 1 }).where('call_id', '=', silent.call_id).execute();
+      await s.runtime.services.lifecycle.sweepUnjoined();
+      assert.equal(await reasonOf(silent.call_id), 'dial_no_answer');
+
       // Credentials Twilio does not accept: its 401 ends the call dial_failed at once.
       const wrong = await s.api('POST', '/import-phone-number', { phone_number: '+14155550200', twilio_account_sid: twilio.accountSid, twilio_auth_token: 'c'.repeat(32), outbound_agent_id: agentId });
       assert.equal(wrong.status, 201);
