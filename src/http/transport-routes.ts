@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
-import type { HttpMount, TransportReply, TransportRequest } from '../media/transport.ts';
+import type { HttpMount, TransportReply, TransportRequest } from '../lib/http-mount.ts';
 
 /** Largest body a carrier's webhook may send, bytes (Twilio's voice webhook is about 1 KB). */
 export const TRANSPORT_BODY_LIMIT_BYTES = 65_536;

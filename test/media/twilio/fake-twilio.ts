@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
+import { wsDataToBuffer } from '../../../src/lib/ws-data.ts';
 import { decodeMulaw, encodeMulaw } from '../../../src/media/codec/mulaw.ts';
 import { parseFormBody, twilioSignature } from '../../../src/media/twilio/signature.ts';
 
@@ -215,7 +216,7 @@ export class FakeStream {
     (this as { closed: Promise<number> }).closed = new Promise((resolve) => ws.on('close', (code) => resolve(code)));
     ws.on('error', () => {});
     ws.on('close', () => this.#halt());
-    ws.on('message', (data) => this.#onMessage(JSON.parse(data.toString()) as { event: string; [field: string]: unknown }));
+    ws.on('message', (data) => this.#onMessage(JSON.parse(wsDataToBuffer(data).toString('utf8')) as { event: string; [field: string]: unknown }));
     await new Promise<void>((resolve, reject) => {
       ws.once('open', resolve);
       ws.once('close', (code) => reject(new Error(`stream closed at once (${code})`)));
