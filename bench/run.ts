@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, twilio; all by default) and
+ * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, twilio; all by default) and
  * prints their tables, ready to paste into BENCHMARKS.md. Each part measures against a baseline
  * run by the same script on the same machine, because these shared machines are noisy.
  */
@@ -9,6 +9,7 @@ import { runRecognitionBench } from './recognition.ts';
 import { runVoiceBench } from './voice.ts';
 import { runWebhookBench } from './webhooks.ts';
 import { runToolsBench } from './tools.ts';
+import { runSipBench } from './sip.ts';
 import { runTwilioBench } from './twilio.ts';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -20,6 +21,7 @@ const parts: Record<string, () => Promise<string>> = {
   tools: () => runToolsBench({ log }),
   recognition: () => runRecognitionBench({ log }),
   browser: () => runBrowserBench({ log }),
+  sip: () => runSipBench({ log }),
   twilio: () => runTwilioBench({ log }),
 };
 

@@ -123,6 +123,22 @@ export const AgentSettings = {
    * and are passed to hosted recognisers that take keywords or a prompt (docs/voice-pipeline.md).
    */
   boosted_keywords: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' }), { maxItems: 100 })),
+  // --- issue 24: phone calls -------------------------------------------------------------------
+  /** Whether keys the caller presses on a phone are taken as the caller's input (Retell's field; default true). */
+  allow_user_dtmf: Type.Optional(Type.Boolean()),
+  /**
+   * How keypad input becomes one turn (Retell's shape): it ends at `termination_key` (not part of
+   * the turn), at `digit_limit` digits, or `timeout_ms` after the last key. Defaults: `#`, 50, 2500.
+   */
+  user_dtmf_options: Type.Optional(
+    Nullable(
+      Strict({
+        digit_limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
+        termination_key: Type.Optional(Nullable(Type.String({ pattern: '^[0-9*#]$' }))),
+        timeout_ms: Type.Optional(Type.Integer({ minimum: 1_000, maximum: 15_000 })),
+      }),
+    ),
+  ),
 };
 
 export const AgentCreate = Strict({ response_engine: ResponseEngine, ...AgentSettings });
@@ -157,6 +173,16 @@ export interface AgentConfig {
   preemptive_replies: boolean;
   post_call_analysis_data: PostCallAnalysisField[];
   boosted_keywords: string[];
+  // issue 24
+  allow_user_dtmf: boolean;
+  user_dtmf_options: UserDtmfOptions | null;
+}
+
+/** Retell's `user_dtmf_options`: how keypad input becomes one turn (issue 24). */
+export interface UserDtmfOptions {
+  digit_limit?: number;
+  termination_key?: string | null;
+  timeout_ms?: number;
 }
 
 export const AGENT_DEFAULTS = {
@@ -177,6 +203,9 @@ export const AGENT_DEFAULTS = {
   // Never mutated: configs are replaced whole.
   post_call_analysis_data: [] as PostCallAnalysisField[],
   boosted_keywords: [],
+  // issue 24
+  allow_user_dtmf: true,
+  user_dtmf_options: null,
 } as const satisfies Omit<AgentConfig, 'response_engine'>;
 
 /** The response engine's definition as pinned by an agent version. */

@@ -7,7 +7,7 @@ import type { CallCheckpoint } from '../domain/call-checkpoint.ts';
 import type { CallOutcome } from '../services/call-lifecycle.ts';
 import type { Providers } from '../providers/registry.ts';
 import { preemptiveRepliesAvailable } from '../providers/features.ts';
-import { analyzeCall, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, VoicePipeline, type PipelineEvents, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller, type LlmSocketOpener, type LlmWebsocketReason, type Utterance } from '../voice/index.ts';
+import { analyzeCall, DEFAULT_DTMF_OPTIONS, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, VoicePipeline, type PipelineEvents, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller, type LlmSocketOpener, type LlmWebsocketReason, type Utterance } from '../voice/index.ts';
 import type { EngineSnapshot } from '../domain/agent.ts';
 import { CallRecorder } from './call-recorder.ts';
 import type { RecordingStore } from '../services/recording-store.ts';
@@ -149,6 +149,7 @@ export class CallSession implements CallScope {
       hangup: this.guard('endpoint_hangup', () => void this.end('user_hangup')),
       lost: this.guard('endpoint_lost', () => void this.end('client_disconnected')),
       flood: this.guard('endpoint_flood', () => this.#onFlood()),
+      dtmf: this.guard('endpoint_dtmf', (digits: string) => this.#pipeline?.pushDigits(digits)),
     };
   }
 
@@ -262,6 +263,16 @@ export class CallSession implements CallScope {
         maxSilenceMs: settings.end_of_turn_max_silence_ms,
       },
       boostedKeywords: settings.boosted_keywords,
+      // Keypad input from a phone (issue 24): Retell's user_dtmf_options over our defaults.
+      ...(settings.allow_user_dtmf
+        ? {
+            dtmf: {
+              digitLimit: settings.user_dtmf_options?.digit_limit ?? DEFAULT_DTMF_OPTIONS.digitLimit,
+              terminationKey: settings.user_dtmf_options?.termination_key === undefined ? DEFAULT_DTMF_OPTIONS.terminationKey : settings.user_dtmf_options.termination_key,
+              timeoutMs: settings.user_dtmf_options?.timeout_ms ?? DEFAULT_DTMF_OPTIONS.timeoutMs,
+            },
+          }
+        : {}),
       // Preemptive replies need a recogniser with interim results (cli doctor says whether this one has them).
       preemptive: settings.preemptive_replies && preemptiveRepliesAvailable(this.#d.providers.stt).ok,
       startSpeaker: built.startSpeaker,

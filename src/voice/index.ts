@@ -1,5 +1,6 @@
 // Public surface of the voice pipeline, for the media layer and the CLI.
 export { VoicePipeline, bargeInThresholdMs, DEFAULT_RECOGNITION_TIMEOUT_MS, type VoicePipelineOptions, type PipelineEvents, type HangupReason, type FailureReason } from './pipeline.ts';
+export { DtmfCollector, DEFAULT_DTMF_OPTIONS, type DtmfOptions } from './dtmf.ts';
 export { FlowEngine, flowNeedsLlm, type FlowEngineOptions } from './engines/flow.engine.ts';
 export { LlmEngine, type LlmEngineOptions } from './engines/llm.engine.ts';
 export { CustomLlmEngine, type CustomLlmEngineOptions, type LlmSocket, type LlmSocketEnd, type LlmSocketHandlers, type LlmSocketOpener, type LlmWebsocketReason } from './engines/custom-llm.engine.ts';

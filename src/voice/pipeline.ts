@@ -16,6 +16,7 @@ import { vadStage } from './stages/vad.stage.ts';
 import { turnStage } from './stages/turn.stage.ts';
 import { sttStage, type SettledTranscript } from './stages/stt.stage.ts';
 import { PacedPlayout } from './playout.ts';
+import { DtmfCollector } from './dtmf.ts';
 import { Replies, type TurnTiming } from './reply.ts';
 import { type Speculation, Speculations } from './speculation.ts';
 import type { FailureReason, HangupReason, PipelineEvents, VoicePipelineOptions } from './pipeline.types.ts';
@@ -103,6 +104,8 @@ export class VoicePipeline {
   #interim = '';
   /** The respond loop is handling a job. */
   #busy = false;
+  /** Keypad input being collected into a turn (created on the first key). */
+  #digits: DtmfCollector | undefined;
 
   constructor(options: VoicePipelineOptions) {
     this.#o = { interruptionSensitivity: 1, startSpeaker: 'agent', endpointingMs: 500, timers: true, outputLeadMs: 80, ...options };
@@ -259,6 +262,7 @@ export class VoicePipeline {
     if (this.#closed) return;
     this.#closed = true;
     this.#replies.keepSpokenPart();
+    this.#digits?.close();
     for (const d of this.#deadlines) this.#time.clear(d);
     this.#ctrl.abort();
     this.#input.close();
@@ -419,6 +423,32 @@ export class VoicePipeline {
     }
     await this.#replies.run(text, turn);
     this.#updateBias();
+  }
+
+  /**
+   * Keys the caller pressed (a phone endpoint's DTMF), collected into turns by `dtmf` options:
+   * each turn is answered as the caller's words (the digits as text), after a key press
+   * interrupts the agent's reply as speech would.
+   */
+  pushDigits(keys: string): void {
+    if (this.#ended || this.#closed || !this.#o.dtmf) return;
+    this.#digits ??= new DtmfCollector(this.#o.dtmf, this.#time, (digits) => {
+      if (this.#ended || this.#closed) return;
+      const at = this.elapsedMs();
+      void this.#jobs.push({
+        kind: 'turn',
+        startMs: at,
+        endMs: at,
+        speechEndAt: this.#time.now(),
+        transcript: Promise.resolve<SettledTranscript>({ ok: true, result: { text: digits }, atMs: this.#time.now() }),
+        backchannel: false,
+        speculation: undefined,
+      });
+    });
+    if (this.#replies.active) this.#replies.interrupt();
+    this.#speculations.dropPending();
+    this.#userHasSpoken = true;
+    this.#digits.push(keys);
   }
 
   /** Resolves `ms` later on the pipeline's scheduler (recognition deadlines). */

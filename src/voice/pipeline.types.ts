@@ -1,3 +1,4 @@
+import type { DtmfOptions } from './dtmf.ts';
 /**
  * The events and options of a VoicePipeline (src/voice/pipeline.ts).
  */
@@ -49,6 +50,8 @@ export interface PipelineEvents {
 }
 
 export interface VoicePipelineOptions {
+  /** How keypad input becomes turns (a phone's DTMF, `pushDigits`); absent: keys are ignored (agent's allow_user_dtmf false). */
+  dtmf?: DtmfOptions;
   stt: SttProvider;
   tts: TtsProvider;
   vad: VadProvider;

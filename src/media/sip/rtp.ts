@@ -63,7 +63,6 @@ export class RtpSession {
   #pending = new Int16Array(0);
   #marker = true;
   // Incoming stream.
-  #highestSeq: number | null = null;
   #expectedNext: number | null = null;
   #lastTransit: number | null = null;
   #jitter = 0;
@@ -182,7 +181,6 @@ export class RtpSession {
     } else {
       this.#expectedNext = (seq + 1) & 0xffff;
     }
-    this.#highestSeq = seq;
     // RFC 3550 6.4.1, in 8 kHz timestamp units.
     const arrival = (performance.now() * 8) >>> 0;
     const transit = (arrival - timestamp) | 0;

@@ -102,7 +102,7 @@ export class Baresip {
         });
         return new Baresip(dir, sipPort, child, ctrl);
       } catch (error) {
-        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`baresip did not start: ${String(error)}`);
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`baresip did not start: ${String(error)}`, { cause: error });
         await new Promise((r) => setTimeout(r, 100));
       }
     }

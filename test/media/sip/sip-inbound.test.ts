@@ -69,6 +69,39 @@ for (const kind of STORES) {
       assert.ok(loud > 4000, `${loud} loud samples: the greeting reached the phone`);
     });
 
+    it('takes the digits the phone sends (RFC 4733) as the caller\'s input: a flow extracts them and branches', { timeout: 40_000 }, async () => {
+      const agentId = await s.flowAgent({
+        start_node_id: 'ask',
+        nodes: [
+          {
+            id: 'ask',
+            type: 'conversation',
+            instruction: { type: 'static_text', text: 'Enter your account number, then press pound.' },
+            extract_variables: [{ name: 'account', type: 'digits' }],
+            edges: [{ id: 'got', destination_node_id: 'found', transition_condition: { type: 'equation', equations: [{ left: 'account', operator: 'exists' }], operator: '&&' } }],
+          },
+          { id: 'found', type: 'end', instruction: { type: 'static_text', text: 'Account {{account}} found. Goodbye.' } },
+        ],
+      });
+      assert.equal((await s.api('POST', '/import-phone-number', { phone_number: '+14155550177', inbound_agent_id: agentId })).status, 201);
+      const established = phone.events.filter((e) => e.type === 'CALL_ESTABLISHED').length;
+      phone.command('dial', `sip:+14155550177@127.0.0.1:${sip.port}`);
+      await phone.waitFor(() => phone.events.filter((e) => e.type === 'CALL_ESTABLISHED').length > established, 10_000);
+      await new Promise((r) => setTimeout(r, 500));
+      for (const key of '4321#') {
+        phone.command('sndcode', key);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      const ended = await eventually(async () => {
+        const list = (await s.api('POST', '/v2/list-calls', {})).json as any[];
+        return list.find((c) => c.to_number === '+14155550177' && c.call_status === 'ended');
+      }, 20_000);
+      assert.equal(ended.disconnection_reason, 'agent_hangup', JSON.stringify(ended.transcript_object));
+      const lines = (ended.transcript_object as Array<{ role: string; content: string }>).map((u) => `${u.role}: ${u.content}`);
+      assert.ok(lines.includes('user: 4321'), lines.join(' | '));
+      assert.ok(lines.some((l) => l.startsWith('agent: Account 4321 found.')), lines.join(' | '));
+    });
+
     it('refuses a number it does not hold with 404, and nothing is created', { timeout: 20_000 }, async () => {
       const before = (await s.api('POST', '/v2/list-calls', {})).json.length;
       phone.command('dial', `sip:+19995550123@127.0.0.1:${sip.port}`);
