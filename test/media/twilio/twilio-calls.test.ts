@@ -80,6 +80,36 @@ for (const kind of STORES) {
       assert.ok(cut && cut.content.length < LONG.length, `the reply was cut off: ${cut?.content}`);
     });
 
+    it("keypad digits from Twilio's dtmf messages are the caller's input: a flow extracts them and branches", { timeout: 20_000 }, async () => {
+      const digitsAgent = await s.flowAgent({
+        start_node_id: 'ask',
+        nodes: [
+          {
+            id: 'ask',
+            type: 'conversation',
+            instruction: { type: 'static_text', text: 'Enter your account number, then press pound.' },
+            extract_variables: [{ name: 'account', type: 'digits' }],
+            edges: [{ id: 'got', destination_node_id: 'found', transition_condition: { type: 'equation', equations: [{ left: 'account', operator: 'exists' }], operator: '&&' } }],
+          },
+          { id: 'found', type: 'end', instruction: { type: 'static_text', text: 'Account {{account}} found. Goodbye.' } },
+        ],
+      });
+      assert.equal((await s.api('POST', '/import-phone-number', { phone_number: '+14155550300', twilio_account_sid: twilio.accountSid, twilio_auth_token: twilio.authToken, inbound_agent_id: digitsAgent })).status, 201);
+      const { stream, callSid } = await twilio.ring(`${PUBLIC}/twilio/voice`, { from: CALLER, to: '+14155550300' });
+      assert.ok(stream);
+      await eventually(() => stream.sent('media').length > 0, 10_000);
+      for (const key of '4321#') {
+        stream.dtmf(key);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal(await stream.closed, 1000, 'the flow ended the call');
+      const ended = await eventually(async () => ((await s.api('POST', '/v2/list-calls', {})).json as any[]).find((c) => c.telephony_identifier === callSid && c.call_status === 'ended'));
+      assert.equal(ended.disconnection_reason, 'agent_hangup');
+      const lines = (ended.transcript_object as Array<{ role: string; content: string }>).map((u) => `${u.role}: ${u.content}`);
+      assert.ok(lines.includes('user: 4321'), lines.join(' | '));
+      assert.ok(lines.some((l) => l.startsWith('agent: Account 4321 found.')), lines.join(' | '));
+    });
+
     it('the caller hangs up: stop ends the call user_hangup', { timeout: 20_000 }, async () => {
       const { stream } = await twilio.ring(`${PUBLIC}/twilio/voice`, { from: CALLER, to: NUMBER });
       assert.ok(stream);
