@@ -4,7 +4,7 @@
  * src/media/transports.ts. The app starts every listed transport with this context and closes
  * them after the registry has ended their calls (docs/architecture.md, "Add a transport").
  */
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
 import type { PhoneNumberService } from '../services/phone-number.service.ts';
@@ -49,4 +49,17 @@ export interface Transport<H extends TransportHandle = TransportHandle> {
   /** Its name: the `transport` its endpoints report (`websocket`, `loopback`, ...). */
   readonly id: string;
   start(context: TransportContext): H;
+}
+
+/** WebSocket upgrades a transport has taken for itself (several transports listen on one server). */
+const claimedUpgrades = new WeakSet<IncomingMessage>();
+
+/** A transport takes this upgrade: call it synchronously in the server's 'upgrade' listener. */
+export function claimUpgrade(request: IncomingMessage): void {
+  claimedUpgrades.add(request);
+}
+
+/** Whether a transport has taken this upgrade (read after every listener ran: on the next tick). */
+export function upgradeClaimed(request: IncomingMessage): boolean {
+  return claimedUpgrades.has(request);
 }

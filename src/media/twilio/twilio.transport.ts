@@ -19,7 +19,7 @@ import { WebSocketServer } from 'ws';
 import { CappedMap } from '../../lib/capped-map.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { Unanswered } from '../../services/phone-call.service.ts';
-import type { Transport, TransportContext, TransportReply, TransportRequest } from '../transport.ts';
+import { claimUpgrade, type Transport, type TransportContext, type TransportReply, type TransportRequest } from '../transport.ts';
 import { MediaStreamEndpoint, type StreamStart } from './media-stream.endpoint.ts';
 import { parseFormBody, verifyTwilioSignature, type FormParams } from './signature.ts';
 import { readTicket, STREAM_TICKET_TTL_MS, ticketHolds, ticketParameters } from './stream-ticket.ts';
@@ -157,6 +157,7 @@ export class TwilioTransport {
 
   readonly #onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
     if ((request.url ?? '').split('?')[0] !== TWILIO_STREAM_PATH) return;
+    claimUpgrade(request);
     if (this.#closed) {
       socket.destroy();
       return;
