@@ -21,10 +21,12 @@ import { healthRoutes } from './http/routes/health.routes.ts';
 import { leadRoutes } from './http/routes/lead.routes.ts';
 import { phoneNumberRoutes } from './http/routes/phone-number.routes.ts';
 import { knowledgeRoutes } from './http/routes/knowledge.routes.ts';
+import { phoneCallRoutes } from './http/routes/phone-call.routes.ts';
 import { webhookRoutes } from './http/routes/webhook.routes.ts';
 import { webRoutes } from './http/routes/web.routes.ts';
 import { recordingRoutes, signedRecordingRoutes } from './http/routes/recording.routes.ts';
 import { voiceRoutes } from './http/routes/voice.routes.ts';
+import { TransportRoutes } from './http/transport-routes.ts';
 import { TRANSPORTS } from './media/transports.ts';
 import type { TransportHandle } from './media/transport.ts';
 import type { Runtime } from './runtime.ts';
@@ -118,6 +120,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     await authed.register(phoneNumberRoutes(runtime.services.phoneNumbers));
     await authed.register(agentTestRoutes(runtime.services.tests));
     await authed.register(knowledgeRoutes(runtime.services.knowledge));
+    await authed.register(phoneCallRoutes(runtime.services.phoneCalls));
   });
 
   // The transports (src/media/transports.ts): the web call's WebSocket at GET /v2/web-call
@@ -125,17 +128,22 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   // progress through the runtime's registry (server_shutdown, results stored), then closes the
   // transports: a transport never shuts the registry down.
   const transports = new Map<string, TransportHandle>();
+  // A carrier's webhooks (Twilio's /twilio/voice): routes the transports declare as they start.
+  const transportRoutes = new TransportRoutes();
   for (const transport of TRANSPORTS) {
     transports.set(transport.id, transport.start({
       registry: runtime.media.sessions,
       metrics,
       log: runtime.media.sessions.log,
       server: app.server,
-      http: app,
+      app,
+      http: transportRoutes,
       rtc: config.rtc,
-      phone: { numbers: runtime.services.phoneNumbers, sip: runtime.config.sip },
+      publicBaseUrl: config.publicBaseUrl,
+      phone: { numbers: runtime.services.phoneNumbers, sip: runtime.config.sip, calls: runtime.services.phoneCalls, twilioApiBaseUrl: config.twilio.apiBaseUrl },
     }));
   }
+  await app.register(transportRoutes.plugin());
   app.decorate('transports', transports);
   app.addHook('preClose', async () => {
     await runtime.media.sessions.close();

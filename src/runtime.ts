@@ -16,6 +16,7 @@ import { AccessTokenSigner } from './services/access-token.ts';
 import { AccountService } from './services/account.service.ts';
 import { AgentService } from './services/agent.service.ts';
 import { PhoneNumberService } from './services/phone-number.service.ts';
+import { PhoneCallService } from './services/phone-call.service.ts';
 import { PhoneNumberRepository } from './storage/phone-number.repository.ts';
 import { StoreCallRetention } from './services/call-retention.ts';
 import { DatabaseRecordingStore } from './services/database-recording-store.ts';
@@ -77,6 +78,8 @@ export interface Services {
   phoneNumbers: PhoneNumberService;
   /** Knowledge bases (issue 29): sources, background ingestion, retrieval. */
   knowledge: KnowledgeService;
+  /** create-phone-call: outbound calls placed by the transport that reaches the number. */
+  phoneCalls: PhoneCallService;
   /** Prunes expired idempotency keys and old webhook logs; main.ts runs it hourly. */
   housekeeping: HousekeepingService;
   /** Agent tests: test cases and runs of simulated calls (issue 28). */
@@ -270,7 +273,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     metrics,
     store,
     notifications,
-    services: { accounts, agents, calls, lifecycle, recordings, recordingLinks, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, webhookPump: webhookParts.pump, leads, tickets, phoneNumbers, knowledge, housekeeping, tests },
+    services: { accounts, agents, calls, lifecycle, recordings, recordingLinks, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, webhookPump: webhookParts.pump, leads, tickets, phoneNumbers, phoneCalls: new PhoneCallService({ lifecycle, phoneNumbers }), knowledge, housekeeping, tests },
     media: { providers, sessions },
     close() {
       // Calls in progress end first (server_shutdown), while the store can still record them.

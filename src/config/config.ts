@@ -61,6 +61,8 @@ export interface Config {
   readonly webhooks: WebhookConfig;
   /** Speech and language engines: LLM_*, STT_*, TTS_*, VAD_PROVIDER (see src/config/media.config.ts). */
   readonly media: MediaConfig;
+  /** Twilio numbers (issue 24): the REST API's base (TWILIO_API_BASE_URL, default https://api.twilio.com; a regional edge, or a test server). */
+  readonly twilio: { readonly apiBaseUrl: string };
   /** The SIP endpoint (SIP_*, docs/telephony.md); null when SIP_PORT is not set. */
   readonly sip: SipConfig | null;
   /** WebRTC web calls: ICE servers, UDP ports, advertised address, ICE-TCP (RTC_*, src/config/rtc.config.ts). */
@@ -135,6 +137,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     http: readHttpConfig(reader, problems),
     webhooks: readWebhookConfig(reader, problems, databaseUrl !== null),
     media: readMediaConfig(reader, problems),
+    twilio: { apiBaseUrl: reader.url('TWILIO_API_BASE_URL', 'https://api.twilio.com') },
     sip: readSipConfig(reader, problems, host),
     rtc: readRtcConfig(reader, problems),
   };

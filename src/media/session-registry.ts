@@ -14,6 +14,8 @@ export interface RunningCallService extends SessionCallService {
   checkToken(token: string): Promise<void>;
   /** Any other transport's admission (src/services/call-lifecycle.ts). */
   admitCall(input: AdmitCallInput): Promise<AdmittedCall>;
+  /** An outbound phone call placed earlier was answered (registered -> ongoing). */
+  answerCall(callId: string): Promise<AdmittedCall>;
   /** Renews this process's leases on the calls it holds; returns those it still held. */
   renewLeases(callIds: readonly string[]): Promise<string[]>;
   /** Takes over calls whose lease lapsed (their server is gone), each by one server only. */
@@ -136,7 +138,23 @@ export class SessionRegistry {
     return this.#admitAndRun(() => this.#d.calls.admitCall(input), endpoint);
   }
 
-  /** Runs an admitted call on `endpoint` (both ways in end here). */
+  /**
+   * A call this server placed (create-phone-call) was answered: it becomes ongoing and runs on
+   * `endpoint`. Throws CallRefused: answered already or rang out (its token's codes), or shutdown.
+   */
+  answer(callId: string, endpoint: CallEndpoint): Promise<CallSession> {
+    return this.#admitAndRun(async () => {
+      try {
+        return await this.#d.calls.answerCall(callId);
+      } catch (error) {
+        const code = accessTokenErrorCode(error);
+        if (code) throw new CallRefused(code, (error as Error).message);
+        throw error;
+      }
+    }, endpoint);
+  }
+
+  /** Runs an admitted call on `endpoint` (every way in ends here). */
   #admitAndRun(admission: () => Promise<AdmittedCall>, endpoint: CallEndpoint): Promise<CallSession> {
     if (this.#closing) return Promise.reject(new CallRefused('shutting_down', 'The server is shutting down; try again shortly.'));
     const work = admission().then((admitted) => this.#run(admitted, endpoint));

@@ -7,5 +7,6 @@ import { webCallTransport } from './web-call/web-call.transport.ts';
 import { loopbackTransport } from './loopback/loopback.transport.ts';
 import { sipTransport } from './sip/sip.transport.ts';
 import { webrtcTransport } from './webrtc/webrtc.transport.ts';
+import { twilioTransport } from './twilio/twilio.transport.ts';
 
-export const TRANSPORTS: readonly Transport[] = [webCallTransport, webrtcTransport, loopbackTransport, sipTransport];
+export const TRANSPORTS: readonly Transport[] = [webCallTransport, webrtcTransport, loopbackTransport, sipTransport, twilioTransport];

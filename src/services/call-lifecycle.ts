@@ -172,6 +172,48 @@ export class CallLifecycle {
     return { call: row, agent };
   }
 
+  /**
+   * An outbound phone call placed by create-phone-call: made `registered` (ringing) with the
+   * account's concurrency limit counted, ongoing only once answered (`answerCall`). It may wait
+   * `ringMs` for that; past it the token sweep ends it `dial_no_answer`.
+   */
+  async registerCall(input: AdmitCallInput, ringMs: number): Promise<Call> {
+    const now = this.#d.clock.now();
+    const agent = await this.#d.agents.resolveVersion(input.accountId, input.agent_id, input.agent_version);
+    const row = newCallRecord(this.#d, input.accountId, input, agent, now, { callType: input.callType, tokenExpiresAt: now + ringMs, phone: input.phone });
+    await this.#d.store.transaction(async (trx) => {
+      const limit = input.concurrencyLimit;
+      if (limit !== null && (await this.#d.calls.countLiveLocked(input.accountId, trx)) >= limit) throw errors.concurrencyLimitReached(limit);
+      await this.#d.calls.insert(row, trx);
+    });
+    return row;
+  }
+
+  /** The carrier's id of a call placed and still ringing (Twilio's CallSid), once the carrier gave it. */
+  async setTelephonyIdentifier(callId: string, telephonyIdentifier: string): Promise<void> {
+    await this.#d.calls.update(callId, { telephony_identifier: telephonyIdentifier, updated_at: this.#d.clock.now() });
+  }
+
+  /**
+   * A placed call was answered: registered -> ongoing, leased by this server, in one commit, once
+   * (its token is spent as a web call's join spends it). Throws `access_token_used` or
+   * `access_token_expired` (the registry's refusals) when it was answered already or rang out.
+   */
+  async answerCall(callId: string): Promise<AdmittedCall> {
+    const now = this.#d.clock.now();
+    const row = await this.#d.calls.findById(callId);
+    if (!row) throw errors.accessTokenInvalid('call_gone');
+    const claimed = await this.#d.store.transaction(async (trx) => {
+      if (!(await this.#d.calls.claimToken(callId, row.token_id, now, trx))) return null;
+      await this.#d.calls.update(callId, { call_status: 'ongoing', start_timestamp: now, updated_at: now }, trx);
+      await this.#d.leases.insert(callId, this.#d.serverId, now + this.#d.leaseTtlMs, trx);
+      return this.#d.calls.findById(callId, trx);
+    });
+    if (!claimed) throw row.token_used_at !== null ? errors.accessTokenUsed() : errors.accessTokenExpired();
+    const agent = await this.#d.agents.resolveVersion(claimed.account_id, claimed.agent_id, claimed.agent_version);
+    return { call: claimed, agent };
+  }
+
   /** The current row of a call (the session reads its variables again before each turn). */
   async readCall(callId: string): Promise<Call | undefined> {
     return this.#d.calls.findById(callId);
@@ -220,11 +262,15 @@ export class CallLifecycle {
     });
   }
 
-  /** Ends every registered call whose token expired unused (`error_user_not_joined`); returns how many. */
+  /**
+   * Ends every registered call whose token expired unused (`error_user_not_joined`; a placed phone
+   * call that rang out unanswered and unreported, `dial_no_answer`); returns how many.
+   */
   async sweepUnjoined(batchSize = 100): Promise<number> {
     let ended = 0;
     for (const row of await this.#d.calls.findExpiredUnjoined(this.#d.clock.now(), batchSize)) {
-      if (await this.finishCall(row.call_id, { reason: 'error_user_not_joined' })) ended += 1;
+      const reason = row.direction === 'outbound' ? 'dial_no_answer' : 'error_user_not_joined';
+      if (await this.finishCall(row.call_id, { reason })) ended += 1;
     }
     return ended;
   }

@@ -34,6 +34,11 @@ const REASONS = Object.keys({
   error_client_flood: 1,
   error_server_lost: 1,
   error_unknown: 1,
+  dial_busy: 1,
+  dial_failed: 1,
+  dial_no_answer: 1,
+  voicemail_reached: 1,
+  call_transfer: 1,
 } satisfies Record<DisconnectionReason, 1>);
 const PAGE = 50;
 

@@ -9,6 +9,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { Api, ApiError } from './api.ts';
 import { CallPage, CallsPage } from './calls.tsx';
 import { OverviewPage } from './overview.tsx';
+import { PhoneNumbersPage } from './phone-numbers.tsx';
 import { LeadsPage, TicketsPage } from './records.tsx';
 import { KINDS, ResourceList, ResourcePage } from './resources.tsx';
 import { ErrorBox, messageOf } from './ui.tsx';
@@ -63,6 +64,7 @@ const NAV: [string, string][] = [
   ['agents', 'Agents'],
   ['flows', 'Flows'],
   ['llms', 'Service LLMs'],
+  ['phone-numbers', 'Phone numbers'],
   ['webhooks', 'Webhooks'],
   ['leads', 'Leads'],
   ['tickets', 'Tickets'],
@@ -78,6 +80,7 @@ function Dashboard({ api, signOut }: { api: Api; signOut: () => void }) {
     const kind = KINDS[section];
     content = id ? <ResourcePage api={api} kind={kind} id={id} focus={sub} /> : <ResourceList api={api} kind={kind} />;
   } else if (section === 'webhooks') content = <WebhooksPage api={api} />;
+  else if (section === 'phone-numbers') content = <PhoneNumbersPage api={api} />;
   else if (section === 'leads') content = <LeadsPage api={api} />;
   else if (section === 'tickets') content = <TicketsPage api={api} />;
   else content = <main><p>No such page. <a href="#/calls">Calls</a></p></main>;

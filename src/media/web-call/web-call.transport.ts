@@ -5,7 +5,7 @@ import type { Logger } from '../../lib/logger.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import { rawJsonResponse } from '../../lib/raw-http.ts';
 import { CallRefused, type RefusalReason, type SessionRegistry } from '../session-registry.ts';
-import type { Transport, TransportContext } from '../transport.ts';
+import { type Transport, type TransportContext, upgradeClaimed } from '../transport.ts';
 import { JOIN_TIMEOUT_MS, WEB_CALL_PATH, type RefusalCode } from '../../protocol/media.constants.ts';
 import { parseJoin } from './protocol.ts';
 import { type InboundCounters, WebCallEndpoint } from './web-call.endpoint.ts';
@@ -74,11 +74,12 @@ export function attachWebCallTransport(context: TransportContext, options: WebCa
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
     const pathname = (request.url ?? '').split('?')[0];
     if (pathname !== WEB_CALL_PATH) {
-      // Not ours: leave it to another upgrade listener if there is one, else answer 404.
-      if (server.listenerCount('upgrade') <= 1) {
+      // Not ours: another transport may take it (claimUpgrade, in its own listener); else 404.
+      setImmediate(() => {
+        if (upgradeClaimed(request) || socket.destroyed) return;
         socket.once('finish', () => socket.destroy());
         socket.end(rawJsonResponse(404, { status: 'error', code: 'route_not_found', message: 'No WebSocket endpoint at this path.' }));
-      }
+      });
       return;
     }
     wss.handleUpgrade(request, socket, head, (ws) => {

@@ -79,7 +79,7 @@ function inboundCounters(context: TransportContext): RtcInboundCounters {
 
 /** Registers the signalling routes on the app; its handle closes every session left. */
 export function attachWebRtcTransport(context: TransportContext): TransportHandle {
-  const { http, registry, rtc } = context;
+  const { app: http, registry, rtc } = context;
   const log = registry.log;
   const sessions = new Map<string, RtcSession>();
   const connecting = new Map<string, number>();

@@ -1,0 +1,22 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { CallResponse } from '../../services/call.view.ts';
+import { CreatePhoneCallBody, type PhoneCallService } from '../../services/phone-call.service.ts';
+import { ErrorResponse, authErrors } from '../schemas/common.schemas.ts';
+import { operation } from '../openapi.ts';
+
+/** Outbound phone calls (issue 24), in Retell's path. */
+export function phoneCallRoutes(phoneCalls: PhoneCallService): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post('/v2/create-phone-call', {
+      schema: operation({
+        operationId: 'createPhoneCall',
+        tags: ['calls'],
+        summary: 'Place a phone call',
+        description:
+          'Calls `to_number` from one of the account’s numbers, on its outbound agent (or `override_agent_id`). Answers 201 with the call, `registered` while it rings; it becomes `ongoing` when answered, and ends `dial_busy`, `dial_no_answer` or `dial_failed` when not.',
+        body: CreatePhoneCallBody,
+        response: { 201: CallResponse, ...authErrors, 409: ErrorResponse, 429: ErrorResponse },
+      }),
+    }, async (request, reply) => reply.code(201).send(await phoneCalls.createPhoneCall(request.principal, request.body)));
+  };
+}

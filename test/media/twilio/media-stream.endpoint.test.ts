@@ -1,0 +1,144 @@
+// The media-stream endpoint at its seam: a real WebSocket, Twilio's side played by the fake (its
+// real messages, a real-time player echoing marks), the session's side by a sink that records.
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { WebSocketServer } from 'ws';
+import { encodeMulaw } from '../../../src/media/codec/mulaw.ts';
+import type { EndpointSink } from '../../../src/media/endpoint.ts';
+import { MediaStreamEndpoint } from '../../../src/media/twilio/media-stream.endpoint.ts';
+import { twilioDialect } from '../../../src/media/twilio/stream-protocol.ts';
+import { eventually } from '../helpers.ts';
+import { FakeStream } from './fake-twilio.ts';
+
+describe('the media-stream endpoint', () => {
+  let wss: WebSocketServer;
+  let url: string;
+  const endpoints: MediaStreamEndpoint[] = [];
+  before(async () => {
+    wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+    await new Promise((resolve) => wss.once('listening', resolve));
+    url = `ws://127.0.0.1:${(wss.address() as AddressInfo).port}`;
+    wss.on('connection', (ws) => endpoints.push(new MediaStreamEndpoint(ws, twilioDialect)));
+  });
+  after(async () => {
+    for (const ws of wss.clients) ws.terminate();
+    await new Promise((resolve) => wss.close(resolve));
+  });
+
+  /** A stream opened by Twilio's side, its endpoint started and attached to a recording sink. */
+  async function open(): Promise<{ stream: FakeStream; endpoint: MediaStreamEndpoint; sink: Sink }> {
+    const stream = new FakeStream(url, 'AC1', 'CA1', { token: 'x' });
+    const before = endpoints.length;
+    await stream.open();
+    const endpoint = await eventually(() => endpoints[before]);
+    const start = await endpoint.started;
+    assert.deepEqual(start && { callId: start.callId, accountId: start.accountId, parameters: start.parameters }, { callId: 'CA1', accountId: 'AC1', parameters: { token: 'x' } });
+    await endpoint.prepare();
+    const sink = new Sink();
+    endpoint.attach(sink);
+    return { stream, endpoint, sink };
+  }
+
+  it("hands the caller's μ-law audio to the session at 16 kHz, and keypad digits", { timeout: 10_000 }, async () => {
+    const { stream, sink, endpoint } = await open();
+    const tone = Int16Array.from({ length: 1600 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 300 * i) / 8000)));
+    await stream.say(tone);
+    stream.dtmf('4');
+    stream.dtmf('#');
+    await eventually(() => sink.digits === '4#');
+    // 200 ms at 8 kHz is 3 200 samples at 16 kHz (less the resampler's few samples of delay).
+    assert.ok(sink.samples > 3000 && sink.samples <= 3200, `samples ${sink.samples}`);
+    assert.ok(sink.peak > 6000, `the tone came through (peak ${sink.peak})`);
+    const stats = endpoint.mediaStats();
+    assert.deepEqual({ transport: stats.transport, codec: stats.codec, sample_rate: stats.sample_rate, packets_in: stats.packets_in, bytes_in: stats.bytes_in, packets_lost: stats.packets_lost }, { transport: 'twilio', codec: 'pcmu', sample_rate: 8000, packets_in: 10, bytes_in: 1600, packets_lost: 0 });
+    assert.equal(typeof stats.jitter_ms, 'number');
+    stream.stop();
+    await eventually(() => sink.ends.includes('hangup'));
+  });
+
+  it("plays the agent's audio as μ-law 8 kHz; the played position comes from Twilio's marks; clear drops the rest", { timeout: 10_000 }, async () => {
+    const { stream, endpoint } = await open();
+    endpoint.send({ type: 'agent_talking', utteranceId: 'utt_1' });
+    const frame = Int16Array.from({ length: 320 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 400 * i) / 16000)));
+    for (let i = 0; i < 50; i += 1) endpoint.playAudio(frame); // 1 s, sent at once
+    assert.equal(endpoint.playedMs(), 0, 'nothing played before Twilio says so');
+    await eventually(() => stream.sent('media').length === 50);
+    assert.equal(stream.sent('mark').length, 50, 'a mark after each frame');
+    // Twilio plays at real time: after ~300 ms the position has moved, and only as far as played.
+    await eventually(() => endpoint.playedMs() >= 200);
+    const heard = endpoint.playedMs();
+    assert.ok(heard < 800, `played ${heard} ms of 1000`);
+    endpoint.clear();
+    await eventually(() => stream.sent('clear').length === 1);
+    await eventually(() => stream.echoedMarks.length === 50, 2_000);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(endpoint.playedMs(), heard, 'marks Twilio returns on clear are not played audio');
+    assert.ok(stream.playedSamples < 8000 * 0.9, `Twilio played ${stream.playedSamples} samples of the 8 000 sent`);
+    // The next reply starts again from zero.
+    endpoint.send({ type: 'agent_talking', utteranceId: 'utt_2' });
+    endpoint.playAudio(frame);
+    await eventually(() => endpoint.playedMs() === 20);
+    const stats = endpoint.mediaStats();
+    assert.equal(stats.packets_out, 51);
+    assert.equal(stats.bytes_out, 51 * 160);
+    endpoint.end({ reason: 'agent_hangup', status: 'ended' });
+    assert.equal(await stream.closed, 1000);
+  });
+
+  it('counts the chunks that never arrived as lost', { timeout: 10_000 }, async () => {
+    const { stream, endpoint, sink } = await open();
+    const chunk = encodeMulaw(new Int16Array(160));
+    stream.sendMedia(chunk);
+    // Chunks 2 and 3 are lost on the way: Twilio's numbering skips them.
+    stream.skipChunks(2);
+    stream.sendMedia(chunk);
+    stream.sendMedia(chunk);
+    await eventually(() => endpoint.mediaStats().packets_in === 3);
+    assert.equal(endpoint.mediaStats().packets_lost, 2);
+    assert.equal(sink.samples > 0, true);
+    stream.stop();
+  });
+
+  it('a closed socket without stop is a lost call; garbage is refused and lost; a flood is cut off', { timeout: 10_000 }, async () => {
+    const a = await open();
+    a.stream.ws.terminate();
+    await eventually(() => a.sink.ends.includes('lost'));
+
+    const b = await open();
+    b.stream.raw('not json');
+    assert.equal(await b.stream.closed, 1003);
+    assert.deepEqual(b.sink.ends, ['lost']);
+
+    const c = await open();
+    const chunk = encodeMulaw(new Int16Array(160));
+    for (let i = 0; i < 1000; i += 1) c.stream.sendMedia(chunk); // 20 s of audio at once
+    assert.equal(await c.stream.closed, 1008);
+    assert.deepEqual(c.sink.ends, ['flood']);
+    assert.ok(c.sink.samples < 16 * 2_500, `at most the burst reached the session (${c.sink.samples} samples)`);
+  });
+});
+
+/** The session's side: what the endpoint handed over. */
+class Sink implements EndpointSink {
+  samples = 0;
+  peak = 0;
+  digits = '';
+  readonly ends: string[] = [];
+  audio(pcm: Int16Array): void {
+    this.samples += pcm.length;
+    for (const s of pcm) this.peak = Math.max(this.peak, Math.abs(s));
+  }
+  dtmf(digits: string): void {
+    this.digits += digits;
+  }
+  hangup(): void {
+    this.ends.push('hangup');
+  }
+  lost(): void {
+    this.ends.push('lost');
+  }
+  flood(): void {
+    this.ends.push('flood');
+  }
+}
