@@ -7,10 +7,10 @@ import { FRAME_MS, Framer, bytesToSamples, samplesToMs, type AudioFrame } from '
 import type { TimedToolCall, Utterance } from './transcript.ts';
 import { UTTERANCE_MAX_CHARS, capText } from './record-bounds.ts';
 import { ConversationRecord } from './conversation-record.ts';
-import { mergePhrases } from './engines/expected.ts';
+import { expectedPhrases, hintRecogniser } from './recogniser-hints.ts';
 import { type EndOfTurnSettings, turnEndSilenceMs } from './end-of-turn.ts';
 export { HYPOTHESIS_SETTLE_MS } from './end-of-turn.ts';
-import { BandMeter } from '../providers/audio/band.ts';
+import { BandProbe } from './band-probe.ts';
 import type { TurnLatency } from './latency.ts';
 import { vadStage } from './stages/vad.stage.ts';
 import { turnStage } from './stages/turn.stage.ts';
@@ -18,13 +18,13 @@ import { sttStage, type SettledTranscript } from './stages/stt.stage.ts';
 import { PacedPlayout } from './playout.ts';
 import { DtmfCollector } from './dtmf.ts';
 import { Replies, type TurnTiming } from './reply.ts';
-import { type Speculation, Speculations } from './speculation.ts';
-import type { FailureReason, HangupReason, PipelineEvents, VoicePipelineOptions } from './pipeline.types.ts';
+import { Speculations } from './speculation.ts';
+import type { FailureReason, HangupReason, PipelineEvents, PipelineJob as Job, VoicePipelineOptions } from './pipeline.types.ts';
 
 export type { FailureReason, HangupReason, PipelineEvents, VoicePipelineOptions } from './pipeline.types.ts';
 
 /** Voiced user audio measured before the call's audio band is reported, ms. */
-export const BAND_SAMPLE_MS = 2_000;
+export { BAND_SAMPLE_MS } from './band-probe.ts';
 
 /**
  * Preemptive replies: silence after the user's speech before the agent prepares its reply to what
@@ -36,20 +36,6 @@ export const PREEMPT_AFTER_MS = 100;
 export const DEFAULT_RECOGNITION_TIMEOUT_MS = 5_000;
 /** User audio this far behind the call's clock follows a gap, not jitter: the timeline skips the gap. */
 export const MAX_INPUT_LAG_MS = 300;
-
-type Job =
-  | { kind: 'begin' }
-  | { kind: 'unprompted' }
-  | {
-      kind: 'turn';
-      startMs: number;
-      endMs: number;
-      speechEndAt: number;
-      transcript: Promise<SettledTranscript>;
-      backchannel: boolean;
-      /** The reply prepared during the turn's last pause, if any (preemptive replies). */
-      speculation: Speculation | undefined;
-    };
 
 /** Speech needed to interrupt the agent, ms, for a sensitivity in 0..1 (Infinity at 0). */
 export function bargeInThresholdMs(sensitivity: number): number {
@@ -80,8 +66,8 @@ export class VoicePipeline {
   readonly #speculations: Speculations;
   readonly #record: ConversationRecord;
   readonly #bargeInMs: number;
-  /** Measures the first BAND_SAMPLE_MS of voiced user audio; undefined once reported. */
-  #band: { meter: BandMeter; ms: number } | undefined = { meter: new BandMeter(), ms: 0 };
+  /** Measures the first BAND_SAMPLE_MS of voiced user audio. */
+  readonly #band = new BandProbe();
   #t0 = 0;
   #inputFrames = 0;
   #stt: SttStream | undefined;
@@ -211,7 +197,7 @@ export class VoicePipeline {
           this.#emit('user_interim', { text });
         },
         ...(this.#o.language ? { language: this.#o.language } : {}),
-        keywords: this.#expectedPhrases(),
+        keywords: expectedPhrases(this.#o.engine, this.#o.boostedKeywords),
       });
     } catch (e) {
       this.#fail('error_asr', e);
@@ -273,36 +259,8 @@ export class VoicePipeline {
     this.#vad?.close();
   }
 
-  /** Feeds voiced frames to the band meter until the call's band is known (then it costs nothing). */
-  #measureBand(pcm: Int16Array): void {
-    if (!this.#band) return;
-    this.#band.meter.push(pcm);
-    this.#band.ms += FRAME_MS;
-    if (this.#band.ms < BAND_SAMPLE_MS) return;
-    const { meter } = this.#band;
-    this.#band = undefined;
-    this.#emit('audio_band', { band: meter.narrowband() ? 'narrow' : 'wide', highFraction: meter.highFraction() });
-  }
-
-  /** The agent's boosted keywords and what the engine expects the user to say next. */
-  #expectedPhrases(): string[] {
-    return mergePhrases(this.#o.boostedKeywords ?? [], this.#o.engine.expectedPhrases?.() ?? []);
-  }
-
-  /**
-   * Hands the recogniser what the next user turn is expected to contain (after each engine step):
-   * the engine's expectation when both have one (directed recognition; a closed one with the
-   * agent's boosted keywords among its answers), else the expected phrases.
-   */
-  #updateBias(): void {
-    const stt = this.#stt;
-    const expectation = this.#o.engine.expectation?.();
-    if (!stt?.expect || !expectation) {
-      stt?.bias?.(this.#expectedPhrases());
-      return;
-    }
-    const phrases = expectation.closed ? mergePhrases(expectation.phrases, this.#o.boostedKeywords ?? []) : this.#expectedPhrases();
-    stt.expect({ closed: expectation.closed, values: expectation.values, phrases });
+  #hintRecogniser(): void {
+    hintRecogniser(this.#stt, this.#o.engine, this.#o.boostedKeywords);
   }
 
   #beginOnce(): void {
@@ -339,7 +297,8 @@ export class VoicePipeline {
           case 'speech':
             if (ev.frame.speech) {
               this.#lastVoicedAt = this.#time.now();
-              this.#measureBand(ev.frame.pcm);
+              const band = this.#band.push(ev.frame.pcm);
+              if (band) this.#emit('audio_band', band);
               this.#speculations.dropPending(); // the user goes on
             } else if (ev.silenceMs >= PREEMPT_AFTER_MS) {
               this.#speculations.consider(this.#interim, this.#idle());
@@ -395,7 +354,7 @@ export class VoicePipeline {
     if (job.kind === 'begin' || job.kind === 'unprompted') {
       await this.#speculations.rollback;
       await this.#replies.run(undefined, undefined, job.kind === 'unprompted');
-      this.#updateBias();
+      this.#hintRecogniser();
       return;
     }
     const settled = await job.transcript;
@@ -424,13 +383,13 @@ export class VoicePipeline {
       await spec.done;
       if (spec.opened) {
         this.#speculations.used();
-        this.#updateBias();
+        this.#hintRecogniser();
         return;
       }
       // It failed before it could play (and rolled the engine back): the turn is answered as usual.
     }
     await this.#replies.run(text, turn);
-    this.#updateBias();
+    this.#hintRecogniser();
   }
 
   /**

@@ -8,66 +8,10 @@ import { parseBoundedJson } from '../../lib/bounded-json.ts';
 import { ToolCallBudget } from '../record-bounds.ts';
 import type { EngineOutcome, EngineOutput, ResponseEngine, ToolCallRecord } from './types.ts';
 
-/** Why a custom LLM ends the call (the call's disconnection_reason). */
-export type LlmWebsocketReason =
-  | 'error_llm_websocket_open'
-  | 'error_llm_websocket_lost_connection'
-  | 'error_llm_websocket_runtime'
-  | 'error_llm_websocket_corrupt_payload';
+import { BEGIN_WAIT_MS, HOLD_ON_TEXT, MAX_PENDING_INTERRUPTS, MAX_RESPONSE_CHARS, PING_INTERVAL_MS, PING_TIMEOUT_MS, RECONNECT_ATTEMPTS_PER_CALL, RECONNECT_BUDGET_MS, reconnectDelayMs } from './custom-llm.settings.ts';
+import type { LlmSocket, LlmSocketEnd, LlmSocketOpener, LlmWebsocketReason } from './custom-llm.settings.ts';
 
-/** How an open socket ended by itself: lost (network, a close), runtime (the server closed with 1011 or 4000-4999), corrupt (a frame over the size limit, a flood of messages). */
-export type LlmSocketEnd = 'lost' | 'runtime' | 'corrupt';
-
-export interface LlmSocketHandlers {
-  /** One text frame. */
-  onMessage(text: string): void;
-  /** The socket closed, not through close(); `detail` is for the log. */
-  onClose(end: LlmSocketEnd, detail: string): void;
-}
-
-/** An open socket to the user's server. */
-export interface LlmSocket {
-  /** Sends one text frame. */
-  send(text: string): void;
-  /** Closes it (no onClose follows). */
-  close(): void;
-}
-
-/** Dials `url`; rejects when the socket cannot be opened (refused destination, timeout, no upgrade). */
-export type LlmSocketOpener = (url: string, handlers: LlmSocketHandlers) => Promise<LlmSocket>;
-
-/** Longest wait for the begin message (response_id 0) once the socket is open, ms: without one, the user speaks first. */
-export const BEGIN_WAIT_MS = 5_000;
-/** Most characters of one response (all its streamed contents): beyond, the payload is corrupt. */
-export const MAX_RESPONSE_CHARS = 10_000;
-/** Most agent_interrupt events waiting to be spoken; more is a corrupt payload. */
-export const MAX_PENDING_INTERRUPTS = 8;
-/** With `auto_reconnect`: ping_pong interval, ms, and silence after which the connection counts as lost, ms (Retell's 2 s and 5 s). */
-export const PING_INTERVAL_MS = 2_000;
-export const PING_TIMEOUT_MS = 5_000;
-/**
- * With `auto_reconnect`, after a loss the service dials again with exponential backoff and jitter:
- * the first attempt RECONNECT_FIRST_DELAY_MS after the loss, each wait doubling up to
- * RECONNECT_MAX_DELAY_MS, each scaled by a random factor in [0.8, 1.2). It gives up (the call ends
- * `error_llm_websocket_lost_connection`) when the next attempt would start more than
- * RECONNECT_BUDGET_MS after the loss: about five attempts over 8 s, enough for a server's redeploy.
- */
-export const RECONNECT_FIRST_DELAY_MS = 500;
-export const RECONNECT_MAX_DELAY_MS = 4_000;
-export const RECONNECT_BUDGET_MS = 10_000;
-/** Said once per loss when the caller is waiting for an answer while the service reconnects. */
-export const HOLD_ON_TEXT = 'One moment, please.';
-
-/** The wait before reconnection attempt `attempt` (0 = the first), ms; `random` in [0, 1). */
-export function reconnectDelayMs(attempt: number, random: number): number {
-  return Math.round(Math.min(RECONNECT_MAX_DELAY_MS, RECONNECT_FIRST_DELAY_MS * 2 ** attempt) * (0.8 + 0.4 * random));
-}
-/**
- * With `auto_reconnect`: reconnection attempts in the whole call, successful or not. The budget
- * counts across reopens: a server that accepts and then drops every connection is dialled at
- * most this often before the call ends `error_llm_websocket_lost_connection`.
- */
-export const RECONNECT_ATTEMPTS_PER_CALL = 10;
+export * from './custom-llm.settings.ts';
 
 export interface CustomLlmEngineOptions {
   /** The agent's `llm_websocket_url`; the engine dials `{url}/{callId}`. */
