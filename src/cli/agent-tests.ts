@@ -118,10 +118,13 @@ export async function runFile(file: string, config: Config, logger: Logger): Pro
     const agent = await at('agent', () =>
       services.agents.createAgent(accountId, { ...spec.agent, response_engine: { type: 'conversation_flow', conversation_flow_id: flow.conversation_flow_id } } as never),
     );
+    const caseIds: string[] = [];
     for (const [i, c] of spec.cases.entries()) {
-      await at(`cases.${i}`, () => services.tests.createCase(accountId, { ...c, agent_id: agent.agent_id } as never));
+      const created = await at(`cases.${i}`, () => services.tests.createCase(accountId, { ...c, agent_id: agent.agent_id } as never));
+      caseIds.push(created.test_case_id);
     }
-    const started = await services.tests.createRun(accountId, { agent_id: agent.agent_id });
+    // The cases in the file's order: the report lists them as the file does.
+    const started = await services.tests.createRun(accountId, { agent_id: agent.agent_id, test_case_ids: caseIds });
     await services.tests.settled(started.test_run_id);
     return await services.tests.getRun(accountId, started.test_run_id);
   } finally {

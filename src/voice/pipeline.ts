@@ -19,12 +19,10 @@ import { PacedPlayout } from './playout.ts';
 import { DtmfCollector } from './dtmf.ts';
 import { Replies, type TurnTiming } from './reply.ts';
 import { Speculations } from './speculation.ts';
-import type { FailureReason, HangupReason, PipelineEvents, PipelineJob as Job, VoicePipelineOptions } from './pipeline.types.ts';
+import type { FailureReason, HangupReason, PipelineEvents, VoicePipelineOptions } from './pipeline.types.ts';
+import type { PipelineJob as Job } from './pipeline-job.ts';
 
 export type { FailureReason, HangupReason, PipelineEvents, VoicePipelineOptions } from './pipeline.types.ts';
-
-/** Voiced user audio measured before the call's audio band is reported, ms. */
-export { BAND_SAMPLE_MS } from './band-probe.ts';
 
 /**
  * Preemptive replies: silence after the user's speech before the agent prepares its reply to what

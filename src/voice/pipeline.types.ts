@@ -10,8 +10,6 @@ import type { ResponseEngine } from './engines/types.ts';
 import type { EndOfTurnSettings } from './end-of-turn.ts';
 import type { TurnLatency } from './latency.ts';
 import type { TimedToolCall, Utterance } from './transcript.ts';
-import type { SettledTranscript } from './stages/stt.stage.ts';
-import type { Speculation } from './speculation.ts';
 
 /** Why a call fails inside the pipeline: a provider (by kind), or an error nothing expected (a bug: `error_unknown`). */
 export type FailureReason = 'error_asr' | 'error_llm' | 'error_tts' | 'error_unknown';
@@ -127,18 +125,3 @@ export interface VoicePipelineOptions {
   /** Agent frames synthesized ahead of playback before synthesis waits; default 1500 (30 s). */
   outputQueueFrames?: number;
 }
-
-/** One piece of work for the pipeline's respond loop: the opening, unprompted speech, a user turn. */
-export type PipelineJob =
-  | { kind: 'begin' }
-  | { kind: 'unprompted' }
-  | {
-      kind: 'turn';
-      startMs: number;
-      endMs: number;
-      speechEndAt: number;
-      transcript: Promise<SettledTranscript>;
-      backchannel: boolean;
-      /** The reply prepared during the turn's last pause, if any (preemptive replies). */
-      speculation: Speculation | undefined;
-    };

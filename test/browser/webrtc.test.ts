@@ -30,7 +30,7 @@ describe('WebRTC web calls in Chromium', { skip, timeout: 180_000 }, () => {
     const wav = await speechWav(path.join(ARTIFACTS_DIR, 'webrtc-microphone.wav'), 'hello', 8000, 12_000);
     browser = await launchBrowser({ microphoneWav: wav });
     greeter = await agent({ start_node_id: 'hi', nodes: [{ id: 'hi', type: 'conversation', instruction: { type: 'static_text', text: 'Hello there, how can I help?' } }] });
-    bye = await agent({ start_node_id: 'bye', nodes: [{ id: 'bye', type: 'end', instruction: { type: 'static_text', text: 'Goodbye.' } }] });
+    bye = await agent({ start_node_id: 'bye', nodes: [{ id: 'bye', type: 'end', instruction: { type: 'static_text', text: 'Thank you for calling. That is all for today. Goodbye.' } }] });
   });
 
   after(async () => {
@@ -106,7 +106,12 @@ describe('WebRTC web calls in Chromium', { skip, timeout: 180_000 }, () => {
     assert.equal(result, 'started');
     const ended = await eventually(async () => (await events(page)).find((e) => e.name === 'call_ended'), 20_000, 'call_ended');
     assert.equal(ended.payload.disconnection_reason, 'agent_hangup');
-    assert.equal((await media(callId)).disconnection_reason, 'agent_hangup');
+    // The page hears the end as it happens; the call is stored as ended a moment later.
+    const stored = await eventually(async () => {
+      const c = await media(callId);
+      return c.call_status === 'ended' ? c : undefined;
+    }, 10_000, 'the call stored as ended');
+    assert.equal(stored.disconnection_reason, 'agent_hangup');
     await page.close();
   });
 

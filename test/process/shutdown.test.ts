@@ -226,7 +226,8 @@ for (const kind of STORES) {
     it('ends a call whose analysis waits on an LLM that never answers, stores its results and exits 0 in time', { timeout: 60_000 }, async () => {
       const llm = await hangingServer();
       // The LLM's own timeouts are a minute: only the shutdown's deadline can end the analysis in time.
-      const e = env({ TTS_PROVIDER: 'fake', STT_PROVIDER: 'fake', LLM_BASE_URL: llm.baseUrl, LLM_TIMEOUT_MS: '60000' });
+      // No start-up probe of the LLM (PROVIDER_PROBE_TIMEOUT_MS=0): the only request it sees is the analysis.
+      const e = env({ TTS_PROVIDER: 'fake', STT_PROVIDER: 'fake', LLM_BASE_URL: llm.baseUrl, LLM_TIMEOUT_MS: '60000', PROVIDER_PROBE_TIMEOUT_MS: '0' });
       const key = JSON.parse((await runCli(['keys', 'create'], e)).stdout).api_key as string;
       const server = await startServer(e);
       try {
