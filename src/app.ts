@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { newId } from './lib/ids.ts';
@@ -47,7 +47,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   const app = Fastify({
     loggerInstance: logger,
     // One line per answered request instead, at a level by what it did (src/http/request-log.ts).
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
     // Time limits on clients, trustProxy, and our error body below the routes (src/http/connections.ts).
     ...connectionOptions(runtime.config.http, runtime.metrics),
