@@ -15,7 +15,7 @@ export interface CallCheckpoint {
    * The flow's moves so far (ms on the call's timeline), so that a call ended from its checkpoint
    * keeps its path; absent in checkpoints written before it was kept.
    */
-  node_transitions?: CheckpointNodeTransition[];
+  node_transitions?: TimedNodeTransition[];
   /** Where a service LLM is (state name); null for other engines or without states. */
   current_state: string | null;
   /** Whether the conversation reached an end node (the embedded analysis's call_successful). */
@@ -24,11 +24,12 @@ export interface CallCheckpoint {
   names: string[];
 }
 
-/** One move of a conversation flow, as a checkpoint keeps it. */
-export interface CheckpointNodeTransition {
+/** A conversation flow's move between nodes, with when it happened (ms since the pipeline started). */
+export interface TimedNodeTransition {
   from: string;
   to: string;
   atMs: number;
+  /** Placed after the function-call records of the same instant (a move out of a function node); default before everything of its instant. */
   afterCall?: boolean;
   fromName?: string;
   toName?: string;

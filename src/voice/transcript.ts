@@ -1,5 +1,8 @@
 import type { ToolTranscriptEntry, TranscriptEntry } from '../domain/call.ts';
+import type { TimedNodeTransition } from '../domain/call-checkpoint.ts';
 import type { ToolCallRecord } from './engines/types.ts';
+
+export type { TimedNodeTransition };
 
 /** One utterance of the call transcript. Offsets are ms since the pipeline started. */
 export interface Utterance {
@@ -42,16 +45,6 @@ export interface TimedToolCall {
   atMs: number;
 }
 
-/** A conversation flow's move between nodes, with when it happened (ms since the pipeline started). */
-export interface TimedNodeTransition {
-  from: string;
-  to: string;
-  atMs: number;
-  /** Placed after the function-call records of the same instant (a move out of a function node); default before everything of its instant. */
-  afterCall?: boolean;
-  fromName?: string;
-  toName?: string;
-}
 
 /**
  * The call object's `transcript_with_tool_calls`: the utterances (by their start) interleaved with

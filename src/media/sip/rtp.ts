@@ -4,7 +4,7 @@
  * interarrival jitter of 6.4.1). Packets from any address but the negotiated one are dropped.
  */
 import dgram from 'node:dgram';
-import { type G711Codec, decodeG711, encodeG711 } from './g711.ts';
+import { type G711Codec, decodeG711, encodeG711 } from '../codec/g711.ts';
 
 /** Samples per 20 ms packet at 8 kHz. */
 export const SAMPLES_PER_PACKET = 160;

@@ -18,7 +18,7 @@ import { TokenBuckets } from '../../lib/token-bucket.ts';
 import { createResampler } from '../../providers/audio/resample.ts';
 import type { CallEnding } from '../endpoint.ts';
 import type { Transport, TransportContext, TransportHandle } from '../transport.ts';
-import { type G711Codec, PCMA_PAYLOAD_TYPE, PCMU_PAYLOAD_TYPE } from './g711.ts';
+import { type G711Codec, PCMA_PAYLOAD_TYPE, PCMU_PAYLOAD_TYPE } from '../codec/g711.ts';
 import { RtpSession, bindRtpSocket } from './rtp.ts';
 import { SipCallEndpoint } from './sip.endpoint.ts';
 import {
