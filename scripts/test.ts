@@ -60,6 +60,10 @@ if (!['/usr/sbin/haproxy', '/usr/bin/haproxy'].some((bin) => fs.existsSync(bin))
 if (!onPath('baresip')) {
   skipped.push('baresip: not installed (apt-get install baresip); the SIP telephony tests (test/media/sip/) skip');
 }
+const walkthroughTools = ['flite', 'sox', 'curl', 'npm'].filter((tool) => !onPath(tool));
+if (walkthroughTools.length > 0) {
+  skipped.push(`${walkthroughTools.join(', ')}: not installed (bash scripts/setup.sh); the README walkthrough test (test/process/quick-start.test.ts) skips`);
+}
 for (const line of skipped) say(`# SKIPPING ${line}`);
 if (strict && skipped.length > 0) {
   say('strict mode: every capability must be present; see scripts/setup.sh');

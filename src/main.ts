@@ -94,7 +94,7 @@ async function main(): Promise<void> {
     const timeoutMs = config.shutdownTimeoutMs;
     log.info({ signal, timeoutMs }, 'shutting down');
     const left = () => timeoutMs - (performance.now() - started);
-    // In order, each within its share of the bound (README, SHUTDOWN_TIMEOUT_MS): calls end first
+    // In order, each within its share of the bound (docs/configuration.md, SHUTDOWN_TIMEOUT_MS): calls end first
     // (server_shutdown; the post-call analysis is cut off in time for their results to be stored
     // and call.finished recorded within half the bound), then the HTTP server lets in-flight
     // requests finish, then the background work stops; webhook sends in flight get what is left

@@ -14,7 +14,7 @@ export interface InputProblem {
 }
 
 /**
- * The one rule for input at the edge, the same on both stores (README, "Choices where the
+ * The one rule for input at the edge, the same on both stores (docs/api.md, "Choices where the
  * contract is silent"): no string of a request, key or value, at any depth of the body, the query
  * string or the path parameters, may contain U+0000 (PostgreSQL text cannot hold it; SQLite can,
  * so without the rule the stores would differ) or a lone UTF-16 surrogate (not Unicode; both

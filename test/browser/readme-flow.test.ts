@@ -21,7 +21,7 @@ const skip = NO_CHROMIUM || NOT_BUILT || (hasPocketsphinx() ? false : NO_POCKETS
 /** The body of the README's create-conversation-flow request. */
 function readmeFlow(): unknown {
   const readme = fs.readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const m = /create-conversation-flow -H "\$H" -H "\$J" -d '([^']+)'/.exec(readme);
+  const m = /create-conversation-flow -d '([^']+)'/.exec(readme);
   assert.ok(m, 'the README has the quick-start flow');
   return JSON.parse(m[1]!);
 }

@@ -16,7 +16,7 @@ export function callRoutes(calls: CallService): FastifyPluginAsyncTypebox {
     // The spec's path, and the one Retell's SDK 5 posts to (`call.createWebCall`): the same
     // operation and answer (our call object, not Retell's v3 `{ice_servers, transport}` shape).
     // The v3 path is left out of the OpenAPI document: one operation, one method in generated
-    // clients (the README lists the paths kept for Retell's SDK).
+    // clients (docs/api.md lists the paths kept for Retell's SDK).
     for (const [url, hide] of [['/v2/create-web-call', false], ['/v3/create-web-call', true]] as const) {
       app.post(url, {
         schema: operation({

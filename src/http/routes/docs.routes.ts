@@ -6,6 +6,8 @@ import { DOCS_CSP, setPageHeaders } from '../page-headers.ts';
 
 /** The guides in docs/, served as text beside the reference, in the order the reference lists them. */
 export const GUIDES = {
+  api: 'The API: routes, choices where the contract is silent, limits, shapes',
+  configuration: 'Configuration: every environment variable',
   'browser-sdk': 'Browser SDK: put a call on your page',
   webhooks: 'Webhooks: events, signatures, retries',
   'media-protocol': 'The web-call media protocol (WebSocket)',
@@ -14,6 +16,12 @@ export const GUIDES = {
   'knowledge-bases': 'Knowledge bases: documents agents answer from',
   architecture: 'Architecture',
   'testing-agents': 'Testing agents: simulated calls, assertions, runs in CI',
+  'custom-llm': 'Custom LLM: your own server over the LLM WebSocket',
+  'custom-functions': 'Custom functions: your backend, called mid-call',
+  retell: 'Porting from Retell',
+  deploy: 'Deploying: one server, several on PostgreSQL, networks',
+  dashboard: 'The dashboard',
+  cli: 'The command line',
 } as const;
 
 /** Where the guides are served: `${GUIDES_PATH}/<name>.md`. */
