@@ -1,6 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { RetrievedChunk } from '../domain/knowledge-base.ts';
 import type { DocumentChunk } from '../domain/knowledge-chunks.ts';
+import { type ContentStamp, inverseDocumentFrequency, selectiveTerms, TermStats } from './knowledge-term-stats.ts';
 import type { Dialect, Executor, Store } from './store.ts';
 import type { KnowledgeBaseTable, KnowledgeSourceTable, SourceStatus } from './tables/knowledge.tables.ts';
 
@@ -15,6 +16,7 @@ const SOURCE_COLUMNS = ['id', 'knowledge_base_id', 'type', 'title', 'format', 'u
 export class KnowledgeRepository {
   readonly #db: Executor;
   readonly #dialect: Dialect;
+  readonly #termStats = new TermStats();
   constructor(store: Store) {
     this.#db = store.db;
     this.#dialect = store.dialect;
@@ -139,53 +141,90 @@ export class KnowledgeRepository {
   }
 
   /**
-   * The `limit` chunks of the bases that best match `terms` (queryTerms), best first, BM25-ranked.
-   * SQLite: FTS5's bm25() (heading matches weigh twice). PostgreSQL: BM25's shape over full-text
-   * search: each term's inverse document frequency in these bases times its ts_rank in the chunk
-   * (which saturates with the term's frequency and is normalised by the chunk's length), summed.
-   * `score` maps that relevance into (0, 1).
+   * The `limit` chunks of the bases that best match `terms` (queryTerms), best first, BM25-ranked,
+   * by the terms worth ranking by (`selectiveTerms`: a term found in more than half the chunks is
+   * left out, as BM25 weighs it near zero). SQLite: FTS5's bm25() (heading matches weigh twice).
+   * PostgreSQL: BM25's shape over full-text search: each term's inverse document frequency in these
+   * bases times its ts_rank in the chunk (which saturates with the term's frequency and is
+   * normalised by the chunk's length), summed. `score` maps that relevance into (0, 1).
    */
   async search(baseIds: readonly string[], terms: readonly string[], limit: number): Promise<RetrievedChunk[]> {
     if (baseIds.length === 0 || terms.length === 0) return [];
-    const rows = this.#dialect === 'postgres' ? await this.#searchPostgres(baseIds, terms, limit) : await this.#searchSqlite(baseIds, terms, limit);
+    const stamp = await this.#contentStamp(baseIds);
+    if (stamp.chunks === 0) return [];
+    const df = await this.#termStats.frequencies(baseIds, stamp, terms, (term) => this.#documentFrequency(baseIds, term));
+    const selected = selectiveTerms(df, stamp.chunks);
+    if (selected.length === 0) return [];
+    const rows =
+      this.#dialect === 'postgres'
+        ? await this.#searchPostgres(baseIds, selected.map((term) => ({ term, idf: inverseDocumentFrequency(df.get(term)!, stamp.chunks) })), limit)
+        : await this.#searchSqlite(baseIds, selected, limit);
     return rows.map((row) => {
       const relevance = Math.max(0, Number(row.relevance));
       return { chunk_id: Number(row.id), source_id: row.source_id, heading: row.heading, text: row.text, score: relevance / (relevance + 1) };
     });
   }
 
+  /** What identifies the bases' content now (TermStats): one aggregate over their sources. */
+  async #contentStamp(baseIds: readonly string[]): Promise<ContentStamp> {
+    const row = await this.#db
+      .selectFrom('knowledge_base_sources')
+      .select((eb) => [eb.fn.countAll<number>().as('sources'), eb.fn.max('updated_at').as('updated_at'), eb.fn.sum<number>('chunk_count').as('chunks')])
+      .where('knowledge_base_id', 'in', [...baseIds])
+      .executeTakeFirstOrThrow();
+    return { sources: Number(row.sources), updatedAt: Number(row.updated_at ?? 0), chunks: Number(row.chunks ?? 0) };
+  }
+
+  /** In how many chunks of the bases `term` occurs (stemmed as the index stems it). */
+  async #documentFrequency(baseIds: readonly string[], term: string): Promise<number> {
+    const { rows } =
+      this.#dialect === 'postgres'
+        ? await sql<{ df: number }>`
+            select count(*) as df from knowledge_base_chunks
+            where knowledge_base_id = any(${[...baseIds]}) and search @@ plainto_tsquery('english', ${term})`.execute(this.#db)
+        : await sql<{ df: number }>`
+            select count(*) as df from knowledge_base_chunks_fts
+            where knowledge_base_chunks_fts match ${ftsQuery(baseIds, [term])}`.execute(this.#db);
+    return Number(rows[0]?.df ?? 0);
+  }
+
   async #searchSqlite(baseIds: readonly string[], terms: readonly string[], limit: number): Promise<SearchRow[]> {
-    // Terms hold only letters and digits (queryTerms), so quoting each one makes a safe FTS5 query.
-    const match = terms.map((term) => `"${term}"`).join(' OR ');
-    // The full-text index leads (`+` keeps the planner from starting at the chunks' knowledge-base
-    // index, which would evaluate the MATCH once per chunk of the base: 20x slower at 1,000 chunks).
+    // The index finds the chunks of these bases holding any term (the base is an indexed column
+    // with no weight in the rank; heading matches weigh twice); only the best `limit` are read whole.
     const { rows } = await sql<SearchRow>`
-      select c.id, c.source_id, c.heading, c.text, -bm25(knowledge_base_chunks_fts, 2.0, 1.0) as relevance
-      from knowledge_base_chunks_fts join knowledge_base_chunks c on c.id = knowledge_base_chunks_fts.rowid
-      where knowledge_base_chunks_fts match ${match} and +c.knowledge_base_id in (${sql.join(baseIds)})
-      order by bm25(knowledge_base_chunks_fts, 2.0, 1.0) limit ${limit}`.execute(this.#db);
+      select c.id, c.source_id, c.heading, c.text, best.relevance
+      from (
+        select rowid as id, -bm25(knowledge_base_chunks_fts, 0.0, 2.0, 1.0) as relevance
+        from knowledge_base_chunks_fts
+        where knowledge_base_chunks_fts match ${ftsQuery(baseIds, terms)}
+        order by bm25(knowledge_base_chunks_fts, 0.0, 2.0, 1.0) limit ${limit}
+      ) best join knowledge_base_chunks c on c.id = best.id
+      order by best.relevance desc, c.id`.execute(this.#db);
     return rows;
   }
 
-  async #searchPostgres(baseIds: readonly string[], terms: readonly string[], limit: number): Promise<SearchRow[]> {
+  async #searchPostgres(baseIds: readonly string[], terms: ReadonlyArray<{ term: string; idf: number }>, limit: number): Promise<SearchRow[]> {
+    const weighted = sql.join(terms.map(({ term, idf }) => sql`(plainto_tsquery('english', ${term}), ${idf}::float8)`));
     const { rows } = await sql<SearchRow>`
-      with terms as materialized (
-        select quote_literal(lexeme)::tsquery as q from unnest(tsvector_to_array(to_tsvector('english', ${terms.join(' ')}))) as lexeme
-      ), stats as materialized (
-        select count(*)::float8 as n from knowledge_base_chunks where knowledge_base_id = any(${[...baseIds]})
-      ), weighted as materialized (
-        select t.q, ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5)) as idf
-        from terms t cross join stats s
-        cross join lateral (select count(*)::float8 as df from knowledge_base_chunks c where c.knowledge_base_id = any(${[...baseIds]}) and c.search @@ t.q) d
-      )
+      with weighted(q, idf) as materialized (values ${weighted})
       select c.id, c.source_id, c.heading, c.text,
         (select sum(w.idf * ts_rank('{0.5, 0.5, 1.0, 1.0}', c.search, w.q, 1)) * 4 from weighted w) as relevance
       from knowledge_base_chunks c
       where c.knowledge_base_id = any(${[...baseIds]})
-        and c.search @@ (select coalesce(string_agg(q::text, ' | ')::tsquery, ''::tsquery) from terms)
+        and c.search @@ (select string_agg(q::text, ' | ')::tsquery from weighted)
       order by relevance desc, c.id limit ${limit}`.execute(this.#db);
     return rows;
   }
+}
+
+/**
+ * The FTS5 query for chunks of `baseIds` holding any of `terms`. A base is its `base_key` token
+ * (the id's 32 hex digits, migration 0021); terms hold only letters and digits (queryTerms). Each
+ * is quoted as a phrase.
+ */
+function ftsQuery(baseIds: readonly string[], terms: readonly string[]): string {
+  const phrase = (text: string) => `"${text.replaceAll('"', '""')}"`;
+  return `base_key : (${baseIds.map((id) => phrase(id.slice(-32))).join(' OR ')}) AND {heading text} : (${terms.map(phrase).join(' OR ')})`;
 }
 
 interface SearchRow {

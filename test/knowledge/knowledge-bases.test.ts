@@ -72,6 +72,32 @@ for (const kind of STORES) {
       assert.ok(listed.json.some((kb: any) => kb.knowledge_base_id === created.knowledge_base_id));
     });
 
+    it('ranks a large base by its rarer terms, and sees new sources at once', async () => {
+      // 600 sections (one chunk each): every one says "widget", one says "gizmo417".
+      const sections = Array.from({ length: 600 }, (_, i) => `## Part ${i}\n\nThe widget manual, part ${i}, covers item${i} in detail.${i === 417 ? ' The gizmo417 sits here.' : ''}\n`);
+      const created = await req('POST', '/create-knowledge-base', {
+        knowledge_base_name: 'Manual',
+        knowledge_base_files: [{ file_name: 'manual.md', content_base64: base64(`# Manual\n\n${sections.join('\n')}`) }],
+      });
+      assert.equal(created.status, 201, created.raw);
+      await settled();
+      const id = created.json.knowledge_base_id;
+      const search = async (query: string) => {
+        const res = await req('POST', `/search-knowledge-base/${id}`, { query, top_k: 3 });
+        assert.equal(res.status, 200, res.raw);
+        return (res.json.chunks as Array<{ text: string }>).map((chunk) => chunk.text);
+      };
+      const rare = await search('where is the widget gizmo417');
+      assert.equal(rare.length, 1, 'only the chunk holding the rare term: the common one does not pull in the rest');
+      assert.match(rare[0]!, /gizmo417/);
+      assert.equal((await search('widget manual')).length, 3, 'a query of common words still finds chunks');
+      assert.deepEqual(await search('sprocket'), []);
+      const added = await req('POST', `/add-knowledge-base-sources/${id}`, { knowledge_base_texts: [{ title: 'Sprockets', text: 'The sprocket is sold apart from the widget.' }] });
+      assert.equal(added.status, 200, added.raw);
+      await settled();
+      assert.match((await search('sprocket widget'))[0] ?? '', /sold apart/, 'a term counted as absent before is found once its source is in');
+    });
+
     it('keeps a failing source in error with its reason, beside the good ones', async () => {
       const created = await req('POST', '/create-knowledge-base', {
         knowledge_base_name: 'Mixed',
