@@ -102,11 +102,13 @@ describe('barge-in over WebRTC', () => {
       assert.equal(said.cut_off, true);
       assert.ok(LONG.startsWith(said.content.replace(/\.$/, '')), `what was kept is the start of the reply: ${said.content}`);
       // Heard, not sent: the words kept are at most what the caller's jitter buffer had played by the
-      // cut-in (the audio received less the playout delay), and not far short of it.
+      // cut-in (the audio received less the playout delay).
       const kept = said.content.split(/\s+/).length;
       t.diagnostic(`received ${Math.round(receivedMs)} ms of the reply; the transcript keeps ${kept} words, ${wordsHeardAt(receivedMs - PLAYOUT_BASE_DELAY_MS)} played by then`);
       assert.ok(kept <= wordsHeardAt(receivedMs - PLAYOUT_BASE_DELAY_MS + 20), `kept ${kept} words: ${said.content}`);
-      assert.ok(kept >= wordsHeardAt(receivedMs - 500), `kept ${kept} words: ${said.content}`);
+      // Not far short: a burst sent after the server's event loop stalled counts as played in sequence,
+      // so a loaded machine keeps less than arrived, never more.
+      assert.ok(kept >= wordsHeardAt(receivedMs - 1_200), `kept ${kept} words: ${said.content}`);
     } finally {
       await s.close();
     }
