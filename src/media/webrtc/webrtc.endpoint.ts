@@ -37,8 +37,15 @@ const CHANNEL_HARD_LIMIT_BYTES = 1_048_576;
  * pipeline places what follows by the call's clock.
  */
 const MAX_GAP_FILL_SAMPLES = 16_000;
-/** After `call_ended`, how long the data channel has to deliver it before the connection closes, ms. */
-const CLOSE_GRACE_MS = 500;
+/**
+ * After the last message (`call_ended`, or a refusal) has gone on the data channel, how long the
+ * caller has to close first, ms: the SDK and the Node client close on `call_ended`. Closing the
+ * peer connection aborts the SCTP association (werift sends ABORT), which drops whatever it has
+ * not delivered, so the server closes only once the message has long been on the wire.
+ */
+const CLOSE_GRACE_MS = 2_000;
+/** The last message could not go out (the data channel never opened): the connection closes after this anyway, ms. */
+const CLOSE_UNSENT_MS = 5_000;
 /**
  * How far the session sends the agent's audio ahead of real time, ms: one 20 ms frame and a pacing
  * tick's slack. The caller's jitter buffer absorbs the timing (the WebSocket needs 80 ms for the
@@ -79,6 +86,9 @@ export class WebRtcEndpoint implements CallEndpoint {
   /** The utterance the agent is speaking (the `clear` message names it). */
   #utteranceId = 'utt_0';
   #disconnectedTimer: NodeJS.Timeout | undefined;
+  /** The close after the last message (end or refusal), once scheduled, and whether that message has gone out. */
+  #closing: NodeJS.Timeout | undefined;
+  #lastSent = false;
   /** What the caller has heard of the current reply (playedMs), from when its frames were sent. */
   readonly #position = new PlayoutPosition();
   /** The interarrival jitter of our stream as the caller's last receiver report gave it, ms; null before one. */
@@ -255,14 +265,25 @@ export class WebRtcEndpoint implements CallEndpoint {
     if (this.#closed) return;
     this.#closed = true;
     clearTimeout(this.#disconnectedTimer);
+    clearTimeout(this.#closing);
     this.#pending.length = 0;
     this.#codec.close();
     void this.#pc.close().catch(() => {});
     this.onClosed?.();
   }
 
+  /** Closes CLOSE_GRACE_MS after the last message went on the data channel (at once if it is open), or after CLOSE_UNSENT_MS. */
   #closeSoon(): void {
-    setTimeout(() => this.close(), CLOSE_GRACE_MS).unref();
+    if (this.#closing) return;
+    this.#closing = setTimeout(() => this.close(), CLOSE_UNSENT_MS).unref();
+    if (this.#channel.readyState === 'open') this.#closeAfterSent();
+  }
+
+  #closeAfterSent(): void {
+    if (this.#lastSent) return;
+    this.#lastSent = true;
+    clearTimeout(this.#closing);
+    this.#closing = setTimeout(() => this.close(), CLOSE_GRACE_MS).unref();
   }
 
   /** The connection failed or closed: the caller hung up (after `hangup` the sink ignores this) or was lost. */
@@ -282,6 +303,8 @@ export class WebRtcEndpoint implements CallEndpoint {
   #flush(): void {
     if (this.#channel.bufferedAmount > CHANNEL_HARD_LIMIT_BYTES) return this.#gone();
     for (const text of this.#pending.splice(0)) this.#channel.send(text);
+    // The end's message is out now: the grace before the close counts from here, not from the end.
+    if (this.#closing) this.#closeAfterSent();
   }
 }
 
