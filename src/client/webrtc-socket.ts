@@ -9,6 +9,7 @@
 import { EventEmitter } from 'node:events';
 import OpusScript from 'opusscript';
 import { MediaStreamTrack, RTCPeerConnection, RtpHeader, RtpPacket } from 'werift';
+import { parseBoundedJson } from '../lib/bounded-json.ts';
 
 /** The signalling routes (src/media/webrtc/webrtc.transport.ts). */
 const SESSIONS_PATH = '/v2/webrtc/sessions';
@@ -74,7 +75,14 @@ export class RtcSocket extends EventEmitter {
         this.emit('open');
       } else if (state === 'closed') this.#finish(1000);
     });
-    this.#channel.onMessage.subscribe((data) => this.emit('message', Buffer.from(typeof data === 'string' ? data : data.toString('utf8')), false));
+    this.#channel.onMessage.subscribe((data) => {
+      const text = typeof data === 'string' ? data : data.toString('utf8');
+      this.emit('message', Buffer.from(text), false);
+      // The call is over: close first, as the browser SDK does (the server closes 2 s later otherwise).
+      const parsed = parseBoundedJson(text);
+      const ended = parsed.ok ? (parsed.value as { type?: unknown; call_status?: unknown } | null) : null;
+      if (ended?.type === 'call_ended') this.#finish(ended.call_status === 'error' ? 1011 : 1000);
+    });
     this.#pc.onTrack.subscribe((track) =>
       track.onReceiveRtp.subscribe((rtp) => {
         this.traffic.packetsIn += 1;

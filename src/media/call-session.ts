@@ -308,6 +308,7 @@ export class CallSession implements CallScope {
       scheduler: this.#d.scheduler,
       // What the caller heard of a reply is read from the endpoint's played position where it has one.
       ...(endpoint.playedMs ? { playedMs: () => endpoint.playedMs?.() } : {}),
+      ...(endpoint.outputLeadMs !== undefined ? { outputLeadMs: endpoint.outputLeadMs } : {}),
     });
     this.#pipeline = p;
     this.#recorder = new CallRecorder(this.#d.recordings.open(this.callId));

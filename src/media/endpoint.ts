@@ -74,6 +74,12 @@ export interface CallEndpoint {
   send(event: CallEvent): void;
   /** One piece of agent audio (16 kHz mono PCM, usually a 20 ms frame), paced at real time by the session; the endpoint bounds what it queues. */
   playAudio(pcm: Int16Array): void;
+  /**
+   * How far the session may send agent audio ahead of real time, ms, where the wire has its own
+   * receive buffer (WebRTC's jitter buffer: 40); absent, the pipeline's default (80) stands. Audio
+   * sent ahead is what the caller still hears after a barge-in.
+   */
+  readonly outputLeadMs?: number;
   /** Barge-in: drops every piece of agent audio not played yet. */
   clear(): void;
   /**

@@ -23,6 +23,7 @@ describe('WebRTC web calls in Chromium', { skip, timeout: 180_000 }, () => {
   let browser: Browser;
   let greeter: string;
   let bye: string;
+  let goodbye: string;
 
   before(async () => {
     // No ICE-TCP: a browser without UDP then has no way to connect but the WebSocket.
@@ -31,6 +32,7 @@ describe('WebRTC web calls in Chromium', { skip, timeout: 180_000 }, () => {
     browser = await launchBrowser({ microphoneWav: wav });
     greeter = await agent({ start_node_id: 'hi', nodes: [{ id: 'hi', type: 'conversation', instruction: { type: 'static_text', text: 'Hello there, how can I help?' } }] });
     bye = await agent({ start_node_id: 'bye', nodes: [{ id: 'bye', type: 'end', instruction: { type: 'static_text', text: 'Thank you for calling. That is all for today. Goodbye.' } }] });
+    goodbye = await agent({ start_node_id: 'bye', nodes: [{ id: 'bye', type: 'end', instruction: { type: 'static_text', text: 'Goodbye.' } }] });
   });
 
   after(async () => {
@@ -113,6 +115,17 @@ describe('WebRTC web calls in Chromium', { skip, timeout: 180_000 }, () => {
     }, 10_000, 'the call stored as ended');
     assert.equal(stored.disconnection_reason, 'agent_hangup');
     await page.close();
+  });
+
+  test('an agent whose whole call is one word: call_ended, never connection_lost, reaches the page', async () => {
+    for (let i = 0; i < 3; i++) {
+      const { page, callId, result } = await startCall(browser, goodbye);
+      assert.equal(result, 'started');
+      const ended = await eventually(async () => (await events(page)).find((e) => e.name === 'call_ended'), 20_000, 'call_ended');
+      const errors = (await events(page)).filter((e) => e.name === 'error').map((e) => e.payload.code);
+      assert.deepEqual({ reason: ended.payload.disconnection_reason, errors }, { reason: 'agent_hangup', errors: [] }, `call ${i + 1} (${callId})`);
+      await page.close();
+    }
   });
 
   test('a browser without UDP falls back to the WebSocket with the same token', async () => {

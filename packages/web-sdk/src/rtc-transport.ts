@@ -44,6 +44,8 @@ export interface RtcJoinOptions {
 }
 
 const SESSIONS = '/v2/webrtc/sessions';
+/** How long a close waits for messages that arrived with it before it counts as a lost connection, ms. */
+const CLOSE_SETTLE_MS = 250;
 
 export async function joinWebRtc(options: RtcJoinOptions): Promise<{ link: RtcLink; started: CallStartedMessage }> {
   if (typeof RTCPeerConnection === 'undefined') throw new RtcUnavailable('This browser has no RTCPeerConnection.');
@@ -112,9 +114,14 @@ export async function joinWebRtc(options: RtcJoinOptions): Promise<{ link: RtcLi
       const message = typeof event.data === 'string' ? parseServerMessage(event.data) : null;
       if (message) options.onMessage(message);
     };
-    channel.onclose = () => !closed && options.onClosed();
+    // The server's `call_ended` and its close can reach the page together; the close waits a moment
+    // so a message delivered with it still ends the call as the server said (not as a lost connection).
+    const lost = () => {
+      if (!closed) setTimeout(() => !closed && options.onClosed(), CLOSE_SETTLE_MS);
+    };
+    channel.onclose = lost;
     pc.onconnectionstatechange = () => {
-      if (pc.connectionState === 'failed' || pc.connectionState === 'closed') options.onClosed();
+      if (pc.connectionState === 'failed' || pc.connectionState === 'closed') lost();
     };
     return {
       started,

@@ -8,6 +8,8 @@ import { ENDPOINT_SAMPLE_RATE } from '../endpoint.ts';
 
 /** Samples of one 20 ms frame at the pipeline's 16 kHz. */
 export const FRAME_SAMPLES = ENDPOINT_SAMPLE_RATE / 50;
+/** The length of one frame, ms. */
+export const FRAME_MS = 20;
 /** Opus's RTP clock (RFC 7587): 48 000 ticks a second, whatever the audio's rate. */
 export const OPUS_RTP_CLOCK = 48_000;
 /** RTP ticks per pipeline sample. */

@@ -14,7 +14,8 @@ import { serverMessageOf } from '../codec/media-messages.ts';
 import type { CallEndpoint, CallEnding, CallEvent, EndpointSink } from '../endpoint.ts';
 import type { ServerMessage } from '../../protocol/media.messages.ts';
 import { InboundLimiter, MAX_TEXT_MESSAGE_BYTES } from '../codec/inbound-limits.ts';
-import { FRAME_SAMPLES, OPUS_RTP_CLOCK, OpusCodec, TICKS_PER_SAMPLE } from './opus.ts';
+import { FRAME_MS, FRAME_SAMPLES, OPUS_RTP_CLOCK, OpusCodec, TICKS_PER_SAMPLE } from './opus.ts';
+import { PlayoutPosition, playoutDelayMs } from './playout-position.ts';
 import { RtpReceiveStats } from './rtp-receive-stats.ts';
 
 /** The counters of the inbound limits, shared with the WebSocket's (switchboard_media_*). */
@@ -36,8 +37,22 @@ const CHANNEL_HARD_LIMIT_BYTES = 1_048_576;
  * pipeline places what follows by the call's clock.
  */
 const MAX_GAP_FILL_SAMPLES = 16_000;
-/** After `call_ended`, how long the data channel has to deliver it before the connection closes, ms. */
-const CLOSE_GRACE_MS = 500;
+/**
+ * After the last message (`call_ended`, or a refusal) has gone on the data channel, how long the
+ * caller has to close first, ms: the SDK and the Node client close on `call_ended`. Closing the
+ * peer connection aborts the SCTP association (werift sends ABORT), which drops whatever it has
+ * not delivered, so the server closes only once the message has long been on the wire.
+ */
+const CLOSE_GRACE_MS = 2_000;
+/** The last message could not go out (the data channel never opened): the connection closes after this anyway, ms. */
+const CLOSE_UNSENT_MS = 5_000;
+/**
+ * How far the session sends the agent's audio ahead of real time, ms: one 20 ms frame and a pacing
+ * tick's slack. The caller's jitter buffer absorbs the timing (the WebSocket needs 80 ms for the
+ * client's own buffer), and every ms sent ahead is a ms the caller still hears after a barge-in:
+ * sent RTP cannot be recalled.
+ */
+const OUTPUT_LEAD_MS = 40;
 /** A connection `disconnected` this long (consent freshness lost, RFC 7675) is a lost caller, ms. */
 const DISCONNECTED_LOST_MS = 5_000;
 
@@ -51,6 +66,7 @@ export interface WebRtcEndpointOptions {
 
 export class WebRtcEndpoint implements CallEndpoint {
   readonly transport = 'webrtc';
+  readonly outputLeadMs = OUTPUT_LEAD_MS;
   readonly #pc: RTCPeerConnection;
   readonly #track: MediaStreamTrack;
   readonly #channel: RTCDataChannel;
@@ -70,6 +86,13 @@ export class WebRtcEndpoint implements CallEndpoint {
   /** The utterance the agent is speaking (the `clear` message names it). */
   #utteranceId = 'utt_0';
   #disconnectedTimer: NodeJS.Timeout | undefined;
+  /** The close after the last message (end or refusal), once scheduled, and whether that message has gone out. */
+  #closing: NodeJS.Timeout | undefined;
+  #lastSent = false;
+  /** What the caller has heard of the current reply (playedMs), from when its frames were sent. */
+  readonly #position = new PlayoutPosition();
+  /** The interarrival jitter of our stream as the caller's last receiver report gave it, ms; null before one. */
+  #reportedJitterMs: number | null = null;
   /** Set by the transport: forgets the session once the endpoint has closed. */
   onClosed: (() => void) | undefined;
 
@@ -158,6 +181,7 @@ export class WebRtcEndpoint implements CallEndpoint {
     if (event.type === 'agent_talking') {
       this.#spurt = true;
       this.#utteranceId = event.utteranceId;
+      this.#position.reset();
     }
     this.#send(serverMessageOf(event, this.transport));
   }
@@ -165,6 +189,7 @@ export class WebRtcEndpoint implements CallEndpoint {
   /** One frame of the agent's audio (the session paces it at real time): one Opus RTP packet per 20 ms. */
   playAudio(pcm: Int16Array): void {
     if (this.#closed) return;
+    const delayMs = playoutDelayMs(this.#reportedJitterMs);
     for (let at = 0; at < pcm.length; at += FRAME_SAMPLES) {
       const payload = this.#codec.encode(pcm.subarray(at, at + FRAME_SAMPLES));
       const out = this.#out;
@@ -175,12 +200,27 @@ export class WebRtcEndpoint implements CallEndpoint {
       out.packets += 1;
       out.bytes += payload.byteLength;
       this.#track.writeRtp(new RtpPacket(header, payload));
+      this.#position.sent(this.#options.now(), FRAME_MS, delayMs); // a short frame is padded to 20 ms
     }
   }
 
   /**
-   * Barge-in: nothing is queued here (each frame is sent as the session paces it) and the browser's
-   * jitter buffer holds only tens of ms; the page is told, as on the WebSocket.
+   * Ms of the current reply the caller has heard: each frame counts once the caller's jitter buffer
+   * has played it, estimated from when it was sent and the caller's reported jitter (playout-position.ts).
+   */
+  playedMs(): number {
+    return this.#position.heardMs(this.#options.now());
+  }
+
+  /** The caller's receiver report on our stream (RTCP RR, or SR's report blocks): its interarrival jitter in RTP ticks. */
+  receiverReport(jitterTicks: number): void {
+    this.#reportedJitterMs = (jitterTicks * 1_000) / OPUS_RTP_CLOCK;
+  }
+
+  /**
+   * Barge-in: nothing is queued here (the werift sender writes each frame as the session paces it,
+   * at most OUTPUT_LEAD_MS ahead of real time), so what the caller still hears is that lead and its
+   * jitter buffer (docs/media-protocol.md, "WebRTC"); the page is told, as on the WebSocket.
    */
   clear(): void {
     this.#spurt = true;
@@ -225,14 +265,25 @@ export class WebRtcEndpoint implements CallEndpoint {
     if (this.#closed) return;
     this.#closed = true;
     clearTimeout(this.#disconnectedTimer);
+    clearTimeout(this.#closing);
     this.#pending.length = 0;
     this.#codec.close();
     void this.#pc.close().catch(() => {});
     this.onClosed?.();
   }
 
+  /** Closes CLOSE_GRACE_MS after the last message went on the data channel (at once if it is open), or after CLOSE_UNSENT_MS. */
   #closeSoon(): void {
-    setTimeout(() => this.close(), CLOSE_GRACE_MS).unref();
+    if (this.#closing) return;
+    this.#closing = setTimeout(() => this.close(), CLOSE_UNSENT_MS).unref();
+    if (this.#channel.readyState === 'open') this.#closeAfterSent();
+  }
+
+  #closeAfterSent(): void {
+    if (this.#lastSent) return;
+    this.#lastSent = true;
+    clearTimeout(this.#closing);
+    this.#closing = setTimeout(() => this.close(), CLOSE_GRACE_MS).unref();
   }
 
   /** The connection failed or closed: the caller hung up (after `hangup` the sink ignores this) or was lost. */
@@ -252,6 +303,8 @@ export class WebRtcEndpoint implements CallEndpoint {
   #flush(): void {
     if (this.#channel.bufferedAmount > CHANNEL_HARD_LIMIT_BYTES) return this.#gone();
     for (const text of this.#pending.splice(0)) this.#channel.send(text);
+    // The end's message is out now: the grace before the close counts from here, not from the end.
+    if (this.#closing) this.#closeAfterSent();
   }
 }
 

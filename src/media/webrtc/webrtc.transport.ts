@@ -16,7 +16,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { MediaStreamTrack, RTCPeerConnection, RTCRtpCodecParameters, type PeerConfig } from 'werift';
+import { MediaStreamTrack, RTCPeerConnection, RTCRtpCodecParameters, RtcpRrPacket, RtcpSrPacket, type PeerConfig } from 'werift';
 import type { IceServer, RtcConfig } from '../../config/rtc.config.ts';
 import { errors } from '../../domain/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
@@ -141,6 +141,12 @@ export function attachWebRtcTransport(context: TransportContext): TransportHandl
       if (!transceiver) throw new Error('no audio transceiver');
       transceiver.setDirection('sendrecv');
       await transceiver.sender.replaceTrack(track);
+      // The caller's receiver reports on our stream: their jitter sizes its playout delay (playedMs).
+      const sender = transceiver.sender;
+      sender.onRtcp.subscribe((packet) => {
+        if (packet.type !== RtcpRrPacket.type && packet.type !== RtcpSrPacket.type) return;
+        for (const report of packet.reports) if (report.ssrc === sender.ssrc) endpoint.receiverReport(report.jitter);
+      });
       await pc.setLocalDescription(await pc.createAnswer());
       await gathered(pc, GATHER_TIMEOUT_MS);
       answer = advertised(pc.localDescription?.sdp ?? '', rtc.publicIp);
