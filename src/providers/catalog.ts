@@ -1,6 +1,7 @@
 import type { ProviderDescriptor, ProviderRole } from './descriptor.ts';
 import { deepgramStt } from './deepgram/deepgram.descriptor.ts';
 import { energyVad, fakeLlm, fakeStt, fakeTts } from './fake/fake.descriptors.ts';
+import { elevenLabsTts } from './elevenlabs/elevenlabs.descriptor.ts';
 import { fliteTts } from './flite/flite.descriptor.ts';
 import { openAiChatLlm } from './openai/chat.descriptor.ts';
 import { openAiSpeechTts } from './openai/speech.descriptor.ts';
@@ -23,6 +24,7 @@ export const CATALOG: { readonly [R in ProviderRole]: readonly ProviderDescripto
   tts: [
     fliteTts,
     openAiSpeechTts,
+    elevenLabsTts,
     fakeTts,
   ],
   vad: [

@@ -99,7 +99,7 @@ describe('each descriptor reads its own variables, as documented', () => {
     };
     assert.deepEqual(problems({ STT_PROVIDER: 'nope', TTS_PROVIDER: 'x', VAD_PROVIDER: 'y' }), [
       'STT_PROVIDER must be one of pocketsphinx, openai, deepgram, fake (got "nope")',
-      'TTS_PROVIDER must be one of flite, openai, fake (got "x")',
+      'TTS_PROVIDER must be one of flite, openai, elevenlabs, fake (got "x")',
       'VAD_PROVIDER must be one of fvad, energy (got "y")',
     ]);
     assert.deepEqual(problems({ LLM_BASE_URL: 'ftp://llm', STT_PROVIDER: 'openai', TTS_PROVIDER: 'openai', STT_TIMEOUT_MS: '1' }), [
@@ -163,11 +163,17 @@ describe('capabilities', () => {
     assert.deepEqual(descriptorFor('vad', 'energy').capabilities({}), { inputSampleRates: [16_000], tunable: false });
   });
 
+  /** The providers whose endpoint is a WebSocket: a ws:// base URL instead of the http:// one. */
+  const WEBSOCKET_ENDPOINTS: Record<string, Record<string, string>> = {
+    deepgram: { STT_BASE_URL: 'ws://127.0.0.1:9' },
+    elevenlabs: { TTS_BASE_URL: 'ws://127.0.0.1:9' },
+  };
+
   it('each recogniser and speech engine built states at run time what its descriptor states', async () => {
     const env = { STT_BASE_URL: 'http://127.0.0.1:9/v1', TTS_BASE_URL: 'http://127.0.0.1:9/v1' };
     for (const stt of CATALOG.stt) {
       for (const tts of CATALOG.tts) {
-        const { providers } = loadConfig({ ...env, STT_PROVIDER: stt.id, ...(stt.id === 'deepgram' ? { STT_BASE_URL: 'ws://127.0.0.1:9' } : {}), TTS_PROVIDER: tts.id }).media;
+        const { providers } = loadConfig({ ...env, STT_PROVIDER: stt.id, ...WEBSOCKET_ENDPOINTS[stt.id], TTS_PROVIDER: tts.id, ...WEBSOCKET_ENDPOINTS[tts.id] }).media;
         const built = buildProviders(providers);
         try {
           assert.deepEqual(built.stt.capabilities, stt.capabilities(providers.stt.options), stt.id);
