@@ -1,4 +1,5 @@
 import type { ProviderDescriptor, ProviderRole } from './descriptor.ts';
+import { cartesiaTts } from './cartesia/cartesia.descriptor.ts';
 import { deepgramStt } from './deepgram/deepgram.descriptor.ts';
 import { energyVad, fakeLlm, fakeStt, fakeTts } from './fake/fake.descriptors.ts';
 import { elevenLabsTts } from './elevenlabs/elevenlabs.descriptor.ts';
@@ -25,6 +26,7 @@ export const CATALOG: { readonly [R in ProviderRole]: readonly ProviderDescripto
     fliteTts,
     openAiSpeechTts,
     elevenLabsTts,
+    cartesiaTts,
     fakeTts,
   ],
   vad: [

@@ -99,7 +99,7 @@ describe('each descriptor reads its own variables, as documented', () => {
     };
     assert.deepEqual(problems({ STT_PROVIDER: 'nope', TTS_PROVIDER: 'x', VAD_PROVIDER: 'y' }), [
       'STT_PROVIDER must be one of pocketsphinx, openai, deepgram, fake (got "nope")',
-      'TTS_PROVIDER must be one of flite, openai, elevenlabs, fake (got "x")',
+      'TTS_PROVIDER must be one of flite, openai, elevenlabs, cartesia, fake (got "x")',
       'VAD_PROVIDER must be one of fvad, energy (got "y")',
     ]);
     assert.deepEqual(problems({ LLM_BASE_URL: 'ftp://llm', STT_PROVIDER: 'openai', TTS_PROVIDER: 'openai', STT_TIMEOUT_MS: '1' }), [
@@ -167,6 +167,7 @@ describe('capabilities', () => {
   const WEBSOCKET_ENDPOINTS: Record<string, Record<string, string>> = {
     deepgram: { STT_BASE_URL: 'ws://127.0.0.1:9' },
     elevenlabs: { TTS_BASE_URL: 'ws://127.0.0.1:9' },
+    cartesia: { TTS_BASE_URL: 'ws://127.0.0.1:9' },
   };
 
   it('each recogniser and speech engine built states at run time what its descriptor states', async () => {

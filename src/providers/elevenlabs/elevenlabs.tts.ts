@@ -146,7 +146,7 @@ function listen(ws: WebSocket, queue: AudioQueue, provider: string): void {
       queue.push(decoded.samples);
     } else if (m.isFinal !== true && (typeof m.error === 'string' || typeof m.message === 'string')) {
       // An error message ({ message, error, code }) comes before the server closes the socket.
-      const why = String(m.error ?? m.message).slice(0, 200);
+      const why = (typeof m.error === 'string' ? m.error : String(m.message)).slice(0, 200);
       queue.fail(new ProviderError('tts', provider, `the server refused the synthesis: ${why}`, { retryable: false }));
     }
     if (m.isFinal === true) queue.end();

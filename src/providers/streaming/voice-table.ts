@@ -13,10 +13,11 @@ export interface HostedVoice {
 }
 
 /**
- * The account's own voices from TTS_VOICES (`Name=provider-voice-id,...`), each named
- * `${prefix}${Name}`; a malformed entry is pushed to `problems` and skipped.
+ * The account's own voices from TTS_VOICES (`Name=provider-voice-id,...`), each `voice_id`
+ * `${prefix}${Name}` (`by-name`, ElevenLabs) or `${prefix}${provider-voice-id}` (`by-id`,
+ * Cartesia); a malformed entry is pushed to `problems` and skipped.
  */
-export function configuredVoices(reader: EnvReader, problems: string[], prefix: string, idPattern: RegExp): HostedVoice[] {
+export function configuredVoices(reader: EnvReader, problems: string[], prefix: string, idPattern: RegExp, named: 'by-name' | 'by-id' = 'by-name'): HostedVoice[] {
   const out: HostedVoice[] = [];
   for (const entry of reader.list('TTS_VOICES')) {
     const m = /^([A-Za-z0-9_.]{1,64})=(\S+)$/.exec(entry);
@@ -24,7 +25,7 @@ export function configuredVoices(reader: EnvReader, problems: string[], prefix: 
       problems.push(`TTS_VOICES entries must be Name=voice-id (got "${entry.slice(0, 80)}")`);
       continue;
     }
-    out.push({ voiceId: `${prefix}${m[1]}`, providerVoiceId: m[2]!, name: m[1]!, gender: null, description: 'A voice of this account (TTS_VOICES).' });
+    out.push({ voiceId: `${prefix}${named === 'by-name' ? m[1] : m[2]}`, providerVoiceId: m[2]!, name: m[1]!, gender: null, description: 'A voice of this account (TTS_VOICES).' });
   }
   return out;
 }
