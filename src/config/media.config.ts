@@ -13,10 +13,10 @@ import type { ProviderChoice, ProviderOptions } from '../providers/registry.ts';
  * | LLM_API_KEY | (none) | Bearer key of the LLM endpoint |
  * | LLM_MODEL | gpt-4o-mini | model when the agent names none |
  * | LLM_TIMEOUT_MS | 10000 | per request, until the answer's headers and while it streams; 2 retries on timeouts and 5xx |
- * | STT_PROVIDER | pocketsphinx | pocketsphinx, openai (transcription endpoint), deepgram (streaming), fake |
- * | STT_BASE_URL | openai: required; deepgram: wss://api.deepgram.com/v1/listen | recogniser endpoint |
+ * | STT_PROVIDER | pocketsphinx | pocketsphinx, openai (transcription endpoint), deepgram (streaming), assemblyai (streaming), fake |
+ * | STT_BASE_URL | openai: required; deepgram: wss://api.deepgram.com/v1/listen; assemblyai: wss://streaming.assemblyai.com/v3/ws | recogniser endpoint |
  * | STT_API_KEY | (none) | recogniser key |
- * | STT_MODEL | openai: whisper-1; deepgram: (none) | recogniser model |
+ * | STT_MODEL | openai: whisper-1; deepgram: (none); assemblyai: universal-streaming-english | recogniser model |
  * | STT_TIMEOUT_MS | 5000 | longest wait for a turn's transcript after the turn ends; then the call ends with error_asr |
  * | PROVIDER_PROBE_TIMEOUT_MS | 3000 | the doctor's bound on asking a remote provider's endpoint; 0 asks none |
  * | TTS_PROVIDER | flite | flite (embedded), openai (speech endpoint), elevenlabs (stream-input WebSocket), cartesia (WebSocket), fake |

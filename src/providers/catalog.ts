@@ -1,4 +1,5 @@
 import type { ProviderDescriptor, ProviderRole } from './descriptor.ts';
+import { assemblyAiStt } from './assemblyai/assemblyai.descriptor.ts';
 import { cartesiaTts } from './cartesia/cartesia.descriptor.ts';
 import { deepgramStt } from './deepgram/deepgram.descriptor.ts';
 import { energyVad, fakeLlm, fakeStt, fakeTts } from './fake/fake.descriptors.ts';
@@ -20,6 +21,7 @@ export const CATALOG: { readonly [R in ProviderRole]: readonly ProviderDescripto
     pocketsphinxStt,
     openAiTranscriptionStt,
     deepgramStt,
+    assemblyAiStt,
     fakeStt,
   ],
   tts: [

@@ -98,7 +98,7 @@ describe('each descriptor reads its own variables, as documented', () => {
       return assert.fail('the configuration was accepted');
     };
     assert.deepEqual(problems({ STT_PROVIDER: 'nope', TTS_PROVIDER: 'x', VAD_PROVIDER: 'y' }), [
-      'STT_PROVIDER must be one of pocketsphinx, openai, deepgram, fake (got "nope")',
+      'STT_PROVIDER must be one of pocketsphinx, openai, deepgram, assemblyai, fake (got "nope")',
       'TTS_PROVIDER must be one of flite, openai, elevenlabs, cartesia, fake (got "x")',
       'VAD_PROVIDER must be one of fvad, energy (got "y")',
     ]);
@@ -119,6 +119,7 @@ const RECOGNISERS: Record<string, { env: Record<string, string>; expect: Partial
     expect: { streaming: false, interimResults: false, biasing: 'runtime', inputSampleRates: [16_000], telephoneBand: 'good' },
   },
   deepgram: { env: { STT_PROVIDER: 'deepgram' }, expect: { streaming: true, interimResults: true, biasing: 'open-only', languages: ['*'], inputSampleRates: 'any', telephoneBand: 'good' } },
+  assemblyai: { env: { STT_PROVIDER: 'assemblyai' }, expect: { streaming: true, interimResults: true, biasing: 'open-only', languages: ['en'], inputSampleRates: 'any', telephoneBand: 'good' } },
   fake: { env: { STT_PROVIDER: 'fake' }, expect: { streaming: false, interimResults: false, biasing: 'none', languages: ['en-US'], telephoneBand: 'good' } },
 };
 
@@ -166,6 +167,7 @@ describe('capabilities', () => {
   /** The providers whose endpoint is a WebSocket: a ws:// base URL instead of the http:// one. */
   const WEBSOCKET_ENDPOINTS: Record<string, Record<string, string>> = {
     deepgram: { STT_BASE_URL: 'ws://127.0.0.1:9' },
+    assemblyai: { STT_BASE_URL: 'ws://127.0.0.1:9' },
     elevenlabs: { TTS_BASE_URL: 'ws://127.0.0.1:9' },
     cartesia: { TTS_BASE_URL: 'ws://127.0.0.1:9' },
   };
