@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
 import { isRetryableStatus, ProviderError, type ProviderKind } from '../errors.ts';
 
@@ -24,30 +25,34 @@ export async function openProviderSocket(target: SocketTarget): Promise<WebSocke
   signal?.throwIfAborted();
   const ws = new WebSocket(target.url, { headers: target.headers, maxPayload: MAX_PROVIDER_MESSAGE_BYTES, perMessageDeflate: false });
   await new Promise<void>((resolve, reject) => {
+    const onOpen = (): void => done();
+    const onError = (e: Error): void => done(new ProviderError(kind, provider, 'connection failed', { retryable: true, cause: e }));
+    const onRefused = (_req: unknown, res: IncomingMessage): void => {
+      const status = res.statusCode ?? 0;
+      res.resume();
+      done(new ProviderError(kind, provider, `handshake refused (HTTP ${status}${status === 401 || status === 403 ? ': check the API key' : ''})`, { status, retryable: isRetryableStatus(status) }));
+    };
+    // The abort's own reason (an AbortError), as every provider rejects an aborted call.
+    const onAbort = (): void => done(signal?.reason as Error);
+    const timer = setTimeout(() => done(new ProviderError(kind, provider, `connection timed out after ${target.connectTimeoutMs} ms`, { retryable: true })), target.connectTimeoutMs);
+    // Settles once; the handshake's listeners go either way, so the provider's own see what follows.
     const done = (error?: Error): void => {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
-      ws.removeAllListeners('unexpected-response');
+      ws.off('open', onOpen).off('error', onError).off('unexpected-response', onRefused);
       if (error === undefined) {
         resolve();
         return;
       }
-      ws.removeAllListeners('error');
+      // Errors of the socket being dropped have no one left to hear them.
       ws.on('error', () => {});
       ws.terminate();
       reject(error);
     };
-    // The abort's own reason (an AbortError), as every provider rejects an aborted call.
-    const onAbort = (): void => done(signal?.reason);
-    const timer = setTimeout(() => done(new ProviderError(kind, provider, `connection timed out after ${target.connectTimeoutMs} ms`, { retryable: true })), target.connectTimeoutMs);
     signal?.addEventListener('abort', onAbort, { once: true });
-    ws.once('unexpected-response', (_req, res) => {
-      const status = res.statusCode ?? 0;
-      res.resume();
-      done(new ProviderError(kind, provider, `handshake refused (HTTP ${status}${status === 401 || status === 403 ? ': check the API key' : ''})`, { status, retryable: isRetryableStatus(status) }));
-    });
-    ws.once('open', () => done());
-    ws.once('error', (e) => done(new ProviderError(kind, provider, 'connection failed', { retryable: true, cause: e })));
+    ws.once('unexpected-response', onRefused);
+    ws.once('open', onOpen);
+    ws.once('error', onError);
   });
   return ws;
 }
