@@ -13,17 +13,20 @@ import type { ProviderChoice, ProviderOptions } from '../providers/registry.ts';
  * | LLM_API_KEY | (none) | Bearer key of the LLM endpoint |
  * | LLM_MODEL | gpt-4o-mini | model when the agent names none |
  * | LLM_TIMEOUT_MS | 10000 | per request, until the answer's headers and while it streams; 2 retries on timeouts and 5xx |
- * | STT_PROVIDER | pocketsphinx | pocketsphinx, openai (transcription endpoint), deepgram (streaming), fake |
- * | STT_BASE_URL | openai: required; deepgram: wss://api.deepgram.com/v1/listen | recogniser endpoint |
+ * | STT_PROVIDER | pocketsphinx | pocketsphinx, openai (transcription endpoint), deepgram (streaming), assemblyai (streaming), fake |
+ * | STT_BASE_URL | openai: required; deepgram: wss://api.deepgram.com/v1/listen; assemblyai: wss://streaming.assemblyai.com/v3/ws | recogniser endpoint |
  * | STT_API_KEY | (none) | recogniser key |
- * | STT_MODEL | openai: whisper-1; deepgram: (none) | recogniser model |
+ * | STT_MODEL | openai: whisper-1; deepgram: (none); assemblyai: universal-streaming-english | recogniser model |
  * | STT_TIMEOUT_MS | 5000 | longest wait for a turn's transcript after the turn ends; then the call ends with error_asr |
  * | PROVIDER_PROBE_TIMEOUT_MS | 3000 | the doctor's bound on asking a remote provider's endpoint; 0 asks none |
- * | TTS_PROVIDER | flite | flite (embedded), openai (speech endpoint), fake |
- * | TTS_BASE_URL | openai: required | speech endpoint base URL |
+ * | TTS_PROVIDER | flite | flite (embedded), openai (speech endpoint), elevenlabs (stream-input WebSocket), cartesia (WebSocket), fake |
+ * | TTS_BASE_URL | openai: required; elevenlabs: wss://api.elevenlabs.io; cartesia: wss://api.cartesia.ai/tts/websocket | speech endpoint base URL |
  * | TTS_API_KEY | (none) | speech endpoint key |
- * | TTS_MODEL | tts-1 | speech model |
- * | TTS_VOICE | alloy | voice of agents created without voice_id (GET /list-voices offers it with OpenAI's) |
+ * | TTS_MODEL | openai: tts-1; elevenlabs: eleven_flash_v2_5; cartesia: sonic-2 | speech model |
+ * | TTS_VOICE | openai: alloy; elevenlabs: 11labs-Sarah; cartesia: cartesia-f786b574-daa5-4673-aa0c-cbe3e8534c02 | voice of agents created without voice_id (GET /list-voices offers it with OpenAI's) |
+ * | TTS_VOICES | (none) | elevenlabs, cartesia: the account's own voices, Name=voice-id,... (offered as 11labs-Name, cartesia-voice-id) |
+ * | TTS_API_VERSION | 2025-04-16 | cartesia: the Cartesia-Version header |
+ * | TTS_STREAMING_LATENCY | 3 | elevenlabs: optimize_streaming_latency, 0 (none) to 4 (most) |
  * | VAD_PROVIDER | fvad | fvad (WebRTC VAD) or energy (a plain level threshold) |
  */
 export interface MediaConfig {

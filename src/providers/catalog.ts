@@ -1,6 +1,9 @@
 import type { ProviderDescriptor, ProviderRole } from './descriptor.ts';
+import { assemblyAiStt } from './assemblyai/assemblyai.descriptor.ts';
+import { cartesiaTts } from './cartesia/cartesia.descriptor.ts';
 import { deepgramStt } from './deepgram/deepgram.descriptor.ts';
 import { energyVad, fakeLlm, fakeStt, fakeTts } from './fake/fake.descriptors.ts';
+import { elevenLabsTts } from './elevenlabs/elevenlabs.descriptor.ts';
 import { fliteTts } from './flite/flite.descriptor.ts';
 import { openAiChatLlm } from './openai/chat.descriptor.ts';
 import { openAiSpeechTts } from './openai/speech.descriptor.ts';
@@ -18,11 +21,14 @@ export const CATALOG: { readonly [R in ProviderRole]: readonly ProviderDescripto
     pocketsphinxStt,
     openAiTranscriptionStt,
     deepgramStt,
+    assemblyAiStt,
     fakeStt,
   ],
   tts: [
     fliteTts,
     openAiSpeechTts,
+    elevenLabsTts,
+    cartesiaTts,
     fakeTts,
   ],
   vad: [

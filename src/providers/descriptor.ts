@@ -82,4 +82,6 @@ export interface RemoteEndpoint {
   apiKey: string | undefined;
   /** Asked with GET and the key as a bearer token; absent: the key is checked, the endpoint is not asked. */
   probeUrl?: string;
+  /** The probe's headers where the provider takes its key otherwise than as a bearer token (`xi-api-key`, `X-API-Key`). */
+  probeHeaders?: Record<string, string>;
 }

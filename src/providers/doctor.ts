@@ -59,7 +59,7 @@ async function checkRemote(role: ProviderRole, choice: ProviderChoice | undefine
   let available = true;
   if (!remote.apiKey) notes.push(`no ${remote.keyVariable} set: the endpoint must accept requests without a key`);
   if (remote.probeUrl && probeTimeoutMs > 0) {
-    const answer = await probe(remote.probeUrl, remote.apiKey, probeTimeoutMs);
+    const answer = await probe(remote.probeUrl, remote.apiKey, probeTimeoutMs, remote.probeHeaders);
     available = answer.ok;
     notes.push(answer.detail);
   } else if (remote.probeUrl) notes.push('not contacted (PROVIDER_PROBE_TIMEOUT_MS=0)');
@@ -67,13 +67,13 @@ async function checkRemote(role: ProviderRole, choice: ProviderChoice | undefine
 }
 
 /**
- * One GET of `url` with the key, within `timeoutMs`; the body is not read. Any answer but a
+ * One GET of `url` with the key (as a bearer token, or in `headers`), within `timeoutMs`; the body is not read. Any answer but a
  * refused key (401, 403) shows the endpoint is there (a 404: it has no such listing).
  */
-export async function probe(url: string, apiKey: string | undefined, timeoutMs: number): Promise<{ ok: boolean; detail: string }> {
+export async function probe(url: string, apiKey: string | undefined, timeoutMs: number, headers?: Record<string, string>): Promise<{ ok: boolean; detail: string }> {
   try {
     const response = await fetch(url, {
-      headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {},
+      headers: headers ?? (apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
       redirect: 'manual',
       signal: AbortSignal.timeout(timeoutMs),
     });

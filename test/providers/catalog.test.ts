@@ -98,8 +98,8 @@ describe('each descriptor reads its own variables, as documented', () => {
       return assert.fail('the configuration was accepted');
     };
     assert.deepEqual(problems({ STT_PROVIDER: 'nope', TTS_PROVIDER: 'x', VAD_PROVIDER: 'y' }), [
-      'STT_PROVIDER must be one of pocketsphinx, openai, deepgram, fake (got "nope")',
-      'TTS_PROVIDER must be one of flite, openai, fake (got "x")',
+      'STT_PROVIDER must be one of pocketsphinx, openai, deepgram, assemblyai, fake (got "nope")',
+      'TTS_PROVIDER must be one of flite, openai, elevenlabs, cartesia, fake (got "x")',
       'VAD_PROVIDER must be one of fvad, energy (got "y")',
     ]);
     assert.deepEqual(problems({ LLM_BASE_URL: 'ftp://llm', STT_PROVIDER: 'openai', TTS_PROVIDER: 'openai', STT_TIMEOUT_MS: '1' }), [
@@ -119,6 +119,7 @@ const RECOGNISERS: Record<string, { env: Record<string, string>; expect: Partial
     expect: { streaming: false, interimResults: false, biasing: 'runtime', inputSampleRates: [16_000], telephoneBand: 'good' },
   },
   deepgram: { env: { STT_PROVIDER: 'deepgram' }, expect: { streaming: true, interimResults: true, biasing: 'open-only', languages: ['*'], inputSampleRates: 'any', telephoneBand: 'good' } },
+  assemblyai: { env: { STT_PROVIDER: 'assemblyai' }, expect: { streaming: true, interimResults: true, biasing: 'open-only', languages: ['en'], inputSampleRates: 'any', telephoneBand: 'good' } },
   fake: { env: { STT_PROVIDER: 'fake' }, expect: { streaming: false, interimResults: false, biasing: 'none', languages: ['en-US'], telephoneBand: 'good' } },
 };
 
@@ -163,11 +164,19 @@ describe('capabilities', () => {
     assert.deepEqual(descriptorFor('vad', 'energy').capabilities({}), { inputSampleRates: [16_000], tunable: false });
   });
 
+  /** The providers whose endpoint is a WebSocket: a ws:// base URL instead of the http:// one. */
+  const WEBSOCKET_ENDPOINTS: Record<string, Record<string, string>> = {
+    deepgram: { STT_BASE_URL: 'ws://127.0.0.1:9' },
+    assemblyai: { STT_BASE_URL: 'ws://127.0.0.1:9' },
+    elevenlabs: { TTS_BASE_URL: 'ws://127.0.0.1:9' },
+    cartesia: { TTS_BASE_URL: 'ws://127.0.0.1:9' },
+  };
+
   it('each recogniser and speech engine built states at run time what its descriptor states', async () => {
     const env = { STT_BASE_URL: 'http://127.0.0.1:9/v1', TTS_BASE_URL: 'http://127.0.0.1:9/v1' };
     for (const stt of CATALOG.stt) {
       for (const tts of CATALOG.tts) {
-        const { providers } = loadConfig({ ...env, STT_PROVIDER: stt.id, ...(stt.id === 'deepgram' ? { STT_BASE_URL: 'ws://127.0.0.1:9' } : {}), TTS_PROVIDER: tts.id }).media;
+        const { providers } = loadConfig({ ...env, STT_PROVIDER: stt.id, ...WEBSOCKET_ENDPOINTS[stt.id], TTS_PROVIDER: tts.id, ...WEBSOCKET_ENDPOINTS[tts.id] }).media;
         const built = buildProviders(providers);
         try {
           assert.deepEqual(built.stt.capabilities, stt.capabilities(providers.stt.options), stt.id);

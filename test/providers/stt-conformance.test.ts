@@ -1,6 +1,6 @@
 // One contract for every recogniser (src/providers/stt.ts): each SttProvider runs the same cases
 // against a real engine: PocketSphinx (the binary, on Flite speech), OpenAI-compatible
-// transcription and Deepgram-style streaming (local servers speaking their protocols, whose
+// transcription, Deepgram-style and AssemblyAI streaming (local servers speaking their protocols, whose
 // "recognition" reads the utterance's identity from its audio), and the scripted fake.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -8,6 +8,7 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { after, afterEach, beforeEach, describe, it } from 'node:test';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { AssemblyAiStt } from '../../src/providers/assemblyai/assemblyai.stt.ts';
 import { DeepgramStt } from '../../src/providers/deepgram/deepgram.stt.ts';
 import { ProviderError } from '../../src/providers/errors.ts';
 import { FakeStt } from '../../src/providers/fake/fake.providers.ts';
@@ -255,6 +256,96 @@ const deepgram: Driver = {
   },
 };
 
+/**
+ * AssemblyAI's Universal-Streaming (v3) protocol: `Begin`; binary pcm_s16le up; every 0.2 s of
+ * audio a `Turn` (end_of_turn false) with its words so far; `ForceEndpoint` ends the turn with a
+ * `Turn` (end_of_turn true) of all its words, and nothing when no turn is in progress;
+ * `Terminate` answers `Termination` and closes.
+ */
+async function assemblyAiServer() {
+  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+  await new Promise<void>((r) => wss.once('listening', () => r()));
+  const sockets = new Set<WebSocket>();
+  wss.on('connection', (ws) => {
+    sockets.add(ws);
+    ws.on('close', () => sockets.delete(ws));
+    ws.send(JSON.stringify({ type: 'Begin', id: 'session', expires_at: 0 }));
+    let pending = Buffer.alloc(0);
+    /** Audio received, ms: where each word starts. */
+    let atMs = 0;
+    let order = 0;
+    let words: Array<{ text: string; start: number }> = [];
+    const turn = (endOfTurn: boolean) =>
+      ws.send(JSON.stringify({
+        type: 'Turn', turn_order: order, turn_is_formatted: false, end_of_turn: endOfTurn,
+        transcript: (endOfTurn ? words : words.slice(0, -1)).map((w) => w.text).join(' '),
+        words: words.map((w, i) => ({ text: w.text, start: w.start, end: w.start + 200, confidence: 0.9, word_is_final: endOfTurn || i < words.length - 1 })),
+      }));
+    const hear = (bytes: Buffer): void => {
+      const heard = wordsOf(new Int16Array(new Uint8Array(bytes).buffer));
+      if (heard) words.push(...heard.split(' ').map((text) => ({ text, start: atMs })));
+      atMs += bytes.length / 32;
+    };
+    ws.on('message', (data, isBinary) => {
+      const buf = data as Buffer;
+      if (isBinary) {
+        pending = Buffer.concat([pending, buf]);
+        while (pending.length >= 6400) {
+          const before = words.length;
+          hear(pending.subarray(0, 6400));
+          pending = pending.subarray(6400);
+          if (words.length > before) turn(false);
+        }
+        return;
+      }
+      const m = JSON.parse(buf.toString('utf8')) as { type: string };
+      if (m.type === 'ForceEndpoint') {
+        hear(pending);
+        pending = Buffer.alloc(0);
+        if (words.length === 0) return;
+        turn(true);
+        order++;
+        words = [];
+      }
+      if (m.type === 'Terminate') {
+        ws.send(JSON.stringify({ type: 'Termination', audio_duration_seconds: 1, session_duration_seconds: 1 }));
+        ws.close(1000);
+      }
+    });
+  });
+  const port = (wss.address() as AddressInfo).port;
+  return {
+    url: `ws://127.0.0.1:${port}/v3/ws`,
+    sockets,
+    kill: () => {
+      for (const ws of sockets) ws.terminate();
+      wss.close();
+    },
+    close: () => {
+      for (const ws of sockets) ws.terminate();
+      return new Promise<void>((r) => wss.close(() => r()));
+    },
+  };
+}
+
+const assemblyai: Driver = {
+  name: 'assemblyai',
+  skip: false,
+  async start() {
+    const srv = await assemblyAiServer();
+    return {
+      provider: new AssemblyAiStt({ url: srv.url, apiKey: 'aai-test', quietWaitMs: 200 }),
+      audio: levelAudio,
+      heard: heardLevel,
+      hearsSilence: true,
+      interims: true,
+      kill: () => srv.kill(),
+      released: () => srv.sockets.size === 0,
+      close: () => srv.close(),
+    };
+  },
+};
+
 /** POST /v1/audio/transcriptions: reads the WAV out of the multipart body and answers {text}. */
 async function openAiServer() {
   let broken = false;
@@ -366,7 +457,7 @@ const fake: Driver = {
 // Generous: the embedded decoders share two cores with other work, and a recogniser that hangs still fails.
 const LIMIT_MS = 30_000;
 
-for (const driver of [pocketsphinxLibrary, pocketsphinx, openai, deepgram, fake]) {
+for (const driver of [pocketsphinxLibrary, pocketsphinx, openai, deepgram, assemblyai, fake]) {
   describe(`SttStream conformance: ${driver.name}`, { skip: driver.skip }, () => {
     let engine: Engine;
     let stream: SttStream | undefined;

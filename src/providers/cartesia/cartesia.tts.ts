@@ -1,0 +1,227 @@
+import { randomUUID } from 'node:crypto';
+import WebSocket from 'ws';
+import { wsDataToBuffer } from '../../lib/ws-data.ts';
+import { parseBoundedJson } from '../../lib/bounded-json.ts';
+import { isRetryableStatus, ProviderError } from '../errors.ts';
+import type { TtsCapabilities, TtsOptions, TtsProvider, VoiceInfo } from '../tts.ts';
+import { AudioQueue, pcmFromBase64 } from '../streaming/audio-queue.ts';
+import { closedFailure, openProviderSocket } from '../streaming/socket.ts';
+import type { HostedVoice } from '../streaming/voice-table.ts';
+
+/** Cartesia's TTS WebSocket, the default URL. */
+export const CARTESIA_TTS_URL = 'wss://api.cartesia.ai/tts/websocket';
+/** The API version sent as `Cartesia-Version` by default. */
+export const CARTESIA_API_VERSION = '2025-04-16';
+/** Generations in flight on one socket before another is opened (Cartesia: "dozens" per socket). */
+const MAX_CONTEXTS_PER_SOCKET = 32;
+
+export interface CartesiaOptions {
+  /** ws:// or wss:// URL of the TTS socket; default CARTESIA_TTS_URL. */
+  url?: string;
+  /** Sent as `X-API-Key`. */
+  apiKey?: string;
+  /** Sent as `Cartesia-Version`; default CARTESIA_API_VERSION. */
+  apiVersion?: string;
+  /** e.g. 'sonic-2' (the default), 'sonic-turbo'. */
+  model: string;
+  voices: readonly HostedVoice[];
+  /** Voice of agents created without a voice_id; one of `voices`. */
+  defaultVoiceId: string;
+  /** Connection timeout, ms; default 5 000. */
+  connectTimeoutMs?: number;
+  /** Longest wait for the next audio chunk, ms; default 10 000. */
+  idleTimeoutMs?: number;
+}
+
+/** English: the generation request names its language, and the speech engine is not told the agent's. */
+const CARTESIA_LANGUAGES = ['en'];
+
+export function cartesiaCapabilities(o: Pick<CartesiaOptions, 'voices'>): TtsCapabilities {
+  return { streaming: true, languages: CARTESIA_LANGUAGES, voices: o.voices.map((v) => v.voiceId) };
+}
+
+interface ServerMessage {
+  type?: unknown;
+  context_id?: unknown;
+  data?: unknown;
+  done?: unknown;
+  status_code?: unknown;
+  error?: unknown;
+  message?: unknown;
+}
+
+/** One generation in flight: where its audio goes. */
+interface Context {
+  queue: AudioQueue;
+  carry: Buffer;
+}
+
+/**
+ * One socket shared by the generations in flight, told apart by `context_id`. It leaves the
+ * pool when it closes (the server closes idle sockets), and its generations fail then.
+ */
+class CartesiaSocket {
+  readonly ws: WebSocket;
+  readonly contexts = new Map<string, Context>();
+  #closed = false;
+
+  constructor(ws: WebSocket, provider: string, onClosed: (socket: CartesiaSocket) => void) {
+    this.ws = ws;
+    const failAll = (error: ProviderError): void => {
+      for (const c of this.contexts.values()) c.queue.fail(error);
+    };
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) return;
+      // The server's messages are a peer's: bounded, and every field checked before use.
+      const parsed = parseBoundedJson(wsDataToBuffer(data).toString('utf8'));
+      if (!parsed.ok || typeof parsed.value !== 'object' || parsed.value === null) return;
+      const m = parsed.value as ServerMessage;
+      const context = typeof m.context_id === 'string' ? this.contexts.get(m.context_id) : undefined;
+      if (m.type === 'error') {
+        const status = typeof m.status_code === 'number' ? m.status_code : undefined;
+        const why = (typeof m.error === 'string' ? m.error : typeof m.message === 'string' ? m.message : 'error').slice(0, 200);
+        const error = new ProviderError('tts', provider, `the server refused the generation: ${why}`, { ...(status ? { status } : {}), retryable: status !== undefined && isRetryableStatus(status) });
+        // An error naming no generation is the socket's: every generation on it fails. One naming
+        // a generation already given up (cancelled) is dropped.
+        if (typeof m.context_id !== 'string') failAll(error);
+        else context?.queue.fail(error);
+        return;
+      }
+      if (!context) return;
+      if (m.type === 'chunk' && typeof m.data === 'string') {
+        const decoded = pcmFromBase64(m.data, context.carry);
+        context.carry = decoded.carry;
+        context.queue.push(decoded.samples);
+      }
+      if (m.type === 'done' || m.done === true) context.queue.end();
+    });
+    const close = (error: ProviderError): void => {
+      if (this.#closed) return;
+      this.#closed = true;
+      onClosed(this);
+      failAll(error);
+    };
+    ws.on('error', (e) => close(new ProviderError('tts', provider, 'socket error', { retryable: true, cause: e })));
+    ws.on('close', (code, reason) => close(closedFailure('tts', provider, code, reason)));
+  }
+
+  get usable(): boolean {
+    return !this.#closed && this.ws.readyState === WebSocket.OPEN && this.contexts.size < MAX_CONTEXTS_PER_SOCKET;
+  }
+
+  send(message: unknown): void {
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(message));
+  }
+}
+
+/**
+ * Cartesia text-to-speech over its WebSocket (`/tts/websocket`): sockets kept open and shared by
+ * the calls (the first sentence of a reply does not wait for a handshake), one `context_id` per
+ * sentence, the whole sentence sent with `continue: false`; the server answers with `chunk`
+ * messages (base64 raw PCM, asked as `pcm_s16le` at 16 kHz), then `done`, or `error`. Stopping
+ * early (barge-in) sends `{ context_id, cancel: true }`, which ends that generation only.
+ */
+export class CartesiaTts implements TtsProvider {
+  readonly id = 'cartesia';
+  readonly #o: CartesiaOptions;
+  readonly #byVoiceId: ReadonlyMap<string, HostedVoice>;
+  readonly #sockets = new Set<CartesiaSocket>();
+  /** The socket being opened, which concurrent generations wait for rather than open their own. */
+  #opening: Promise<CartesiaSocket> | undefined;
+  #closed = false;
+
+  constructor(options: CartesiaOptions) {
+    this.#o = options;
+    this.#byVoiceId = new Map(options.voices.map((v) => [v.voiceId, v]));
+  }
+
+  get defaultVoiceId(): string {
+    return this.#o.defaultVoiceId;
+  }
+
+  get capabilities(): TtsCapabilities {
+    return cartesiaCapabilities(this.#o);
+  }
+
+  voices(): readonly VoiceInfo[] {
+    return this.#o.voices.map((v) => ({
+      voice_id: v.voiceId,
+      voice_name: v.name,
+      provider: 'cartesia',
+      gender: v.gender,
+      language: 'en-US',
+      multilingual: false,
+      sample_rate_hz: 16_000,
+      description: v.description,
+    }));
+  }
+
+  languages(): readonly string[] {
+    return CARTESIA_LANGUAGES;
+  }
+
+  async #socket(signal: AbortSignal | undefined): Promise<CartesiaSocket> {
+    for (const s of this.#sockets) if (s.usable) return s;
+    this.#opening ??= openProviderSocket({
+      kind: 'tts',
+      provider: this.id,
+      url: new URL(this.#o.url ?? CARTESIA_TTS_URL),
+      headers: { 'Cartesia-Version': this.#o.apiVersion ?? CARTESIA_API_VERSION, ...(this.#o.apiKey ? { 'X-API-Key': this.#o.apiKey } : {}) },
+      connectTimeoutMs: this.#o.connectTimeoutMs ?? 5000,
+    })
+      .then((ws) => {
+        const socket = new CartesiaSocket(ws, this.id, (s) => this.#sockets.delete(s));
+        if (this.#closed) ws.terminate();
+        else this.#sockets.add(socket);
+        return socket;
+      })
+      .finally(() => (this.#opening = undefined));
+    const opening = this.#opening;
+    if (!signal) return opening;
+    // A barge-in while the socket opens gives up the wait; the socket still joins the pool.
+    signal.throwIfAborted();
+    return new Promise<CartesiaSocket>((resolve, reject) => {
+      const onAbort = (): void => reject(signal.reason as Error);
+      signal.addEventListener('abort', onAbort, { once: true });
+      opening.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
+  }
+
+  async *synthesize(text: string, options: TtsOptions = {}): AsyncIterable<Int16Array> {
+    if (!text.trim()) return;
+    if (this.#closed) throw new ProviderError('tts', this.id, 'closed');
+    const voice = this.#byVoiceId.get(options.voiceId ?? '') ?? this.#byVoiceId.get(this.#o.defaultVoiceId);
+    if (!voice) throw new ProviderError('tts', this.id, 'no voice configured');
+    const socket = await this.#socket(options.signal);
+    const contextId = randomUUID();
+    const queue = new AudioQueue({ kind: 'tts', provider: this.id, idleTimeoutMs: this.#o.idleTimeoutMs ?? 10_000 });
+    socket.contexts.set(contextId, { queue, carry: Buffer.alloc(0) });
+    let complete = false;
+    try {
+      socket.send({
+        model_id: this.#o.model,
+        transcript: text.trim(),
+        voice: { mode: 'id', id: voice.providerVoiceId },
+        language: 'en',
+        context_id: contextId,
+        output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 16_000 },
+        continue: false,
+      });
+      yield* queue.read(options.signal);
+      complete = true;
+    } finally {
+      socket.contexts.delete(contextId);
+      // Stopped early (barge-in) or failed: the generation is cancelled, the socket kept.
+      if (!complete) socket.send({ context_id: contextId, cancel: true });
+    }
+  }
+
+  /** Closes the sockets; generations in flight fail. Idempotent. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const opening = this.#opening;
+    for (const s of this.#sockets) s.ws.terminate();
+    this.#sockets.clear();
+    if (opening) await opening.then((s) => s.ws.terminate(), () => {});
+  }
+}

@@ -1,0 +1,156 @@
+import type WebSocket from 'ws';
+import { wsDataToBuffer } from '../../lib/ws-data.ts';
+import { parseBoundedJson } from '../../lib/bounded-json.ts';
+import { ANY_LANGUAGE } from '../../lib/language-tags.ts';
+import { ProviderError } from '../errors.ts';
+import type { TtsCapabilities, TtsOptions, TtsProvider, VoiceInfo } from '../tts.ts';
+import { AudioQueue, pcmFromBase64 } from '../streaming/audio-queue.ts';
+import { closedFailure, openProviderSocket } from '../streaming/socket.ts';
+import type { HostedVoice } from '../streaming/voice-table.ts';
+
+/** ElevenLabs' API host, the default base URL (the socket's path is added to it). */
+export const ELEVENLABS_BASE_URL = 'wss://api.elevenlabs.io';
+
+/** Models that speak English only; the others are multilingual. */
+const ENGLISH_ONLY_MODELS = new Set(['eleven_flash_v2', 'eleven_turbo_v2', 'eleven_monolingual_v1']);
+
+export interface ElevenLabsOptions {
+  /** ws:// or wss:// base URL; default ELEVENLABS_BASE_URL. */
+  baseUrl?: string;
+  /** Sent as `xi-api-key`. */
+  apiKey?: string;
+  /** e.g. 'eleven_flash_v2_5' (the default), 'eleven_turbo_v2_5'. */
+  model: string;
+  /** The voices offered: the premade ones and the account's own (TTS_VOICES). */
+  voices: readonly HostedVoice[];
+  /** Voice of agents created without a voice_id; one of `voices`. */
+  defaultVoiceId: string;
+  /** ElevenLabs' `optimize_streaming_latency` (0-4), sent where set. */
+  optimizeStreamingLatency?: number;
+  /** Connection timeout, ms; default 5 000. */
+  connectTimeoutMs?: number;
+  /** Longest wait for the next audio chunk, ms; default 10 000. */
+  idleTimeoutMs?: number;
+}
+
+export function elevenLabsCapabilities(o: Pick<ElevenLabsOptions, 'model' | 'voices'>): TtsCapabilities {
+  return { streaming: true, languages: elevenLabsLanguages(o.model), voices: o.voices.map((v) => v.voiceId) };
+}
+
+function elevenLabsLanguages(model: string): readonly string[] {
+  return ENGLISH_ONLY_MODELS.has(model) ? ['en'] : [ANY_LANGUAGE];
+}
+
+interface ServerMessage {
+  audio?: unknown;
+  isFinal?: unknown;
+  error?: unknown;
+  message?: unknown;
+}
+
+/**
+ * ElevenLabs text-to-speech over its stream-input WebSocket
+ * (`/v1/text-to-speech/{voice_id}/stream-input`), one socket per sentence: the opening message
+ * (`text: " "`, voice settings), the sentence with `try_trigger_generation` and `flush`, the
+ * closing `text: ""`; the server answers with base64 `audio` chunks (raw 16 kHz PCM, asked as
+ * `output_format=pcm_16000`) and `isFinal`. Stopping early (barge-in) closes the socket, which
+ * ends the generation.
+ */
+export class ElevenLabsTts implements TtsProvider {
+  readonly id = 'elevenlabs';
+  readonly #o: ElevenLabsOptions;
+  readonly #byVoiceId: ReadonlyMap<string, HostedVoice>;
+
+  constructor(options: ElevenLabsOptions) {
+    this.#o = options;
+    this.#byVoiceId = new Map(options.voices.map((v) => [v.voiceId, v]));
+  }
+
+  get defaultVoiceId(): string {
+    return this.#o.defaultVoiceId;
+  }
+
+  get capabilities(): TtsCapabilities {
+    return elevenLabsCapabilities(this.#o);
+  }
+
+  voices(): readonly VoiceInfo[] {
+    return this.#o.voices.map((v) => ({
+      voice_id: v.voiceId,
+      voice_name: v.name,
+      provider: 'elevenlabs',
+      gender: v.gender,
+      ...(v.accent ? { accent: v.accent } : {}),
+      language: 'en-US',
+      multilingual: !ENGLISH_ONLY_MODELS.has(this.#o.model),
+      sample_rate_hz: 16_000,
+      description: v.description,
+    }));
+  }
+
+  languages(): readonly string[] {
+    return elevenLabsLanguages(this.#o.model);
+  }
+
+  /** The socket URL of one voice. */
+  #url(voice: HostedVoice): URL {
+    const base = (this.#o.baseUrl ?? ELEVENLABS_BASE_URL).replace(/\/+$/, '');
+    const url = new URL(`${base}/v1/text-to-speech/${encodeURIComponent(voice.providerVoiceId)}/stream-input`);
+    url.searchParams.set('model_id', this.#o.model);
+    url.searchParams.set('output_format', 'pcm_16000');
+    if (this.#o.optimizeStreamingLatency !== undefined) url.searchParams.set('optimize_streaming_latency', String(this.#o.optimizeStreamingLatency));
+    return url;
+  }
+
+  async *synthesize(text: string, options: TtsOptions = {}): AsyncIterable<Int16Array> {
+    if (!text.trim()) return;
+    const voice = this.#byVoiceId.get(options.voiceId ?? '') ?? this.#byVoiceId.get(this.#o.defaultVoiceId);
+    if (!voice) throw new ProviderError('tts', this.id, 'no voice configured');
+    const ws = await openProviderSocket({
+      kind: 'tts',
+      provider: this.id,
+      url: this.#url(voice),
+      headers: this.#o.apiKey ? { 'xi-api-key': this.#o.apiKey } : {},
+      connectTimeoutMs: this.#o.connectTimeoutMs ?? 5000,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    const queue = new AudioQueue({ kind: 'tts', provider: this.id, idleTimeoutMs: this.#o.idleTimeoutMs ?? 10_000 });
+    listen(ws, queue, this.id);
+    try {
+      ws.send(JSON.stringify({ text: ' ', voice_settings: { stability: 0.5, similarity_boost: 0.8 } }));
+      ws.send(JSON.stringify({ text: `${text.trim()} `, try_trigger_generation: true, flush: true }));
+      ws.send(JSON.stringify({ text: '' }));
+      yield* queue.read(options.signal);
+    } finally {
+      // Done, failed or stopped early (barge-in): the socket goes, and with it the generation.
+      ws.terminate();
+    }
+  }
+}
+
+/** Routes the server's messages of one synthesis into `queue`. */
+function listen(ws: WebSocket, queue: AudioQueue, provider: string): void {
+  let carry: Buffer = Buffer.alloc(0);
+  ws.on('message', (data, isBinary) => {
+    if (isBinary || queue.settled) return;
+    // The server's messages are a peer's: bounded, and every field checked before use.
+    const parsed = parseBoundedJson(wsDataToBuffer(data).toString('utf8'));
+    if (!parsed.ok || typeof parsed.value !== 'object' || parsed.value === null) {
+      queue.fail(new ProviderError('tts', provider, 'unreadable message from the server', { retryable: true }));
+      return;
+    }
+    const m = parsed.value as ServerMessage;
+    if (typeof m.audio === 'string' && m.audio.length > 0) {
+      const decoded = pcmFromBase64(m.audio, carry);
+      carry = decoded.carry;
+      queue.push(decoded.samples);
+    } else if (m.isFinal !== true && (typeof m.error === 'string' || typeof m.message === 'string')) {
+      // An error message ({ message, error, code }) comes before the server closes the socket.
+      const why = (typeof m.error === 'string' ? m.error : String(m.message)).slice(0, 200);
+      queue.fail(new ProviderError('tts', provider, `the server refused the synthesis: ${why}`, { retryable: false }));
+    }
+    if (m.isFinal === true) queue.end();
+  });
+  ws.on('error', (e) => queue.fail(new ProviderError('tts', provider, 'socket error', { retryable: true, cause: e })));
+  ws.on('close', (code, reason) => queue.fail(closedFailure('tts', provider, code, reason)));
+}

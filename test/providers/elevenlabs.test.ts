@@ -1,0 +1,245 @@
+// ElevenLabs text-to-speech (issue 25, item 6) against a local server speaking its stream-input
+// WebSocket protocol: the opening message, the text with flush, the closing empty text; base64
+// PCM `audio` chunks with alignment, then `isFinal`. Barge-in closes the socket; failures map onto
+// the provider error kinds; the latency record's tts figure is the time to the first audio.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
+import { ElevenLabsTts, type ElevenLabsOptions } from '../../src/providers/elevenlabs/elevenlabs.tts.ts';
+import { ELEVENLABS_PREMADE_VOICES } from '../../src/providers/elevenlabs/elevenlabs.voices.ts';
+import { ProviderError } from '../../src/providers/errors.ts';
+import { doctor } from '../../src/providers/doctor.ts';
+import { loadConfig } from '../../src/config/config.ts';
+import { buildProviders, speechCatalog } from '../../src/providers/registry.ts';
+import { VoicePipeline } from '../../src/voice/pipeline.ts';
+import { FlowEngine } from '../../src/voice/engines/flow.engine.ts';
+import { EnergyVad } from '../../src/providers/fake/fake.providers.ts';
+import type { TurnLatency } from '../../src/voice/latency.ts';
+import { WordStt, concat, silence, tone } from '../voice/harness.ts';
+
+interface Seen {
+  path: string;
+  query: URLSearchParams;
+  key: string;
+  messages: Array<Record<string, unknown>>;
+  closedAtMs: number | undefined;
+}
+
+interface Script {
+  /** Samples sent back per chunk, and how many chunks; -1: until the client goes. */
+  chunkSamples?: number;
+  chunks?: number;
+  firstDelayMs?: number;
+  intervalMs?: number;
+  /** What the server does instead of speaking. */
+  failWith?: 'message-then-1008' | 'close-1011';
+}
+
+/** A local server speaking ElevenLabs' stream-input protocol. */
+async function fakeElevenLabs(script: Script = {}) {
+  // GET /v1/voices answers the doctor's probe: 200 for the key the tests use, 401 for any other.
+  const http = createServer((req, res) => res.writeHead(req.url === '/v1/voices' && req.headers['xi-api-key'] === 'el-key' ? 200 : 401).end('{}'));
+  const wss = new WebSocketServer({ noServer: true });
+  const seen: Seen[] = [];
+  http.on('upgrade', (req, socket, head) => {
+    if (req.headers['xi-api-key'] === 'refused') {
+      socket.end('HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, req.url ?? '', String(req.headers['xi-api-key'])));
+  });
+  const serve = (ws: WebSocket, url: string, key: string): void => {
+    const u = new URL(url, 'http://x');
+    const s: Seen = { path: u.pathname, query: u.searchParams, key, messages: [], closedAtMs: undefined };
+    seen.push(s);
+    const timers: NodeJS.Timeout[] = [];
+    ws.on('close', () => {
+      s.closedAtMs = performance.now();
+      timers.forEach(clearTimeout);
+    });
+    ws.on('message', (data) => {
+      const m = JSON.parse((data as Buffer).toString('utf8')) as Record<string, unknown>;
+      s.messages.push(m);
+      if (m.text !== '') return;
+      // The closing message: the text is all there; speak it.
+      if (script.failWith === 'message-then-1008') {
+        ws.send(JSON.stringify({ message: 'This request exceeds your quota.', error: 'quota_exceeded', code: 1008 }));
+        ws.close(1008, 'quota_exceeded');
+        return;
+      }
+      if (script.failWith === 'close-1011') {
+        ws.close(1011, 'internal error');
+        return;
+      }
+      const n = script.chunkSamples ?? 1600;
+      const count = script.chunks ?? 3;
+      let i = 0;
+      let carry = Buffer.alloc(0);
+      const next = (): void => {
+        if (count >= 0 && i >= count) {
+          if (carry.length) ws.send(JSON.stringify({ audio: carry.toString('base64'), isFinal: false }));
+          ws.send(JSON.stringify({ audio: null, isFinal: true }));
+          return;
+        }
+        const pcm = Buffer.alloc(n * 2);
+        for (let k = 0; k < n; k++) pcm.writeInt16LE(((i * n + k) % 2000) - 1000, k * 2);
+        // Base64 chunks need not end on a sample: each is cut one byte early, that byte sent next.
+        const bytes = Buffer.concat([carry, pcm]);
+        carry = bytes.subarray(bytes.length - 1);
+        const audio = bytes.subarray(0, bytes.length - 1).toString('base64');
+        ws.send(JSON.stringify({ audio, isFinal: false, alignment: { chars: ['H'], charStartTimesMs: [0], charDurationsMs: [50] } }));
+        i++;
+        timers.push(setTimeout(next, script.intervalMs ?? 0));
+      };
+      timers.push(setTimeout(next, script.firstDelayMs ?? 0));
+    });
+  };
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+  const { port } = http.address() as AddressInfo;
+  return {
+    baseUrl: `ws://127.0.0.1:${port}`,
+    seen,
+    close: () => new Promise<void>((r) => { for (const c of wss.clients) c.terminate(); http.close(() => r()); http.closeAllConnections(); }),
+  };
+}
+
+function tts(baseUrl: string, extra: Partial<ElevenLabsOptions> = {}): ElevenLabsTts {
+  return new ElevenLabsTts({ baseUrl, apiKey: 'el-key', model: 'eleven_flash_v2_5', voices: ELEVENLABS_PREMADE_VOICES, defaultVoiceId: '11labs-Sarah', optimizeStreamingLatency: 3, connectTimeoutMs: 2000, ...extra });
+}
+
+async function collect(it: AsyncIterable<Int16Array>): Promise<Int16Array> {
+  const parts: Int16Array[] = [];
+  for await (const c of it) parts.push(c);
+  return concat(...parts);
+}
+
+test('elevenlabs: speaks the protocol and hands out the audio chunks as 16 kHz samples', async () => {
+  const srv = await fakeElevenLabs({ chunks: 3, chunkSamples: 1601 });
+  try {
+    const audio = await collect(tts(srv.baseUrl).synthesize('Hello there.', { voiceId: '11labs-George' }));
+    assert.equal(audio.length, 3 * 1601);
+    for (let k = 0; k < audio.length; k++) assert.equal(audio[k], (k % 2000) - 1000, `sample ${k}`);
+    const s = srv.seen[0]!;
+    assert.equal(s.path, '/v1/text-to-speech/JBFqnCBsd6RMkjVDRZzb/stream-input', "George's ElevenLabs id");
+    assert.equal(s.query.get('model_id'), 'eleven_flash_v2_5');
+    assert.equal(s.query.get('output_format'), 'pcm_16000');
+    assert.equal(s.query.get('optimize_streaming_latency'), '3');
+    assert.equal(s.key, 'el-key');
+    assert.deepEqual(s.messages, [
+      { text: ' ', voice_settings: { stability: 0.5, similarity_boost: 0.8 } },
+      { text: 'Hello there. ', try_trigger_generation: true, flush: true },
+      { text: '' },
+    ]);
+    await collect(tts(srv.baseUrl).synthesize('Hi.', { voiceId: 'flite-kal16' }));
+    assert.match(srv.seen[1]!.path, /EXAVITQu4vr4xnSDxMaL/, 'a voice not of ElevenLabs: the default voice (Sarah)');
+  } finally {
+    await srv.close();
+  }
+});
+
+test('elevenlabs: barge-in (the reader stops, or its signal aborts) closes the socket at once', async () => {
+  const srv = await fakeElevenLabs({ chunks: -1, intervalMs: 20 });
+  try {
+    let taken = 0;
+    for await (const _ of tts(srv.baseUrl).synthesize('A long answer.')) if (++taken === 2) break;
+    const stoppedAt = performance.now();
+    await new Promise((r) => setTimeout(r, 100));
+    assert.ok(srv.seen[0]!.closedAtMs !== undefined && srv.seen[0]!.closedAtMs - stoppedAt < 100, 'the server saw the socket go');
+    const abort = new AbortController();
+    const it = tts(srv.baseUrl).synthesize('Another long answer.', { signal: abort.signal });
+    const reading = collect(it);
+    setTimeout(() => abort.abort(new DOMException('barge-in', 'AbortError')), 80);
+    await assert.rejects(reading, (e: Error) => e.name === 'AbortError');
+    await new Promise((r) => setTimeout(r, 100));
+    assert.ok(srv.seen[1]!.closedAtMs !== undefined, 'the aborted stream closed its socket');
+  } finally {
+    await srv.close();
+  }
+});
+
+test('elevenlabs: failures map onto tts provider errors (key refused, quota, server error, unreachable, silent)', async () => {
+  const refused = await fakeElevenLabs();
+  const quota = await fakeElevenLabs({ failWith: 'message-then-1008' });
+  const broken = await fakeElevenLabs({ failWith: 'close-1011' });
+  const silent = await fakeElevenLabs({ chunks: 1, firstDelayMs: 0, intervalMs: 5000 });
+  try {
+    const is = (status: number | undefined, retryable: boolean, message: RegExp) => (e: unknown) =>
+      e instanceof ProviderError && e.kind === 'tts' && e.provider === 'elevenlabs' && e.status === status && e.retryable === retryable && message.test(e.message);
+    await assert.rejects(collect(tts(refused.baseUrl, { apiKey: 'refused' }).synthesize('Hi.')), is(401, false, /handshake refused \(HTTP 401: check the API key\)/));
+    await assert.rejects(collect(tts(quota.baseUrl).synthesize('Hi.')), is(undefined, false, /quota_exceeded/));
+    await assert.rejects(collect(tts(broken.baseUrl).synthesize('Hi.')), is(undefined, true, /closed by the server \(1011: internal error\)/));
+    await assert.rejects(collect(tts('ws://127.0.0.1:9').synthesize('Hi.')), is(undefined, true, /connection failed/));
+    await assert.rejects(collect(tts(silent.baseUrl, { idleTimeoutMs: 300 }).synthesize('Hi.')), is(undefined, true, /no audio for 300 ms/));
+  } finally {
+    await Promise.all([refused.close(), quota.close(), broken.close(), silent.close()]);
+  }
+});
+
+test('elevenlabs: configured, its voices are offered as 11labs-<Name>, the account\'s own (TTS_VOICES) first', async () => {
+  const { media } = loadConfig({ TTS_PROVIDER: 'elevenlabs', TTS_API_KEY: 'k', TTS_VOICES: 'Narrator=abcdefghij0123456789', TTS_VOICE: 'Narrator' });
+  const built = buildProviders(media.providers);
+  try {
+    const { synthesiser } = speechCatalog(built);
+    assert.equal(synthesiser.id, 'elevenlabs');
+    assert.equal(synthesiser.defaultVoiceId, '11labs-Narrator');
+    assert.deepEqual(synthesiser.voices.slice(0, 3).map((v) => v.voice_id), ['11labs-Narrator', '11labs-Sarah', '11labs-Roger']);
+    assert.equal(synthesiser.voices.length, 22);
+    assert.ok(synthesiser.voices.every((v) => v.provider === 'elevenlabs' && v.sample_rate_hz === 16_000 && v.voice_id.startsWith('11labs-')));
+  } finally {
+    await built.close();
+  }
+  assert.throws(() => loadConfig({ TTS_PROVIDER: 'elevenlabs', TTS_VOICES: 'bad entry', TTS_VOICE: 'Nobody', TTS_BASE_URL: 'http://x' }), (e: Error) =>
+    /TTS_VOICES entries must be Name=voice-id/.test(e.message) && /TTS_VOICE must be one of the ElevenLabs voices/.test(e.message) && /TTS_BASE_URL must be a ws:\/\/ or wss:\/\/ URL/.test(e.message));
+});
+
+test('elevenlabs: a reply\'s latency record carries the time to its first audio', { timeout: 20_000 }, async () => {
+  const srv = await fakeElevenLabs({ chunks: 2, firstDelayMs: 250 });
+  const flow = {
+    start_node_id: 'ask',
+    nodes: [
+      { id: 'ask', type: 'conversation' as const, instruction: { type: 'static_text' as const, text: 'Sales or support?' }, edges: [{ id: 'e', destination_node_id: 'bye', transition_condition: { type: 'keyword' as const, keywords: ['sales'] } }] },
+      { id: 'bye', type: 'end' as const, instruction: { type: 'static_text' as const, text: 'Goodbye.' } },
+    ],
+  };
+  const p = new VoicePipeline({ stt: new WordStt('sales'), tts: tts(srv.baseUrl), vad: new EnergyVad(), engine: new FlowEngine({ flow }) });
+  const latencies: TurnLatency[] = [];
+  let hangup = false;
+  p.on('latency', (l) => latencies.push(l));
+  p.on('hangup', () => (hangup = true));
+  try {
+    await p.start();
+    const audio = concat(silence(1500), tone(400), silence(2500));
+    const t0 = performance.now();
+    for (let i = 0, o = 0; o < audio.length && !hangup; i++, o += 320) {
+      p.pushAudio(audio.subarray(o, o + 320));
+      await new Promise((r) => setTimeout(r, Math.max(0, t0 + (i + 1) * 20 - performance.now())));
+    }
+    assert.equal(latencies.length, 1);
+    const { ttsMs, e2eMs } = latencies[0]!;
+    assert.ok(ttsMs >= 240 && ttsMs < 2000, `tts ${ttsMs} ms: the server's 250 ms to its first audio, and the socket's opening`);
+    assert.ok(e2eMs >= ttsMs, `e2e ${e2eMs} ms includes it`);
+  } finally {
+    await p.close();
+    await srv.close();
+  }
+});
+
+test('elevenlabs: the doctor checks the key with xi-api-key against the voices listing', async () => {
+  const srv = await fakeElevenLabs();
+  try {
+    const line = async (key: string) => {
+      const { media } = loadConfig({ TTS_PROVIDER: 'elevenlabs', TTS_API_KEY: key, TTS_BASE_URL: srv.baseUrl });
+      return (await doctor(media.providers, 2000)).find((l) => l.engine === 'elevenlabs')!;
+    };
+    const good = await line('el-key');
+    assert.equal(good.available, true, good.detail);
+    assert.match(good.detail, /reachable \(GET http:\/\/127\.0\.0\.1:\d+\/v1\/voices: 200\)/);
+    const bad = await line('wrong');
+    assert.equal(bad.available, false);
+    assert.match(bad.detail, /refused the key/);
+  } finally {
+    await srv.close();
+  }
+});
