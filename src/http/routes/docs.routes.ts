@@ -12,6 +12,7 @@ export const GUIDES = {
   webhooks: 'Webhooks: events, signatures, retries',
   'media-protocol': 'The web-call media protocol (WebSocket)',
   'voice-pipeline': 'The voice pipeline and its engines',
+  providers: 'Hosted speech providers: Deepgram, AssemblyAI, ElevenLabs, Cartesia',
   telephony: 'Telephony: phone numbers, SIP trunks and Twilio',
   'knowledge-bases': 'Knowledge bases: documents agents answer from',
   architecture: 'Architecture',
