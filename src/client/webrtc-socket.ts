@@ -7,15 +7,12 @@
  * the same on both transports: audio frames in and out are 16 kHz PCM as on the WebSocket.
  */
 import { EventEmitter } from 'node:events';
-import OpusScript from 'opusscript';
 import { MediaStreamTrack, RTCPeerConnection, RtpHeader, RtpPacket } from 'werift';
 import { parseBoundedJson } from '../lib/bounded-json.ts';
+import { FRAME_SAMPLES, OpusCodec, TICKS_PER_SAMPLE } from '../providers/audio/opus.ts';
 
 /** The signalling routes (src/media/webrtc/webrtc.transport.ts). */
 const SESSIONS_PATH = '/v2/webrtc/sessions';
-const RATE = 16_000;
-const FRAME_SAMPLES = RATE / 50;
-const TICKS_PER_SAMPLE = 3; // Opus's RTP clock is 48 kHz
 
 export interface RtcSocketOptions {
   /** The server's base URL (http(s)://host:port). */
@@ -52,8 +49,8 @@ export class RtcSocket extends EventEmitter {
   readonly #pc: RTCPeerConnection;
   readonly #track = new MediaStreamTrack({ kind: 'audio' });
   readonly #channel;
-  readonly #encoder = new OpusScript(RATE, 1, OpusScript.Application.VOIP);
-  readonly #decoder = new OpusScript(RATE, 1, OpusScript.Application.VOIP);
+  /** As a browser sends: in-band FEC on, no DTX. */
+  readonly #codec = new OpusCodec({ dtx: false });
   readonly #out = { sequence: 1, timestamp: 0 };
   readonly #options: RtcSocketOptions;
   #ended = false;
@@ -87,12 +84,8 @@ export class RtcSocket extends EventEmitter {
       track.onReceiveRtp.subscribe((rtp) => {
         this.traffic.packetsIn += 1;
         this.traffic.bytesIn += rtp.payload.byteLength;
-        try {
-          const pcm = this.#decoder.decode(rtp.payload);
-          this.emit('message', Buffer.from(pcm), true);
-        } catch {
-          // not Opus: dropped
-        }
+        const pcm = this.#codec.decode(rtp.payload);
+        if (pcm) this.emit('message', Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength), true); // else not Opus: dropped
       }),
     );
     this.#pc.connectionStateChange.subscribe((state) => {
@@ -146,7 +139,7 @@ export class RtcSocket extends EventEmitter {
     const buf = typeof data === 'string' ? Buffer.from(data) : data;
     const pcm = new Int16Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + (buf.byteLength & ~1)));
     for (let at = 0; at + FRAME_SAMPLES <= pcm.length; at += FRAME_SAMPLES) {
-      const payload = this.#encoder.encode(Buffer.from(pcm.slice(at, at + FRAME_SAMPLES).buffer), FRAME_SAMPLES);
+      const payload = this.#codec.encode(pcm.subarray(at, at + FRAME_SAMPLES));
       const header = new RtpHeader({ payloadType: 111, sequenceNumber: this.#out.sequence, timestamp: this.#out.timestamp, marker: false });
       this.#out.sequence = (this.#out.sequence + 1) % 65_536;
       this.#out.timestamp = (this.#out.timestamp + FRAME_SAMPLES * TICKS_PER_SAMPLE) % 2 ** 32;
@@ -172,8 +165,7 @@ export class RtcSocket extends EventEmitter {
     this.#ended = true;
     this.readyState = RtcSocket.CLOSED;
     void this.#pc.close().catch(() => {});
-    this.#encoder.delete();
-    this.#decoder.delete();
+    this.#codec.close();
     this.emit('close', code);
   }
 }

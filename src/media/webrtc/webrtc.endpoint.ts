@@ -14,7 +14,7 @@ import { serverMessageOf } from '../codec/media-messages.ts';
 import type { CallEndpoint, CallEnding, CallEvent, EndpointSink } from '../endpoint.ts';
 import type { ServerMessage } from '../../protocol/media.messages.ts';
 import { InboundLimiter, MAX_TEXT_MESSAGE_BYTES } from '../codec/inbound-limits.ts';
-import { FRAME_MS, FRAME_SAMPLES, OPUS_RTP_CLOCK, OpusCodec, TICKS_PER_SAMPLE } from './opus.ts';
+import { FRAME_MS, FRAME_SAMPLES, OPUS_RTP_CLOCK, OpusCodec, TICKS_PER_SAMPLE } from '../../providers/audio/opus.ts';
 import { PlayoutPosition, playoutDelayMs } from './playout-position.ts';
 import { RtpReceiveStats } from './rtp-receive-stats.ts';
 
@@ -133,13 +133,23 @@ export class WebRtcEndpoint implements CallEndpoint {
     const sink = this.#sink;
     if (!sink || this.#flooding) return; // before the join: media is not the call's yet
     if (missing < 0 || payload.byteLength === 0 || payload.byteLength > MAX_OPUS_PAYLOAD_BYTES) return; // late, duplicate, or not audio
+    // What never came is filled so the caller's timeline holds: lost packets (a gap in the
+    // sequence) are repaired, the last one from this packet's in-band FEC copy and any before it
+    // by the decoder's concealment; DTX's pause (no gap in the sequence) is silence. Repairs come
+    // first: the decoder must see the audio in order.
+    const gap = this.#nextTimestamp === null ? 0 : Math.round(((rtp.header.timestamp - this.#nextTimestamp + 2 ** 32) % 2 ** 32) / TICKS_PER_SAMPLE);
+    const fill = gap > 0 && gap <= MAX_GAP_FILL_SAMPLES ? gap : 0;
+    let repaired: Int16Array | null = null;
+    if (fill > 0 && missing > 0) {
+      const fecSamples = Math.min(fill, FRAME_SAMPLES);
+      const recovered = this.#codec.recover(payload, fecSamples) ?? new Int16Array(fecSamples);
+      repaired = fill > fecSamples ? concat(this.#codec.conceal(fill - fecSamples), recovered) : recovered;
+    }
     const pcm = this.#codec.decode(payload);
     if (!pcm) return;
-    // Silence for what never came (lost packets, or DTX's pause), so the caller's timeline holds.
-    const gap = this.#nextTimestamp === null ? 0 : ((rtp.header.timestamp - this.#nextTimestamp + 2 ** 32) % 2 ** 32) / TICKS_PER_SAMPLE;
     this.#nextTimestamp = (rtp.header.timestamp + pcm.length * TICKS_PER_SAMPLE) % 2 ** 32;
-    const fill = gap > 0 && gap <= MAX_GAP_FILL_SAMPLES ? Math.round(gap) : 0;
-    const audio = fill > 0 ? concat(new Int16Array(fill), pcm) : pcm;
+    const before = repaired ?? (fill > 0 ? new Int16Array(fill) : null);
+    const audio = before ? concat(before, pcm) : pcm;
     const verdict = this.#limits.audio(audio.length);
     if (verdict.kind === 'flood') return this.#cutOff(sink);
     const counters = this.#options.counters;
