@@ -122,7 +122,7 @@ export class VoicePipeline {
       voiceId: this.#o.voiceId,
       playout: this.#playout,
       signal: this.#ctrl.signal,
-      now: () => this.#time.now(),
+      time: this.#time,
       elapsedMs: () => this.elapsedMs(),
       closed: () => this.#closed,
       toolCall: (record, atMs) => this.#record.addToolCall(record, atMs),

@@ -2,7 +2,8 @@
 // custom-LLM server written here from Retell's protocol reads `retell_llm_dynamic_variables` in
 // `call_details`, asks for `transcript_with_tool_calls` in its config, hears `agent_turn` and the
 // user's live partial transcript in `update_only`, sends a response the user cannot interrupt
-// (`no_interruption_allowed`), and is asked once about a turn the user spoke in two fragments.
+// (`no_interruption_allowed`), and is asked once about a turn the user spoke in two fragments; and
+// a response streamed without content_complete is still spoken (item 4's idle flush).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { FakeStt } from '../../src/providers/fake/fake.providers.ts';
@@ -130,6 +131,25 @@ for (const kind of STORES) {
         { role: 'user', content: 'wait a moment' },
       ]);
       assert.equal(llm.of(client.callId, 'update_only').some((e) => e.agent_cut_off === true), false);
+    });
+
+    it('a response that never sends content_complete is still spoken (the idle flush), and the call goes on', { timeout: 20_000 }, async () => {
+      llm.behave = (ws) => send(ws, { response_type: 'response', response_id: 0, content: '', content_complete: true });
+      llm.onEvent = (ws, event) => {
+        if (event.interaction_type === 'response_required' && event.response_id === 1) send(ws, { response_type: 'response', response_id: 1, content: 'Let me see what I can find' });
+        if (event.interaction_type === 'response_required' && event.response_id === 2) send(ws, { response_type: 'response', response_id: 2, content: 'Bye.', content_complete: true, end_call: true });
+      };
+      providers.stt.push('find me a flight', 'never mind');
+      const client = await s.call(await customAgent());
+      await eventually(() => llm.connections.some((c) => c.endsWith(client.callId)));
+      await client.play(speak());
+      // Heard although content_complete never comes.
+      await client.waitFor('agent_start_talking', 5_000);
+      await new Promise((r) => setTimeout(r, 400));
+      await client.play(speak());
+      assert.equal((await client.ended).disconnection_reason, 'agent_hangup');
+      const second = llm.of(client.callId, 'response_required').find((e) => e.response_id === 2);
+      assert.equal(second?.transcript.find((u: { role: string }) => u.role === 'agent')?.content.startsWith('Let me see'), true);
     });
   });
 }
