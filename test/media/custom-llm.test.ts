@@ -13,7 +13,7 @@ import type { WebSocket } from 'ws';
 import { STORES } from '../helpers/stores.ts';
 import { type MediaServer, concat, eventually, fakeProviders, metricValue, silence, startMediaServer, tone } from './helpers.ts';
 
-import { LlmServer, send, type Event } from './llm-server.ts';
+import { LlmServer, send, withoutWords, type Event } from './llm-server.ts';
 
 for (const kind of STORES) {
   describe(`custom LLM over the LLM WebSocket protocol (${kind.name})`, { skip: kind.skip }, () => {
@@ -69,14 +69,14 @@ for (const kind of STORES) {
       const required = llm.of(callId, 'response_required');
       assert.equal(required.length, 1);
       assert.equal(required[0]!.response_id, 1);
-      assert.deepEqual(required[0]!.transcript, [
+      assert.deepEqual(withoutWords(required[0]!.transcript), [
         { role: 'agent', content: 'Hello from your server.' },
         { role: 'user', content: 'where is my order' },
       ]);
       // After the agent spoke (agent_turn came as it started: test/media/custom-llm-retell.test.ts).
       const updates = llm.of(callId, 'update_only').filter((e) => e.turntaking === 'user_turn');
       assert.ok(updates.length >= 1);
-      assert.deepEqual(updates[0]!.transcript, [{ role: 'agent', content: 'Hello from your server.' }]);
+      assert.deepEqual(withoutWords(updates[0]!.transcript), [{ role: 'agent', content: 'Hello from your server.' }]);
       assert.equal(updates[0]!.turntaking, 'user_turn');
       const call = (await s.api('GET', `/v2/get-call/${callId}`)).json;
       assert.equal(call.call_status, 'ended');
@@ -171,7 +171,7 @@ for (const kind of STORES) {
       await client.hangup();
       const reminders = llm.of(client.callId, 'reminder_required');
       assert.deepEqual(reminders.map((e) => e.response_id), [1, 2]);
-      assert.deepEqual(reminders[1]!.transcript, [{ role: 'agent', content: 'Hello.' }, { role: 'agent', content: 'Are you still there?' }]);
+      assert.deepEqual(withoutWords(reminders[1]!.transcript), [{ role: 'agent', content: 'Hello.' }, { role: 'agent', content: 'Are you still there?' }]);
       const call = (await s.api('GET', `/v2/get-call/${client.callId}`)).json;
       assert.deepEqual((call.transcript_object as Array<{ content: string }>).map((u) => u.content), ['Hello.', 'Are you still there?', 'Hello?']);
     });

@@ -46,3 +46,6 @@ export class LlmServer {
 
 export const send = (ws: WebSocket, event: Event) => ws.send(JSON.stringify(event));
 
+
+/** A transcript as sent, without each utterance's `words` (Retell's word timings), for comparing contents. */
+export const withoutWords = (entries: Event[] | undefined): Event[] | undefined => entries?.map(({ words: _words, ...rest }) => rest);

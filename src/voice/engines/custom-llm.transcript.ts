@@ -61,12 +61,19 @@ export class LlmTranscript {
   }
 }
 
+/**
+ * A copy of `entries` as sent, the partial joined in. Each utterance carries `words`, Retell's
+ * word timings: always an array, empty as the recogniser's word times do not reach the engine
+ * (Retell's own demo servers index `words` on every utterance).
+ */
 function withPartial<T extends { role: string }>(entries: readonly T[], partial: string | undefined): T[] {
   const copy = entries.map((e) => ({ ...e }));
-  if (partial === undefined || partial === '') return copy;
-  const last = copy.at(-1) as Utterance | undefined;
-  if (last?.role === 'user') last.content = joinWords(last.content, partial);
-  else copy.push({ role: 'user', content: partial } as Utterance as unknown as T);
+  if (partial !== undefined && partial !== '') {
+    const last = copy.at(-1) as Utterance | undefined;
+    if (last?.role === 'user') last.content = joinWords(last.content, partial);
+    else copy.push({ role: 'user', content: partial } as Utterance as unknown as T);
+  }
+  for (const e of copy) if (e.role === 'agent' || e.role === 'user') (e as T & { words?: unknown[] }).words = [];
   return copy;
 }
 
