@@ -5,7 +5,7 @@
  *   npm run bench -- streamed
  *
  * A reply streams at 8 words a second (one word every 125 ms, each word's token with its leading
- * space, as LLMs stream), its first clause 25 words long with no comma or full stop. Two rows,
+ * space, as LLMs stream), its first clause 26 words long with no comma or full stop. Two rows,
  * interleaved round by round:
  *  - baseline: Flite synthesising the reply's first 5 words alone, from the request to its first
  *    audio: the synthesiser's own time for that text;
