@@ -38,7 +38,7 @@ import { TicketRepository } from './storage/ticket.repository.ts';
 import type { DeliveryPump } from './webhooks/delivery-pump.ts';
 import type { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import { createWebhookParts } from './webhooks/webhook-runtime.ts';
-import { callForFunction, functionCallerFor } from './webhooks/function-caller.ts';
+import { callForCustomLlm, functionCallerFor } from './webhooks/function-caller.ts';
 import { DestinationPolicy } from './webhooks/destination-policy.ts';
 import { USER_AGENT } from './webhooks/signer.ts';
 import { llmSocketOpener } from './media/llm-websocket.ts';
@@ -232,7 +232,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     functions: functionCaller,
     customLlm: {
       open: llmSocketOpener({ lookup: destinations.lookup, literalRefusal: (host) => destinations.literalRefusal(host), userAgent: USER_AGENT }),
-      callDetails: callForFunction,
+      callDetails: callForCustomLlm,
       failures: metrics.counter('switchboard_custom_llm_failures_total', "Calls a custom LLM's server ended, by disconnection reason (error_llm_websocket_*).", ['reason']),
     },
     recordings,

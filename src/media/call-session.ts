@@ -313,6 +313,10 @@ export class CallSession implements CallScope {
     this.#pipeline = p;
     this.#recorder = new CallRecorder(this.#d.recordings.open(this.callId));
     this.#wire(p);
+    // The engine hears of the turn-taking it asked for (a custom LLM's update_only).
+    const engine = built.engine;
+    if (engine.agentStarted) p.on('agent_start_talking', this.guard('engine_agent_started', () => engine.agentStarted?.()));
+    if (engine.userSpeaking) p.on('user_interim', this.guard('engine_user_speaking', ({ text }: { text: string }) => engine.userSpeaking?.(text)));
 
     const time = this.#d.scheduler;
     this.#conversation = new ConversationTimers(

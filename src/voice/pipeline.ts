@@ -122,7 +122,7 @@ export class VoicePipeline {
       voiceId: this.#o.voiceId,
       playout: this.#playout,
       signal: this.#ctrl.signal,
-      now: () => this.#time.now(),
+      time: this.#time,
       elapsedMs: () => this.elapsedMs(),
       closed: () => this.#closed,
       toolCall: (record, atMs) => this.#record.addToolCall(record, atMs),
@@ -302,7 +302,8 @@ export class VoicePipeline {
               this.#speculations.consider(this.#interim, this.#idle());
             }
             if (this.#replies.active && ev.voicedMs >= this.#bargeInMs) {
-              this.#replies.interrupt();
+              // A reply the engine holds uninterruptible plays on; the words over it are answered after it.
+              if (this.#o.engine.interruptible?.() !== false) this.#replies.interrupt();
               this.#segmentInterrupted = true;
             }
             break;

@@ -5,6 +5,7 @@
  * with the reply's latency. A reply prepared ahead (a preemptive reply) is synthesized up to its
  * first audio and waits there until its turn is confirmed.
  */
+import type { Scheduler } from '../lib/scheduler.ts';
 import type { TtsProvider } from '../providers/tts.ts';
 import { ProviderError, isAbortError } from '../providers/errors.ts';
 import { FRAME_MS, Framer } from './frames.ts';
@@ -38,7 +39,8 @@ export interface ReplyHost {
   readonly playout: PacedPlayout;
   /** The pipeline's own signal: aborted when the call is closed. */
   readonly signal: AbortSignal;
-  now(): number;
+  /** The pipeline's clock and timers (its monotonic time; the idle flush of streamed text). */
+  readonly time: Scheduler;
   elapsedMs(): number;
   closed(): boolean;
   /** A function-call record the engine reported, at `atMs` (the call's record keeps it, within its budget). */
@@ -90,7 +92,7 @@ export class Replies {
   started(): number | undefined {
     const r = this.#current;
     if (!r) return undefined;
-    r.startedAt = this.#h.now();
+    r.startedAt = this.#h.time.now();
     r.startMs = this.#h.elapsedMs();
     return r.startMs;
   }
@@ -160,7 +162,7 @@ export class Replies {
       h.playout.open();
     };
     if (!held) await open();
-    const engineStart = h.now();
+    const engineStart = h.time.now();
     const marks: { firstText?: number; synthStart?: number; firstAudio?: number } = {};
     let hangup = false;
     let functionMs = 0;
@@ -177,12 +179,12 @@ export class Replies {
       };
       const outputs: AsyncIterable<EngineOutput> =
         userText !== undefined ? engine.respond(userText, signal, respondOptions) : unprompted && engine.unprompted ? engine.unprompted(signal) : engine.begin(signal);
-      const pieces = sentenceStage(outputs, () => (marks.firstText = h.now()));
+      const pieces = sentenceStage(outputs, () => (marks.firstText = h.time.now()), h.time);
       const audio = ttsStage(pieces, h.tts, {
         ...(h.voiceId ? { voiceId: h.voiceId } : {}),
         signal,
-        onSynthesisStart: () => (marks.synthStart = h.now()),
-        onFirstAudio: () => (marks.firstAudio = h.now()),
+        onSynthesisStart: () => (marks.synthStart = h.time.now()),
+        onFirstAudio: () => (marks.firstAudio = h.time.now()),
       });
       for await (const ev of audio) {
         if (signal.aborted) break;

@@ -41,6 +41,16 @@ export function callForFunction(row: Call): CallView {
 }
 
 /**
+ * The call object a custom LLM's server receives in `call_details`: the function's call object,
+ * with the dynamic variables also under Retell's name (`retell_llm_dynamic_variables`), where
+ * servers written for Retell read them.
+ */
+export function callForCustomLlm(row: Call): CallView & { retell_llm_dynamic_variables: CallView['service_llm_dynamic_variables'] } {
+  const view = callForFunction(row);
+  return { ...view, retell_llm_dynamic_variables: view.service_llm_dynamic_variables };
+}
+
+/**
  * What the model and the record get of an answer: its text, cut at FUNCTION_RESULT_MAX_CHARS with
  * a note saying so; and its JSON when the whole answer was read and parses.
  */

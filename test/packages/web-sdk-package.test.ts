@@ -77,7 +77,7 @@ void client.startCall({ accessToken: 42 });
 
     const imported = spawnSync(process.execPath, ['--input-type=module', '-e', "const m = await import('@switchboard/web-sdk'); console.log(Object.keys(m).sort().join(','))"], { cwd: project, encoding: 'utf8' });
     assert.equal(imported.status, 0, imported.stderr);
-    assert.equal(imported.stdout.trim(), 'PROTOCOL_VERSION,WIRE_SAMPLE_RATE,WebCallClient,WebCallError');
+    assert.equal(imported.stdout.trim(), 'PROTOCOL_VERSION,RetellWebClient,WIRE_SAMPLE_RATE,WebCallClient,WebCallError');
   });
 });
 

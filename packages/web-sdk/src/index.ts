@@ -16,3 +16,11 @@ export {
 } from './client.ts';
 export { WebCallError, type WebCallErrorCode } from './errors.ts';
 export { PROTOCOL_VERSION, WIRE_SAMPLE_RATE, type TranscriptEntry } from './protocol.ts';
+export {
+  RetellWebClient,
+  type RetellMetadataEvent,
+  type RetellStartCallConfig,
+  type RetellUpdateEvent,
+  type RetellWebClientEvents,
+  type RetellWebClientOptions,
+} from './retell.ts';

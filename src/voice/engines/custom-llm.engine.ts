@@ -3,67 +3,27 @@
  * protocol (docs/custom-llm.md). The engine speaks the protocol over an injected socket (the
  * media side opens it through the webhook destination policy); it never sees the network.
  */
-import type { Scheduler, TimerHandle } from '../../lib/scheduler.ts';
+import type { TimerHandle } from '../../lib/scheduler.ts';
 import { parseBoundedJson } from '../../lib/bounded-json.ts';
 import { ToolCallBudget } from '../record-bounds.ts';
 import type { EngineOutcome, EngineOutput, ResponseEngine, ToolCallRecord } from './types.ts';
-
+import { ResponseStream } from './custom-llm.stream.ts';
+import { LlmTranscript } from './custom-llm.transcript.ts';
 import { BEGIN_WAIT_MS, HOLD_ON_TEXT, MAX_PENDING_INTERRUPTS, MAX_RESPONSE_CHARS, PING_INTERVAL_MS, PING_TIMEOUT_MS, RECONNECT_ATTEMPTS_PER_CALL, RECONNECT_BUDGET_MS, reconnectDelayMs } from './custom-llm.settings.ts';
-import type { LlmSocket, LlmSocketEnd, LlmSocketOpener, LlmWebsocketReason } from './custom-llm.settings.ts';
+import type { CustomLlmEngineOptions, LlmSocket, LlmSocketEnd, LlmWebsocketReason } from './custom-llm.settings.ts';
 
 export * from './custom-llm.settings.ts';
-
-export interface CustomLlmEngineOptions {
-  /** The agent's `llm_websocket_url`; the engine dials `{url}/{callId}`. */
-  url: string;
-  callId: string;
-  open: LlmSocketOpener;
-  /** The call object sent as `call_details` when the server's config asks for it. */
-  callDetails: () => unknown;
-  /** The server failed: the owner ends the call with `reason`. Called at most once. */
-  onFailure: (reason: LlmWebsocketReason, detail: string) => void;
-  /** The server sent an agent_interrupt: the owner has the pipeline speak it (VoicePipeline.speakUnprompted). */
-  onUnprompted?: () => void;
-  /** The server sent a `metadata` event: the owner passes it on to the web client. */
-  onMetadata?: (metadata: unknown) => void;
-  /** Timers: the begin wait, ping_pong, reconnection backoff; tests pass a ManualScheduler. */
-  scheduler: Scheduler;
-  /** The backoff's jitter, in [0, 1); default Math.random. */
-  random?: () => number;
-}
-
-interface Utterance {
-  role: 'agent' | 'user';
-  content: string;
-}
-
-/** Items of the response being streamed, in order. */
-type Item = { kind: 'text'; text: string } | { kind: 'tool'; record: ToolCallRecord } | { kind: 'done'; endCall: boolean };
-
-/** The stream of one response_id: items pushed by the socket, pulled by respond()/begin(). */
-class ResponseStream {
-  readonly id: number;
-  readonly items: Item[] = [];
-  chars = 0;
-  /** Its content_complete (or end_call) arrived. */
-  complete = false;
-  /** Its reader stopped (complete, cut off, or no begin message in time). */
-  finished = false;
-  wake: (() => void) | undefined;
-  constructor(id: number) {
-    this.id = id;
-  }
-  push(item: Item): void {
-    if (item.kind === 'done') this.complete = true;
-    this.items.push(item);
-    this.wake?.();
-  }
-}
 
 /** The engine of a `custom_llm` agent (Retell's LLM WebSocket protocol; docs/custom-llm.md). */
 export class CustomLlmEngine implements ResponseEngine {
   readonly #o: CustomLlmEngineOptions;
-  readonly #transcript: Utterance[] = [];
+  readonly #transcript = new LlmTranscript();
+  /** The server's config asked for `transcript_with_tool_calls`. */
+  #withTools = false;
+  /** The live partial of the user's utterance last sent in an update_only. */
+  #partial = '';
+  /** The stream the pipeline read last: the reply playing, whose no_interruption_allowed holds. */
+  #speaking: ResponseStream | undefined;
   #socket: LlmSocket | undefined;
   #opening: Promise<boolean> | undefined;
   #failed = false;
@@ -106,9 +66,10 @@ export class CustomLlmEngine implements ResponseEngine {
 
   async *respond(userText: string, signal: AbortSignal): AsyncIterable<EngineOutput> {
     if (!(await this.#ensureOpen())) return;
-    this.#transcript.push({ role: 'user', content: userText });
+    this.#transcript.user(userText);
+    this.#partial = '';
     this.#current = new ResponseStream(++this.#responseId);
-    this.#request({ interaction_type: 'response_required', response_id: this.#current.id, transcript: this.#transcript });
+    this.#request({ interaction_type: 'response_required', response_id: this.#current.id, ...this.#transcript.fields(this.#withTools) });
     // Asked while the service reconnects: the request goes to the new connection (#reconnect).
     if (this.#reconnecting) this.#holdOn();
     yield* this.#stream(this.#current, signal, undefined);
@@ -123,7 +84,7 @@ export class CustomLlmEngine implements ResponseEngine {
     if (!this.#socket || this.#failed || this.#closed) return;
     this.#current = new ResponseStream(++this.#responseId);
     this.#unprompted.push(this.#current);
-    this.#request({ interaction_type: 'reminder_required', response_id: this.#current.id, transcript: this.#transcript });
+    this.#request({ interaction_type: 'reminder_required', response_id: this.#current.id, ...this.#transcript.fields(this.#withTools) });
     this.#o.onUnprompted?.();
   }
 
@@ -134,8 +95,25 @@ export class CustomLlmEngine implements ResponseEngine {
   }
 
   agentSpoke(text: string, cutOff: boolean): void {
-    this.#transcript.push({ role: 'agent', content: text });
-    if (this.#socket) this.#send({ interaction_type: 'update_only', transcript: this.#transcript, turntaking: 'user_turn', ...(cutOff ? { agent_cut_off: true } : {}) });
+    this.#transcript.agent(text);
+    this.#send({ interaction_type: 'update_only', ...this.#transcript.fields(this.#withTools), turntaking: 'user_turn', ...(cutOff ? { agent_cut_off: true } : {}) });
+  }
+
+  /** The agent started speaking a reply: update_only with `turntaking: "agent_turn"`. */
+  agentStarted(): void {
+    this.#send({ interaction_type: 'update_only', ...this.#transcript.fields(this.#withTools), turntaking: 'agent_turn' });
+  }
+
+  /** A live partial of the user's utterance (the recogniser's interim): update_only with it as the last user entry. */
+  userSpeaking(text: string): void {
+    if (text === this.#partial) return;
+    this.#partial = text;
+    this.#send({ interaction_type: 'update_only', ...this.#transcript.fields(this.#withTools, text) });
+  }
+
+  /** False while the reply playing is one the server sent with `no_interruption_allowed`. */
+  interruptible(): boolean {
+    return this.#speaking?.noInterruption !== true;
   }
 
   /** The server's end_call ends the conversation; it says nothing of the call's goal, so the analysis judges that. */
@@ -159,6 +137,7 @@ export class CustomLlmEngine implements ResponseEngine {
 
   /** Streams the items of `stream` until its response is complete, the signal aborts or `waitMs` passes with nothing. */
   async *#stream(stream: ResponseStream, signal: AbortSignal, waitMs: number | undefined): AsyncIterable<EngineOutput> {
+    this.#speaking = stream;
     const tools = this.#pendingTools.splice(0);
     for (const record of tools) yield record;
     let timer: TimerHandle | undefined;
@@ -332,6 +311,7 @@ export class CustomLlmEngine implements ResponseEngine {
     switch (event.response_type) {
       case 'config': {
         const config = isRecord(event.config) ? event.config : {};
+        if (config.transcript_with_tool_calls === true) this.#withTools = true;
         if (config.call_details === true) this.#send({ interaction_type: 'call_details', call: this.#o.callDetails() });
         if (config.auto_reconnect === true && !this.#autoReconnect) {
           this.#autoReconnect = true;
@@ -348,6 +328,7 @@ export class CustomLlmEngine implements ResponseEngine {
         const content = typeof event.content === 'string' ? event.content : '';
         this.#current.chars += content.length;
         if (this.#current.chars > MAX_RESPONSE_CHARS) return `a response longer than ${MAX_RESPONSE_CHARS} characters`;
+        if (event.no_interruption_allowed === true) this.#current.noInterruption = true;
         if (content) this.#current.push({ kind: 'text', text: content });
         if (event.content_complete === true || event.end_call === true) this.#current.push({ kind: 'done', endCall: event.end_call === true });
         return null;
@@ -381,6 +362,7 @@ export class CustomLlmEngine implements ResponseEngine {
         const content = typeof event.content === 'string' ? event.content : '';
         stream.chars += content.length;
         if (stream.chars > MAX_RESPONSE_CHARS) return `an agent_interrupt longer than ${MAX_RESPONSE_CHARS} characters`;
+        if (event.no_interruption_allowed === true) stream.noInterruption = true;
         if (content) stream.push({ kind: 'text', text: content });
         if (event.content_complete === true || event.end_call === true) stream.push({ kind: 'done', endCall: event.end_call === true });
         return null;
@@ -402,6 +384,7 @@ export class CustomLlmEngine implements ResponseEngine {
   #tool(received: ToolCallRecord): void {
     const record = this.#toolBudget.admit(received);
     if (!record) return;
+    this.#transcript.tool(record);
     const stream = this.#current;
     if (!stream.complete && !stream.finished) stream.push({ kind: 'tool', record });
     else this.#pendingTools.push(record);

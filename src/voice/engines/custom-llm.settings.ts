@@ -2,6 +2,7 @@
  * The custom LLM's protocol settings and the socket the engine speaks it over (docs/custom-llm.md):
  * the reasons a custom LLM ends a call, the bounds, ping_pong and the reconnection policy.
  */
+import type { Scheduler } from '../../lib/scheduler.ts';
 
 /** Why a custom LLM ends the call (the call's disconnection_reason). */
 export type LlmWebsocketReason =
@@ -63,3 +64,23 @@ export function reconnectDelayMs(attempt: number, random: number): number {
  * most this often before the call ends `error_llm_websocket_lost_connection`.
  */
 export const RECONNECT_ATTEMPTS_PER_CALL = 10;
+
+/** What a CustomLlmEngine is built with (src/voice/engines/custom-llm.engine.ts). */
+export interface CustomLlmEngineOptions {
+  /** The agent's `llm_websocket_url`; the engine dials `{url}/{callId}`. */
+  url: string;
+  callId: string;
+  open: LlmSocketOpener;
+  /** The call object sent as `call_details` when the server's config asks for it. */
+  callDetails: () => unknown;
+  /** The server failed: the owner ends the call with `reason`. Called at most once. */
+  onFailure: (reason: LlmWebsocketReason, detail: string) => void;
+  /** The server sent an agent_interrupt: the owner has the pipeline speak it (VoicePipeline.speakUnprompted). */
+  onUnprompted?: () => void;
+  /** The server sent a `metadata` event: the owner passes it on to the web client. */
+  onMetadata?: (metadata: unknown) => void;
+  /** Timers: the begin wait, ping_pong, reconnection backoff; tests pass a ManualScheduler. */
+  scheduler: Scheduler;
+  /** The backoff's jitter, in [0, 1); default Math.random. */
+  random?: () => number;
+}

@@ -146,6 +146,16 @@ export interface ResponseEngine {
    */
   unprompted?(signal: AbortSignal): AsyncIterable<EngineOutput>;
   /**
+   * Whether the user may barge in on the reply playing now; absent: always. A custom LLM's
+   * response sent with `no_interruption_allowed` plays to its end, and what the user said over it
+   * is answered after it. Read by the pipeline when speech over the agent would interrupt it.
+   */
+  interruptible?(): boolean;
+  /** The agent began speaking a reply (the owner relays the pipeline's agent_start_talking). Optional. */
+  agentStarted?(): void;
+  /** A live interim hypothesis of the user's utterance (the owner relays the pipeline's user_interim). Optional. */
+  userSpeaking?(text: string): void;
+  /**
    * Preemptive replies (optional): saves the conversation's state and returns what puts it back.
    * An engine that has it may be asked to reply to a turn the user has not finished yet
    * (`respond` with `options.confirmed`), and is rolled back when the user goes on. Such an engine

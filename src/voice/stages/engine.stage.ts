@@ -1,3 +1,4 @@
+import type { Scheduler, TimerHandle } from '../../lib/scheduler.ts';
 import type { EngineOutput, ToolCallRecord } from '../engines/types.ts';
 
 export type SpeechPiece = { type: 'sentence'; text: string } | { type: 'hangup'; reason: 'agent_hangup' } | ToolCallRecord;
@@ -15,11 +16,18 @@ export const FIRST_PIECE_WORDS = 5;
 const FIRST_WORDS = new RegExp(`^\\s*(?:\\S+\\s+){${FIRST_PIECE_WORDS}}`);
 
 /**
- * Groups the engine's streamed text into sentences (the first piece ends at a clause, or after
- * FIRST_PIECE_WORDS words, whichever comes first, to get audio out sooner),
- * and calls `onFirstText` when the first text arrives (LLM time to first token).
+ * Streamed text that waits this long with nothing more arriving goes to synthesis as it is, ms: a
+ * stream that stalls mid-sentence, or ends without its content_complete, is still heard.
  */
-export async function* sentenceStage(outputs: AsyncIterable<EngineOutput>, onFirstText?: () => void): AsyncIterable<SpeechPiece> {
+export const IDLE_FLUSH_MS = 500;
+
+/**
+ * Groups the engine's streamed text into sentences (the first piece ends at a clause, or after
+ * FIRST_PIECE_WORDS words, whichever comes first, to get audio out sooner), and calls
+ * `onFirstText` when the first text arrives (LLM time to first token). With `time`, text left in
+ * the buffer for IDLE_FLUSH_MS with nothing more arriving is flushed.
+ */
+export async function* sentenceStage(outputs: AsyncIterable<EngineOutput>, onFirstText?: () => void, time?: Scheduler): AsyncIterable<SpeechPiece> {
   let buf = '';
   let first = true;
   let emitted = 0;
@@ -38,22 +46,56 @@ export async function* sentenceStage(outputs: AsyncIterable<EngineOutput>, onFir
       }
     }
   };
-  for await (const o of outputs) {
-    if (o.type === 'text') {
-      if (first && o.text) {
-        first = false;
-        onFirstText?.();
+  const it = outputs[Symbol.asyncIterator]();
+  let next: Promise<IteratorResult<EngineOutput>> | undefined;
+  let done = false;
+  try {
+    for (;;) {
+      next ??= it.next();
+      const result = time && buf.trim() ? await idleOr(next, time) : await next;
+      if (result === 'idle') {
+        yield* take(true);
+        continue;
       }
-      // Separate consecutive whole messages (static texts) that do not end in whitespace.
-      parts++;
-      buf += buf && !/\s$/.test(buf) && o.text && !/^\s/.test(o.text) && /[.!?]$/.test(buf) ? ` ${o.text}` : o.text;
-      yield* take(false);
-    } else {
-      yield* take(true);
-      yield o;
+      next = undefined;
+      if (result.done) {
+        done = true;
+        break;
+      }
+      const o = result.value;
+      if (o.type === 'text') {
+        if (first && o.text) {
+          first = false;
+          onFirstText?.();
+        }
+        // Separate consecutive whole messages (static texts) that do not end in whitespace.
+        parts++;
+        buf += buf && !/\s$/.test(buf) && o.text && !/^\s/.test(o.text) && /[.!?]$/.test(buf) ? ` ${o.text}` : o.text;
+        yield* take(false);
+      } else {
+        yield* take(true);
+        yield o;
+      }
+    }
+  } finally {
+    // Stopped early (the reply was cut off): the engine's stream is told, without waiting for a read in flight.
+    if (!done) {
+      next?.catch(() => undefined);
+      it.return?.()?.catch(() => undefined);
     }
   }
   yield* take(true);
+}
+
+/** The next output, or 'idle' once IDLE_FLUSH_MS pass without one. */
+async function idleOr(next: Promise<IteratorResult<EngineOutput>>, time: Scheduler): Promise<IteratorResult<EngineOutput> | 'idle'> {
+  let timer: TimerHandle | undefined;
+  const idle = new Promise<'idle'>((resolve) => (timer = time.setTimeout(() => resolve('idle'), IDLE_FLUSH_MS)));
+  try {
+    return await Promise.race([next, idle]);
+  } finally {
+    if (timer) time.clear(timer);
+  }
 }
 
 function findCut(buf: string, firstPiece: boolean, final: boolean, streamed: boolean): number {
