@@ -39,6 +39,8 @@ export interface CallOutcome {
   currentNodeId?: string | null;
   /** Where the conversation ended (service-LLM state); left as it was when undefined. */
   currentState?: string | null;
+  /** Where the call was transferred (reason `call_transfer`): a number or SIP URI. */
+  transferDestination?: string | null;
 }
 
 /** A call admitted to run: ongoing, leased by this server, with the agent version it runs. */
@@ -249,6 +251,7 @@ export class CallLifecycle {
       };
       if (outcome.currentNodeId !== undefined) changes.current_node_id = outcome.currentNodeId;
       if (outcome.currentState !== undefined) changes.current_state = outcome.currentState;
+      if (outcome.transferDestination !== undefined) changes.transfer_destination = outcome.transferDestination;
       const finished: Call = { ...row, ...changes };
       Object.assign(changes, await this.#d.retention.apply(finished, row.data_storage_setting));
       if (!(await this.#d.calls.transition(callId, statusesThatCanBecome(statusForReason(outcome.reason)), changes, trx))) return false;

@@ -11,7 +11,8 @@
  * - `POST /twilio/status`: status callbacks of the calls we place; an unanswered one ends
  *   `dial_busy`, `dial_no_answer` or `dial_failed`.
  *
- * Placing calls and transfers go through Twilio's REST API (src/media/twilio/twilio-rest.ts).
+ * Placing calls and transfers (the live call's TwiML replaced by `<Dial>`) go through Twilio's REST
+ * API (src/media/twilio/twilio-rest.ts).
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -23,7 +24,7 @@ import { claimUpgrade, type Transport, type TransportContext, type TransportRepl
 import { MediaStreamEndpoint, type StreamStart } from './media-stream.endpoint.ts';
 import { parseFormBody, verifyTwilioSignature, type FormParams } from './signature.ts';
 import { readTicket, STREAM_TICKET_TTL_MS, ticketHolds, ticketParameters } from './stream-ticket.ts';
-import { connectStreamTwiml, MAX_STREAM_MESSAGE_CHARS, rejectTwiml, TWILIO_MULAW, twilioDialect } from './stream-protocol.ts';
+import { connectStreamTwiml, dialTwiml, MAX_STREAM_MESSAGE_CHARS, rejectTwiml, TWILIO_MULAW, twilioDialect } from './stream-protocol.ts';
 import { type TwilioCredentials, TwilioRest } from './twilio-rest.ts';
 
 export const TWILIO_VOICE_PATH = '/twilio/voice';
@@ -186,6 +187,9 @@ export class TwilioTransport {
     this.#started.set(start.callId, true);
     if (start.encoding !== null && start.encoding !== TWILIO_MULAW) return endpoint.refuse(1003, 'unsupported encoding');
     await endpoint.prepare();
+    // A cold transfer leaves the stream for <Dial> (Twilio then stops the stream: that `stop` joins the call's end).
+    const credentials = number.credentials;
+    endpoint.transfer = (destination) => this.#rest.updateCall(credentials, start.callId, { twiml: dialTwiml(destination) });
     if (ticket.direction === 'inbound') await this.#answerInbound(number, ticket.peer, start, endpoint);
     else await this.#answerOutbound(ticket.callId, endpoint);
   }
