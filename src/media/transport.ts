@@ -34,8 +34,8 @@ export interface TransportContext {
   phone: {
     numbers: Pick<PhoneNumberService, 'findForInbound' | 'findForOutbound' | 'reachOf'>;
     sip: SipConfig | null;
-    /** Outbound phone calls: a transport that places calls registers its dialer, and reports calls not answered. */
-    calls: Pick<PhoneCallService, 'useDialer' | 'endUnanswered'>;
+    /** Phone calls: a transport that places calls registers its dialer and reports calls not answered; the SIP endpoint answers calls registered by register-phone-call. */
+    calls: Pick<PhoneCallService, 'useDialer' | 'endUnanswered' | 'findDialIn' | 'noteTelephonyIdentifier'>;
     /** Twilio's REST API base (TWILIO_API_BASE_URL). */
     twilioApiBaseUrl: string;
   };

@@ -35,6 +35,8 @@ import {
   writeSipMessage,
 } from './sip-message.ts';
 
+/** A call id as register-phone-call gives it, dialled as the Request-URI's user. */
+const REGISTERED_CALL_ID = /^call_[A-Za-z0-9]{1,64}$/;
 /** RFC 3261 timer T1 (round-trip estimate) and T2 (longest retransmit interval), ms. */
 const T1_MS = 500;
 const T2_MS = 4_000;
@@ -233,10 +235,12 @@ export class SipTransport implements TransportHandle {
       if (!dialog.cancelled) refuse(status, reason, why);
     };
 
+    // The Request-URI's user: a number we hold, or a call registered by register-phone-call (sip:{call_id}@host).
     const dialled = userOf(invite.uri);
-    const number = dialled === null ? undefined : await this.#context.phone.numbers.findForInbound(dialled);
-    if (!number) return fail(404, 'Not Found', 'unknown_number');
-    if (number.inbound_agent_id === null) return fail(480, 'Temporarily Unavailable', 'no_inbound_agent');
+    const dialIn = dialled !== null && REGISTERED_CALL_ID.test(dialled) ? await this.#context.phone.calls.findDialIn(dialled) : undefined;
+    const number = dialIn || dialled === null ? undefined : await this.#context.phone.numbers.findForInbound(dialled);
+    if (!number && !dialIn) return fail(404, 'Not Found', 'unknown_number');
+    if (number && number.inbound_agent_id === null) return fail(480, 'Temporarily Unavailable', 'no_inbound_agent');
     const contentType = invite.headers.one('content-type')?.toLowerCase() ?? '';
     const offer = contentType.startsWith('application/sdp') ? parseSdpAudio(invite.body) : { refusal: 'no SDP offer' };
     const media = 'refusal' in offer ? null : chooseCodec(offer);
@@ -258,22 +262,27 @@ export class SipTransport implements TransportHandle {
     }
     const fromUser = userOf(uriOf(invite.headers.one('from') ?? ''));
     try {
-      await this.#context.registry.admit(
-        {
-          accountId: number.account_id,
-          agent_id: number.inbound_agent_id,
-          ...(number.inbound_agent_version === null ? {} : { agent_version: number.inbound_agent_version }),
-          callType: 'phone_call',
-          concurrencyLimit: null,
-          phone: {
-            from_number: (fromUser === null ? null : normalizeE164(fromUser)) ?? (fromUser ?? 'anonymous').slice(0, 64),
-            to_number: number.phone_number,
-            direction: 'inbound',
-            telephony_identifier: callId,
+      if (dialIn) {
+        await this.#context.phone.calls.noteTelephonyIdentifier(dialIn.call_id, callId);
+        await this.#context.registry.answer(dialIn.call_id, endpoint);
+      } else if (number?.inbound_agent_id) {
+        await this.#context.registry.admit(
+          {
+            accountId: number.account_id,
+            agent_id: number.inbound_agent_id,
+            ...(number.inbound_agent_version === null ? {} : { agent_version: number.inbound_agent_version }),
+            callType: 'phone_call',
+            concurrencyLimit: null,
+            phone: {
+              from_number: (fromUser === null ? null : normalizeE164(fromUser)) ?? (fromUser ?? 'anonymous').slice(0, 64),
+              to_number: number.phone_number,
+              direction: 'inbound',
+              telephony_identifier: callId,
+            },
           },
-        },
-        endpoint,
-      );
+          endpoint,
+        );
+      }
     } catch (error) {
       this.#context.log.info({ err: error }, 'sip call not admitted');
       dialog.endpoint = null;
