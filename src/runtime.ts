@@ -273,7 +273,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     metrics,
     store,
     notifications,
-    services: { accounts, agents, calls, lifecycle, recordings, recordingLinks, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, webhookPump: webhookParts.pump, leads, tickets, phoneNumbers, phoneCalls: new PhoneCallService({ lifecycle, phoneNumbers }), knowledge, housekeeping, tests },
+    services: { accounts, agents, calls, lifecycle, recordings, recordingLinks, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, webhookPump: webhookParts.pump, leads, tickets, phoneNumbers, phoneCalls: new PhoneCallService({ lifecycle, phoneNumbers, accounts }), knowledge, housekeeping, tests },
     media: { providers, sessions },
     close() {
       // Calls in progress end first (server_shutdown), while the store can still record them.

@@ -35,7 +35,7 @@ export interface TransportContext {
     numbers: Pick<PhoneNumberService, 'findForInbound' | 'findForOutbound' | 'reachOf'>;
     sip: SipConfig | null;
     /** Phone calls: a transport that places calls registers its dialer and reports calls not answered; the SIP endpoint answers calls registered by register-phone-call. */
-    calls: Pick<PhoneCallService, 'useDialer' | 'endUnanswered' | 'findDialIn' | 'noteTelephonyIdentifier'>;
+    calls: Pick<PhoneCallService, 'useDialer' | 'endUnanswered' | 'findDialIn' | 'noteTelephonyIdentifier' | 'inboundLimit' | 'atConcurrencyLimit'>;
     /** Twilio's REST API base (TWILIO_API_BASE_URL). */
     twilioApiBaseUrl: string;
   };

@@ -191,6 +191,11 @@ export class CallLifecycle {
     return row;
   }
 
+  /** Calls of the account registered or ongoing now (what its concurrency limit counts). */
+  async countLiveCalls(accountId: string): Promise<number> {
+    return this.#d.store.transaction((trx) => this.#d.calls.countLiveLocked(accountId, trx));
+  }
+
   /** The carrier's id of a call placed and still ringing (Twilio's CallSid), once the carrier gave it. */
   async setTelephonyIdentifier(callId: string, telephonyIdentifier: string): Promise<void> {
     await this.#d.calls.update(callId, { telephony_identifier: telephonyIdentifier, updated_at: this.#d.clock.now() });

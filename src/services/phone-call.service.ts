@@ -11,7 +11,7 @@ import { errors } from '../domain/errors.ts';
 import type { Call } from '../domain/call.ts';
 import type { DisconnectionReason } from '../domain/call-status.ts';
 import { normalizeE164, type PhoneNumber, type PhoneNumberReach } from '../domain/phone-number.ts';
-import type { Principal } from './account.service.ts';
+import type { AccountService, Principal } from './account.service.ts';
 import type { CallLifecycle } from './call-lifecycle.ts';
 import { type CallView, toCallView } from './call.view.ts';
 import type { PhoneNumberService } from './phone-number.service.ts';
@@ -53,6 +53,8 @@ export type Unanswered = Extract<DisconnectionReason, 'dial_busy' | 'dial_no_ans
 export interface PhoneCallServiceDeps {
   lifecycle: CallLifecycle;
   phoneNumbers: PhoneNumberService;
+  /** The accounts' concurrency limits, which inbound calls count against like web calls. */
+  accounts: Pick<AccountService, 'concurrencyLimitOf'>;
   /** How long a placed call may ring before it counts as unanswered, ms (default 60 000). */
   ringMs?: number;
 }
@@ -152,6 +154,17 @@ export class PhoneCallService {
   /** The carrier's id of a registered call that dialed in (the SIP Call-ID), before it is answered. */
   async noteTelephonyIdentifier(callId: string, telephonyIdentifier: string): Promise<void> {
     await this.#d.lifecycle.setTelephonyIdentifier(callId, telephonyIdentifier);
+  }
+
+  /** The concurrency limit an inbound call to one of the account's numbers is admitted under (null: none). */
+  inboundLimit(accountId: string): Promise<number | null> {
+    return this.#d.accounts.concurrencyLimitOf(accountId);
+  }
+
+  /** Whether the account is at its concurrency limit now (a carrier's webhook refuses the call before it rings through). */
+  async atConcurrencyLimit(accountId: string): Promise<boolean> {
+    const limit = await this.#d.accounts.concurrencyLimitOf(accountId);
+    return limit !== null && (await this.#d.lifecycle.countLiveCalls(accountId)) >= limit;
   }
 
   /** The carrier says the placed call `callId` of `accountId` was not answered: it ends so, if still ringing. */

@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import dgram from 'node:dgram';
 import ipaddr from 'ipaddr.js';
 import type { SipConfig } from '../../config/sip.config.ts';
+import { AppError } from '../../domain/errors.ts';
 import { normalizeE164 } from '../../domain/phone-number.ts';
 import { systemClock } from '../../lib/clock.ts';
 import { TokenBuckets } from '../../lib/token-bucket.ts';
@@ -35,6 +36,8 @@ import {
   writeSipMessage,
 } from './sip-message.ts';
 
+/** Retry-After of a 486 to an account at its concurrency limit, seconds. */
+const BUSY_RETRY_AFTER_SECONDS = 30;
 /** A call id as register-phone-call gives it, dialled as the Request-URI's user. */
 const REGISTERED_CALL_ID = /^call_[A-Za-z0-9]{1,64}$/;
 /** RFC 3261 timer T1 (round-trip estimate) and T2 (longest retransmit interval), ms. */
@@ -202,9 +205,9 @@ export class SipTransport implements TransportHandle {
   }
 
   async #onInvite(invite: SipRequest, remote: { address: string; port: number }): Promise<void> {
-    const refuse = (status: number, reason: string, why: string) => {
+    const refuse = (status: number, reason: string, why: string, headers: Array<[string, string]> = []) => {
       this.#dropped.inc({ reason: why });
-      this.#send(responseTo(invite, status, reason, { toTag: randomTag() }), remote);
+      this.#send(responseTo(invite, status, reason, { toTag: randomTag(), headers }), remote);
     };
     // Flooding sources are not answered at all: an answer would be traffic for them.
     if (!this.#invites.take(remote.address, this.#config.invitesPerMinute).ok) {
@@ -230,9 +233,9 @@ export class SipTransport implements TransportHandle {
     this.#dialogs.set(callId, dialog);
     dialog.lastResponse = responseTo(invite, 100, 'Trying');
     this.#send(dialog.lastResponse, remote);
-    const fail = (status: number, reason: string, why: string) => {
+    const fail = (status: number, reason: string, why: string, headers: Array<[string, string]> = []) => {
       this.#forget(dialog);
-      if (!dialog.cancelled) refuse(status, reason, why);
+      if (!dialog.cancelled) refuse(status, reason, why, headers);
     };
 
     // The Request-URI's user: a number we hold, or a call registered by register-phone-call (sip:{call_id}@host).
@@ -272,7 +275,8 @@ export class SipTransport implements TransportHandle {
             agent_id: number.inbound_agent_id,
             ...(number.inbound_agent_version === null ? {} : { agent_version: number.inbound_agent_version }),
             callType: 'phone_call',
-            concurrencyLimit: null,
+            // The account's limit, as for web calls: at it, the caller hears busy (486).
+            concurrencyLimit: await this.#context.phone.calls.inboundLimit(number.account_id),
             phone: {
               from_number: (fromUser === null ? null : normalizeE164(fromUser)) ?? (fromUser ?? 'anonymous').slice(0, 64),
               to_number: number.phone_number,
@@ -287,6 +291,7 @@ export class SipTransport implements TransportHandle {
       this.#context.log.info({ err: error }, 'sip call not admitted');
       dialog.endpoint = null;
       endpoint.end({ reason: 'error_unknown', status: 'error' });
+      if (error instanceof AppError && error.code === 'concurrency_limit_reached') return fail(486, 'Busy Here', 'concurrency_limit', [['Retry-After', String(BUSY_RETRY_AFTER_SECONDS)]]);
       return fail(480, 'Temporarily Unavailable', 'not_admitted');
     }
     if (dialog.state === 'ended') return;

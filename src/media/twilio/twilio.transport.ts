@@ -109,6 +109,8 @@ export class TwilioTransport {
     if (!number) return forbidden();
     const callId = outbound ? (new URL(request.url, 'http://x').searchParams.get('call_id') ?? '') : '';
     if (outbound ? !CALL_ID.test(callId) : !number.answersInbound) return twiml(rejectTwiml());
+    // The account's concurrency limit, as for web calls: the caller hears busy (the stream's admission checks it again, atomically).
+    if (!outbound && (await this.#context.phone.calls.atConcurrencyLimit(number.accountId))) return twiml(rejectTwiml('busy'));
     const ticket = ticketParameters(number.credentials.authToken, callSid as string, { number: number.phoneNumber, peer: (outbound ? to : from) as string, direction: outbound ? 'outbound' : 'inbound', callId, expiresAt: this.#now() + STREAM_TICKET_TTL_MS });
     return twiml(connectStreamTwiml(this.#streamUrl(), ticket));
   }
@@ -216,7 +218,7 @@ export class TwilioTransport {
           agent_id: stored.inbound_agent_id,
           ...(stored.inbound_agent_version === null ? {} : { agent_version: stored.inbound_agent_version }),
           callType: 'phone_call',
-          concurrencyLimit: null,
+          concurrencyLimit: await this.#context.phone.calls.inboundLimit(stored.account_id),
           phone: { from_number: caller, to_number: number.phoneNumber, direction: 'inbound', telephony_identifier: start.callId },
         },
         endpoint,
