@@ -22,6 +22,7 @@ import type { Transport, TransportContext, TransportHandle } from '../transport.
 import { type G711Codec, PCMA_PAYLOAD_TYPE, PCMU_PAYLOAD_TYPE } from '../codec/g711.ts';
 import { RtpSession, bindRtpSocket } from './rtp.ts';
 import { SipCallEndpoint } from './sip.endpoint.ts';
+import { inboundAdmission } from '../inbound-admission.ts';
 import {
   type SipRequest,
   SipParseError,
@@ -243,7 +244,7 @@ export class SipTransport implements TransportHandle {
     const dialIn = dialled !== null && REGISTERED_CALL_ID.test(dialled) ? await this.#context.phone.calls.findDialIn(dialled) : undefined;
     const number = dialIn || dialled === null ? undefined : await this.#context.phone.numbers.findForInbound(dialled);
     if (!number && !dialIn) return fail(404, 'Not Found', 'unknown_number');
-    if (number && number.inbound_agent_id === null) return fail(480, 'Temporarily Unavailable', 'no_inbound_agent');
+    if (number && number.inbound_agent_id === null && !number.inbound_webhook_url) return fail(480, 'Temporarily Unavailable', 'no_inbound_agent');
     const contentType = invite.headers.one('content-type')?.toLowerCase() ?? '';
     const offer = contentType.startsWith('application/sdp') ? parseSdpAudio(invite.body) : { refusal: 'no SDP offer' };
     const media = 'refusal' in offer ? null : chooseCodec(offer);
@@ -268,24 +269,12 @@ export class SipTransport implements TransportHandle {
       if (dialIn) {
         await this.#context.phone.calls.noteTelephonyIdentifier(dialIn.call_id, callId);
         await this.#context.registry.answer(dialIn.call_id, endpoint);
-      } else if (number?.inbound_agent_id) {
-        await this.#context.registry.admit(
-          {
-            accountId: number.account_id,
-            agent_id: number.inbound_agent_id,
-            ...(number.inbound_agent_version === null ? {} : { agent_version: number.inbound_agent_version }),
-            callType: 'phone_call',
-            // The account's limit, as for web calls: at it, the caller hears busy (486).
-            concurrencyLimit: await this.#context.phone.calls.inboundLimit(number.account_id),
-            phone: {
-              from_number: (fromUser === null ? null : normalizeE164(fromUser)) ?? (fromUser ?? 'anonymous').slice(0, 64),
-              to_number: number.phone_number,
-              direction: 'inbound',
-              telephony_identifier: callId,
-            },
-          },
-          endpoint,
-        );
+      } else if (number) {
+        const from = (fromUser === null ? null : normalizeE164(fromUser)) ?? (fromUser ?? 'anonymous').slice(0, 64);
+        const admission = await inboundAdmission(this.#context.phone, number, { fromNumber: from, telephonyIdentifier: callId });
+        // No agent after the inbound webhook either: nobody answers this number.
+        if (!admission) throw new Error('no inbound agent');
+        await this.#context.registry.admit(admission, endpoint);
       }
     } catch (error) {
       this.#context.log.info({ err: error }, 'sip call not admitted');

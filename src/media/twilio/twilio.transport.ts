@@ -21,6 +21,7 @@ import { CappedMap } from '../../lib/capped-map.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { Unanswered } from '../../services/phone-call.service.ts';
 import { claimUpgrade, type Transport, type TransportContext, type TransportReply, type TransportRequest } from '../transport.ts';
+import { inboundAdmission } from '../inbound-admission.ts';
 import { MediaStreamEndpoint, type StreamStart } from './media-stream.endpoint.ts';
 import { parseFormBody, verifyTwilioSignature, type FormParams } from './signature.ts';
 import { readTicket, STREAM_TICKET_TTL_MS, ticketHolds, ticketParameters } from './stream-ticket.ts';
@@ -210,19 +211,11 @@ export class TwilioTransport {
   /** An inbound call: admitted on the number's inbound agent (its version, or the latest) and run on the stream. */
   async #answerInbound(number: TwilioNumber, caller: string, start: StreamStart, endpoint: MediaStreamEndpoint): Promise<void> {
     const stored = await this.#context.phone.numbers.findForInbound(number.phoneNumber);
-    if (!stored?.inbound_agent_id) return endpoint.refuse(1008, 'no inbound agent');
+    if (!stored) return endpoint.refuse(1008, 'no inbound agent');
     try {
-      await this.#context.registry.admit(
-        {
-          accountId: stored.account_id,
-          agent_id: stored.inbound_agent_id,
-          ...(stored.inbound_agent_version === null ? {} : { agent_version: stored.inbound_agent_version }),
-          callType: 'phone_call',
-          concurrencyLimit: await this.#context.phone.calls.inboundLimit(stored.account_id),
-          phone: { from_number: caller, to_number: number.phoneNumber, direction: 'inbound', telephony_identifier: start.callId },
-        },
-        endpoint,
-      );
+      const admission = await inboundAdmission(this.#context.phone, stored, { fromNumber: caller, telephonyIdentifier: start.callId });
+      if (!admission) return endpoint.refuse(1008, 'no inbound agent');
+      await this.#context.registry.admit(admission, endpoint);
     } catch (error) {
       // Refused (shutting down, the account's limit, an agent gone): the caller hears the line close.
       this.#log.warn({ err: error }, 'inbound twilio call refused');
@@ -245,7 +238,7 @@ function numbersOf(context: TransportContext): TwilioLines {
       if (!number) return undefined;
       const reach = context.phone.numbers.reachOf(number);
       if (reach.kind !== 'twilio') return undefined;
-      return { accountId: number.account_id, phoneNumber: number.phone_number, credentials: { accountSid: reach.accountSid, authToken: reach.authToken }, answersInbound: number.inbound_agent_id !== null };
+      return { accountId: number.account_id, phoneNumber: number.phone_number, credentials: { accountSid: reach.accountSid, authToken: reach.authToken }, answersInbound: number.inbound_agent_id !== null || number.inbound_webhook_url !== null };
     },
   };
 }

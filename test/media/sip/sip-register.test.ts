@@ -53,6 +53,8 @@ for (const kind of STORES) {
       assert.ok(refused);
       assert.equal(pbx.events.filter((e) => e.type === 'CALL_CLOSED').length, closedBefore + 1, 'only the second leg closed');
 
+      // The greeting (a third of a second of audio) plays out before the PBX hangs up.
+      await new Promise((r) => setTimeout(r, 1_500));
       pbx.command('hangup');
       const ended = await eventually(async () => {
         const call = (await s.api('GET', `/v2/get-call/${callId}`)).json;
