@@ -140,7 +140,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
       http: transportRoutes,
       rtc: config.rtc,
       publicBaseUrl: config.publicBaseUrl,
-      phone: { numbers: runtime.services.phoneNumbers, sip: runtime.config.sip, calls: runtime.services.phoneCalls, twilioApiBaseUrl: config.twilio.apiBaseUrl },
+      phone: { numbers: runtime.services.phoneNumbers, sip: runtime.config.sip, calls: runtime.services.phoneCalls, twilioApiBaseUrl: config.twilio.apiBaseUrl, askInbound: runtime.media.inboundCalls },
     }));
   }
   await app.register(transportRoutes.plugin());

@@ -38,7 +38,8 @@ import { TicketRepository } from './storage/ticket.repository.ts';
 import type { DeliveryPump } from './webhooks/delivery-pump.ts';
 import type { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import { createWebhookParts } from './webhooks/webhook-runtime.ts';
-import { callForCustomLlm, functionCallerFor } from './webhooks/function-caller.ts';
+import { callForCustomLlm, callForFunction, functionCallerFor } from './webhooks/function-caller.ts';
+import { type InboundCallAsker, inboundCallAskerFor } from './webhooks/inbound-call.ts';
 import { DestinationPolicy } from './webhooks/destination-policy.ts';
 import { USER_AGENT } from './webhooks/signer.ts';
 import { llmSocketOpener } from './media/llm-websocket.ts';
@@ -101,7 +102,8 @@ export interface Runtime {
   readonly notifications: Notifications;
   readonly services: Services;
   /** Speech engines and the calls in progress (transports run calls through `sessions`; `close()` ends them first). */
-  readonly media: { readonly providers: Providers; readonly sessions: SessionRegistry };
+  /** `inboundCalls`: asks a number's inbound_webhook_url about an inbound phone call (issue 24). */
+  readonly media: { readonly providers: Providers; readonly sessions: SessionRegistry; readonly inboundCalls: InboundCallAsker };
   /** Closes the store; idempotent. */
   close(): Promise<void>;
 }
@@ -273,8 +275,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     metrics,
     store,
     notifications,
-    services: { accounts, agents, calls, lifecycle, recordings, recordingLinks, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, webhookPump: webhookParts.pump, leads, tickets, phoneNumbers, phoneCalls: new PhoneCallService({ lifecycle, phoneNumbers }), knowledge, housekeeping, tests },
-    media: { providers, sessions },
+    services: { accounts, agents, calls, lifecycle, recordings, recordingLinks, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, webhookPump: webhookParts.pump, leads, tickets, phoneNumbers, phoneCalls: new PhoneCallService({ lifecycle, phoneNumbers, accounts }), knowledge, housekeeping, tests },
+    media: { providers, sessions, inboundCalls: inboundCallAskerFor({ client: webhookParts.functionClient, secrets: webhookParts.webhooks, clock, log: logger.child({ component: 'inbound_webhook' }) }) },
     close() {
       // Calls in progress end first (server_shutdown), while the store can still record them.
       testsStopped.abort(new Error('the server is shutting down'));

@@ -18,8 +18,9 @@ export type CallDirection = (typeof CALL_DIRECTIONS)[number];
 
 /** What a phone transport tells of a call when it is admitted (the call object's phone fields). */
 export interface PhoneCallFields {
-  from_number: string;
-  to_number: string;
+  /** Null where nobody said (a call registered by register-phone-call without it). */
+  from_number: string | null;
+  to_number: string | null;
   direction: CallDirection;
   telephony_identifier: string;
 }

@@ -58,8 +58,33 @@ export type CustomFunction = Static<typeof CustomFunction>;
  */
 export const EndCallTool = Strict({ type: Type.Literal('end_call'), name: FunctionName, description: Type.Optional(Text(4096)) });
 export type EndCallTool = Static<typeof EndCallTool>;
+/** Where a transfer goes: an E.164 number, or a SIP URI (`sip:desk@pbx.example.com`). */
+export const TRANSFER_DESTINATION_PATTERN = '^(\\+[1-9][0-9]{1,14}|sips?:[^\\s<>"]{3,250})$';
+
+/**
+ * Retell's `transfer_call` tool (issue 24): the model hands a phone call to `transfer_destination`
+ * and the agent leaves it (a cold transfer: REFER on SIP, `<Dial>` on Twilio). Only a
+ * `predefined` destination and a `cold_transfer` are carried; a call that cannot be transferred
+ * (a web call) is not offered the tool (docs/telephony.md, "Transfer").
+ */
+export const TransferCallTool = Strict({
+  type: Type.Literal('transfer_call'),
+  name: FunctionName,
+  description: Type.Optional(Text(4096)),
+  transfer_destination: Strict({
+    type: Type.Literal('predefined'),
+    number: Type.String({ pattern: TRANSFER_DESTINATION_PATTERN, description: 'E.164 number or SIP URI.' }),
+    /** Accepted for Retell's clients: the number is always checked (E.164 or a SIP URI). */
+    ignore_e164_validation: Type.Optional(Type.Boolean()),
+  }),
+  transfer_option: Type.Optional(Strict({ type: Type.Literal('cold_transfer'), show_transferee_as_caller: Type.Optional(Type.Boolean()) })),
+  /** Say `execution_message_description` before the transfer. */
+  speak_during_execution: Type.Optional(Type.Boolean()),
+  execution_message_description: Type.Optional(Text(1024)),
+});
+export type TransferCallTool = Static<typeof TransferCallTool>;
 /** A tool of a service LLM (`general_tools`, `states[].tools`). */
-export const LlmTool = Type.Union([CustomFunction, EndCallTool]);
+export const LlmTool = Type.Union([CustomFunction, EndCallTool, TransferCallTool]);
 export type LlmTool = Static<typeof LlmTool>;
 
 /** A conversation flow's tool: a custom function with the id its `function` nodes name. */
@@ -88,14 +113,14 @@ export function parametersProblem(parameters: Record<string, unknown> | undefine
  * names free of the service LLM's own tools, compilable parameters, headers the service does not
  * set itself. `where` names the list in messages (`general_tools`). Null when all is well.
  */
-export function checkFunctions(functions: ReadonlyArray<CustomFunction | EndCallTool>, where: string, taken: ReadonlySet<string> = new Set()): string | null {
+export function checkFunctions(functions: ReadonlyArray<CustomFunction | EndCallTool | TransferCallTool>, where: string, taken: ReadonlySet<string> = new Set()): string | null {
   const names = new Set(taken);
   for (const [i, f] of functions.entries()) {
     const at = `${where}[${i}]`;
     if (names.has(f.name)) return `${at}: duplicate function name "${f.name}"`;
     names.add(f.name);
     if (f.name.startsWith(RESERVED_PREFIX)) return `${at}: the name "${f.name}" is reserved for the service's own tools`;
-    if (f.type === 'end_call') continue;
+    if (f.type !== 'custom') continue;
     if ((RESERVED_FUNCTION_NAMES as readonly string[]).includes(f.name)) {
       return `${at}: the name "${f.name}" is reserved for the service's own tools`;
     }

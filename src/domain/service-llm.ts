@@ -12,7 +12,7 @@ export const LlmState = Strict({
   name: StateName,
   state_prompt: Type.Optional(Text()),
   edges: Type.Optional(Type.Array(LlmStateEdge, { maxItems: 50 })),
-  /** Custom functions (and Retell's `end_call` tool) the model may call in this state only. */
+  /** Custom functions (and Retell's `end_call` and `transfer_call` tools) the model may call in this state only. */
   tools: Type.Optional(Type.Array(LlmTool, { maxItems: 50 })),
 });
 
@@ -29,7 +29,7 @@ export const ServiceLlmSettings = {
 export const ServiceLlmDefinition = Strict({
   ...ServiceLlmSettings,
   states: Type.Optional(Type.Array(LlmState, { maxItems: 100 })),
-  /** Custom functions (and Retell's `end_call` tool) the model may call in every state. */
+  /** Custom functions (and Retell's `end_call` and `transfer_call` tools) the model may call in every state. */
   general_tools: Type.Optional(Type.Array(LlmTool, { maxItems: 50 })),
   starting_state: Type.Optional(StateName),
   default_dynamic_variables: Type.Optional(StringMap),
@@ -62,29 +62,6 @@ export function llmFieldsWithoutEffect(definition: ServiceLlmDefinition): string
     const value = (definition as Record<string, unknown>)[field];
     return value !== undefined && value !== null && value !== false && !(Array.isArray(value) && value.length === 0);
   });
-}
-
-/**
- * Why a body's tools cannot be taken as they are, before schema validation (whose message for an
- * unknown tool type names the wrong field): Retell's `transfer_call` tool needs phone calls, which
- * this server does not carry yet. Null when there is none.
- */
-export function unsupportedToolProblem(body: Record<string, unknown>): string | null {
-  const lists: Array<[string, unknown]> = [['general_tools', body['general_tools']]];
-  if (Array.isArray(body['states'])) {
-    for (const [i, state] of body['states'].entries()) {
-      if (typeof state === 'object' && state !== null) lists.push([`states[${i}].tools`, (state as Record<string, unknown>)['tools']]);
-    }
-  }
-  for (const [where, tools] of lists) {
-    if (!Array.isArray(tools)) continue;
-    for (const [i, tool] of tools.entries()) {
-      if (typeof tool === 'object' && tool !== null && (tool as Record<string, unknown>)['type'] === 'transfer_call') {
-        return `${where}[${i}]: transfer_call tools are not supported yet: this server does not carry phone calls, so there is nothing to transfer (types supported: custom, end_call)`;
-      }
-    }
-  }
-  return null;
 }
 
 export const ServiceLlmOverride = Strict(ServiceLlmSettings);

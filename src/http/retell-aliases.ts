@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import { errors } from '../domain/errors.ts';
-import { unsupportedToolProblem } from '../domain/service-llm.ts';
 import { hooksOf } from './json-body.ts';
 
 /**
@@ -17,18 +16,12 @@ import { hooksOf } from './json-body.ts';
  * | `response_engine.type: "custom-llm"`     | `"custom_llm"` (with `llm_websocket_url`) | create-agent, update-agent |
  *
  * A body that has both spellings of one field is refused (400): which one was meant is unclear.
- * A service LLM's tools of a type this server does not have (Retell's `transfer_call`) are refused
- * here with a message that says so, before schema validation names a field they lack.
  */
 const REWRITES: Record<string, (body: Record<string, unknown>) => void> = {
   'POST /v2/create-web-call': webCallBody,
   'POST /v3/create-web-call': webCallBody,
   'POST /create-agent': agentBody,
   'PATCH /update-agent/:agent_id': agentBody,
-  'POST /create-service-llm': llmBody,
-  'PATCH /update-service-llm/:llm_id': llmBody,
-  'POST /create-retell-llm': llmBody,
-  'PATCH /update-retell-llm/:llm_id': llmBody,
 };
 
 /** Retell's response engine types and ours; the engines' id fields have the same names. */
@@ -67,11 +60,6 @@ function agentBody(body: Record<string, unknown>): void {
   if (isObject(engine) && typeof engine.type === 'string' && Object.hasOwn(ENGINE_TYPES, engine.type)) {
     engine.type = ENGINE_TYPES[engine.type];
   }
-}
-
-function llmBody(body: Record<string, unknown>): void {
-  const problem = unsupportedToolProblem(body);
-  if (problem) throw errors.invalidRequest(problem);
 }
 
 function rename(object: Record<string, unknown>, alias: string, name: string, where: string): void {

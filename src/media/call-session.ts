@@ -57,6 +57,12 @@ export interface EndOptions {
    * to a call that was already ending; the earliest deadline given wins. Default: none.
    */
   deadline?: number;
+  /**
+   * The agent transfers the call (reason `call_transfer`): the endpoint hands it to this
+   * destination first; the call then ends `call_transfer` with `transfer_destination` set, or
+   * `agent_hangup` when the carrier refused (the log says why).
+   */
+  transferTo?: string;
 }
 
 export interface SessionDeps {
@@ -240,6 +246,7 @@ export class CallSession implements CallScope {
         currentNodeId: this.#call.current_node_id,
         currentState: this.#call.current_state,
         language: settings.language,
+        canTransfer: this.#endpoint.transfer !== undefined,
         ...this.#knowledgeSource(engineDef),
         ...(this.#d.customLlm
           ? {
@@ -399,9 +406,9 @@ export class CallSession implements CallScope {
     on('record_bound', ({ what }) => {
       this.#d.log.warn({ what }, 'call record reached its bound: later entries are not kept (docs/voice-pipeline.md, "What a call keeps")');
     });
-    on('hangup', ({ reason }) => {
+    on('hangup', ({ reason, transferTo }) => {
       this.#checkPosition();
-      void this.end(reason);
+      void this.end(reason, transferTo === undefined ? {} : { transferTo });
     });
   }
 
@@ -442,7 +449,8 @@ export class CallSession implements CallScope {
    */
   end(reason: DisconnectionReason, options: EndOptions = {}): Promise<void> {
     if (options.deadline !== undefined) this.#cutAnalysisBy(options.deadline);
-    this.#ending ??= this.#finish(reason)
+    this.#ending ??= this.#transferFirst(reason, options.transferTo)
+      .then((ended) => this.#finish(ended.reason, ended.transferDestination))
       .catch((error: unknown) => {
         this.#d.log.error({ err: error }, 'call end failed');
       })
@@ -450,7 +458,24 @@ export class CallSession implements CallScope {
     return this.#ending;
   }
 
-  async #finish(reason: DisconnectionReason): Promise<void> {
+  /**
+   * A transfer the engine asked for, before the call ends (EndOptions.transferTo): the endpoint's
+   * carrier takes the call, bounded by the endpoint; what the caller does meanwhile (a hang-up)
+   * joins this end. A call that cannot be transferred, or whose carrier refused, ends `agent_hangup`.
+   */
+  async #transferFirst(reason: DisconnectionReason, transferTo: string | undefined): Promise<{ reason: DisconnectionReason; transferDestination?: string }> {
+    if (reason !== 'call_transfer') return { reason };
+    try {
+      if (transferTo === undefined || !this.#endpoint.transfer) throw new Error('this call cannot be transferred');
+      await this.#endpoint.transfer(transferTo);
+      return { reason, transferDestination: transferTo };
+    } catch (error) {
+      this.#d.log.warn({ err: error, transport: this.#endpoint.transport }, 'transfer failed: the call ends agent_hangup');
+      return { reason: 'agent_hangup' };
+    }
+  }
+
+  async #finish(reason: DisconnectionReason, transferDestination?: string): Promise<void> {
     for (const t of this.#timers) this.#d.scheduler.clear(t);
     this.#conversation?.stop();
     const p = this.#pipeline;
@@ -498,6 +523,7 @@ export class CallSession implements CallScope {
         callAnalysis: analysis,
         latency: latencyReport(p?.latencies() ?? []),
         media: this.#endpoint.mediaStats?.() ?? null,
+        ...(transferDestination === undefined ? {} : { transferDestination }),
       });
     } catch (error) {
       this.#d.log.error({ err: error }, 'storing the finished call failed');

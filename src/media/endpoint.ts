@@ -94,6 +94,13 @@ export interface CallEndpoint {
    * rate on the wire, and the traffic it can measure (null where it cannot). Read when the call ends.
    */
   mediaStats?(): CallMedia;
+  /**
+   * Hands the call to `destination` (an E.164 number or a SIP URI): a cold transfer, where the
+   * carrier can make one (REFER on SIP, `<Dial>` on Twilio); absent on endpoints that cannot (a
+   * web call), and then the engines do not offer their transfer tools. Resolves once the carrier
+   * took the call on; rejects when it refused. `end` follows either way.
+   */
+  transfer?(destination: string): Promise<void>;
   /** The call is over: the endpoint tells its caller how it ended and closes. Idempotent. */
   end(ending: CallEnding): void;
 }

@@ -63,6 +63,8 @@ export interface BuildEngineOptions {
   customLlm?: CustomLlmDeps;
   /** Reference material for each turn (issue 29: the engine's knowledge bases, media/knowledge-context.ts). */
   contextSource?: TurnContextSource;
+  /** The call's endpoint can transfer it (a phone call): a service LLM offers its `transfer_call` tools. */
+  canTransfer?: boolean;
 }
 
 /** A custom LLM's connection to the user's server, as the call session gives it. */
@@ -132,6 +134,7 @@ export function buildEngine(o: BuildEngineOptions): BuiltEngine {
     ...(o.currentState ? { startState: o.currentState } : {}),
     ...(o.language ? { language: o.language } : {}),
     ...(o.contextSource ? { contextSource: o.contextSource } : {}),
+    ...(o.canTransfer ? { canTransfer: true } : {}),
   });
   return {
     engine,

@@ -34,10 +34,20 @@ export interface TransportContext {
   phone: {
     numbers: Pick<PhoneNumberService, 'findForInbound' | 'findForOutbound' | 'reachOf'>;
     sip: SipConfig | null;
-    /** Outbound phone calls: a transport that places calls registers its dialer, and reports calls not answered. */
-    calls: Pick<PhoneCallService, 'useDialer' | 'endUnanswered'>;
+    /** Phone calls: a transport that places calls registers its dialer and reports calls not answered; the SIP endpoint answers calls registered by register-phone-call. */
+    calls: Pick<PhoneCallService, 'useDialer' | 'endUnanswered' | 'findDialIn' | 'noteTelephonyIdentifier' | 'inboundLimit' | 'atConcurrencyLimit'>;
     /** Twilio's REST API base (TWILIO_API_BASE_URL). */
     twilioApiBaseUrl: string;
+    /**
+     * Asks a number's `inbound_webhook_url` about an inbound call (src/webhooks/inbound-call.ts):
+     * never rejects; an empty answer means the call goes on as the number says.
+     */
+    askInbound(call: { accountId: string; url: string; agentId: string | null; agentVersion: number | null; fromNumber: string; toNumber: string }): Promise<{
+      agentId?: string;
+      agentVersion?: number;
+      dynamicVariables?: Record<string, string>;
+      metadata?: Record<string, unknown>;
+    }>;
   };
   /**
    * The Fastify app, not yet ready: a transport whose HTTP routes are part of the API (WebRTC's

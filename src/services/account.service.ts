@@ -138,6 +138,12 @@ export class AccountService {
     return cached && cached.expiresAt > this.#clock.now() ? cached.principal : undefined;
   }
 
+  /** Calls the account may have registered or ongoing at once (null: no limit; an unknown account: none). */
+  async concurrencyLimitOf(accountId: string): Promise<number | null> {
+    const account = await this.#accounts.findAccount(accountId);
+    return account ? account.concurrency_limit : 0;
+  }
+
   /** The principal behind an `Authorization` header value; throws `unauthenticated` otherwise. */
   async authenticate(authorization: string | undefined): Promise<Principal> {
     const key = bearerKey(authorization);

@@ -39,6 +39,8 @@ export interface CallOutcome {
   currentNodeId?: string | null;
   /** Where the conversation ended (service-LLM state); left as it was when undefined. */
   currentState?: string | null;
+  /** Where the call was transferred (reason `call_transfer`): a number or SIP URI. */
+  transferDestination?: string | null;
 }
 
 /** A call admitted to run: ongoing, leased by this server, with the agent version it runs. */
@@ -189,6 +191,11 @@ export class CallLifecycle {
     return row;
   }
 
+  /** Calls of the account registered or ongoing now (what its concurrency limit counts). */
+  async countLiveCalls(accountId: string): Promise<number> {
+    return this.#d.store.transaction((trx) => this.#d.calls.countLiveLocked(accountId, trx));
+  }
+
   /** The carrier's id of a call placed and still ringing (Twilio's CallSid), once the carrier gave it. */
   async setTelephonyIdentifier(callId: string, telephonyIdentifier: string): Promise<void> {
     await this.#d.calls.update(callId, { telephony_identifier: telephonyIdentifier, updated_at: this.#d.clock.now() });
@@ -249,6 +256,7 @@ export class CallLifecycle {
       };
       if (outcome.currentNodeId !== undefined) changes.current_node_id = outcome.currentNodeId;
       if (outcome.currentState !== undefined) changes.current_state = outcome.currentState;
+      if (outcome.transferDestination !== undefined) changes.transfer_destination = outcome.transferDestination;
       const finished: Call = { ...row, ...changes };
       Object.assign(changes, await this.#d.retention.apply(finished, row.data_storage_setting));
       if (!(await this.#d.calls.transition(callId, statusesThatCanBecome(statusForReason(outcome.reason)), changes, trx))) return false;

@@ -11,7 +11,7 @@ import { errors } from '../domain/errors.ts';
 import type { Call } from '../domain/call.ts';
 import type { DisconnectionReason } from '../domain/call-status.ts';
 import { normalizeE164, type PhoneNumber, type PhoneNumberReach } from '../domain/phone-number.ts';
-import type { Principal } from './account.service.ts';
+import type { AccountService, Principal } from './account.service.ts';
 import type { CallLifecycle } from './call-lifecycle.ts';
 import { type CallView, toCallView } from './call.view.ts';
 import type { PhoneNumberService } from './phone-number.service.ts';
@@ -26,6 +26,21 @@ export const CreatePhoneCallBody = Strict({
 });
 export type CreatePhoneCallBody = Static<typeof CreatePhoneCallBody>;
 
+/** Retell's register-phone-call body: a call the account's own PBX or carrier dials in at `sip:{call_id}@SIP_PUBLIC_HOST`. */
+export const RegisterPhoneCallBody = Strict({
+  agent_id: ResourceId,
+  agent_version: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000 })),
+  from_number: Type.Optional(Type.String({ minLength: 1, maxLength: 32, description: 'The caller (E.164), as the PBX knows it.' })),
+  to_number: Type.Optional(Type.String({ minLength: 1, maxLength: 32, description: 'The number called (E.164).' })),
+  direction: Type.Optional(Type.Union([Type.Literal('inbound'), Type.Literal('outbound')], { description: 'Default inbound.' })),
+  metadata: Type.Optional(FreeObject),
+  retell_llm_dynamic_variables: Type.Optional(StringMap),
+});
+export type RegisterPhoneCallBody = Static<typeof RegisterPhoneCallBody>;
+
+/** How long a registered call waits for its INVITE before it ends unjoined, ms (Retell's 5 minutes). */
+export const REGISTERED_CALL_TTL_MS = 300_000;
+
 /** A transport that places calls on the numbers it reaches. */
 export interface PhoneDialer {
   /** Places `call` from `number` (reached as `reach`) to `to`; returns the carrier's id of the call. Throws when the carrier refuses. */
@@ -38,6 +53,8 @@ export type Unanswered = Extract<DisconnectionReason, 'dial_busy' | 'dial_no_ans
 export interface PhoneCallServiceDeps {
   lifecycle: CallLifecycle;
   phoneNumbers: PhoneNumberService;
+  /** The accounts' concurrency limits, which inbound calls count against like web calls. */
+  accounts: Pick<AccountService, 'concurrencyLimitOf'>;
   /** How long a placed call may ring before it counts as unanswered, ms (default 60 000). */
   ringMs?: number;
 }
@@ -91,6 +108,63 @@ export class PhoneCallService {
     }
     await this.#d.lifecycle.setTelephonyIdentifier(call.call_id, telephonyIdentifier);
     return this.#view(call.call_id);
+  }
+
+  /**
+   * Registers a call that the account's own PBX or carrier will dial in at
+   * `sip:{call_id}@SIP_PUBLIC_HOST` (Retell's custom telephony): `registered` until that INVITE
+   * comes (the SIP endpoint answers it on the call's agent), ended unjoined after
+   * REGISTERED_CALL_TTL_MS. Counts against the account's concurrency limit like any call.
+   */
+  async registerPhoneCall(principal: Principal, input: RegisterPhoneCallBody): Promise<CallView> {
+    const numbers: Record<'from_number' | 'to_number', string | null> = { from_number: null, to_number: null };
+    for (const field of ['from_number', 'to_number'] as const) {
+      const given = input[field];
+      if (given === undefined) continue;
+      const e164 = normalizeE164(given);
+      if (e164 === null || !given.startsWith('+')) throw errors.invalidRequest(`${field} must be an E.164 number (+ and 2 to 15 digits)`, { field });
+      numbers[field] = e164;
+    }
+    const call = await this.#d.lifecycle.registerCall(
+      {
+        accountId: principal.accountId,
+        agent_id: input.agent_id,
+        ...(input.agent_version === undefined ? {} : { agent_version: input.agent_version }),
+        ...(input.metadata ? { metadata: input.metadata } : {}),
+        ...(input.retell_llm_dynamic_variables ? { service_llm_dynamic_variables: input.retell_llm_dynamic_variables } : {}),
+        callType: 'phone_call',
+        concurrencyLimit: principal.concurrencyLimit,
+        phone: { ...numbers, direction: input.direction ?? 'inbound', telephony_identifier: '' },
+      },
+      REGISTERED_CALL_TTL_MS,
+    );
+    return this.#view(call.call_id);
+  }
+
+  /**
+   * The call registered by register-phone-call that an INVITE to `sip:{callId}@...` dials in,
+   * while it waits for it; undefined otherwise (unknown, answered, ended, or a call this server
+   * places itself, which has a carrier's id).
+   */
+  async findDialIn(callId: string): Promise<Call | undefined> {
+    const call = await this.#d.lifecycle.readCall(callId);
+    return call && call.call_type === 'phone_call' && call.call_status === 'registered' && call.telephony_identifier === '' ? call : undefined;
+  }
+
+  /** The carrier's id of a registered call that dialed in (the SIP Call-ID), before it is answered. */
+  async noteTelephonyIdentifier(callId: string, telephonyIdentifier: string): Promise<void> {
+    await this.#d.lifecycle.setTelephonyIdentifier(callId, telephonyIdentifier);
+  }
+
+  /** The concurrency limit an inbound call to one of the account's numbers is admitted under (null: none). */
+  inboundLimit(accountId: string): Promise<number | null> {
+    return this.#d.accounts.concurrencyLimitOf(accountId);
+  }
+
+  /** Whether the account is at its concurrency limit now (a carrier's webhook refuses the call before it rings through). */
+  async atConcurrencyLimit(accountId: string): Promise<boolean> {
+    const limit = await this.#d.accounts.concurrencyLimitOf(accountId);
+    return limit !== null && (await this.#d.lifecycle.countLiveCalls(accountId)) >= limit;
   }
 
   /** The carrier says the placed call `callId` of `accountId` was not answered: it ends so, if still ringing. */

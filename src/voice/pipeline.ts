@@ -129,7 +129,7 @@ export class VoicePipeline {
       heard: (utterance) => this.#record.addUtterance(utterance),
       latency: (record) => this.#record.addLatency(record),
       failed: (reason, error) => this.#fail(reason, error),
-      hangup: () => this.#end('agent_hangup'),
+      hangup: (ending) => this.#end(ending.reason, ending.reason === 'call_transfer' ? ending.destination : undefined),
     });
     this.#speculations = new Speculations({
       engine: this.#o.engine,
@@ -435,12 +435,13 @@ export class VoicePipeline {
     this.#end(reason);
   }
 
-  #end(reason: HangupReason): void {
+  /** Ends the pipeline once; `transferTo`: the engine's transfer destination (reason `call_transfer`). */
+  #end(reason: HangupReason, transferTo?: string): void {
     if (this.#ended) return;
     this.#ended = true;
     this.#speculations.dropPending();
     this.#playout.stop();
-    this.#emit('hangup', { reason });
+    this.#emit('hangup', transferTo === undefined ? { reason } : { reason, transferTo });
     // Stop work but leave close() (and the release of resources) to the owner of the call.
     this.#replies.abort();
     this.#input.close();

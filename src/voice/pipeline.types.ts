@@ -13,7 +13,8 @@ import type { TimedToolCall, Utterance } from './transcript.ts';
 
 /** Why a call fails inside the pipeline: a provider (by kind), or an error nothing expected (a bug: `error_unknown`). */
 export type FailureReason = 'error_asr' | 'error_llm' | 'error_tts' | 'error_unknown';
-export type HangupReason = 'agent_hangup' | FailureReason;
+/** Why the pipeline ends the call: the agent hung up, transferred the call (a phone call), or a stage failed. */
+export type HangupReason = 'agent_hangup' | 'call_transfer' | FailureReason;
 
 /** Events of a VoicePipeline; listeners are called synchronously, in order of registration. */
 export interface PipelineEvents {
@@ -38,8 +39,11 @@ export interface PipelineEvents {
    * headset), which the embedded recogniser hears badly (src/providers/audio/band.ts).
    */
   audio_band: (info: { band: 'wide' | 'narrow'; highFraction: number }) => void;
-  /** The call should end now; emitted once. Errors are preceded by an `error` event. */
-  hangup: (info: { reason: HangupReason }) => void;
+  /**
+   * The call should end now; emitted once. Errors are preceded by an `error` event. With
+   * `call_transfer`, `transferTo` is where the engine asked the call to go (the endpoint transfers it).
+   */
+  hangup: (info: { reason: HangupReason; transferTo?: string }) => void;
   /** `message` is the failure's own; `cause` is the error itself (its `cause` chain may quote an upstream's answer: log it, never show it). */
   error: (info: { reason: FailureReason; message: string; cause: unknown }) => void;
   /** One record per agent reply that produced audio. */

@@ -9,7 +9,7 @@ import type { Scheduler } from '../lib/scheduler.ts';
 import type { TtsProvider } from '../providers/tts.ts';
 import { ProviderError, isAbortError } from '../providers/errors.ts';
 import { FRAME_MS, Framer } from './frames.ts';
-import { EngineError, type EngineOutput, type EngineTiming, type ResponseEngine, type ToolCallRecord } from './engines/types.ts';
+import { EngineError, type EngineHangup, type EngineOutput, type EngineTiming, type ResponseEngine, type ToolCallRecord } from './engines/types.ts';
 import type { FailureReason } from './pipeline.types.ts';
 import { abortable } from '../lib/abortable.ts';
 import type { TurnLatency } from './latency.ts';
@@ -50,8 +50,8 @@ export interface ReplyHost {
   latency(record: TurnLatency): void;
   /** The reply failed (not aborted): the call ends with `reason`. */
   failed(reason: FailureReason, error: unknown): void;
-  /** The engine hung up once the reply had played: the call ends `agent_hangup`. */
-  hangup(): void;
+  /** The engine hung up (or transferred the call) once the reply had played: the call ends `agent_hangup` (or `call_transfer`). */
+  hangup(ending: EngineHangup): void;
 }
 
 /** The state of one reply while it runs. */
@@ -164,7 +164,7 @@ export class Replies {
     if (!held) await open();
     const engineStart = h.time.now();
     const marks: { firstText?: number; synthStart?: number; firstAudio?: number } = {};
-    let hangup = false;
+    let hangup: EngineHangup | undefined;
     let functionMs = 0;
     let contextMs: number | undefined;
     const framer = new Framer();
@@ -189,7 +189,7 @@ export class Replies {
       for await (const ev of audio) {
         if (signal.aborted) break;
         if (ev.type !== 'sentence_start') await open();
-        if (ev.type === 'hangup') hangup = true;
+        if (ev.type === 'hangup') hangup ??= ev;
         else if (ev.type === 'tool_call_invocation' || ev.type === 'tool_call_result') {
           // A round trip the reply waited for before it had anything to say delays it.
           if (ev.type === 'tool_call_result' && ev.delayMs !== undefined && marks.firstText === undefined) functionMs += ev.delayMs;
@@ -258,7 +258,7 @@ export class Replies {
       if (contextMs !== undefined) lat.contextMs = Math.round(contextMs);
       h.latency(lat);
     }
-    if (hangup) h.hangup();
+    if (hangup) h.hangup(hangup);
   }
 }
 

@@ -111,9 +111,12 @@ for (const kind of STORES) {
       const first = await retell.llm.list({ limit: 1, sort_order: 'ascending' });
       assert.equal(first.has_more, true);
 
+      // Retell's transfer_call tool (phone calls, issue 24): a cold transfer to a predefined number is taken as it is.
+      const transfer = { type: 'transfer_call', name: 'transfer', transfer_destination: { type: 'predefined', number: '+14155550100' }, transfer_option: { type: 'cold_transfer' } };
+      assert.deepEqual(json(await retell.llm.create({ general_tools: [transfer] } as never)).general_tools, [transfer]);
       await assert.rejects(
-        retell.llm.create({ general_tools: [{ type: 'transfer_call', name: 'transfer', transfer_destination: { type: 'predefined', number: '+14155550100' } }] } as never),
-        (error: unknown) => error instanceof Retell.BadRequestError && /general_tools\[0\]: transfer_call tools are not supported yet/.test(error.message),
+        retell.llm.create({ general_tools: [{ ...transfer, transfer_destination: { type: 'predefined', number: '555 0100' } }] } as never),
+        (error: unknown) => error instanceof Retell.BadRequestError && /general_tools/.test(error.message),
       );
       assert.equal(await retell.llm.delete(other.llm_id), null);
       await assert.rejects(retell.llm.retrieve(other.llm_id), (error: unknown) => error instanceof Retell.UnprocessableEntityError);

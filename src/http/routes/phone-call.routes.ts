@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { CallResponse } from '../../services/call.view.ts';
-import { CreatePhoneCallBody, type PhoneCallService } from '../../services/phone-call.service.ts';
+import { CreatePhoneCallBody, RegisterPhoneCallBody, type PhoneCallService } from '../../services/phone-call.service.ts';
 import { ErrorResponse, authErrors } from '../schemas/common.schemas.ts';
 import { operation } from '../openapi.ts';
 
@@ -18,5 +18,17 @@ export function phoneCallRoutes(phoneCalls: PhoneCallService): FastifyPluginAsyn
         response: { 201: CallResponse, ...authErrors, 409: ErrorResponse, 429: ErrorResponse },
       }),
     }, async (request, reply) => reply.code(201).send(await phoneCalls.createPhoneCall(request.principal, request.body)));
+
+    app.post('/v2/register-phone-call', {
+      schema: operation({
+        operationId: 'registerPhoneCall',
+        tags: ['calls'],
+        summary: 'Register a phone call that your PBX dials in',
+        description:
+          'Registers a call on `agent_id` that your own PBX or carrier connects by sending an INVITE to `sip:{call_id}@SIP_PUBLIC_HOST` (the server’s SIP endpoint). Answers 201 with the call, `registered` until the INVITE comes (at most 5 minutes), then `ongoing`.',
+        body: RegisterPhoneCallBody,
+        response: { 201: CallResponse, ...authErrors, 409: ErrorResponse, 429: ErrorResponse },
+      }),
+    }, async (request, reply) => reply.code(201).send(await phoneCalls.registerPhoneCall(request.principal, request.body)));
   };
 }

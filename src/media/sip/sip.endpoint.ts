@@ -1,7 +1,7 @@
 /**
  * A phone call over the SIP endpoint, as a call session sees it: RTP audio converted between the
- * wire's 8 kHz G.711 and the port's 16 kHz, keypad digits (RFC 4733) to the sink, and the end of
- * the call handed back to its dialog (a BYE, unless the caller hung up first).
+ * wire's 8 kHz G.711 and the port's 16 kHz, keypad digits (RFC 4733) to the sink, a transfer by
+ * REFER and the end of the call handed back to its dialog (a BYE, unless the caller hung up first).
  */
 import type { CallMedia } from '../../domain/call.ts';
 import type { Resampler } from '../../providers/audio/resample.ts';
@@ -14,10 +14,12 @@ export class SipCallEndpoint implements CallEndpoint {
   readonly #up: Resampler;
   readonly #down: Resampler;
   readonly #onEnd: (ending: CallEnding) => void;
+  readonly #transfer: (destination: string) => Promise<void>;
   #ended = false;
   #sink: EndpointSink | null = null;
 
-  constructor(options: { rtp: RtpSession; upsampler: Resampler; downsampler: Resampler; onEnd: (ending: CallEnding) => void }) {
+  constructor(options: { rtp: RtpSession; upsampler: Resampler; downsampler: Resampler; onEnd: (ending: CallEnding) => void; transfer: (destination: string) => Promise<void> }) {
+    this.#transfer = options.transfer;
     this.#rtp = options.rtp;
     this.#up = options.upsampler;
     this.#down = options.downsampler;
@@ -57,6 +59,11 @@ export class SipCallEndpoint implements CallEndpoint {
   clear(): void {
     // Audio is sent as the session paces it: nothing is queued here but a part of one packet.
     this.#rtp.markTalkspurt();
+  }
+
+  /** A cold transfer by REFER (RFC 3515), through the call's dialog. */
+  transfer(destination: string): Promise<void> {
+    return this.#transfer(destination);
   }
 
   mediaStats(): CallMedia {

@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import dgram from 'node:dgram';
 import ipaddr from 'ipaddr.js';
 import type { SipConfig } from '../../config/sip.config.ts';
+import { AppError } from '../../domain/errors.ts';
 import { normalizeE164 } from '../../domain/phone-number.ts';
 import { systemClock } from '../../lib/clock.ts';
 import { TokenBuckets } from '../../lib/token-bucket.ts';
@@ -21,6 +22,7 @@ import type { Transport, TransportContext, TransportHandle } from '../transport.
 import { type G711Codec, PCMA_PAYLOAD_TYPE, PCMU_PAYLOAD_TYPE } from '../codec/g711.ts';
 import { RtpSession, bindRtpSocket } from './rtp.ts';
 import { SipCallEndpoint } from './sip.endpoint.ts';
+import { inboundAdmission } from '../inbound-admission.ts';
 import {
   type SipRequest,
   SipParseError,
@@ -28,18 +30,30 @@ import {
   parseSdpAudio,
   parseSipMessage,
   responseTo,
+  hostPortOf,
   tagOf,
   uriOf,
   userOf,
   writeSipMessage,
 } from './sip-message.ts';
 
+/** Retry-After of a 486 to an account at its concurrency limit, seconds. */
+const BUSY_RETRY_AFTER_SECONDS = 30;
+/** A call id as register-phone-call gives it, dialled as the Request-URI's user. */
+const REGISTERED_CALL_ID = /^call_[A-Za-z0-9]{1,64}$/;
 /** RFC 3261 timer T1 (round-trip estimate) and T2 (longest retransmit interval), ms. */
 const T1_MS = 500;
 const T2_MS = 4_000;
 /** Dialogs (calls being set up or running) at once; more INVITEs get 503. */
 const MAX_DIALOGS = 1_000;
-const ALLOW = 'INVITE, ACK, BYE, CANCEL, OPTIONS';
+const ALLOW = 'INVITE, ACK, BYE, CANCEL, OPTIONS, NOTIFY';
+/** How long a transfer waits for the far end's final word on the new call (a NOTIFY with a final sipfrag) after its 202, ms. */
+const TRANSFER_NOTIFY_TIMEOUT_MS = 30_000;
+
+/** A REFER of ours in flight: settled by the far end's NOTIFY with a final status (RFC 3515 2.4.5). */
+interface PendingTransfer {
+  settle(outcome: { ok: true } | { ok: false; why: string }): void;
+}
 
 interface Dialog {
   callId: string;
@@ -53,7 +67,10 @@ interface Dialog {
   endpoint: SipCallEndpoint | null;
   retransmit: NodeJS.Timeout | null;
   cancelled: boolean;
+  /** The CSeq of our last request in the dialog. */
   cseq: number;
+  /** Our REFER, once the agent transfers the call. */
+  transfer: PendingTransfer | null;
 }
 
 /** The started SIP endpoint: its bound address, and close. */
@@ -127,7 +144,7 @@ export class SipTransport implements TransportHandle {
     }
     try {
       if (message.kind === 'response') {
-        this.#onResponse(message.headers.one('call-id') ?? '', message.status);
+        this.#onResponse(message.headers.one('call-id') ?? '', message.headers.one('cseq') ?? '', message.status);
         return;
       }
       this.#onRequest(message, { address: from.address, port: from.port });
@@ -174,6 +191,12 @@ export class SipTransport implements TransportHandle {
           this.#send(dialog.lastResponse, remote);
         }
         return;
+      case 'NOTIFY':
+        // The progress of our REFER (RFC 3515 2.4.4): a sipfrag of the far end's new call.
+        if (!dialog) return this.#send(responseTo(request, 481, 'Call/Transaction Does Not Exist'), remote);
+        this.#send(responseTo(request, 200, 'OK'), remote);
+        this.#onTransferProgress(dialog, request);
+        return;
       case 'OPTIONS':
         this.#send(responseTo(request, 200, 'OK', { headers: [['Allow', ALLOW], ['Accept', 'application/sdp']] }), remote);
         return;
@@ -183,9 +206,9 @@ export class SipTransport implements TransportHandle {
   }
 
   async #onInvite(invite: SipRequest, remote: { address: string; port: number }): Promise<void> {
-    const refuse = (status: number, reason: string, why: string) => {
+    const refuse = (status: number, reason: string, why: string, headers: Array<[string, string]> = []) => {
       this.#dropped.inc({ reason: why });
-      this.#send(responseTo(invite, status, reason, { toTag: randomTag() }), remote);
+      this.#send(responseTo(invite, status, reason, { toTag: randomTag(), headers }), remote);
     };
     // Flooding sources are not answered at all: an answer would be traffic for them.
     if (!this.#invites.take(remote.address, this.#config.invitesPerMinute).ok) {
@@ -206,19 +229,22 @@ export class SipTransport implements TransportHandle {
       retransmit: null,
       cancelled: false,
       cseq: 1,
+      transfer: null,
     };
     this.#dialogs.set(callId, dialog);
     dialog.lastResponse = responseTo(invite, 100, 'Trying');
     this.#send(dialog.lastResponse, remote);
-    const fail = (status: number, reason: string, why: string) => {
+    const fail = (status: number, reason: string, why: string, headers: Array<[string, string]> = []) => {
       this.#forget(dialog);
-      if (!dialog.cancelled) refuse(status, reason, why);
+      if (!dialog.cancelled) refuse(status, reason, why, headers);
     };
 
+    // The Request-URI's user: a number we hold, or a call registered by register-phone-call (sip:{call_id}@host).
     const dialled = userOf(invite.uri);
-    const number = dialled === null ? undefined : await this.#context.phone.numbers.findForInbound(dialled);
-    if (!number) return fail(404, 'Not Found', 'unknown_number');
-    if (number.inbound_agent_id === null) return fail(480, 'Temporarily Unavailable', 'no_inbound_agent');
+    const dialIn = dialled !== null && REGISTERED_CALL_ID.test(dialled) ? await this.#context.phone.calls.findDialIn(dialled) : undefined;
+    const number = dialIn || dialled === null ? undefined : await this.#context.phone.numbers.findForInbound(dialled);
+    if (!number && !dialIn) return fail(404, 'Not Found', 'unknown_number');
+    if (number && number.inbound_agent_id === null && !number.inbound_webhook_url) return fail(480, 'Temporarily Unavailable', 'no_inbound_agent');
     const contentType = invite.headers.one('content-type')?.toLowerCase() ?? '';
     const offer = contentType.startsWith('application/sdp') ? parseSdpAudio(invite.body) : { refusal: 'no SDP offer' };
     const media = 'refusal' in offer ? null : chooseCodec(offer);
@@ -232,7 +258,7 @@ export class SipTransport implements TransportHandle {
       return fail(503, 'Service Unavailable', 'no_rtp_port');
     }
     const [upsampler, downsampler] = await Promise.all([createResampler(8000, 16_000), createResampler(16_000, 8000)]);
-    const endpoint = new SipCallEndpoint({ rtp, upsampler, downsampler, onEnd: (ending) => this.#hangUp(dialog, ending) });
+    const endpoint = new SipCallEndpoint({ rtp, upsampler, downsampler, onEnd: (ending) => this.#hangUp(dialog, ending), transfer: (destination) => this.#transfer(dialog, destination) });
     dialog.endpoint = endpoint;
     if (dialog.cancelled || this.#closed) {
       endpoint.end({ reason: 'user_hangup', status: 'ended' });
@@ -240,26 +266,21 @@ export class SipTransport implements TransportHandle {
     }
     const fromUser = userOf(uriOf(invite.headers.one('from') ?? ''));
     try {
-      await this.#context.registry.admit(
-        {
-          accountId: number.account_id,
-          agent_id: number.inbound_agent_id,
-          ...(number.inbound_agent_version === null ? {} : { agent_version: number.inbound_agent_version }),
-          callType: 'phone_call',
-          concurrencyLimit: null,
-          phone: {
-            from_number: (fromUser === null ? null : normalizeE164(fromUser)) ?? (fromUser ?? 'anonymous').slice(0, 64),
-            to_number: number.phone_number,
-            direction: 'inbound',
-            telephony_identifier: callId,
-          },
-        },
-        endpoint,
-      );
+      if (dialIn) {
+        await this.#context.phone.calls.noteTelephonyIdentifier(dialIn.call_id, callId);
+        await this.#context.registry.answer(dialIn.call_id, endpoint);
+      } else if (number) {
+        const from = (fromUser === null ? null : normalizeE164(fromUser)) ?? (fromUser ?? 'anonymous').slice(0, 64);
+        const admission = await inboundAdmission(this.#context.phone, number, { fromNumber: from, telephonyIdentifier: callId });
+        // No agent after the inbound webhook either: nobody answers this number.
+        if (!admission) throw new Error('no inbound agent');
+        await this.#context.registry.admit(admission, endpoint);
+      }
     } catch (error) {
       this.#context.log.info({ err: error }, 'sip call not admitted');
       dialog.endpoint = null;
       endpoint.end({ reason: 'error_unknown', status: 'error' });
+      if (error instanceof AppError && error.code === 'concurrency_limit_reached') return fail(486, 'Busy Here', 'concurrency_limit', [['Retry-After', String(BUSY_RETRY_AFTER_SECONDS)]]);
       return fail(480, 'Temporarily Unavailable', 'not_admitted');
     }
     if (dialog.state === 'ended') return;
@@ -291,13 +312,110 @@ export class SipTransport implements TransportHandle {
     dialog.retransmit.unref();
   }
 
-  #onResponse(callId: string, status: number): void {
-    // The only requests this endpoint sends are BYEs, whose dialogs are already forgotten: a final
-    // response stops that BYE's retransmission.
-    if (status >= 200) this.#byeAnswered.add(callId);
+  /** A response to one of our requests (BYE, REFER): a final one ends that request's retransmission and settles its wait. */
+  #onResponse(callId: string, cseq: string, status: number): void {
+    if (status < 200) return;
+    const waiting = this.#awaiting.get(`${callId} ${cseq.trim().replace(/\s+/g, ' ').toUpperCase()}`);
+    waiting?.(status);
   }
 
-  readonly #byeAnswered = new Set<string>();
+  /** Our requests waiting for their final response, by `Call-ID CSeq` (`abc 3 REFER`). */
+  readonly #awaiting = new Map<string, (status: number) => void>();
+
+  /** A request of ours in the dialog, as its INVITE's From and To make it (we are the To side). */
+  #inDialog(dialog: Dialog, method: string, headers: Array<[string, string]> = []): { message: Buffer; cseq: string } {
+    const invite = dialog.invite;
+    const contact = uriOf(invite.headers.one('contact') ?? '') || uriOf(invite.headers.one('from') ?? '');
+    const ourTo = invite.headers.one('to') ?? '';
+    dialog.cseq += 1;
+    const cseq = `${dialog.cseq} ${method}`;
+    const message = writeSipMessage(`${method} ${contact} SIP/2.0`, [
+      ['Via', `SIP/2.0/UDP ${this.#config.publicHost}:${this.port};branch=z9hG4bK${randomTag()};rport`],
+      ['Max-Forwards', '70'],
+      ['From', tagOf(ourTo) === null ? `${ourTo};tag=${dialog.localTag}` : ourTo],
+      ['To', invite.headers.one('from') ?? ''],
+      ['Call-ID', dialog.callId],
+      ['CSeq', cseq],
+      ...headers,
+      ['User-Agent', 'switchboard'],
+    ]);
+    return { message, cseq };
+  }
+
+  /**
+   * Sends a request of ours reliably over UDP (timer E: again at T1, 2*T1, ... up to T2, for 64*T1
+   * or until a final response); resolves with the final status, or null when none came.
+   */
+  #request(dialog: Dialog, request: { message: Buffer; cseq: string }): Promise<number | null> {
+    const key = `${dialog.callId} ${request.cseq.toUpperCase()}`;
+    return new Promise((resolve) => {
+      let interval = T1_MS;
+      let elapsed = 0;
+      let timer: NodeJS.Timeout | undefined;
+      const done = (status: number | null) => {
+        if (timer) {
+          clearTimeout(timer);
+          this.#timers.delete(timer);
+        }
+        this.#awaiting.delete(key);
+        resolve(status);
+      };
+      this.#awaiting.set(key, done);
+      const again = () => {
+        if (this.#closed || elapsed >= 64 * T1_MS) return done(null);
+        this.#send(request.message, dialog.remote);
+        timer = setTimeout(() => {
+          if (timer) this.#timers.delete(timer);
+          again();
+        }, interval);
+        timer.unref();
+        this.#timers.add(timer);
+        elapsed += interval;
+        interval = Math.min(interval * 2, T2_MS);
+      };
+      again();
+    });
+  }
+
+  /**
+   * The agent transfers the call (a cold transfer, RFC 3515): a REFER to the caller naming
+   * `destination` (a SIP URI, or an E.164 number at the caller's host). Resolves once the far end
+   * accepted it (202) and reported the new call answered (a NOTIFY with a 2xx sipfrag), or when it
+   * gave no final word within TRANSFER_NOTIFY_TIMEOUT_MS (it took the transfer on); rejects when
+   * it refused the REFER or the new call failed. The session then ends the call, with a BYE.
+   */
+  async #transfer(dialog: Dialog, destination: string): Promise<void> {
+    if (dialog.state !== 'confirmed' && dialog.state !== 'answered') throw new Error('the call is not up');
+    if (dialog.transfer) throw new Error('a transfer is already in progress');
+    const settled = new Promise<{ ok: true } | { ok: false; why: string }>((resolve) => (dialog.transfer = { settle: resolve }));
+    const target = /^sips?:/i.test(destination) ? destination : `sip:${destination}@${hostPortOf(uriOf(dialog.invite.headers.one('from') ?? ''))?.host ?? dialog.remote.address}`;
+    const status = await this.#request(
+      dialog,
+      this.#inDialog(dialog, 'REFER', [
+        ['Contact', `<sip:${this.#config.publicHost}:${this.port}>`],
+        ['Refer-To', `<${target}>`],
+        ['Referred-By', `<${uriOf(dialog.invite.headers.one('to') ?? '')}>`],
+        ['Content-Length', '0'],
+      ]),
+    );
+    if (status === null || status >= 300) {
+      dialog.transfer = null;
+      throw new Error(status === null ? 'the caller did not answer the REFER' : `the caller refused the REFER (${status})`);
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([settled, new Promise<{ ok: true }>((resolve) => (timer = setTimeout(() => resolve({ ok: true }), TRANSFER_NOTIFY_TIMEOUT_MS)))]);
+    clearTimeout(timer);
+    if (!outcome.ok) throw new Error(outcome.why);
+  }
+
+  /** A NOTIFY of our REFER's progress: its sipfrag's final status settles the transfer (RFC 3515 2.4.5). */
+  #onTransferProgress(dialog: Dialog, notify: SipRequest): void {
+    const transfer = dialog.transfer;
+    if (!transfer || !/^refer\b/i.test(notify.headers.one('event') ?? '')) return;
+    const status = Number(/^SIP\/2\.0\s+(\d{3})/.exec(notify.body.trimStart())?.[1] ?? NaN);
+    if (!Number.isFinite(status) || status < 200) return;
+    transfer.settle(status < 300 ? { ok: true } : { ok: false, why: `the new call failed (${status})` });
+  }
 
   /** The session ended the call: a BYE to the caller unless the caller's BYE ended it. */
   #hangUp(dialog: Dialog, _ending: CallEnding): void {
@@ -305,42 +423,12 @@ export class SipTransport implements TransportHandle {
     const wasConfirmed = dialog.state === 'confirmed' || dialog.state === 'answered';
     this.#forget(dialog);
     if (!wasConfirmed || this.#closed) return;
-    const invite = dialog.invite;
-    const contact = uriOf(invite.headers.one('contact') ?? '') || uriOf(invite.headers.one('from') ?? '');
-    const to = invite.headers.one('from') ?? '';
-    const ourTo = invite.headers.one('to') ?? '';
-    const bye = writeSipMessage(`BYE ${contact} SIP/2.0`, [
-      ['Via', `SIP/2.0/UDP ${this.#config.publicHost}:${this.port};branch=z9hG4bK${randomTag()};rport`],
-      ['Max-Forwards', '70'],
-      ['From', tagOf(ourTo) === null ? `${ourTo};tag=${dialog.localTag}` : ourTo],
-      ['To', to],
-      ['Call-ID', dialog.callId],
-      ['CSeq', `${dialog.cseq + 1} BYE`],
-      ['User-Agent', 'switchboard'],
-    ]);
-    this.#byeAnswered.delete(dialog.callId);
-    // Timer E: again at T1, 2*T1, ... up to T2, for 64*T1 or until a final response.
-    let interval = T1_MS;
-    let elapsed = 0;
-    const again = () => {
-      if (this.#closed || this.#byeAnswered.has(dialog.callId) || elapsed >= 64 * T1_MS) {
-        this.#byeAnswered.delete(dialog.callId);
-        return;
-      }
-      this.#send(bye, dialog.remote);
-      const timer = setTimeout(() => {
-        this.#timers.delete(timer);
-        again();
-      }, interval);
-      timer.unref();
-      this.#timers.add(timer);
-      elapsed += interval;
-      interval = Math.min(interval * 2, T2_MS);
-    };
-    again();
+    void this.#request(dialog, this.#inDialog(dialog, 'BYE'));
   }
 
   #forget(dialog: Dialog): void {
+    // The caller left the call while our REFER was in flight: it took the transfer on (RFC 5589 6.1).
+    dialog.transfer?.settle({ ok: true });
     dialog.state = 'ended';
     if (dialog.retransmit) clearTimeout(dialog.retransmit);
     dialog.retransmit = null;

@@ -36,6 +36,11 @@ export class MediaStreamEndpoint implements CallEndpoint {
   readonly transport: string;
   /** Resolves with the stream's start, or null if the socket closed or sent garbage first. */
   readonly started: Promise<StreamStart | null>;
+  /**
+   * Hands the call to a number or SIP URI (the port's `transfer`): set by the transport once it
+   * knows the carrier's call (its REST API redirects the call out of the stream); absent until then.
+   */
+  transfer?: (destination: string) => Promise<void>;
   readonly #ws: WebSocket;
   readonly #dialect: StreamDialect;
   readonly #now: () => number;

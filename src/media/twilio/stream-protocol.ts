@@ -142,7 +142,7 @@ export function connectStreamTwiml(streamUrl: string, parameters: Readonly<Recor
 /** A cold transfer: the live call leaves the stream and dials `destination` (E.164, or a SIP URI). */
 export function dialTwiml(destination: string, callerId?: string): string {
   const attr = callerId ? ` callerId="${xmlEscape(callerId)}"` : '';
-  const target = destination.startsWith('sip:') ? `<Sip>${xmlEscape(destination)}</Sip>` : `<Number>${xmlEscape(destination)}</Number>`;
+  const target = /^sips?:/.test(destination) ? `<Sip>${xmlEscape(destination)}</Sip>` : `<Number>${xmlEscape(destination)}</Number>`;
   return `<?xml version="1.0" encoding="UTF-8"?><Response><Dial${attr}>${target}</Dial></Response>`;
 }
 

@@ -11,7 +11,8 @@
  * - `POST /twilio/status`: status callbacks of the calls we place; an unanswered one ends
  *   `dial_busy`, `dial_no_answer` or `dial_failed`.
  *
- * Placing calls and transfers go through Twilio's REST API (src/media/twilio/twilio-rest.ts).
+ * Placing calls and transfers (the live call's TwiML replaced by `<Dial>`) go through Twilio's REST
+ * API (src/media/twilio/twilio-rest.ts).
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -20,10 +21,11 @@ import { CappedMap } from '../../lib/capped-map.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { Unanswered } from '../../services/phone-call.service.ts';
 import { claimUpgrade, type Transport, type TransportContext, type TransportReply, type TransportRequest } from '../transport.ts';
+import { inboundAdmission } from '../inbound-admission.ts';
 import { MediaStreamEndpoint, type StreamStart } from './media-stream.endpoint.ts';
 import { parseFormBody, verifyTwilioSignature, type FormParams } from './signature.ts';
 import { readTicket, STREAM_TICKET_TTL_MS, ticketHolds, ticketParameters } from './stream-ticket.ts';
-import { connectStreamTwiml, MAX_STREAM_MESSAGE_CHARS, rejectTwiml, TWILIO_MULAW, twilioDialect } from './stream-protocol.ts';
+import { connectStreamTwiml, dialTwiml, MAX_STREAM_MESSAGE_CHARS, rejectTwiml, TWILIO_MULAW, twilioDialect } from './stream-protocol.ts';
 import { type TwilioCredentials, TwilioRest } from './twilio-rest.ts';
 
 export const TWILIO_VOICE_PATH = '/twilio/voice';
@@ -108,6 +110,8 @@ export class TwilioTransport {
     if (!number) return forbidden();
     const callId = outbound ? (new URL(request.url, 'http://x').searchParams.get('call_id') ?? '') : '';
     if (outbound ? !CALL_ID.test(callId) : !number.answersInbound) return twiml(rejectTwiml());
+    // The account's concurrency limit, as for web calls: the caller hears busy (the stream's admission checks it again, atomically).
+    if (!outbound && (await this.#context.phone.calls.atConcurrencyLimit(number.accountId))) return twiml(rejectTwiml('busy'));
     const ticket = ticketParameters(number.credentials.authToken, callSid as string, { number: number.phoneNumber, peer: (outbound ? to : from) as string, direction: outbound ? 'outbound' : 'inbound', callId, expiresAt: this.#now() + STREAM_TICKET_TTL_MS });
     return twiml(connectStreamTwiml(this.#streamUrl(), ticket));
   }
@@ -186,6 +190,9 @@ export class TwilioTransport {
     this.#started.set(start.callId, true);
     if (start.encoding !== null && start.encoding !== TWILIO_MULAW) return endpoint.refuse(1003, 'unsupported encoding');
     await endpoint.prepare();
+    // A cold transfer leaves the stream for <Dial> (Twilio then stops the stream: that `stop` joins the call's end).
+    const credentials = number.credentials;
+    endpoint.transfer = (destination) => this.#rest.updateCall(credentials, start.callId, { twiml: dialTwiml(destination) });
     if (ticket.direction === 'inbound') await this.#answerInbound(number, ticket.peer, start, endpoint);
     else await this.#answerOutbound(ticket.callId, endpoint);
   }
@@ -204,19 +211,11 @@ export class TwilioTransport {
   /** An inbound call: admitted on the number's inbound agent (its version, or the latest) and run on the stream. */
   async #answerInbound(number: TwilioNumber, caller: string, start: StreamStart, endpoint: MediaStreamEndpoint): Promise<void> {
     const stored = await this.#context.phone.numbers.findForInbound(number.phoneNumber);
-    if (!stored?.inbound_agent_id) return endpoint.refuse(1008, 'no inbound agent');
+    if (!stored) return endpoint.refuse(1008, 'no inbound agent');
     try {
-      await this.#context.registry.admit(
-        {
-          accountId: stored.account_id,
-          agent_id: stored.inbound_agent_id,
-          ...(stored.inbound_agent_version === null ? {} : { agent_version: stored.inbound_agent_version }),
-          callType: 'phone_call',
-          concurrencyLimit: null,
-          phone: { from_number: caller, to_number: number.phoneNumber, direction: 'inbound', telephony_identifier: start.callId },
-        },
-        endpoint,
-      );
+      const admission = await inboundAdmission(this.#context.phone, stored, { fromNumber: caller, telephonyIdentifier: start.callId });
+      if (!admission) return endpoint.refuse(1008, 'no inbound agent');
+      await this.#context.registry.admit(admission, endpoint);
     } catch (error) {
       // Refused (shutting down, the account's limit, an agent gone): the caller hears the line close.
       this.#log.warn({ err: error }, 'inbound twilio call refused');
@@ -239,7 +238,7 @@ function numbersOf(context: TransportContext): TwilioLines {
       if (!number) return undefined;
       const reach = context.phone.numbers.reachOf(number);
       if (reach.kind !== 'twilio') return undefined;
-      return { accountId: number.account_id, phoneNumber: number.phone_number, credentials: { accountSid: reach.accountSid, authToken: reach.authToken }, answersInbound: number.inbound_agent_id !== null };
+      return { accountId: number.account_id, phoneNumber: number.phone_number, credentials: { accountSid: reach.accountSid, authToken: reach.authToken }, answersInbound: number.inbound_agent_id !== null || number.inbound_webhook_url !== null };
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { ChatTool, ChatToolCall, LlmProvider } from '../../providers/llm.ts';
-import type { CustomFunction } from '../../domain/custom-function.ts';
+import type { CustomFunction, TransferCallTool } from '../../domain/custom-function.ts';
 import { renderTemplate, resolveVariables } from './variables.ts';
 import { parseBoundedJson } from '../../lib/bounded-json.ts';
 import { languageInstruction } from './language.ts';
@@ -44,11 +44,14 @@ export interface LlmEngineOptions {
   contextSource?: TurnContextSource;
   /** Monotonic milliseconds, for the timings reported (RespondOptions.onTiming); default performance.now(). */
   now?: () => number;
+  /** The call can be transferred (a phone call): `transfer_call` tools are offered to the model; default false (they are not). */
+  canTransfer?: boolean;
 }
 
-/** What end_call asked for: the goodbye to say before hanging up ('' for none). */
+/** What end_call (or a transfer_call tool) asked for: the goodbye to say before hanging up ('' for none), and where the call goes. */
 interface EndOfCall {
   goodbye: string;
+  transferTo?: string;
 }
 
 /** Function names allow [A-Za-z0-9_-]{1,64}. */
@@ -74,8 +77,10 @@ export class LlmEngine implements ResponseEngine {
   #confirmed: Promise<void> | undefined;
   readonly #contextSource: TurnContextSource;
   readonly #now: () => number;
+  readonly #canTransfer: boolean;
 
   constructor(options: LlmEngineOptions) {
+    this.#canTransfer = options.canTransfer ?? false;
     this.#language = options.language;
     this.#contextSource = options.contextSource ?? NO_TURN_CONTEXT;
     this.#now = options.now ?? (() => performance.now());
@@ -170,6 +175,12 @@ export class LlmEngine implements ResponseEngine {
     return [...(this.#config.general_tools ?? []), ...(this.#state?.tools ?? [])].filter((t) => t.type === 'custom');
   }
 
+  /** Retell's `transfer_call` tools the model may call now (none unless the call can be transferred). */
+  #transfersNow(): TransferCallTool[] {
+    if (!this.#canTransfer) return [];
+    return [...(this.#config.general_tools ?? []), ...(this.#state?.tools ?? [])].filter((t) => t.type === 'transfer_call');
+  }
+
   /** Records how the model ended the call: only `goal_achieved: true` counts as a success. */
   #noteEnding(args: Record<string, unknown>): void {
     const achieved = args['goal_achieved'] === true;
@@ -210,7 +221,12 @@ export class LlmEngine implements ResponseEngine {
         additionalProperties: false,
       },
     });
-    return [...tools, ...functions];
+    const transfers: ChatTool[] = this.#transfersNow().map((t) => ({
+      name: t.name,
+      description: t.description ?? 'Transfer the call to a person.',
+      parameters: { type: 'object', properties: {}, additionalProperties: false },
+    }));
+    return [...tools, ...transfers, ...functions];
   }
 
   /** The model's answer to the turn: up to MAX_ROUNDS_PER_TURN requests, each with the reference material `lookup` finds for it. */
@@ -329,6 +345,13 @@ export class LlmEngine implements ResponseEngine {
         history.push({ role: 'tool', tool_call_id: call.id, content: 'call ended' });
         continue;
       }
+      const transfer = this.#transfersNow().find((t) => t.name === call.name);
+      if (transfer) {
+        const message = transfer.speak_during_execution ? renderTemplate(transfer.execution_message_description ?? '', this.variables()).trim() : '';
+        end ??= { goodbye: message, transferTo: transfer.transfer_destination.number };
+        history.push({ role: 'tool', tool_call_id: call.id, content: 'call transferred' });
+        continue;
+      }
       const dest = (this.#state?.edges ?? []).find((e) => transitionToolName(e.destination_state_name) === call.name);
       const next = dest ? this.#states.get(dest.destination_state_name) : undefined;
       if (next) {
@@ -340,11 +363,11 @@ export class LlmEngine implements ResponseEngine {
     return { moved, end };
   }
 
-  /** The end of the call that end_call asked for: its goodbye, if any, then the hang-up. */
+  /** The end of the call that end_call (or a transfer) asked for: its goodbye, if any, then the hang-up or the transfer. */
   *#hangUp(end: EndOfCall): Generator<EngineOutput> {
     if (end.goodbye) yield { type: 'text', text: end.goodbye };
     this.#conversation.reachedEnd = true;
-    yield { type: 'hangup', reason: 'agent_hangup' };
+    yield end.transferTo === undefined ? { type: 'hangup', reason: 'agent_hangup' } : { type: 'hangup', reason: 'call_transfer', destination: end.transferTo };
   }
 
   /** Calls one function with the model's arguments (JSON text); arguments that are not a JSON object are an error for the model. */

@@ -103,10 +103,14 @@ export type ToolCallRecord = ToolCallInvocation | ToolCallResult;
  * the text so far be spoken at once (a filler before a function call is heard while it runs).
  * How long the engine's own stages took is not an output: it goes to RespondOptions.onTiming.
  */
-export type EngineOutput =
-  | { type: 'text'; text: string }
-  | { type: 'hangup'; reason: 'agent_hangup' }
-  | ToolCallRecord;
+export type EngineOutput = { type: 'text'; text: string } | EngineHangup | ToolCallRecord;
+
+/**
+ * The engine ends the call once the reply has played: a hang-up, or a cold transfer of a phone
+ * call to `destination` (an E.164 number or a SIP URI; issue 24), which only an engine told the
+ * call can be transferred asks for.
+ */
+export type EngineHangup = { type: 'hangup'; reason: 'agent_hangup' } | { type: 'hangup'; reason: 'call_transfer'; destination: string };
 
 /** The contract between the pipeline and a response engine (flow, service LLM, or a test fake). */
 export interface ResponseEngine {

@@ -1,7 +1,7 @@
 import type { Scheduler, TimerHandle } from '../../lib/scheduler.ts';
-import type { EngineOutput, ToolCallRecord } from '../engines/types.ts';
+import type { EngineHangup, EngineOutput, ToolCallRecord } from '../engines/types.ts';
 
-export type SpeechPiece = { type: 'sentence'; text: string } | { type: 'hangup'; reason: 'agent_hangup' } | ToolCallRecord;
+export type SpeechPiece = { type: 'sentence'; text: string } | EngineHangup | ToolCallRecord;
 
 /** Soft and hard limits for cutting streamed text into pieces worth synthesizing. */
 const FIRST_CLAUSE_CHARS = 24;

@@ -1,12 +1,12 @@
 import type { TtsProvider } from '../../providers/tts.ts';
 import { ProviderError, isAbortError } from '../../providers/errors.ts';
-import type { ToolCallRecord } from '../engines/types.ts';
+import type { EngineHangup, ToolCallRecord } from '../engines/types.ts';
 import type { SpeechPiece } from './engine.stage.ts';
 
 export type TtsEvent =
   | { type: 'sentence_start'; index: number; text: string }
   | { type: 'audio'; index: number; pcm: Int16Array }
-  | { type: 'hangup'; reason: 'agent_hangup' }
+  | EngineHangup
   | ToolCallRecord;
 
 /**

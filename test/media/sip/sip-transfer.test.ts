@@ -1,0 +1,60 @@
+// Issue 24: a service LLM's `transfer_call` tool on a SIP call, with baresip (Debian) as both
+// phones: the caller's baresip dials a number we hold, the agent transfers it by REFER (RFC 3515)
+// to a second baresip, which rings and answers the call the first one places; we get 202, the
+// NOTIFY sipfrag of the new call, and leave with a BYE. The call ends `call_transfer` with
+// `transfer_destination`.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { SipTransport } from '../../../src/media/sip/sip.transport.ts';
+import { FakeLlm } from '../../../src/providers/fake/fake.providers.ts';
+import { STORES } from '../../helpers/stores.ts';
+import { type MediaServer, eventually, fakeProviders, startMediaServer } from '../helpers.ts';
+import { Baresip, NO_BARESIP, hasBaresip } from './baresip.ts';
+
+for (const kind of STORES) {
+  describe(`transfer by REFER to a second baresip (${kind.name})`, { skip: kind.skip || (!hasBaresip() && NO_BARESIP) }, () => {
+    let s: MediaServer;
+    let sip: SipTransport;
+    let caller: Baresip;
+    let desk: Baresip;
+    let llm: FakeLlm;
+    before(async () => {
+      llm = new FakeLlm();
+      s = await startMediaServer(kind.name, { providers: fakeProviders([], { llm, msPerChar: 10 }), env: { SIP_PORT: '0', SIP_RTP_PORT_MIN: '43000', SIP_RTP_PORT_MAX: '43998' } });
+      sip = s.app.transports.get('sip') as SipTransport;
+      await sip.ready;
+      [caller, desk] = await Promise.all([Baresip.start(), Baresip.start({ user: 'desk', answer: 'auto' })]);
+    });
+    after(async () => {
+      await Promise.all([caller?.close(), desk?.close()]);
+      await s?.close();
+    });
+
+    it('the agent transfers the caller: REFER, the desk rings and answers, our BYE; the call ends call_transfer', { timeout: 40_000 }, async () => {
+      const deskUri = `sip:desk@127.0.0.1:${desk.sipPort}`;
+      const created = await s.api('POST', '/create-retell-llm', {
+        general_prompt: 'You route callers.',
+        general_tools: [{ type: 'transfer_call', name: 'transfer_to_desk', transfer_destination: { type: 'predefined', number: deskUri }, speak_during_execution: true, execution_message_description: 'One moment.' }],
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.json));
+      const agent = await s.api('POST', '/create-agent', { response_engine: { type: 'retell-llm', llm_id: created.json.llm_id } });
+      assert.equal((await s.api('POST', '/import-phone-number', { phone_number: '+14155550100', inbound_agent_id: agent.json.agent_id })).status, 201);
+      llm.push({ toolCalls: [{ name: 'transfer_to_desk' }] });
+
+      caller.command('dial', `sip:+14155550100@127.0.0.1:${sip.port}`);
+      await caller.waitFor((e) => e.type === 'CALL_ESTABLISHED', 10_000);
+      // The caller's phone takes the REFER and places the new call; the desk answers it (auto-answer).
+      const transfer = await caller.waitFor((e) => e.type === 'TRANSFER', 15_000);
+      assert.equal(transfer.param, `<${deskUri}>`);
+      await caller.waitFor((e) => e.type === 'CALL_RINGING' && e.param === deskUri, 10_000);
+      await desk.waitFor((e) => e.type === 'CALL_ESTABLISHED' && String(e.param).startsWith('sip:caller@'), 10_000);
+      const call = await eventually(async () => {
+        const list = (await s.api('POST', '/v2/list-calls', {})).json as Array<Record<string, any>>;
+        return list.find((c) => c.call_type === 'phone_call' && c.call_status !== 'ongoing');
+      }, 15_000);
+      assert.equal(call.disconnection_reason, 'call_transfer', JSON.stringify(call));
+      assert.equal(call.transfer_destination, deskUri);
+      await eventually(() => sip.dialogCount === 0);
+    });
+  });
+}
