@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import type { ProviderDescriptor } from '../descriptor.ts';
 import {
   DEBIAN_MODEL_DIR,
@@ -10,13 +11,22 @@ import {
 } from './pocketsphinx.stt.ts';
 
 /**
- * STT_PROVIDER=pocketsphinx, the default: embedded recognition, no keys, no network. Reads no
- * variables. Doctor checks the model, the library (streaming) and the binary (the fallback).
+ * STT_PROVIDER=pocketsphinx, the default: embedded recognition, no keys, no network. Reads the
+ * bounds of its shared decoder pool (library mode; decoder-pool.ts): POCKETSPHINX_WARM_DECODERS
+ * (loaded at start and kept, default 1), POCKETSPHINX_MAX_DECODERS (loaded at most, ~100 MB
+ * each, default 3 per core), POCKETSPHINX_MAX_STREAMS (calls recognised at once, default 16 per
+ * core). Doctor checks the model, the library (streaming) and the binary (the fallback).
  */
 export const pocketsphinxStt: ProviderDescriptor<'stt', PocketsphinxOptions> = {
   id: 'pocketsphinx',
   role: 'stt',
-  fromConfig: () => ({}),
+  fromConfig(reader) {
+    const cores = availableParallelism();
+    const warm = reader.integer('POCKETSPHINX_WARM_DECODERS', 1, 0, 64);
+    const maxDecoders = reader.integer('POCKETSPHINX_MAX_DECODERS', Math.max(warm, 3 * cores), 1, 256);
+    const maxStreams = reader.integer('POCKETSPHINX_MAX_STREAMS', 16 * cores, 1, 10_000);
+    return { pool: { warm, maxDecoders: Math.max(warm, maxDecoders), maxStreams } };
+  },
   create: (options) => new PocketsphinxStt(options),
   capabilities: (options) => pocketsphinxCapabilities(decoderMode(options.mode)),
   async doctor(configured) {
