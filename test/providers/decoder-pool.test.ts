@@ -137,3 +137,22 @@ test('utterances beyond maxDecoders wait for a decoder, audio queued, and each g
     await stt.close();
   }
 });
+
+test('the decoder reports its progress after every chunk: pendingMs reaches 0 once the audio is decoded (every 200 ms it stuck at the remainder)', LIBRARY, async () => {
+  /** pendingMs once the decoder has had time for 1.1 s of audio written at once. */
+  const settled = async (progressEveryMs?: number): Promise<number> => {
+    const stt = new PocketsphinxStt({ mode: 'library', ...(progressEveryMs === undefined ? {} : { progressEveryMs }) });
+    const s = await stt.openStream();
+    try {
+      play(s, (await speech('i would like to buy something')).subarray(0, 17_600));
+      for (let waited = 0; waited < 10_000 && s.pendingMs!() > 100; waited += 50) await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 300)); // the last chunks' reports, if any come
+      return s.pendingMs!();
+    } finally {
+      await s.close();
+      await stt.close();
+    }
+  };
+  assert.equal(await settled(), 0, 'every chunk decoded is reported');
+  assert.equal(Math.round(await settled(200)), 100, 'reports every 200 ms leave the last 100 ms unreported');
+});

@@ -27,6 +27,8 @@ export interface DecoderWorkerData {
   interimEverySamples: number;
   /** Sample rate of the audio (and of -samprate in args), Hz. */
   rateHz: number;
+  /** Audio between two progress reports, samples; 0: after every chunk. */
+  progressEverySamples: number;
 }
 
 export type DecoderIn =
@@ -169,6 +171,7 @@ let decoded = 0;
 let nextBias: string[] = [];
 let bias: string[] = [];
 let sinceInterim = 0;
+let sinceProgress = 0;
 let lastInterim = '';
 
 /** The language model's search (PS_DEFAULT_SEARCH) and the one directed grammars are set under. */
@@ -284,9 +287,14 @@ function onAudio(pcm: Int16Array): void {
   if ((api.process(decoder, pcm, pcm.length, 0, 0) as number) < 0) throw new Error('ps_process_raw failed');
   sinceInterim += pcm.length;
   decoded += pcm.length;
-  // After every chunk, not every interim: the adaptive end of turn waits for the decoder to have
-  // heard 250 ms past the speech, and a coarser report made it wait up to one report longer.
-  post({ type: 'progress', lease, samples: decoded });
+  // After every chunk by default, not every interim: the adaptive end of turn waits for the
+  // decoder to have heard 250 ms past the speech, and a coarser report made it wait up to one
+  // report longer (BENCHMARKS.md, "Embedded engines at scale").
+  sinceProgress += pcm.length;
+  if (sinceProgress >= data.progressEverySamples) {
+    sinceProgress = 0;
+    post({ type: 'progress', lease, samples: decoded });
+  }
   if (sinceInterim >= data.interimEverySamples) {
     sinceInterim = 0;
     const text = hypothesis();

@@ -30,6 +30,8 @@ export interface PocketsphinxOptions {
   mode?: 'auto' | 'library' | 'process';
   /** Audio between two interim hypotheses in library mode, ms; default 200. */
   interimEveryMs?: number;
+  /** Audio between two reports of how far the decoder has got (pendingMs), ms; default 0: after every chunk written. */
+  progressEveryMs?: number;
   /** Where library-mode streams get their decoders; default a pool of the provider's own, sized by `pool`. */
   decoders?: DecoderPool;
   /** The bounds of the provider's own pool (when `decoders` is not given). */
@@ -129,6 +131,7 @@ export class PocketsphinxStt implements SttProvider {
   readonly #maxUtteranceMs: number;
   readonly #mode: 'auto' | 'library' | 'process';
   readonly #interimEveryMs: number;
+  readonly #progressEveryMs: number;
   /** The feature parameters for 8 kHz audio, written once (narrowbandFeatParams). */
   #narrowbandParams: string | undefined;
   /** Where library-mode streams get their decoders; closed with the provider when its own. */
@@ -142,6 +145,7 @@ export class PocketsphinxStt implements SttProvider {
     this.#maxUtteranceMs = options.maxUtteranceMs ?? 30_000;
     this.#mode = options.mode ?? 'auto';
     this.#interimEveryMs = options.interimEveryMs ?? 200;
+    this.#progressEveryMs = options.progressEveryMs ?? 0;
     this.#decoders = options.decoders ?? new DecoderPool(options.pool);
     this.#ownsDecoders = !options.decoders;
   }
@@ -161,7 +165,7 @@ export class PocketsphinxStt implements SttProvider {
   }
 
   #workerData(rate: 8000 | 16000): DecoderWorkerData {
-    return { args: this.#decoderArgs(rate), interimEverySamples: (this.#interimEveryMs * rate) / 1000, rateHz: rate };
+    return { args: this.#decoderArgs(rate), interimEverySamples: (this.#interimEveryMs * rate) / 1000, rateHz: rate, progressEverySamples: (this.#progressEveryMs * rate) / 1000 };
   }
 
   /** The way streams opened now run their decoder. */
