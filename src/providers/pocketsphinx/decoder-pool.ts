@@ -244,6 +244,8 @@ export class DecoderPool {
   #retire(decoder: PooledDecoder): void {
     decoder.retiring = true;
     clearTimeout(decoder.idleTimer);
+    // Held open until it has exited: whoever awaits close() is not left with an empty event loop.
+    decoder.worker.ref();
     decoder.post({ type: 'close' });
     const force = setTimeout(() => void decoder.worker.terminate(), WORKER_EXIT_WAIT_MS);
     force.unref();
