@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os';
 import type { ProviderDescriptor } from '../descriptor.ts';
 import {
   DEBIAN_MODEL_DIR,
@@ -9,6 +8,9 @@ import {
   probeLibrary,
   type PocketsphinxOptions,
 } from './pocketsphinx.stt.ts';
+
+/** Decoders a server loads at start and keeps, unless POCKETSPHINX_WARM_DECODERS says otherwise. */
+const SERVER_WARM_DECODERS = 1;
 
 /**
  * STT_PROVIDER=pocketsphinx, the default: embedded recognition, no keys, no network. Reads the
@@ -21,13 +23,14 @@ export const pocketsphinxStt: ProviderDescriptor<'stt', PocketsphinxOptions> = {
   id: 'pocketsphinx',
   role: 'stt',
   fromConfig(reader) {
-    const cores = availableParallelism();
-    const warm = reader.integer('POCKETSPHINX_WARM_DECODERS', 1, 0, 64);
-    const maxDecoders = reader.integer('POCKETSPHINX_MAX_DECODERS', Math.max(warm, 3 * cores), 1, 256);
-    const maxStreams = reader.integer('POCKETSPHINX_MAX_STREAMS', 16 * cores, 1, 10_000);
-    return { pool: { warm, maxDecoders: Math.max(warm, maxDecoders), maxStreams } };
+    // -1: not set (the pool's defaults apply); only the variables set reach the options.
+    const set = (name: string, min: number, max: number) => reader.integer(name, -1, min, max);
+    const [warm, maxDecoders, maxStreams] = [set('POCKETSPHINX_WARM_DECODERS', 0, 64), set('POCKETSPHINX_MAX_DECODERS', 1, 256), set('POCKETSPHINX_MAX_STREAMS', 1, 10_000)];
+    const pool = { ...(warm >= 0 ? { warm } : {}), ...(maxDecoders > 0 ? { maxDecoders } : {}), ...(maxStreams > 0 ? { maxStreams } : {}) };
+    return Object.keys(pool).length > 0 ? { pool } : {};
   },
-  create: (options) => new PocketsphinxStt(options),
+  // A server keeps one decoder loaded by default (POCKETSPHINX_WARM_DECODERS), loaded by warm().
+  create: (options) => new PocketsphinxStt({ ...options, pool: { warm: SERVER_WARM_DECODERS, ...options.pool } }),
   capabilities: (options) => pocketsphinxCapabilities(decoderMode(options.mode)),
   async doctor(configured) {
     const options = configured ?? {};
