@@ -109,7 +109,8 @@ test('the pool refuses a stream beyond POCKETSPHINX_MAX_STREAMS before it opens,
     const b = await stt.openStream();
     await assert.rejects(stt.openStream(), (e) => e instanceof ProviderError && e.kind === 'asr' && e.retryable && /at capacity: 2/.test(e.message));
     assert.equal(decoders.streams, 2);
-    assert.equal(decoders.size, 0, 'streams take no decoder until they hear speech');
+    assert.equal(decoders.size, 1, 'one decoder loads ahead of the first utterance, none per stream');
+    assert.equal(decoders.leased, 0, 'streams hold no decoder until they hear speech');
     await a.close();
     await a.close();
     assert.equal(decoders.streams, 1, 'a stream is counted once however often it closes');

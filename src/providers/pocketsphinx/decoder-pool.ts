@@ -166,6 +166,19 @@ export class DecoderPool {
     };
   }
 
+  /**
+   * A stream opened: unless a decoder set up with `data` is idle (or loading) already, one starts
+   * loading now, under the cap, so the call's first utterance does not wait the ~0.5 s a model
+   * takes to load (the call's greeting plays meanwhile).
+   */
+  prepare(data: DecoderWorkerData): void {
+    const key = keyOf(data);
+    this.#data.set(key, data);
+    if (this.#closed || this.#loaded() >= this.maxDecoders) return;
+    if ([...this.#decoders].some((d) => !d.lease && !d.retiring && d.key === key)) return;
+    this.#idle(this.#spawn(key));
+  }
+
   /** A decoder set up with `data` for one holder: an idle one, a new one, or the next to free. */
   lease(data: DecoderWorkerData, handler: LeaseHandler): Lease {
     const key = keyOf(data);

@@ -231,7 +231,9 @@ export class PocketsphinxStt implements SttProvider {
       const missing = this.missingModel();
       if (missing) throw new ProviderError('asr', 'pocketsphinx', `model file ${missing} not found (apt-get install pocketsphinx pocketsphinx-en-us)`);
       const leave = this.#decoders.admit();
-      return new LibraryStream(this.#decoders, this.#workerData(rate), leave, rate, (this.#maxUtteranceMs * rate) / 1000, options.onInterim, options.keywords ?? []);
+      const data = this.#workerData(rate);
+      this.#decoders.prepare(data);
+      return new LibraryStream(this.#decoders, data, leave, rate, (this.#maxUtteranceMs * rate) / 1000, options.onInterim, options.keywords ?? []);
     }
     const bin = this.binaryPath();
     if (!bin) {
