@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, twilio, agent-tests, knowledge, webrtc, streamed; all by default) and
+ * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, twilio, agent-tests, knowledge, webrtc, streamed, embedded-scale; all by default) and
  * prints their tables, ready to paste into BENCHMARKS.md. Each part measures against a baseline
  * run by the same script on the same machine, because these shared machines are noisy.
  */
@@ -15,6 +15,7 @@ import { runKnowledgeBench } from './knowledge.ts';
 import { runWebRtcBench } from './webrtc.ts';
 import { runTwilioBench } from './twilio.ts';
 import { runStreamedBench } from './streamed.ts';
+import { runEmbeddedScaleBench } from './embedded-scale.ts';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -31,6 +32,7 @@ const parts: Record<string, () => Promise<string>> = {
   webrtc: () => runWebRtcBench({ log }),
   twilio: () => runTwilioBench({ log }),
   streamed: () => runStreamedBench({ log }),
+  'embedded-scale': () => runEmbeddedScaleBench({ log }),
 };
 
 const wanted = process.argv.slice(2);

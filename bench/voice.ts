@@ -33,6 +33,7 @@ import { fmt, machine, percentile } from './lib.ts';
 import { concat, tone } from '../test/voice/harness.ts';
 import { runCutInSet } from '../test/voice/cut-in-set.ts';
 import { createSilentLogger } from '../src/lib/logger.ts';
+import { PocketsphinxStt } from '../src/providers/pocketsphinx/pocketsphinx.stt.ts';
 
 export interface VoiceBenchOptions {
   /** Turns of the embedded run (a); default 20. */
@@ -72,9 +73,11 @@ async function serve(kind: 'fake' | 'embedded'): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-bench-voice-'));
   // WebRTC calls (bench/webrtc.ts) stay on loopback.
   const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', WEBHOOK_WORKER: 'false', LOG_LEVEL: 'warn', RTC_BIND_ADDRESS: '127.0.0.1', RTC_ICE_TCP: 'false' });
+  // BENCH_PROGRESS_EVERY_MS: the decoder's progress cadence before issue 25 (200 ms), for the baseline row.
+  const progressEveryMs = Number(process.env['BENCH_PROGRESS_EVERY_MS'] ?? 0);
   const providers =
     kind === 'embedded'
-      ? buildProviders(config.media.providers)
+      ? { ...buildProviders(config.media.providers), ...(progressEveryMs > 0 ? { stt: new PocketsphinxStt({ progressEveryMs }) } : {}) }
       : {
           llm: undefined,
           // Recognition that answers at once: every utterance is "hello".
@@ -86,6 +89,7 @@ async function serve(kind: 'fake' | 'embedded'): Promise<void> {
   const runtime = await createRuntime(config, { logger: createSilentLogger(), providers });
   const app = await buildApp(runtime);
   await app.listen({ port: 0, host: '127.0.0.1' });
+  runtime.media.providers.stt.warm?.();
   const address = app.server.address() as { port: number };
   const account = await runtime.services.accounts.createAccount({ trialEndsAt: null, rateLimitPerMinute: 10_000_000 });
   const flow = await runtime.services.agents.createFlow(account.account_id, {
@@ -116,8 +120,8 @@ async function serve(kind: 'fake' | 'embedded'): Promise<void> {
   process.once('SIGTERM', () => void stop());
 }
 
-export async function startServed(kind: 'fake' | 'embedded'): Promise<Served> {
-  const child = spawn(process.execPath, [SELF, '--serve', kind], { stdio: ['ignore', 'pipe', 'inherit'] });
+export async function startServed(kind: 'fake' | 'embedded', env: Record<string, string> = {}): Promise<Served> {
+  const child = spawn(process.execPath, [SELF, '--serve', kind], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const info = await new Promise<{ baseUrl: string; apiKey: string; agentId: string; plainAgentId?: string }>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error('bench server did not start')), 30_000);
@@ -260,6 +264,18 @@ export async function runVoiceBench(options: VoiceBenchOptions = {}): Promise<st
       row('(a) the same, preemptive replies off (baseline)', off, false);
     } finally {
       await s.stop();
+    }
+    // The decoder's progress reported every 200 ms of audio, as before issue 25: the adaptive end
+    // of turn's "250 ms decoded" guard waited up to one report longer.
+    log('voice bench (a): the same, decoder progress every 200 ms (before)');
+    const before = await startServed('embedded', { BENCH_PROGRESS_EVERY_MS: '200' });
+    try {
+      const turns = Math.ceil((options.embeddedTurns ?? 20) / 2);
+      const r: CallResult[] = [];
+      for (let i = 0; i < 2; i++) r.push(await runCall(before, concat(speech, new Int16Array(16000 * 1.2)), speechMs, turns, 300));
+      row('(a) agent defaults, decoder progress every 200 ms of audio (before)', r, false);
+    } finally {
+      await before.stop();
     }
   } else {
     rows.push(`| (a) embedded | skipped${options.embedded === false ? '' : ': pocketsphinx_continuous not installed'} | | | | | |`);

@@ -143,6 +143,8 @@ async function main(): Promise<void> {
   await runtime.notifications.start();
   await app.listen({ port: config.port, host: config.host });
   await logEngineAvailability(log.child({ component: 'providers' }), config.media.providers, config.media.providerProbeTimeoutMs);
+  // The embedded recogniser's decoders load now, not when the first caller speaks.
+  runtime.media.providers.stt.warm?.();
   if (config.webhooks.worker) await runtime.services.webhookDispatcher.start();
   void housekeeping.runNow();
   void recovery.runNow();

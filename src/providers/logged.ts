@@ -68,6 +68,7 @@ function loggedStt(stt: SttProvider, log: Logger): SttProvider {
         report(log, 'open', error);
         throw error;
       }),
+    ...(stt.warm ? { warm: () => stt.warm!() } : {}),
     ...(stt.close ? { close: () => stt.close!() } : {}),
   };
 }

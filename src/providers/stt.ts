@@ -136,6 +136,11 @@ export interface SttProvider {
   languages(): readonly string[];
   /** Opens a per-call stream; rejects with a ProviderError (kind 'asr') when the engine is unavailable. */
   openStream(options?: SttOpenOptions): Promise<SttStream>;
+  /**
+   * Loads what the first call would otherwise wait for (PocketSphinx: its warm decoders), in the
+   * background; the server calls it once it listens. Optional, never throws.
+   */
+  warm?(): void;
   /** Releases shared resources (idempotent). */
   close?(): Promise<void>;
 }

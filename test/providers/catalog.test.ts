@@ -73,6 +73,11 @@ describe('each descriptor reads its own variables, as documented', () => {
     assert.deepEqual(media({ STT_MODEL: 'x', STT_BASE_URL: 'not read', TTS_MODEL: 'y' }).stt, { id: 'pocketsphinx', options: {} });
   });
 
+  it("PocketSphinx: its decoder pool's bounds, only those set", () => {
+    assert.deepEqual(media({ POCKETSPHINX_MAX_STREAMS: '40' }).stt, { id: 'pocketsphinx', options: { pool: { maxStreams: 40 } } });
+    assert.deepEqual(media({ POCKETSPHINX_WARM_DECODERS: '0', POCKETSPHINX_MAX_DECODERS: '4' }).stt, { id: 'pocketsphinx', options: { pool: { warm: 0, maxDecoders: 4 } } });
+  });
+
   it('OpenAI-compatible transcription and speech: base URL required, model and voice defaulted, keys only when set', () => {
     const providers = media({ STT_PROVIDER: 'openai', STT_BASE_URL: 'http://stt.test/v1', TTS_PROVIDER: 'openai', TTS_BASE_URL: 'http://tts.test/v1', TTS_API_KEY: 't' });
     assert.deepEqual(providers.stt, { id: 'openai', options: { baseUrl: 'http://stt.test/v1', model: 'whisper-1' } });

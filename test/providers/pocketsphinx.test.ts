@@ -98,7 +98,8 @@ test('pocketsphinx library mode: a missing model fails openStream at once, sayin
   const decoders = new DecoderPool();
   const stt = new PocketsphinxStt({ mode: 'library', modelDir: '/nonexistent/model', decoders });
   await assert.rejects(stt.openStream(), (e) => e instanceof ProviderError && e.kind === 'asr' && /apt-get install pocketsphinx/.test(e.message));
-  assert.equal(decoders.size, 0, 'no decoder thread was started');
+  assert.equal(decoders.size, 0, 'no decoder was loaded');
+  assert.equal(decoders.streams, 0, 'no stream was admitted');
 });
 
 test('pocketsphinx: "auto" streams in-process when libpocketsphinx loads, else runs a process per utterance', () => {

@@ -159,7 +159,7 @@ const pocketsphinxLibrary: Driver = {
       hearsSilence: true,
       interims: true,
       kill: () => decoders.terminateAll(),
-      released: () => decoders.size === 0,
+      released: () => decoders.leased === 0 && decoders.streams === 0,
       async close() {},
     };
   },

@@ -1,55 +1,327 @@
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { DecoderIn, DecoderWorkerData } from './decoder.worker.ts';
+import { ProviderError } from '../errors.ts';
+import type { DecoderIn, DecoderOut, DecoderWorkerData } from './decoder.worker.ts';
 
-/** How long release() waits for a decoder thread to free its decoder and exit, ms. */
+/** How long closing a decoder waits for its thread to free the decoder and exit, ms. */
 const WORKER_EXIT_WAIT_MS = 2_000;
 
+export interface DecoderPoolOptions {
+  /** Decoders loaded ahead by warm() and kept loaded while idle; default 0 (loaded on demand). */
+  warm?: number;
+  /**
+   * Most decoders loaded at once (each ~100 MB and one thread); an utterance that finds all of
+   * them busy waits, its audio queued, for the first to free. Default 3 per core.
+   */
+  maxDecoders?: number;
+  /** Most recognition streams (calls) open at once; openStream beyond is refused. Default 16 per core. */
+  maxStreams?: number;
+  /** How long a decoder beyond `warm` stays loaded once idle, ms; default 10 000. */
+  idleMs?: number;
+}
+
+/** What a lease's holder hears: the decoder's answers for its utterances, and its failure. */
+export interface LeaseHandler {
+  message(m: DecoderOut): void;
+  /** The decoder's thread crashed or could not load: the holder's pending work is lost. */
+  failed(error: ProviderError): void;
+}
+
+/** One decoder: a thread of decoder.worker.ts holding one loaded ps_decoder_t. */
+class PooledDecoder {
+  readonly key: string;
+  readonly worker: Worker;
+  readonly exited: Promise<void>;
+  lease: Lease | undefined;
+  idleTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Set once it is closed on purpose (shrink, pool close): its exit is no crash. */
+  retiring = false;
+
+  constructor(key: string, data: DecoderWorkerData) {
+    this.key = key;
+    this.worker = new Worker(new URL('./decoder.worker.ts', import.meta.url), { workerData: data });
+    this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
+  }
+
+  post(m: DecoderIn, transfer?: ArrayBuffer[]): void {
+    this.worker.postMessage(m, transfer);
+  }
+}
+
 /**
- * The decoder threads of library-mode PocketSphinx streams (decoder.worker.ts): where a stream gets
- * its thread and gives it back. Today each stream gets a thread of its own, which loads its model
- * when acquired and exits when released; the pool knows the threads still running, so it can say
- * how many there are and end them all. Reusing loaded decoders across calls would change
- * acquire() and release() only.
+ * A stream's hold on a decoder for its utterances: messages posted before a decoder is free wait
+ * here (the stream bounds the audio it queues); answers are routed by lease id, so nothing said
+ * to or by an earlier holder of the same decoder reaches this one.
+ */
+export class Lease {
+  readonly id: number;
+  readonly key: string;
+  readonly handler: LeaseHandler;
+  readonly #pool: DecoderPool;
+  #decoder: PooledDecoder | undefined;
+  #queued: Array<{ m: DecoderIn; transfer: ArrayBuffer[] | undefined }> = [];
+  #released = false;
+
+  constructor(pool: DecoderPool, id: number, key: string, handler: LeaseHandler) {
+    this.#pool = pool;
+    this.id = id;
+    this.key = key;
+    this.handler = handler;
+  }
+
+  /** Whether a decoder has been given to this lease (false while it waits for one). */
+  get assigned(): boolean {
+    return this.#decoder !== undefined;
+  }
+
+  post(m: DecoderIn, transfer?: ArrayBuffer[]): void {
+    if (this.#released) return;
+    if (this.#decoder) this.#decoder.post(m, transfer);
+    else this.#queued.push({ m, transfer });
+  }
+
+  /** @internal The pool gives this lease its decoder: what waited is sent, in order. */
+  assign(decoder: PooledDecoder): void {
+    this.#decoder = decoder;
+    for (const { m, transfer } of this.#queued.splice(0)) decoder.post(m, transfer);
+  }
+
+  /** @internal The pool took the decoder away (it crashed). */
+  lost(): void {
+    this.#decoder = undefined;
+    this.#released = true;
+  }
+
+  /** Gives the decoder back (reset first: nothing of this holder's carries over); idempotent. */
+  release(): void {
+    if (this.#released) return;
+    this.#released = true;
+    this.#queued = [];
+    const decoder = this.#decoder;
+    this.#decoder = undefined;
+    this.#pool.returned(this, decoder);
+  }
+}
+
+/**
+ * The decoders of library-mode PocketSphinx streams, loaded once and shared by every call. A
+ * decoder holds the whole model (~100 MB: BENCHMARKS.md, "Embedded engines at scale"), and this
+ * PocketSphinx cannot share one model between decoders, so a call does not keep a decoder: each
+ * utterance leases one when its audio starts and gives it back once its text is out, reset
+ * (utterance ended, open language model searched, no bias or grammar). The number of decoders
+ * follows the utterances being decoded at once, not the calls.
+ *
+ * Bounds: at most `maxStreams` streams open (openStream beyond is refused before the stream
+ * exists, so a call is never cut off mid-way for want of a decoder); at most `maxDecoders`
+ * decoders loaded, utterances beyond wait in order for one. `warm` decoders are loaded by warm()
+ * and kept; others are freed `idleMs` after they fall idle. A decoder thread that crashes fails
+ * only the stream holding it and is replaced (up to `warm`); terminateAll() crashes them all.
+ * Idle threads do not keep the process alive.
  */
 export class DecoderPool {
-  /** The threads running, each with a promise settled when it exits. */
-  readonly #threads = new Map<Worker, Promise<void>>();
+  readonly warmCount: number;
+  readonly maxDecoders: number;
+  readonly maxStreams: number;
+  readonly #idleMs: number;
+  readonly #decoders = new Set<PooledDecoder>();
+  readonly #waiting: Lease[] = [];
+  /** What each key's decoders are set up with, for replacements. */
+  readonly #data = new Map<string, DecoderWorkerData>();
+  #warmKey: string | undefined;
+  #streams = 0;
+  #nextLease = 1;
+  #closed = false;
 
-  /** A decoder thread for one stream, its decoder set up with `data`. */
-  acquire(data: DecoderWorkerData): Worker {
-    const worker = new Worker(new URL('./decoder.worker.ts', import.meta.url), { workerData: data });
-    const exited = new Promise<void>((resolve) => {
-      worker.once('exit', () => {
-        this.#threads.delete(worker);
-        resolve();
-      });
-    });
-    this.#threads.set(worker, exited);
-    return worker;
+  constructor(options: DecoderPoolOptions = {}) {
+    const cores = availableParallelism();
+    this.warmCount = options.warm ?? 0;
+    this.maxDecoders = Math.max(1, options.maxDecoders ?? 3 * cores, this.warmCount);
+    this.maxStreams = options.maxStreams ?? 16 * cores;
+    this.#idleMs = options.idleMs ?? 10_000;
+  }
+
+  /** Loads decoders set up with `data` until `warm` are loaded (at start, ahead of the first call). */
+  warm(data: DecoderWorkerData): void {
+    const key = keyOf(data);
+    this.#data.set(key, data);
+    this.#warmKey = key;
+    while (!this.#closed && this.#decoders.size < this.warmCount) this.#idle(this.#spawn(key));
   }
 
   /**
-   * Gives back a stream's thread, once: it frees its decoder and exits, and is terminated if it
-   * has not within 2 s. Resolves once it is gone (at once for a thread that has exited already).
+   * A stream opens: refused with a retryable ProviderError when `maxStreams` are open. The
+   * returned function closes it (idempotent).
    */
-  release(worker: Worker): Promise<void> {
-    const exited = this.#threads.get(worker);
-    if (!exited) return Promise.resolve();
-    worker.postMessage({ type: 'close' } satisfies DecoderIn);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const forced = new Promise<void>((resolve) => {
-      timer = setTimeout(() => void worker.terminate().then(() => resolve()), WORKER_EXIT_WAIT_MS);
+  admit(): () => void {
+    if (this.#closed) throw new ProviderError('asr', 'pocketsphinx', 'the decoder pool is closed');
+    if (this.#streams >= this.maxStreams) {
+      throw new ProviderError('asr', 'pocketsphinx', `at capacity: ${this.maxStreams} embedded recognition streams are open (POCKETSPHINX_MAX_STREAMS)`, { retryable: true });
+    }
+    this.#streams++;
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      this.#streams--;
+    };
+  }
+
+  /**
+   * A stream opened: unless a decoder set up with `data` is idle (or loading) already, one starts
+   * loading now, under the cap, so the call's first utterance does not wait the ~0.5 s a model
+   * takes to load (the call's greeting plays meanwhile).
+   */
+  prepare(data: DecoderWorkerData): void {
+    const key = keyOf(data);
+    this.#data.set(key, data);
+    if (this.#closed || this.#loaded() >= this.maxDecoders) return;
+    if ([...this.#decoders].some((d) => !d.lease && !d.retiring && d.key === key)) return;
+    this.#idle(this.#spawn(key));
+  }
+
+  /** A decoder set up with `data` for one holder: an idle one, a new one, or the next to free. */
+  lease(data: DecoderWorkerData, handler: LeaseHandler): Lease {
+    const key = keyOf(data);
+    this.#data.set(key, data);
+    const lease = new Lease(this, this.#nextLease++, key, handler);
+    if (this.#closed) {
+      queueMicrotask(() => handler.failed(new ProviderError('asr', 'pocketsphinx', 'the decoder pool is closed')));
+      return lease;
+    }
+    this.#waiting.push(lease);
+    this.#dispatch();
+    return lease;
+  }
+
+  /** @internal A lease gives its decoder back (or stops waiting for one). */
+  returned(lease: Lease, decoder: PooledDecoder | undefined): void {
+    const i = this.#waiting.indexOf(lease);
+    if (i >= 0) this.#waiting.splice(i, 1);
+    if (decoder && decoder.lease === lease) {
+      decoder.post({ type: 'reset' });
+      decoder.lease = undefined;
+      this.#idle(decoder);
+    }
+    this.#dispatch();
+  }
+
+  /** Hands idle decoders (or new ones, under the cap) to the leases waiting, in order. */
+  #dispatch(): void {
+    while (this.#waiting.length > 0 && !this.#closed) {
+      const lease = this.#waiting[0]!;
+      let decoder = [...this.#decoders].find((d) => !d.lease && !d.retiring && d.key === lease.key);
+      if (!decoder && this.#loaded() >= this.maxDecoders) {
+        // Full, but an idle decoder of another set-up (the other sample rate) can make room.
+        const other = [...this.#decoders].find((d) => !d.lease && !d.retiring);
+        if (!other) return;
+        this.#retire(other);
+      }
+      decoder ??= this.#spawn(lease.key);
+      this.#waiting.shift();
+      clearTimeout(decoder.idleTimer);
+      decoder.lease = lease;
+      decoder.worker.ref();
+      lease.assign(decoder);
+    }
+  }
+
+  #loaded(): number {
+    return [...this.#decoders].filter((d) => !d.retiring).length;
+  }
+
+  #spawn(key: string): PooledDecoder {
+    const decoder = new PooledDecoder(key, this.#data.get(key)!);
+    this.#decoders.add(decoder);
+    decoder.worker.on('message', (m: DecoderOut) => {
+      if (m.type === 'failed') this.#crashed(decoder, new ProviderError('asr', 'pocketsphinx', `decoder failed (${m.message})`));
+      else if (decoder.lease && 'lease' in m && m.lease === decoder.lease.id) decoder.lease.handler.message(m);
     });
-    return Promise.race([exited, forced]).finally(() => clearTimeout(timer));
+    decoder.worker.on('error', (e) => this.#crashed(decoder, new ProviderError('asr', 'pocketsphinx', 'decoder thread failed', { cause: e })));
+    decoder.worker.once('exit', () => this.#crashed(decoder, new ProviderError('asr', 'pocketsphinx', 'decoder thread exited')));
+    return decoder;
   }
 
-  /** Decoder threads running: 0 once every stream is closed. */
+  /** An idle decoder: does not hold the process open; freed after idleMs when beyond `warm`. */
+  #idle(decoder: PooledDecoder): void {
+    decoder.worker.unref();
+    if (this.#loaded() <= this.warmCount && decoder.key === this.#warmKey) return;
+    clearTimeout(decoder.idleTimer);
+    decoder.idleTimer = setTimeout(() => {
+      if (!decoder.lease && this.#loaded() > this.warmCount) this.#retire(decoder);
+      else if (!decoder.lease && decoder.key !== this.#warmKey) this.#retire(decoder);
+    }, this.#idleMs);
+    decoder.idleTimer.unref();
+  }
+
+  /** Frees an idle decoder: its thread frees the model and exits (terminated if it has not within 2 s). */
+  #retire(decoder: PooledDecoder): void {
+    decoder.retiring = true;
+    clearTimeout(decoder.idleTimer);
+    // Held open until it has exited: whoever awaits close() is not left with an empty event loop.
+    decoder.worker.ref();
+    decoder.post({ type: 'close' });
+    const force = setTimeout(() => void decoder.worker.terminate(), WORKER_EXIT_WAIT_MS);
+    force.unref();
+    void decoder.exited.then(() => clearTimeout(force));
+  }
+
+  /** A decoder died (or exited as retired): its holder fails; it is replaced while fewer than `warm` are loaded. */
+  #crashed(decoder: PooledDecoder, error: ProviderError): void {
+    if (!this.#decoders.has(decoder)) return;
+    this.#decoders.delete(decoder);
+    clearTimeout(decoder.idleTimer);
+    const lease = decoder.lease;
+    decoder.lease = undefined;
+    if (!decoder.retiring) void decoder.worker.terminate();
+    if (lease) {
+      lease.lost();
+      lease.handler.failed(error);
+    }
+    if (this.#closed) return;
+    if (this.#warmKey && this.#loaded() < this.warmCount) this.#idle(this.#spawn(this.#warmKey));
+    this.#dispatch();
+  }
+
+  /** Decoders loaded (or loading), idle or leased. */
   get size(): number {
-    return this.#threads.size;
+    return this.#loaded();
   }
 
-  /** Ends every decoder thread abruptly, as a crash would: their streams fail. */
-  async terminateAll(): Promise<void> {
-    await Promise.all([...this.#threads.keys()].map((worker) => worker.terminate()));
+  /** Decoders held by a stream's utterance now. */
+  get leased(): number {
+    return [...this.#decoders].filter((d) => d.lease).length;
   }
+
+  /** The decoder threads, oldest first, and whether a stream holds each (for diagnostics). */
+  get threads(): ReadonlyArray<{ worker: Worker; leased: boolean }> {
+    return [...this.#decoders].filter((d) => !d.retiring).map((d) => ({ worker: d.worker, leased: d.lease !== undefined }));
+  }
+
+  /** Streams open (admitted and not closed). */
+  get streams(): number {
+    return this.#streams;
+  }
+
+  /** Ends every decoder thread abruptly, as a crash would: the streams holding one fail. */
+  async terminateAll(): Promise<void> {
+    const all = [...this.#decoders];
+    await Promise.all(all.map((d) => d.worker.terminate()));
+    await Promise.all(all.map((d) => d.exited));
+  }
+
+  /** Frees every decoder and refuses new streams; idempotent. Streams holding a decoder fail. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const all = [...this.#decoders];
+    for (const lease of this.#waiting.splice(0)) lease.handler.failed(new ProviderError('asr', 'pocketsphinx', 'the decoder pool is closed'));
+    for (const d of all) {
+      if (d.lease) this.#crashed(d, new ProviderError('asr', 'pocketsphinx', 'the decoder pool is closed'));
+      else if (!d.retiring) this.#retire(d);
+    }
+    await Promise.all(all.map((d) => d.exited));
+  }
+}
+
+function keyOf(data: DecoderWorkerData): string {
+  return JSON.stringify(data);
 }

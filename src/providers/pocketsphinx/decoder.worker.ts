@@ -1,13 +1,19 @@
 // Worker thread that runs one PocketSphinx decoder in-process through libpocketsphinx (called with
 // koffi, no headers or compiler needed), so decoding follows the caller's audio as it arrives and
-// never blocks the event loop that paces the call's audio.
+// never blocks the event loop that paces the call's audio. The decoder is loaded once and serves
+// the utterances of many calls in turn (decoder-pool.ts): each holder's messages start with
+// 'begin' (its lease and what the utterance is expected to be) and end with 'reset'.
 // Protocol, in order (one message at a time, so utterances never get out of step):
-//   in  {type:'audio', pcm: Int16Array} | {type:'end', id} | {type:'bias', phrases}
-//       | {type:'expect', expectation, bias} | {type:'close'}
-//   out {type:'ready'} | {type:'interim', text} | {type:'progress', samples} | {type:'final', id, text}
-//       | {type:'failed', message}
-// 'progress' counts the samples decoded so far, so the parent can bound the audio queued for us.
-// 'failed' is fatal (the decoder could not load or crashed); the parent fails every finalize.
+//   in  {type:'begin', lease, bias, expectation?, cmn?} | {type:'audio', pcm: Int16Array} | {type:'end', id}
+//       | {type:'reset'} | {type:'close'}
+//   out {type:'ready'} | {type:'interim', lease, text} | {type:'progress', lease, samples}
+//       | {type:'final', lease, id, text, cmn?} | {type:'failed', message}
+// 'cmn' is the holder's cepstral mean after the utterance (the channel's average spectrum, which
+// the decoder learns as it hears a caller): the holder hands it back with its next 'begin', so a
+// call keeps what its decoder learnt of its line, and no call starts from another's.
+// 'progress' counts the samples of the lease decoded so far, after every chunk, so the parent can
+// bound the audio queued for us and the end of turn knows how far the decoder has heard.
+// 'failed' is fatal (the decoder could not load or crashed); the pool fails the holder.
 import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { SttExpectation } from '../stt.ts';
@@ -17,26 +23,42 @@ import { containsPhrase, PHRASE_MIN_POSTERIOR, strongest, withPhrase, type Phras
 export interface DecoderWorkerData {
   /** Decoder arguments as on the command line: ['-hmm', dir, '-lm', file, ...]. */
   args: string[];
-  /** Audio between two interim hypotheses, samples at 16 kHz. */
+  /** Audio between two interim hypotheses, samples. */
   interimEverySamples: number;
+  /** Sample rate of the audio (and of -samprate in args), Hz. */
+  rateHz: number;
+  /** Audio between two progress reports, samples; 0: after every chunk. */
+  progressEverySamples: number;
 }
 
 export type DecoderIn =
+  /** The next utterance's holder and expectations: phrases to bias towards, a grammar when closed. */
+  | { type: 'begin'; lease: number; bias: string[]; expectation?: SttExpectation; cmn?: CmnState }
   | { type: 'audio'; pcm: Int16Array }
   | { type: 'end'; id: number }
-  | { type: 'bias'; phrases: string[] }
-  | { type: 'expect'; expectation: SttExpectation; bias: string[] }
+  /** The holder gives the decoder back: an utterance in progress is dropped, nothing is kept. */
+  | { type: 'reset' }
   | { type: 'close' };
 
 export type DecoderOut =
   | { type: 'ready' }
-  | { type: 'interim'; text: string }
-  | { type: 'progress'; samples: number }
-  | { type: 'final'; id: number; text: string }
+  | { type: 'interim'; lease: number; text: string }
+  | { type: 'progress'; lease: number; samples: number }
+  | { type: 'final'; lease: number; id: number; text: string; cmn?: CmnState }
   | { type: 'failed'; message: string };
+
+/** The live cepstral mean normalisation's state (sphinxbase cmn_t): mean and sum per coefficient, frames summed. */
+export interface CmnState {
+  mean: number[];
+  sum: number[];
+  nframe: number;
+}
 
 interface Koffi {
   load(path: string): { func(signature: string): (...args: unknown[]) => unknown };
+  decode(ptr: unknown, offset: number, type: unknown, len?: number): unknown;
+  encode(ptr: unknown, offset: number, type: unknown, value: unknown): void;
+  array(type: string, len: number): unknown;
 }
 
 const port = parentPort;
@@ -44,8 +66,9 @@ if (!port) throw new Error('decoder.worker.ts runs as a worker thread');
 const data = workerData as DecoderWorkerData;
 const post = (m: DecoderOut): void => port.postMessage(m);
 
+const koffi = createRequire(import.meta.url)('koffi') as Koffi;
+
 function load() {
-  const koffi = createRequire(import.meta.url)('koffi') as Koffi;
   const sb = koffi.load('libsphinxbase.so.3');
   const ps = koffi.load('libpocketsphinx.so.3');
   return {
@@ -82,17 +105,58 @@ function load() {
     setJsgf: ps.func('int ps_set_jsgf_string(void *ps, const char *name, const char *jsgf)'),
     setSearch: ps.func('int ps_set_search(void *ps, const char *name)'),
     lookup: ps.func('const char *ps_lookup_word(void *ps, const char *word)'),
+    // Gives the freed model's pages back to the system when the decoder is closed (glibc).
+    trim: koffi.load('libc.so.6').func('int malloc_trim(size_t pad)'),
   };
 }
 
 let api: ReturnType<typeof load>;
 let decoder: unknown;
+/** The decoder's live CMN, when its structures are laid out as expected; its state as loaded. */
+let cmn: ReturnType<typeof cmnAccess>;
+let loadedCmn: CmnState | undefined;
+
+/**
+ * Reads and writes the decoder's live CMN (sphinxbase cmn_live.c), which the library has no call
+ * for: ps_decoder_t -> acmod (offset 16) -> feat_t fcb (32) -> cmn_struct (88); cmn_t is
+ * {mean*, var*, sum*, int32 nframe, int32 veclen}. The layout of Debian's 0.8+5prealpha on a
+ * 64-bit machine, checked on the loaded decoder (13 cepstra, one stream, veclen 13, the model's
+ * -cmninit as mean); undefined on any other, and calls then share what the decoder learnt.
+ */
+function cmnAccess(ps: unknown): { read(): CmnState; write(state: CmnState): void } | undefined {
+  if (process.arch !== 'x64' && process.arch !== 'arm64') return undefined;
+  const acmod = koffi.decode(ps, 16, 'void *');
+  const fcb = acmod && koffi.decode(acmod, 32, 'void *');
+  if (!fcb || koffi.decode(fcb, 16, 'int32') !== 13 || koffi.decode(fcb, 20, 'int32') !== 1) return undefined;
+  const struct = koffi.decode(fcb, 88, 'void *');
+  if (!struct || koffi.decode(struct, 28, 'int32') !== 13) return undefined;
+  const mean = koffi.decode(struct, 0, 'void *');
+  const sum = koffi.decode(struct, 16, 'void *');
+  const vector = koffi.array('float', 13);
+  const read = (): CmnState => ({
+    mean: [...(koffi.decode(mean, 0, 'float', 13) as Float32Array)],
+    sum: [...(koffi.decode(sum, 0, 'float', 13) as Float32Array)],
+    nframe: koffi.decode(struct, 24, 'int32') as number,
+  });
+  if (read().mean[0] === 0) return undefined; // no -cmninit seen: not the structure we think
+  return {
+    read,
+    write(state) {
+      if (state.mean.length !== 13 || state.sum.length !== 13 || !Number.isInteger(state.nframe)) return;
+      koffi.encode(mean, 0, vector, state.mean);
+      koffi.encode(sum, 0, vector, state.sum);
+      koffi.encode(struct, 24, 'int32', state.nframe);
+    },
+  };
+}
 try {
   api = load();
   const config = api.parse(null, api.psArgs(), data.args.length, data.args, 1);
   if (!config) throw new Error('the decoder rejected its arguments');
   decoder = api.init(config);
   if (!decoder) throw new Error('the decoder could not load its model');
+  cmn = cmnAccess(decoder);
+  loadedCmn = cmn?.read();
   post({ type: 'ready' });
 } catch (e) {
   post({ type: 'failed', message: e instanceof Error ? e.message : String(e) });
@@ -100,11 +164,14 @@ try {
 }
 
 let inUtterance = false;
+/** The holder of the decoder now (begin), and the samples of its audio decoded. */
+let lease = 0;
 let decoded = 0;
 /** Phrases for the next utterance (bias message) and for the one being decoded. */
 let nextBias: string[] = [];
 let bias: string[] = [];
 let sinceInterim = 0;
+let sinceProgress = 0;
 let lastInterim = '';
 
 /** The language model's search (PS_DEFAULT_SEARCH) and the one directed grammars are set under. */
@@ -220,13 +287,20 @@ function onAudio(pcm: Int16Array): void {
   if ((api.process(decoder, pcm, pcm.length, 0, 0) as number) < 0) throw new Error('ps_process_raw failed');
   sinceInterim += pcm.length;
   decoded += pcm.length;
+  // After every chunk by default, not every interim: the adaptive end of turn waits for the
+  // decoder to have heard 250 ms past the speech, and a coarser report made it wait up to one
+  // report longer (BENCHMARKS.md, "Embedded engines at scale").
+  sinceProgress += pcm.length;
+  if (sinceProgress >= data.progressEverySamples) {
+    sinceProgress = 0;
+    post({ type: 'progress', lease, samples: decoded });
+  }
   if (sinceInterim >= data.interimEverySamples) {
     sinceInterim = 0;
-    post({ type: 'progress', samples: decoded });
     const text = hypothesis();
     if (text && text !== lastInterim) {
       lastInterim = text;
-      post({ type: 'interim', text });
+      post({ type: 'interim', lease, text });
     }
   }
 }
@@ -236,7 +310,7 @@ function onAudio(pcm: Int16Array): void {
  * from the dictionary (the language model decodes then, as for an open expectation).
  */
 function install(grammar: DirectedGrammar): boolean {
-  if (installed === grammar) return true;
+  if (installed?.jsgf === grammar.jsgf) return true;
   if (grammar.words.some((w) => !api.lookup(decoder, w))) return false;
   if ((api.setJsgf(decoder, DIRECTED_SEARCH, grammar.jsgf) as number) < 0) return false;
   installed = grammar;
@@ -283,7 +357,7 @@ function directedText(grammar: DirectedGrammar, audio: readonly Int16Array[]): s
 
 function onEnd(id: number): void {
   if (!inUtterance) {
-    post({ type: 'final', id, text: '' });
+    post({ type: 'final', lease, id, text: '' });
     return;
   }
   inUtterance = false;
@@ -291,7 +365,34 @@ function onEnd(id: number): void {
   const audio = utteranceAudio;
   utteranceAudio = [];
   const text = directed ? directedText(directed, audio) : withExpectedPhrase(hypothesis());
-  post({ type: 'final', id, text });
+  const learnt = cmn?.read();
+  post({ type: 'final', lease, id, text, ...(learnt ? { cmn: learnt } : {}) });
+}
+
+/** Silence that brings the front end's speech detector back to "not in speech": 600 ms at the decoder's rate. */
+const FLUSH = new Int16Array((data.rateHz * 600) / 1000);
+
+/**
+ * Back to how it was loaded: no utterance, the language model's search, no bias or grammar, the
+ * cepstral mean as loaded. An utterance cut off mid-speech also left the front end's speech
+ * detector inside speech (measured: the next holder's first words were heard differently), so
+ * a short utterance of silence is decoded after it.
+ */
+function reset(): void {
+  if (inUtterance) {
+    inUtterance = false;
+    if ((api.end(decoder) as number) < 0) throw new Error('ps_end_utt failed');
+    if ((api.setSearch(decoder, OPEN_SEARCH) as number) < 0) throw new Error('ps_set_search failed');
+    const ok = (api.start(decoder) as number) >= 0 && (api.process(decoder, FLUSH, FLUSH.length, 0, 0) as number) >= 0 && (api.end(decoder) as number) >= 0;
+    if (!ok) throw new Error('the decoder could not be reset');
+  }
+  if ((api.setSearch(decoder, OPEN_SEARCH) as number) < 0) throw new Error('ps_set_search failed');
+  utteranceAudio = [];
+  bias = nextBias = [];
+  directed = nextGrammar = undefined;
+  lease = 0;
+  decoded = 0;
+  if (loadedCmn) cmn?.write(loadedCmn);
 }
 
 if (decoder) {
@@ -299,16 +400,17 @@ if (decoder) {
     try {
       if (m.type === 'audio') onAudio(m.pcm);
       else if (m.type === 'end') onEnd(m.id);
-      else if (m.type === 'bias') {
-        nextBias = m.phrases;
-        nextGrammar = undefined;
-      } else if (m.type === 'expect') {
+      else if (m.type === 'begin') {
+        if (m.lease !== lease) reset();
+        lease = m.lease;
         nextBias = m.bias;
-        nextGrammar = directedGrammar(m.expectation);
-      }
+        nextGrammar = m.expectation ? directedGrammar(m.expectation) : undefined;
+        if (m.cmn && !inUtterance) cmn?.write(m.cmn);
+      } else if (m.type === 'reset') reset();
       else if (m.type === 'close') {
         api.free(decoder);
         decoder = undefined;
+        api.trim(0);
         port.close();
       }
     } catch (e) {

@@ -9,15 +9,28 @@ import {
   type PocketsphinxOptions,
 } from './pocketsphinx.stt.ts';
 
+/** Decoders a server loads at start and keeps, unless POCKETSPHINX_WARM_DECODERS says otherwise. */
+const SERVER_WARM_DECODERS = 1;
+
 /**
- * STT_PROVIDER=pocketsphinx, the default: embedded recognition, no keys, no network. Reads no
- * variables. Doctor checks the model, the library (streaming) and the binary (the fallback).
+ * STT_PROVIDER=pocketsphinx, the default: embedded recognition, no keys, no network. Reads the
+ * bounds of its shared decoder pool (library mode; decoder-pool.ts): POCKETSPHINX_WARM_DECODERS
+ * (loaded at start and kept, default 1), POCKETSPHINX_MAX_DECODERS (loaded at most, ~100 MB
+ * each, default 3 per core), POCKETSPHINX_MAX_STREAMS (calls recognised at once, default 16 per
+ * core). Doctor checks the model, the library (streaming) and the binary (the fallback).
  */
 export const pocketsphinxStt: ProviderDescriptor<'stt', PocketsphinxOptions> = {
   id: 'pocketsphinx',
   role: 'stt',
-  fromConfig: () => ({}),
-  create: (options) => new PocketsphinxStt(options),
+  fromConfig(reader) {
+    // -1: not set (the pool's defaults apply); only the variables set reach the options.
+    const set = (name: string, min: number, max: number) => reader.integer(name, -1, min, max);
+    const [warm, maxDecoders, maxStreams] = [set('POCKETSPHINX_WARM_DECODERS', 0, 64), set('POCKETSPHINX_MAX_DECODERS', 1, 256), set('POCKETSPHINX_MAX_STREAMS', 1, 10_000)];
+    const pool = { ...(warm >= 0 ? { warm } : {}), ...(maxDecoders > 0 ? { maxDecoders } : {}), ...(maxStreams > 0 ? { maxStreams } : {}) };
+    return Object.keys(pool).length > 0 ? { pool } : {};
+  },
+  // A server keeps one decoder loaded by default (POCKETSPHINX_WARM_DECODERS), loaded by warm().
+  create: (options) => new PocketsphinxStt({ ...options, pool: { warm: SERVER_WARM_DECODERS, ...options.pool } }),
   capabilities: (options) => pocketsphinxCapabilities(decoderMode(options.mode)),
   async doctor(configured) {
     const options = configured ?? {};

@@ -3,12 +3,11 @@ import { accessSync, constants, existsSync, mkdtempSync, readFileSync, writeFile
 import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { delimiter, join } from 'node:path';
-import type { Worker } from 'node:worker_threads';
 import { abortable } from '../../lib/abortable.ts';
 import type { SttCapabilities, SttExpectation, SttInterim, SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
 import { ProviderError } from '../errors.ts';
-import { DecoderPool } from './decoder-pool.ts';
-import type { DecoderIn, DecoderOut, DecoderWorkerData } from './decoder.worker.ts';
+import { DecoderPool, type DecoderPoolOptions, type Lease } from './decoder-pool.ts';
+import type { CmnState, DecoderOut, DecoderWorkerData } from './decoder.worker.ts';
 
 /** Where Debian's pocketsphinx-en-us puts the US English model. */
 export const DEBIAN_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
@@ -24,15 +23,19 @@ export interface PocketsphinxOptions {
   maxUtteranceMs?: number;
   /**
    * How to run the decoder; default 'auto'. 'library': in-process through libpocketsphinx (the
-   * optional npm package koffi and the Debian library), in a worker thread per call, decoding
-   * while the caller speaks, with interim hypotheses. 'process': one pocketsphinx_continuous
+   * optional npm package koffi and the Debian library), on decoders loaded once and shared by the
+   * calls' utterances (decoder-pool.ts), decoding while the caller speaks, with interim hypotheses. 'process': one pocketsphinx_continuous
    * process per utterance (no interim hypotheses). 'auto': 'library' when it loads, else 'process'.
    */
   mode?: 'auto' | 'library' | 'process';
   /** Audio between two interim hypotheses in library mode, ms; default 200. */
   interimEveryMs?: number;
-  /** Where library-mode streams get their decoder threads; default a pool of the provider's own. */
+  /** Audio between two reports of how far the decoder has got (pendingMs), ms; default 0: after every chunk written. */
+  progressEveryMs?: number;
+  /** Where library-mode streams get their decoders; default a pool of the provider's own, sized by `pool`. */
   decoders?: DecoderPool;
+  /** The bounds of the provider's own pool (when `decoders` is not given). */
+  pool?: DecoderPoolOptions;
 }
 
 /** Which way the decoder runs (see PocketsphinxOptions.mode). */
@@ -128,10 +131,12 @@ export class PocketsphinxStt implements SttProvider {
   readonly #maxUtteranceMs: number;
   readonly #mode: 'auto' | 'library' | 'process';
   readonly #interimEveryMs: number;
+  readonly #progressEveryMs: number;
   /** The feature parameters for 8 kHz audio, written once (narrowbandFeatParams). */
   #narrowbandParams: string | undefined;
-  /** Where library-mode streams get their decoder threads. */
+  /** Where library-mode streams get their decoders; closed with the provider when its own. */
   readonly #decoders: DecoderPool;
+  readonly #ownsDecoders: boolean;
 
   constructor(options: PocketsphinxOptions = {}) {
     this.#binary = options.binary ?? 'pocketsphinx_continuous';
@@ -140,7 +145,27 @@ export class PocketsphinxStt implements SttProvider {
     this.#maxUtteranceMs = options.maxUtteranceMs ?? 30_000;
     this.#mode = options.mode ?? 'auto';
     this.#interimEveryMs = options.interimEveryMs ?? 200;
-    this.#decoders = options.decoders ?? new DecoderPool();
+    this.#progressEveryMs = options.progressEveryMs ?? 0;
+    this.#decoders = options.decoders ?? new DecoderPool(options.pool);
+    this.#ownsDecoders = !options.decoders;
+  }
+
+  /**
+   * Loads the pool's warm decoders (16 kHz) ahead of the first call, in library mode when the
+   * model is there; otherwise nothing (the first call reports what is missing).
+   */
+  warm(): void {
+    if (this.mode() !== 'library' || !probeLibrary().ok || this.missingModel()) return;
+    this.#decoders.warm(this.#workerData(16_000));
+  }
+
+  /** Frees the decoders of the provider's own pool (streams still holding one fail); idempotent. */
+  async close(): Promise<void> {
+    if (this.#ownsDecoders) await this.#decoders.close();
+  }
+
+  #workerData(rate: 8000 | 16000): DecoderWorkerData {
+    return { args: this.#decoderArgs(rate), interimEverySamples: (this.#interimEveryMs * rate) / 1000, rateHz: rate, progressEverySamples: (this.#progressEveryMs * rate) / 1000 };
   }
 
   /** The way streams opened now run their decoder. */
@@ -205,8 +230,10 @@ export class PocketsphinxStt implements SttProvider {
       if (!probe.ok) throw new ProviderError('asr', 'pocketsphinx', `libpocketsphinx cannot be loaded (${probe.why}): apt-get install pocketsphinx, npm install koffi`);
       const missing = this.missingModel();
       if (missing) throw new ProviderError('asr', 'pocketsphinx', `model file ${missing} not found (apt-get install pocketsphinx pocketsphinx-en-us)`);
-      const data: DecoderWorkerData = { args: this.#decoderArgs(rate), interimEverySamples: (this.#interimEveryMs * rate) / 1000 };
-      return new LibraryStream(this.#decoders, this.#decoders.acquire(data), rate, (this.#maxUtteranceMs * rate) / 1000, options.onInterim, options.keywords ?? []);
+      const leave = this.#decoders.admit();
+      const data = this.#workerData(rate);
+      this.#decoders.prepare(data);
+      return new LibraryStream(this.#decoders, data, leave, rate, (this.#maxUtteranceMs * rate) / 1000, options.onInterim, options.keywords ?? []);
     }
     const bin = this.binaryPath();
     if (!bin) {
@@ -413,27 +440,31 @@ interface Pending {
   cleanup: () => void;
 }
 
-/** Audio posted to a decoder thread and not yet decoded before more is dropped: 10 s. */
+/** Audio posted to a decoder thread (or queued for one) and not yet decoded before more is dropped: 10 s. */
 const MAX_QUEUED_SAMPLES = 160_000;
 
 /**
- * Library mode: one decoder per call in a worker thread (decoder.worker.ts), fed each chunk as it
- * arrives, so at finalize() only the last frames and the final passes remain (measured in
- * BENCHMARKS.md). The thread handles messages in order, so each finalize() gets its own
- * utterance's answer; answers come back in the order asked.
+ * Library mode: a call's utterances decoded by the pool's shared decoders (decoder-pool.ts). The
+ * stream leases a decoder when an utterance's audio starts, feeds it each chunk as it arrives (so
+ * at finalize() only the last frames and the final passes remain), and gives it back once no
+ * utterance of its own is left there. Each utterance starts with what the call expects now (bias,
+ * grammar); the thread handles messages in order, so each finalize() gets its own utterance's
+ * answer, in the order asked.
  */
 class LibraryStream implements SttStream {
   readonly #decoders: DecoderPool;
-  readonly #worker: Worker;
+  readonly #data: DecoderWorkerData;
+  /** Gives the stream's place in the pool back (DecoderPool.admit). */
+  readonly #leave: () => void;
   readonly #rateHz: number;
   readonly #maxSamples: number;
   readonly #onInterim: ((i: SttInterim) => void) | undefined;
   readonly #pending = new Map<number, Pending>();
-  /** The thread given back to the pool (close), settled once it is gone. */
-  #released: Promise<void> | undefined;
+  /** The decoder held while an utterance of this stream is on it. */
+  #lease: Lease | undefined;
   #nextId = 0;
   #samples = 0;
-  /** Samples posted to the thread in all, and decoded by it as last reported. */
+  /** Samples posted under the current lease, and decoded by it as last reported. */
   #posted = 0;
   #decoded = 0;
   /** Utterances cut at maxSamples whose text is prepended to the next finalize's. */
@@ -442,18 +473,21 @@ class LibraryStream implements SttStream {
   #closed = false;
   /** SttOpenOptions.keywords: under every bias(). */
   readonly #keywords: readonly string[];
+  /** What the next utterance is told when it begins (bias(), expect()). */
+  #bias: string[];
+  #expectation: SttExpectation | undefined;
+  /** The call's cepstral mean as its last utterance left it, for the decoder of its next. */
+  #cmn: CmnState | undefined;
 
-  constructor(decoders: DecoderPool, worker: Worker, rateHz: number, maxSamples: number, onInterim: ((i: SttInterim) => void) | undefined, keywords: readonly string[]) {
+  constructor(decoders: DecoderPool, data: DecoderWorkerData, leave: () => void, rateHz: number, maxSamples: number, onInterim: ((i: SttInterim) => void) | undefined, keywords: readonly string[]) {
     this.#decoders = decoders;
-    this.#worker = worker;
+    this.#data = data;
+    this.#leave = leave;
     this.#rateHz = rateHz;
     this.#maxSamples = maxSamples;
     this.#onInterim = onInterim;
     this.#keywords = keywords;
-    if (keywords.length > 0) this.#post({ type: 'bias', phrases: [...keywords] });
-    worker.on('message', (m: DecoderOut) => this.#onMessage(m));
-    worker.on('error', (e) => this.#fail(new ProviderError('asr', 'pocketsphinx', 'decoder thread failed', { cause: e })));
-    worker.once('exit', () => this.#fail(new ProviderError('asr', 'pocketsphinx', 'decoder thread exited')));
+    this.#bias = [...keywords];
   }
 
   #onMessage(m: DecoderOut): void {
@@ -470,12 +504,21 @@ class LibraryStream implements SttStream {
         p.cleanup();
         p.resolve({ text: m.text });
       }
-    } else if (m.type === 'failed') {
-      this.#fail(new ProviderError('asr', 'pocketsphinx', `decoder failed (${m.message})`));
+      if (m.cmn) this.#cmn = m.cmn;
+      this.#giveBack();
+    }
+  }
+
+  /** Once no utterance of this stream is on the decoder (none pending, none being written), another call may have it. */
+  #giveBack(): void {
+    if (this.#lease && this.#pending.size === 0 && this.#samples === 0) {
+      this.#lease.release();
+      this.#lease = undefined;
     }
   }
 
   #fail(error: ProviderError): void {
+    this.#lease = undefined;
     if (this.#closed) return;
     this.#failure ??= error;
     this.#rejectAll(this.#failure);
@@ -491,22 +534,27 @@ class LibraryStream implements SttStream {
     this.#pending.clear();
   }
 
-  #post(m: DecoderIn, transfer?: ArrayBuffer[]): void {
-    this.#worker.postMessage(m, transfer);
-  }
-
-  /** Audio posted to the decoder thread and not reported decoded yet (reports come every interimEveryMs), ms. */
+  /** Audio written and not reported decoded yet (queued for a decoder included), ms. */
   pendingMs(): number {
-    return ((this.#posted - this.#decoded) / this.#rateHz) * 1000;
+    return this.#lease ? ((this.#posted - this.#decoded) / this.#rateHz) * 1000 : 0;
   }
 
   write(pcm: Int16Array): void {
     if (this.#closed || this.#failure) return;
     // A decoder far behind real time (an overloaded machine): drop audio rather than grow memory.
-    if (this.#posted - this.#decoded > MAX_QUEUED_SAMPLES) return;
+    if (this.#lease && this.#posted - this.#decoded > MAX_QUEUED_SAMPLES) return;
+    if (!this.#lease) {
+      this.#lease = this.#decoders.lease(this.#data, { message: (m) => this.#onMessage(m), failed: (e) => this.#fail(e) });
+      this.#posted = this.#decoded = 0;
+    }
+    if (this.#samples === 0) {
+      const expectation = this.#expectation;
+      const cmn = this.#cmn;
+      this.#lease.post({ type: 'begin', lease: this.#lease.id, bias: this.#bias, ...(expectation ? { expectation } : {}), ...(cmn ? { cmn } : {}) });
+    }
     this.#posted += pcm.length;
     const copy = pcm.slice();
-    this.#post({ type: 'audio', pcm: copy }, [copy.buffer]);
+    this.#lease.post({ type: 'audio', pcm: copy }, [copy.buffer]);
     this.#samples += pcm.length;
     // Bounded work per utterance: cut here, keep the text for the utterance's finalize().
     if (this.#samples >= this.#maxSamples) {
@@ -517,6 +565,9 @@ class LibraryStream implements SttStream {
   }
 
   #end(signal: AbortSignal | undefined): Promise<SttResult> {
+    // No audio since the last answer: nothing is on a decoder, and nothing was said.
+    if (!this.#lease) return Promise.resolve({ text: '' });
+    const lease = this.#lease;
     const id = this.#nextId++;
     this.#samples = 0;
     const answer = new Promise<SttResult>((resolve, reject) => {
@@ -530,7 +581,7 @@ class LibraryStream implements SttStream {
       signal?.addEventListener('abort', onAbort, { once: true });
       this.#pending.set(id, p);
     });
-    this.#post({ type: 'end', id });
+    lease.post({ type: 'end', id });
     return answer;
   }
 
@@ -541,7 +592,8 @@ class LibraryStream implements SttStream {
    */
   bias(phrases: readonly string[]): void {
     if (this.#closed || this.#failure) return;
-    this.#post({ type: 'bias', phrases: [...new Set([...phrases, ...this.#keywords])] });
+    this.#bias = [...new Set([...phrases, ...this.#keywords])];
+    this.#expectation = undefined;
   }
 
   /**
@@ -553,8 +605,8 @@ class LibraryStream implements SttStream {
    */
   expect(expectation: SttExpectation): void {
     if (this.#closed || this.#failure) return;
-    const bias = [...new Set([...expectation.phrases, ...this.#keywords])];
-    this.#post({ type: 'expect', expectation: { closed: expectation.closed, values: [...expectation.values], phrases: [...expectation.phrases] }, bias });
+    this.#bias = [...new Set([...expectation.phrases, ...this.#keywords])];
+    this.#expectation = { closed: expectation.closed, values: [...expectation.values], phrases: [...expectation.phrases] };
   }
 
   async finalize(signal?: AbortSignal): Promise<SttResult> {
@@ -566,14 +618,14 @@ class LibraryStream implements SttStream {
     return { text: texts.map((r) => r.text).filter(Boolean).join(' ') };
   }
 
-  /** Idempotent: pending finalizes reject; the thread goes back to the pool (DecoderPool.release). */
+  /** Idempotent: pending finalizes reject; the decoder held, if any, goes back to the pool reset. */
   async close(): Promise<void> {
-    if (!this.#closed) {
-      this.#rejectAll(new ProviderError('asr', 'pocketsphinx', 'stream closed'));
-      this.#closed = true;
-      this.#carried = [];
-      this.#released = this.#decoders.release(this.#worker);
-    }
-    await this.#released;
+    if (this.#closed) return;
+    this.#rejectAll(new ProviderError('asr', 'pocketsphinx', 'stream closed'));
+    this.#closed = true;
+    this.#carried = [];
+    this.#lease?.release();
+    this.#lease = undefined;
+    this.#leave();
   }
 }
