@@ -38,7 +38,7 @@ import { TicketRepository } from './storage/ticket.repository.ts';
 import type { DeliveryPump } from './webhooks/delivery-pump.ts';
 import type { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import { createWebhookParts } from './webhooks/webhook-runtime.ts';
-import { callForCustomLlm, callForFunction, functionCallerFor } from './webhooks/function-caller.ts';
+import { callForCustomLlm, functionCallerFor } from './webhooks/function-caller.ts';
 import { type InboundCallAsker, inboundCallAskerFor } from './webhooks/inbound-call.ts';
 import { DestinationPolicy } from './webhooks/destination-policy.ts';
 import { USER_AGENT } from './webhooks/signer.ts';
