@@ -147,6 +147,8 @@ export const AgentSettings = {
   webhook_events: Type.Optional(
     Nullable(Type.Array(Type.Union(AGENT_EVENT_KINDS.map((kind) => Type.Literal(kind))), { maxItems: AGENT_EVENT_KINDS.length, uniqueItems: true })),
   ),
+  /** What this version is, for the people who keep the agent (Retell's field); publish-agent-version may give another. */
+  version_description: Type.Optional(Nullable(Type.String({ maxLength: 2_000 }))),
 };
 
 export const AgentCreate = Strict({ response_engine: ResponseEngine, ...AgentSettings });
@@ -186,6 +188,7 @@ export interface AgentConfig {
   user_dtmf_options: UserDtmfOptions | null;
   // issue 26
   webhook_events: AgentEventKind[] | null;
+  version_description: string | null;
 }
 
 /** Retell's `user_dtmf_options`: how keypad input becomes one turn (issue 24). */
@@ -217,6 +220,7 @@ export const AGENT_DEFAULTS = {
   allow_user_dtmf: true,
   user_dtmf_options: null,
   webhook_events: null,
+  version_description: null,
 } as const satisfies Omit<AgentConfig, 'response_engine'>;
 
 /** The response engine's definition as pinned by an agent version. */

@@ -32,6 +32,16 @@ export type ConversationFlowView = ConversationFlowDefinition & {
 export type ServiceLlmView = ServiceLlmDefinition & { llm_id: string; accepted_without_effect: string[]; created_at: number; last_modification_timestamp: number };
 export type AgentView = AgentConfig & { agent_id: string; version: number; created_at: number; last_modification_timestamp: number };
 
+/** One entry of Retell's list-agent-versions. */
+export interface AgentVersionSummary {
+  version: number;
+  is_published: boolean;
+  last_modification_timestamp: number;
+  base_version?: number;
+  version_title?: string;
+  version_description?: string;
+}
+
 /** An agent version as a call needs it: its settings and the engine definition it pinned. */
 export interface ResolvedAgentVersion {
   agentId: string;
@@ -273,7 +283,8 @@ export class AgentService {
     for (let attempt = 0; attempt < VERSION_APPEND_ATTEMPTS; attempt++) {
       const current = await this.#repo.findAgentVersion(accountId, id);
       if (!current) throw errors.agentNotFound(id);
-      const config = mergeAgentConfig(completeAgentConfig(current.version.config), changes);
+      // A version's description is of that version: the next one has only what this update gives.
+      const config = { ...mergeAgentConfig(completeAgentConfig(current.version.config), changes), version_description: changes.version_description ?? null };
       const now = Math.max(this.#clock.now(), current.version.created_at);
       const version = current.version.version + 1;
       const appended = await this.#store
@@ -297,6 +308,58 @@ export class AgentService {
     if (!agent) throw errors.agentNotFound(id);
     const versions = await this.#repo.listVersions(id);
     return versions.map((v) => agentView(id, v.version, v.config, agent.created_at, v.created_at));
+  }
+
+  /**
+   * Retell's create-agent-version: the next version, a copy of `baseVersion`'s settings and of the
+   * engine definition it pinned (so it runs as that version ran), noted as made from it.
+   */
+  async createVersion(accountId: string, id: string, baseVersion: number): Promise<AgentView> {
+    for (let attempt = 0; attempt < VERSION_APPEND_ATTEMPTS; attempt++) {
+      const [latest, base] = await Promise.all([this.#repo.findAgentVersion(accountId, id), this.#repo.findAgentVersion(accountId, id, baseVersion)]);
+      if (!latest) throw errors.agentNotFound(id);
+      if (!base) throw errors.agentVersionNotFound(id, baseVersion);
+      const now = Math.max(this.#clock.now(), latest.version.created_at);
+      const version = latest.version.version + 1;
+      const appended = await this.#store
+        .transaction(async (trx) => {
+          const added = await this.#repo.appendVersion(accountId, { ...base.version, version, created_at: now }, trx);
+          if (added) await this.#repo.noteVersion({ agent_id: id, version, base_version: baseVersion }, trx);
+          return added;
+        })
+        .finally(() => this.#evictHead(id));
+      if (appended) return agentView(id, version, base.version.config, latest.agent.created_at, now);
+    }
+    throw errors.internal(new Error('agent version append kept conflicting'));
+  }
+
+  /**
+   * Retell's publish-agent-version. Versions here are immutable from the start, so publishing
+   * changes no setting: it marks the version published (the first time is kept) with a title and
+   * description, as list-agent-versions shows them.
+   */
+  async publishVersion(accountId: string, id: string, input: { version: number; version_title?: string; version_description?: string }): Promise<void> {
+    const found = await this.#repo.findAgentVersion(accountId, id, input.version);
+    if (!found) throw errors.agentVersionNotFound(id, input.version);
+    await this.#repo.noteVersion({ agent_id: id, version: input.version, published_at: this.#clock.now(), version_title: input.version_title, version_description: input.version_description });
+  }
+
+  /** Retell's list-agent-versions: the versions with what is noted of them, in `descending` or ascending order of version. */
+  async listVersionSummaries(accountId: string, id: string): Promise<AgentVersionSummary[]> {
+    const agent = await this.#repo.findAgent(accountId, id);
+    if (!agent) throw errors.agentNotFound(id);
+    const [versions, notes] = await Promise.all([this.#repo.listVersions(id), this.#repo.versionNotes(id)]);
+    return versions.map((v) => {
+      const note = notes.get(v.version);
+      return {
+        version: v.version,
+        is_published: note?.published_at != null,
+        last_modification_timestamp: v.created_at,
+        ...(note?.base_version != null ? { base_version: note.base_version } : {}),
+        ...(note?.version_title != null ? { version_title: note.version_title } : {}),
+        ...((note?.version_description ?? v.config.version_description) != null ? { version_description: note?.version_description ?? v.config.version_description! } : {}),
+      };
+    });
   }
 
   async deleteAgent(accountId: string, id: string): Promise<void> {
