@@ -282,6 +282,9 @@ export class CallSession implements CallScope {
       ...this.#d.providers,
       engine: built.engine,
       voiceId: settings.voice_id,
+      // Retell's agent fields (issue 26); versions saved before them have neither.
+      volume: settings.volume ?? 1,
+      normaliseForSpeech: settings.normalize_for_speech ?? false,
       language: settings.language,
       interruptionSensitivity: settings.interruption_sensitivity,
       endOfTurn: {

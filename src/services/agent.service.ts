@@ -13,9 +13,11 @@ import {
   type EngineSnapshot,
   type PostCallAnalysisField,
   type ResponseEngine,
+  agentFieldsWithoutEffect,
   checkAnalysisFields,
   completeAgentConfig,
   mergeAgentConfig,
+  withStorageOptOut,
 } from '../domain/agent.ts';
 import { type ConversationFlowDefinition, checkFlowGraph } from '../domain/conversation-flow.ts';
 import { type ServiceLlmDefinition, checkLlmStates, llmFieldsWithoutEffect } from '../domain/service-llm.ts';
@@ -30,7 +32,7 @@ export type ConversationFlowView = ConversationFlowDefinition & {
   last_modification_timestamp: number;
 };
 export type ServiceLlmView = ServiceLlmDefinition & { llm_id: string; accepted_without_effect: string[]; created_at: number; last_modification_timestamp: number };
-export type AgentView = AgentConfig & { agent_id: string; version: number; created_at: number; last_modification_timestamp: number };
+export type AgentView = AgentConfig & { agent_id: string; version: number; accepted_without_effect: string[]; created_at: number; last_modification_timestamp: number };
 
 /** One entry of Retell's list-agent-versions. */
 export interface AgentVersionSummary {
@@ -258,7 +260,7 @@ export class AgentService {
     const now = this.#clock.now();
     // Without a voice_id the agent speaks with the engine's default voice (flite-kal16 embedded).
     const defaults = { ...AGENT_DEFAULTS, voice_id: this.#speech.synthesiser.defaultVoiceId, response_engine: input.response_engine };
-    const config = mergeAgentConfig(defaults, input);
+    const config = optedOut(mergeAgentConfig(defaults, input), input);
     const id = newId('agent');
     await this.#store.transaction(async (trx) => {
       const engine = await this.#snapshotEngine(accountId, config.response_engine, trx);
@@ -268,7 +270,7 @@ export class AgentService {
         trx,
       );
     });
-    return { agent_id: id, version: 1, ...config, created_at: now, last_modification_timestamp: now };
+    return agentView(id, 1, config, now, now);
   }
 
   async getAgent(accountId: string, id: string, version?: number): Promise<AgentView> {
@@ -284,7 +286,7 @@ export class AgentService {
       const current = await this.#repo.findAgentVersion(accountId, id);
       if (!current) throw errors.agentNotFound(id);
       // A version's description is of that version: the next one has only what this update gives.
-      const config = { ...mergeAgentConfig(completeAgentConfig(current.version.config), changes), version_description: changes.version_description ?? null };
+      const config = optedOut({ ...mergeAgentConfig(completeAgentConfig(current.version.config), changes), version_description: changes.version_description ?? null }, changes);
       const now = Math.max(this.#clock.now(), current.version.created_at);
       const version = current.version.version + 1;
       const appended = await this.#store
@@ -293,7 +295,7 @@ export class AgentService {
           return this.#repo.appendVersion(accountId, { agent_id: id, version, config, engine, created_at: now }, trx);
         })
         .finally(() => this.#evictHead(id));
-      if (appended) return { agent_id: id, version, ...config, created_at: current.agent.created_at, last_modification_timestamp: now };
+      if (appended) return agentView(id, version, config, current.agent.created_at, now);
     }
     throw errors.internal(new Error('agent version append kept conflicting'));
   }
@@ -510,5 +512,13 @@ function llmView(record: EngineRecord<ServiceLlmDefinition>): ServiceLlmView {
 }
 
 function agentView(id: string, version: number, config: AgentConfig, createdAt: number, versionCreatedAt: number): AgentView {
-  return { agent_id: id, version, ...completeAgentConfig(config), created_at: createdAt, last_modification_timestamp: versionCreatedAt };
+  const complete = completeAgentConfig(config);
+  return { agent_id: id, version, ...complete, accepted_without_effect: agentFieldsWithoutEffect(complete), created_at: createdAt, last_modification_timestamp: versionCreatedAt };
+}
+
+/** The config with Retell's `opt_out_sensitive_data_storage` applied; a contradiction is a 400. */
+function optedOut(config: AgentConfig, changes: AgentUpdate): AgentConfig {
+  const result = withStorageOptOut(config, changes);
+  if (typeof result === 'string') throw errors.invalidRequest(result);
+  return result;
 }
