@@ -103,6 +103,24 @@ for (const kind of STORES) {
       assert.deepEqual([off.opt_out_sensitive_data_storage, off.data_storage_setting], [false, 'everything']);
     });
 
+    it("takes a flow's model_choice as its model, and start_speaker", async () => {
+      const flow = json(
+        await retell.conversationFlow.create({
+          model_choice: { type: 'cascading', model: 'gpt-4.1-mini', high_priority: true },
+          start_speaker: 'user',
+          start_node_id: 'n',
+          nodes: [{ id: 'n', type: 'end', instruction: { type: 'static_text', text: 'Bye.' } }],
+        } as never),
+      );
+      assert.deepEqual([flow.model, flow.start_speaker], ['gpt-4.1-mini', 'user']);
+      const updated = json(await retell.conversationFlow.update(flow.conversation_flow_id, { model_choice: { type: 'cascading', model: 'gpt-4.1' } } as never));
+      assert.equal(updated.model, 'gpt-4.1');
+      await assert.rejects(
+        retell.conversationFlow.update(flow.conversation_flow_id, { model_choice: { type: 'realtime', model: 'x' } } as never),
+        (e: unknown) => e instanceof Retell.BadRequestError && /body\/model_choice must be/.test(e.message),
+      );
+    });
+
     it('refuses a bad value with a 400 naming the field', async () => {
       const refused = async (body: Record<string, unknown>, field: RegExp) =>
         assert.rejects(retell.agent.create({ voice_id: 'flite-kal16', response_engine: engine(), ...body }), (e: unknown) => e instanceof Retell.BadRequestError && field.test(e.message));
