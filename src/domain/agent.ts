@@ -158,11 +158,12 @@ export const AgentSettings = {
    * `basic_attributes_only` (no transcript, recording or PII), as `data_storage_setting` would.
    */
   opt_out_sensitive_data_storage: Type.Optional(Type.Boolean()),
+  /** The agent's opening waits this long, ms (0 to 5000, default 0; voice/begin-delay.ts). Only when the agent speaks first. */
+  begin_message_delay_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 5_000 })),
   // Retell's fields accepted, stored and answered, but without effect here: the answer lists
   // those set in `accepted_without_effect` (RETELL_AGENT_FIELDS_WITHOUT_EFFECT says why).
   voice_speed: Type.Optional(Type.Number({ minimum: 0.5, maximum: 2 })),
   voice_temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
-  begin_message_delay_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 5_000 })),
   pronunciation_dictionary: Type.Optional(
     Nullable(
       Type.Array(
@@ -199,7 +200,6 @@ export const AgentSettings = {
 export const RETELL_AGENT_FIELDS_WITHOUT_EFFECT = {
   voice_speed: 'the embedded synthesiser takes no speaking rate, and time-stretching is not built',
   voice_temperature: 'no voice here has a variability control',
-  begin_message_delay_ms: 'the opening message is not delayed yet',
   pronunciation_dictionary: 'the embedded synthesiser takes no phonemes from requests',
   enable_backchannel: 'backchannels are not built',
   backchannel_frequency: 'backchannels are not built',
@@ -217,7 +217,7 @@ export const RETELL_AGENT_FIELDS_WITHOUT_EFFECT = {
 } as const;
 
 /** The neutral value of a field without effect: set to it, the field is not reported. */
-const NEUTRAL: Partial<Record<keyof typeof RETELL_AGENT_FIELDS_WITHOUT_EFFECT, unknown>> = { voice_speed: 1, voice_temperature: 1, ambient_sound_volume: 1, begin_message_delay_ms: 0, stt_mode: 'fast' };
+const NEUTRAL: Partial<Record<keyof typeof RETELL_AGENT_FIELDS_WITHOUT_EFFECT, unknown>> = { voice_speed: 1, voice_temperature: 1, ambient_sound_volume: 1, stt_mode: 'fast' };
 
 /** The fields of `config` accepted without effect, in a stable order (empty when none). */
 export function agentFieldsWithoutEffect(config: Partial<AgentConfig>): string[] {
@@ -336,6 +336,7 @@ export const AGENT_DEFAULTS = {
   volume: 1,
   normalize_for_speech: false,
   opt_out_sensitive_data_storage: false,
+  begin_message_delay_ms: 0,
 } as const satisfies Omit<AgentConfig, 'response_engine'>;
 
 /** The response engine's definition as pinned by an agent version. */

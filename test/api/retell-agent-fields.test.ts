@@ -61,7 +61,6 @@ for (const kind of STORES) {
       assert.deepEqual(agent.accepted_without_effect, [
         'voice_speed',
         'voice_temperature',
-        'begin_message_delay_ms',
         'pronunciation_dictionary',
         'enable_backchannel',
         'backchannel_frequency',
@@ -75,7 +74,7 @@ for (const kind of STORES) {
         'webhook_timeout_ms',
         'post_call_analysis_model',
         'version_title',
-      ], 'volume and normalize_for_speech change the call; is_public false asks for nothing');
+      ], 'volume, normalize_for_speech and begin_message_delay_ms change the call; is_public false asks for nothing');
       assert.deepEqual(json(await retell.agent.retrieve(agent.agent_id)).accepted_without_effect, agent.accepted_without_effect);
 
       const neutral = json(

@@ -1,5 +1,5 @@
 /**
- * Retell's agent fields that change what the caller hears (issue 26, item 7): `volume` (a gain on
+ * Retell's agent fields that change what the caller hears (issue 26, item 7): `begin_message_delay_ms`, `volume` (a gain on
  * the synthesized speech, clipped at full scale) and `normalize_for_speech` (numbers, currencies,
  * dates and times spoken as words; the transcript keeps the text as written), through the
  * pipeline on the lock-step harness, and the normaliser itself.
@@ -10,6 +10,7 @@ import { EnergyVad, FakeStt, FakeTts } from '../../src/providers/fake/fake.provi
 import { FlowEngine } from '../../src/voice/engines/flow.engine.ts';
 import type { ConversationFlow } from '../../src/voice/engines/types.ts';
 import { normaliseForSpeech, numberToWords, ordinalToWords } from '../../src/voice/speech-normaliser.ts';
+import { withBeginDelay } from '../../src/voice/begin-delay.ts';
 import { applyVolume } from '../../src/voice/volume.ts';
 import { Recorder, TestClock, feed, makePipeline, silence } from './harness.ts';
 
@@ -52,6 +53,37 @@ describe('volume and normalize_for_speech in a call', () => {
     assert.equal((await greet({ volume: 0.5 })).peak, 1500);
     assert.equal((await greet({ volume: 0 })).peak, 0);
     assert.equal((await greet({ volume: 2 }, 20_000)).peak, 32_767, 'clipped, not wrapped');
+  });
+});
+
+describe('begin_message_delay_ms', () => {
+  /** When the agent's first audio is played, on the lock-step clock, with the opening delayed by `delayMs`. */
+  async function firstAudioAt(delayMs: number): Promise<number | undefined> {
+    const clock = new TestClock();
+    const engine = withBeginDelay(new FlowEngine({ flow }), delayMs, clock);
+    const p = makePipeline({ stt: new FakeStt([]), tts: new FakeTts({ msPerChar: 10 }), vad: new EnergyVad(), engine }, clock);
+    const rec = new Recorder(p, clock);
+    await p.start();
+    await feed(p, clock, silence(3500));
+    await p.close();
+    return rec.agentFrames[0]?.atMs;
+  }
+
+  it('delays the opening by the delay, and no more', async () => {
+    const at = (await firstAudioAt(0))!;
+    const delayed = (await firstAudioAt(1500))!;
+    assert.ok(delayed - at >= 1480 && delayed - at <= 1540, `delayed by 1500: ${delayed} ms (undelayed ${at})`);
+  });
+
+  it('ends the wait when the call ends', async () => {
+    const clock = new TestClock();
+    const engine = withBeginDelay(new FlowEngine({ flow }), 5000, clock);
+    const p = makePipeline({ stt: new FakeStt([]), tts: new FakeTts(), vad: new EnergyVad(), engine }, clock);
+    const rec = new Recorder(p, clock);
+    await p.start();
+    await feed(p, clock, silence(200));
+    await p.close();
+    assert.equal(rec.agentFrames.length, 0);
   });
 });
 
