@@ -147,7 +147,100 @@ export const AgentSettings = {
   webhook_events: Type.Optional(
     Nullable(Type.Array(Type.Union(AGENT_EVENT_KINDS.map((kind) => Type.Literal(kind))), { maxItems: AGENT_EVENT_KINDS.length, uniqueItems: true })),
   ),
+  /** What this version is, for the people who keep the agent (Retell's field); publish-agent-version may give another. */
+  version_description: Type.Optional(Nullable(Type.String({ maxLength: 2_000 }))),
+  /** Gain on the agent's speech, 0 to 2 (Retell's range; default 1), clipped at full scale (voice/volume.ts). */
+  volume: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+  /** Numbers, currencies, dates and times spoken as words before synthesis (English; voice/speech-normaliser.ts). Default false. */
+  normalize_for_speech: Type.Optional(Type.Boolean()),
+  /**
+   * Retell's `opt_out_sensitive_data_storage`: true stores the agent's calls under
+   * `basic_attributes_only` (no transcript, recording or PII), as `data_storage_setting` would.
+   */
+  opt_out_sensitive_data_storage: Type.Optional(Type.Boolean()),
+  /** The agent's opening waits this long, ms (0 to 5000, default 0; voice/begin-delay.ts). Only when the agent speaks first. */
+  begin_message_delay_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 5_000 })),
+  // Retell's fields accepted, stored and answered, but without effect here: the answer lists
+  // those set in `accepted_without_effect` (RETELL_AGENT_FIELDS_WITHOUT_EFFECT says why).
+  voice_speed: Type.Optional(Type.Number({ minimum: 0.5, maximum: 2 })),
+  voice_temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+  pronunciation_dictionary: Type.Optional(
+    Nullable(
+      Type.Array(
+        Strict({
+          word: Type.String({ minLength: 1, maxLength: 100 }),
+          alphabet: Type.Union(['ipa', 'cmu', 'pinyin', 'jyutping'].map((a) => Type.Literal(a))),
+          phoneme: Type.String({ minLength: 1, maxLength: 200 }),
+        }),
+        { maxItems: 200 },
+      ),
+    ),
+  ),
+  enable_backchannel: Type.Optional(Type.Boolean()),
+  backchannel_frequency: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  backchannel_words: Type.Optional(Nullable(Type.Array(Type.String({ minLength: 1, maxLength: 50 }), { maxItems: 50 }))),
+  ambient_sound: Type.Optional(
+    Nullable(Type.Union(['coffee-shop', 'convention-hall', 'summer-outdoor', 'mountain-outdoor', 'static-noise', 'call-center'].map((a) => Type.Literal(a)))),
+  ),
+  ambient_sound_volume: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+  fallback_voice_ids: Type.Optional(Nullable(Type.Array(Name(128), { maxItems: 10 }))),
+  stt_mode: Type.Optional(Type.Union(['fast', 'accurate', 'custom'].map((m) => Type.Literal(m)))),
+  enable_voicemail_detection: Type.Optional(Type.Boolean()),
+  voicemail_option: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true, maxProperties: 10 }))),
+  webhook_timeout_ms: Type.Optional(Type.Integer({ minimum: 1_000, maximum: 60_000 })),
+  is_public: Type.Optional(Type.Boolean()),
+  post_call_analysis_model: Type.Optional(Nullable(Name(64))),
+  version_title: Type.Optional(Nullable(Type.String({ maxLength: 256 }))),
 };
+
+/**
+ * Retell's agent fields this server takes without effect, and why; an agent answer lists those
+ * set (to anything but their neutral value) in `accepted_without_effect`, never silently.
+ */
+export const RETELL_AGENT_FIELDS_WITHOUT_EFFECT = {
+  voice_speed: 'the embedded synthesiser takes no speaking rate, and time-stretching is not built',
+  voice_temperature: 'no voice here has a variability control',
+  pronunciation_dictionary: 'the embedded synthesiser takes no phonemes from requests',
+  enable_backchannel: 'backchannels are not built',
+  backchannel_frequency: 'backchannels are not built',
+  backchannel_words: 'backchannels are not built',
+  ambient_sound: 'no ambient sound is mixed in',
+  ambient_sound_volume: 'no ambient sound is mixed in',
+  fallback_voice_ids: 'one synthesiser serves a call; no fallback voice is tried',
+  stt_mode: 'the recogniser has one mode',
+  enable_voicemail_detection: 'voicemail detection is not built',
+  voicemail_option: 'voicemail detection is not built',
+  webhook_timeout_ms: 'deliveries use the server-wide timeout',
+  is_public: 'agents have no public page',
+  post_call_analysis_model: 'the analysis runs on the configured LLM',
+  version_title: 'titles are kept for publish-agent-version, as list-agent-versions shows them',
+} as const;
+
+/** The neutral value of a field without effect: set to it, the field is not reported. */
+const NEUTRAL: Partial<Record<keyof typeof RETELL_AGENT_FIELDS_WITHOUT_EFFECT, unknown>> = { voice_speed: 1, voice_temperature: 1, ambient_sound_volume: 1, stt_mode: 'fast' };
+
+/** The fields of `config` accepted without effect, in a stable order (empty when none). */
+export function agentFieldsWithoutEffect(config: Partial<AgentConfig>): string[] {
+  return (Object.keys(RETELL_AGENT_FIELDS_WITHOUT_EFFECT) as Array<keyof typeof RETELL_AGENT_FIELDS_WITHOUT_EFFECT>).filter((field) => {
+    const value = config[field];
+    if (value === undefined || value === null || value === false || value === NEUTRAL[field]) return false;
+    return !(Array.isArray(value) && value.length === 0);
+  });
+}
+
+/**
+ * Retell's `opt_out_sensitive_data_storage` as our storage policy: a config with it true stores
+ * `basic_attributes_only`. Turning it off later keeps the policy (set `data_storage_setting`).
+ * Returns the config, or a message naming both fields when `changes` asks for another policy.
+ */
+export function withStorageOptOut(config: AgentConfig, changes: { data_storage_setting?: StoragePolicy }): AgentConfig | string {
+  if (!config.opt_out_sensitive_data_storage) return config;
+  const asked = changes.data_storage_setting;
+  if (asked !== undefined && asked !== 'basic_attributes_only') {
+    return `opt_out_sensitive_data_storage is true, which stores basic_attributes_only, but data_storage_setting is ${asked}; send one`;
+  }
+  return { ...config, data_storage_setting: 'basic_attributes_only' };
+}
 
 export const AgentCreate = Strict({ response_engine: ResponseEngine, ...AgentSettings });
 export type AgentCreate = Static<typeof AgentCreate>;
@@ -186,6 +279,28 @@ export interface AgentConfig {
   user_dtmf_options: UserDtmfOptions | null;
   // issue 26
   webhook_events: AgentEventKind[] | null;
+  version_description: string | null;
+  volume: number;
+  normalize_for_speech: boolean;
+  opt_out_sensitive_data_storage: boolean;
+  // Accepted without effect (RETELL_AGENT_FIELDS_WITHOUT_EFFECT); absent when never set.
+  voice_speed?: number;
+  voice_temperature?: number;
+  begin_message_delay_ms?: number;
+  pronunciation_dictionary?: Array<{ word: string; alphabet: string; phoneme: string }> | null;
+  enable_backchannel?: boolean;
+  backchannel_frequency?: number;
+  backchannel_words?: string[] | null;
+  ambient_sound?: string | null;
+  ambient_sound_volume?: number;
+  fallback_voice_ids?: string[] | null;
+  stt_mode?: string;
+  enable_voicemail_detection?: boolean;
+  voicemail_option?: Record<string, unknown> | null;
+  webhook_timeout_ms?: number;
+  is_public?: boolean;
+  post_call_analysis_model?: string | null;
+  version_title?: string | null;
 }
 
 /** Retell's `user_dtmf_options`: how keypad input becomes one turn (issue 24). */
@@ -217,6 +332,11 @@ export const AGENT_DEFAULTS = {
   allow_user_dtmf: true,
   user_dtmf_options: null,
   webhook_events: null,
+  version_description: null,
+  volume: 1,
+  normalize_for_speech: false,
+  opt_out_sensitive_data_storage: false,
+  begin_message_delay_ms: 0,
 } as const satisfies Omit<AgentConfig, 'response_engine'>;
 
 /** The response engine's definition as pinned by an agent version. */
@@ -285,7 +405,7 @@ export function completeAgentConfig(stored: AgentConfig): AgentConfig {
 export function mergeAgentConfig(base: AgentConfig, changes: Partial<Record<keyof AgentConfig, unknown>>): AgentConfig {
   const merged: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(changes)) {
-    if (value !== undefined && key in AGENT_DEFAULTS) merged[key] = value;
+    if (value !== undefined && (key in AGENT_DEFAULTS || key in RETELL_AGENT_FIELDS_WITHOUT_EFFECT)) merged[key] = value;
     if (key === 'response_engine' && value !== undefined) merged[key] = value;
   }
   return merged as unknown as AgentConfig;

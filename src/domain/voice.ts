@@ -66,7 +66,28 @@ export function languageProblem(catalog: SpeechCatalog, language: string, field 
 
 /** The voice of that id among the engine's voices. */
 export function findVoice(catalog: SpeechCatalog, voiceId: string): Voice | undefined {
-  return catalog.synthesiser.voices.find((v) => v.voice_id === voiceId);
+  return matchVoice(catalog.synthesiser.voices, voiceId);
+}
+
+/**
+ * Retell's voice-id prefixes and the provider ids (a voice's `provider`) they name: Retell's ids
+ * are `{prefix}-{Name}` ('11labs-Adrian', 'openai-Alloy', 'cartesia-Cleo').
+ */
+const RETELL_VOICE_PREFIXES: Readonly<Record<string, string>> = { '11labs': 'elevenlabs', elevenlabs: 'elevenlabs', openai: 'openai', cartesia: 'cartesia', deepgram: 'deepgram' };
+
+/**
+ * The voice `voiceId` names among `voices`: the voice with that id, or for a Retell voice id, the
+ * voice of the provider its prefix names whose id or name is the rest, in any case ('openai-Alloy'
+ * is OpenAI's 'alloy'). Undefined when no configured provider has it.
+ */
+export function matchVoice<V extends { voice_id: string; voice_name: string; provider: string }>(voices: readonly V[], voiceId: string): V | undefined {
+  const own = voices.find((v) => v.voice_id === voiceId);
+  if (own) return own;
+  const retell = /^([a-z0-9]+)-(.+)$/i.exec(voiceId);
+  const provider = retell ? RETELL_VOICE_PREFIXES[retell[1]!.toLowerCase()] : undefined;
+  if (!retell || !provider) return undefined;
+  const name = retell[2]!.toLowerCase();
+  return voices.find((v) => v.provider === provider && (v.voice_id.toLowerCase() === name || v.voice_name.toLowerCase() === name));
 }
 
 /**
@@ -84,7 +105,7 @@ export function voiceProblem(catalog: SpeechCatalog, voiceId: string, field = 'v
     message:
       `${field} "${voiceId}" is not a voice of this server's speech engine (${tts.id}).${hint} ` +
       `Its voices include ${named.join(', ')}; GET /list-voices lists all ${tts.voices.length}. ` +
-      "Retell's voice ids (e.g. 11labs-Adrian) name voices of providers this server does not run.",
+      "A Retell voice id (e.g. 11labs-Adrian) is taken when a configured provider has that voice; none here has it.",
     details: { field, provider: tts.id, voices: named },
   };
 }

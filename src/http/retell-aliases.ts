@@ -14,6 +14,7 @@ import { hooksOf } from './json-body.ts';
  * | `response_engine.type: "retell-llm"`     | `"service_llm"` (with `llm_id`) | create-agent, update-agent  |
  * | `response_engine.type: "conversation-flow"` | `"conversation_flow"` (with `conversation_flow_id`) | create-agent, update-agent |
  * | `response_engine.type: "custom-llm"`     | `"custom_llm"` (with `llm_websocket_url`) | create-agent, update-agent |
+ * | `model_choice: {"type": "cascading", "model", "high_priority"?}` | `model` (`high_priority` has no effect: no priority tier) | create-conversation-flow, update-conversation-flow |
  *
  * A body that has both spellings of one field is refused (400): which one was meant is unclear.
  */
@@ -22,6 +23,8 @@ const REWRITES: Record<string, (body: Record<string, unknown>) => void> = {
   'POST /v3/create-web-call': webCallBody,
   'POST /create-agent': agentBody,
   'PATCH /update-agent/:agent_id': agentBody,
+  'POST /create-conversation-flow': flowBody,
+  'PATCH /update-conversation-flow/:conversation_flow_id': flowBody,
 };
 
 /** Retell's response engine types and ours; the engines' id fields have the same names. */
@@ -60,6 +63,21 @@ function agentBody(body: Record<string, unknown>): void {
   if (isObject(engine) && typeof engine.type === 'string' && Object.hasOwn(ENGINE_TYPES, engine.type)) {
     engine.type = ENGINE_TYPES[engine.type];
   }
+}
+
+/** Retell's flow `model_choice` (issue 26): a cascading model is our `model`; any other type is refused, naming it. */
+function flowBody(body: Record<string, unknown>): void {
+  if (!Object.hasOwn(body, 'model_choice')) return;
+  const choice = body.model_choice;
+  if (!isObject(choice) || choice.type !== 'cascading' || typeof choice.model !== 'string') {
+    throw errors.invalidRequest('body/model_choice must be {"type": "cascading", "model": "<model>"} (high_priority optional)');
+  }
+  const extra = Object.keys(choice).find((key) => !['type', 'model', 'high_priority'].includes(key));
+  if (extra !== undefined) throw errors.invalidRequest(`body/model_choice has an unknown field: ${extra}`);
+  if (choice.high_priority !== undefined && typeof choice.high_priority !== 'boolean') throw errors.invalidRequest('body/model_choice/high_priority must be boolean');
+  if (Object.hasOwn(body, 'model')) throw errors.invalidRequest('body has both model_choice and model; send one');
+  body.model = choice.model;
+  delete body.model_choice;
 }
 
 function rename(object: Record<string, unknown>, alias: string, name: string, where: string): void {

@@ -7,8 +7,9 @@ import type { CallCheckpoint } from '../domain/call-checkpoint.ts';
 import type { CallOutcome } from '../services/call-lifecycle.ts';
 import type { Providers } from '../providers/registry.ts';
 import { preemptiveRepliesAvailable } from '../providers/features.ts';
-import { analyzeCall, DEFAULT_DTMF_OPTIONS, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, NODE_TRANSITIONS_PER_CALL, VoicePipeline, type PipelineEvents, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller, type LlmSocketOpener, type LlmWebsocketReason, type TimedNodeTransition, type TurnContextSource, type Utterance } from '../voice/index.ts';
+import { analyzeCall, DEFAULT_DTMF_OPTIONS, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, NODE_TRANSITIONS_PER_CALL, VoicePipeline, type PipelineEvents, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller, type LlmSocketOpener, type LlmWebsocketReason, type TimedNodeTransition, type TurnContextSource, type Utterance, withBeginDelay } from '../voice/index.ts';
 import type { EngineSnapshot } from '../domain/agent.ts';
+import { matchVoice } from '../domain/voice.ts';
 import { CallRecorder } from './call-recorder.ts';
 import type { RecordingStore } from '../services/recording-store.ts';
 import { engineKnowledge, knowledgeContextSource, type KnowledgeRetriever } from './knowledge-context.ts';
@@ -287,8 +288,13 @@ export class CallSession implements CallScope {
     const endpoint = this.#endpoint;
     const p = new VoicePipeline({
       ...this.#d.providers,
-      engine: built.engine,
-      voiceId: settings.voice_id,
+      // Retell's begin_message_delay_ms (issue 26): the opening waits; versions saved before it have none.
+      engine: withBeginDelay(built.engine, settings.begin_message_delay_ms ?? 0, this.#d.scheduler),
+      // A Retell voice id ('openai-Alloy') is spoken by the configured voice it names (domain/voice.ts).
+      voiceId: matchVoice(this.#d.providers.tts.voices(), settings.voice_id)?.voice_id ?? settings.voice_id,
+      // Retell's agent fields (issue 26); versions saved before them have neither.
+      volume: settings.volume ?? 1,
+      normaliseForSpeech: settings.normalize_for_speech ?? false,
       language: settings.language,
       interruptionSensitivity: settings.interruption_sensitivity,
       endOfTurn: {

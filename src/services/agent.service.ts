@@ -13,9 +13,11 @@ import {
   type EngineSnapshot,
   type PostCallAnalysisField,
   type ResponseEngine,
+  agentFieldsWithoutEffect,
   checkAnalysisFields,
   completeAgentConfig,
   mergeAgentConfig,
+  withStorageOptOut,
 } from '../domain/agent.ts';
 import { type ConversationFlowDefinition, checkFlowGraph } from '../domain/conversation-flow.ts';
 import { type ServiceLlmDefinition, checkLlmStates, llmFieldsWithoutEffect } from '../domain/service-llm.ts';
@@ -30,7 +32,17 @@ export type ConversationFlowView = ConversationFlowDefinition & {
   last_modification_timestamp: number;
 };
 export type ServiceLlmView = ServiceLlmDefinition & { llm_id: string; accepted_without_effect: string[]; created_at: number; last_modification_timestamp: number };
-export type AgentView = AgentConfig & { agent_id: string; version: number; created_at: number; last_modification_timestamp: number };
+export type AgentView = AgentConfig & { agent_id: string; version: number; accepted_without_effect: string[]; created_at: number; last_modification_timestamp: number };
+
+/** One entry of Retell's list-agent-versions. */
+export interface AgentVersionSummary {
+  version: number;
+  is_published: boolean;
+  last_modification_timestamp: number;
+  base_version?: number;
+  version_title?: string;
+  version_description?: string;
+}
 
 /** An agent version as a call needs it: its settings and the engine definition it pinned. */
 export interface ResolvedAgentVersion {
@@ -248,7 +260,7 @@ export class AgentService {
     const now = this.#clock.now();
     // Without a voice_id the agent speaks with the engine's default voice (flite-kal16 embedded).
     const defaults = { ...AGENT_DEFAULTS, voice_id: this.#speech.synthesiser.defaultVoiceId, response_engine: input.response_engine };
-    const config = mergeAgentConfig(defaults, input);
+    const config = optedOut(mergeAgentConfig(defaults, input), input);
     const id = newId('agent');
     await this.#store.transaction(async (trx) => {
       const engine = await this.#snapshotEngine(accountId, config.response_engine, trx);
@@ -258,7 +270,7 @@ export class AgentService {
         trx,
       );
     });
-    return { agent_id: id, version: 1, ...config, created_at: now, last_modification_timestamp: now };
+    return agentView(id, 1, config, now, now);
   }
 
   async getAgent(accountId: string, id: string, version?: number): Promise<AgentView> {
@@ -273,7 +285,8 @@ export class AgentService {
     for (let attempt = 0; attempt < VERSION_APPEND_ATTEMPTS; attempt++) {
       const current = await this.#repo.findAgentVersion(accountId, id);
       if (!current) throw errors.agentNotFound(id);
-      const config = mergeAgentConfig(completeAgentConfig(current.version.config), changes);
+      // A version's description is of that version: the next one has only what this update gives.
+      const config = optedOut({ ...mergeAgentConfig(completeAgentConfig(current.version.config), changes), version_description: changes.version_description ?? null }, changes);
       const now = Math.max(this.#clock.now(), current.version.created_at);
       const version = current.version.version + 1;
       const appended = await this.#store
@@ -282,7 +295,7 @@ export class AgentService {
           return this.#repo.appendVersion(accountId, { agent_id: id, version, config, engine, created_at: now }, trx);
         })
         .finally(() => this.#evictHead(id));
-      if (appended) return { agent_id: id, version, ...config, created_at: current.agent.created_at, last_modification_timestamp: now };
+      if (appended) return agentView(id, version, config, current.agent.created_at, now);
     }
     throw errors.internal(new Error('agent version append kept conflicting'));
   }
@@ -297,6 +310,58 @@ export class AgentService {
     if (!agent) throw errors.agentNotFound(id);
     const versions = await this.#repo.listVersions(id);
     return versions.map((v) => agentView(id, v.version, v.config, agent.created_at, v.created_at));
+  }
+
+  /**
+   * Retell's create-agent-version: the next version, a copy of `baseVersion`'s settings and of the
+   * engine definition it pinned (so it runs as that version ran), noted as made from it.
+   */
+  async createVersion(accountId: string, id: string, baseVersion: number): Promise<AgentView> {
+    for (let attempt = 0; attempt < VERSION_APPEND_ATTEMPTS; attempt++) {
+      const [latest, base] = await Promise.all([this.#repo.findAgentVersion(accountId, id), this.#repo.findAgentVersion(accountId, id, baseVersion)]);
+      if (!latest) throw errors.agentNotFound(id);
+      if (!base) throw errors.agentVersionNotFound(id, baseVersion);
+      const now = Math.max(this.#clock.now(), latest.version.created_at);
+      const version = latest.version.version + 1;
+      const appended = await this.#store
+        .transaction(async (trx) => {
+          const added = await this.#repo.appendVersion(accountId, { ...base.version, version, created_at: now }, trx);
+          if (added) await this.#repo.noteVersion({ agent_id: id, version, base_version: baseVersion }, trx);
+          return added;
+        })
+        .finally(() => this.#evictHead(id));
+      if (appended) return agentView(id, version, base.version.config, latest.agent.created_at, now);
+    }
+    throw errors.internal(new Error('agent version append kept conflicting'));
+  }
+
+  /**
+   * Retell's publish-agent-version. Versions here are immutable from the start, so publishing
+   * changes no setting: it marks the version published (the first time is kept) with a title and
+   * description, as list-agent-versions shows them.
+   */
+  async publishVersion(accountId: string, id: string, input: { version: number; version_title?: string; version_description?: string }): Promise<void> {
+    const found = await this.#repo.findAgentVersion(accountId, id, input.version);
+    if (!found) throw errors.agentVersionNotFound(id, input.version);
+    await this.#repo.noteVersion({ agent_id: id, version: input.version, published_at: this.#clock.now(), version_title: input.version_title, version_description: input.version_description });
+  }
+
+  /** Retell's list-agent-versions: the versions with what is noted of them, in `descending` or ascending order of version. */
+  async listVersionSummaries(accountId: string, id: string): Promise<AgentVersionSummary[]> {
+    const agent = await this.#repo.findAgent(accountId, id);
+    if (!agent) throw errors.agentNotFound(id);
+    const [versions, notes] = await Promise.all([this.#repo.listVersions(id), this.#repo.versionNotes(id)]);
+    return versions.map((v) => {
+      const note = notes.get(v.version);
+      return {
+        version: v.version,
+        is_published: note?.published_at != null,
+        last_modification_timestamp: v.created_at,
+        ...(note?.base_version != null ? { base_version: note.base_version } : {}),
+        ...(note?.version_title != null ? { version_title: note.version_title } : {}),
+        ...((note?.version_description ?? v.config.version_description) != null ? { version_description: note?.version_description ?? v.config.version_description! } : {}),
+      };
+    });
   }
 
   async deleteAgent(accountId: string, id: string): Promise<void> {
@@ -447,5 +512,13 @@ function llmView(record: EngineRecord<ServiceLlmDefinition>): ServiceLlmView {
 }
 
 function agentView(id: string, version: number, config: AgentConfig, createdAt: number, versionCreatedAt: number): AgentView {
-  return { agent_id: id, version, ...completeAgentConfig(config), created_at: createdAt, last_modification_timestamp: versionCreatedAt };
+  const complete = completeAgentConfig(config);
+  return { agent_id: id, version, ...complete, accepted_without_effect: agentFieldsWithoutEffect(complete), created_at: createdAt, last_modification_timestamp: versionCreatedAt };
+}
+
+/** The config with Retell's `opt_out_sensitive_data_storage` applied; a contradiction is a 400. */
+function optedOut(config: AgentConfig, changes: AgentUpdate): AgentConfig {
+  const result = withStorageOptOut(config, changes);
+  if (typeof result === 'string') throw errors.invalidRequest(result);
+  return result;
 }

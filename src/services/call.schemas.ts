@@ -1,8 +1,8 @@
 /** The call operations' request shapes; services derive their input types from them. */
 import { Type, type Static } from '@sinclair/typebox';
 import { AgentOverride, StoragePolicySchema } from '../domain/agent.ts';
-import { CALL_STATUSES, DISCONNECTION_REASONS } from '../domain/call-status.ts';
-import { EpochMs, FreeObject, ResourceId, StringMap, Strict } from '../domain/schema-kit.ts';
+import { FreeObject, ResourceId, StringMap, Strict } from '../domain/schema-kit.ts';
+import { CallFilterCriteria } from './call-filters.ts';
 
 export const CreateWebCallBody = Strict({
   agent_id: ResourceId,
@@ -29,38 +29,8 @@ export const UpdateCallBody = Strict({
 });
 export type UpdateCallBody = Static<typeof UpdateCallBody>;
 
-const CallStatusSchema = Type.Union(CALL_STATUSES.map((s) => Type.Literal(s)));
-const DisconnectionReasonSchema = Type.Union(DISCONNECTION_REASONS.map((r) => Type.Literal(r)));
-
 export const ListCallsBody = Strict({
-  filter_criteria: Type.Optional(
-    Strict({
-      agent_id: Type.Optional(Type.Array(ResourceId, { maxItems: 100 })),
-      call_status: Type.Optional(Type.Array(CallStatusSchema, { maxItems: 4 })),
-      start_timestamp: Type.Optional(
-        Strict({
-          lower_threshold: Type.Optional(EpochMs()),
-          upper_threshold: Type.Optional(EpochMs()),
-        }),
-      ),
-      disconnection_reason: Type.Optional(Type.Array(DisconnectionReasonSchema, { maxItems: DISCONNECTION_REASONS.length })),
-      call_successful: Type.Optional(
-        Type.Array(Type.Boolean(), {
-          maxItems: 2,
-          description: "Keeps the calls whose `call_analysis.call_successful` is one of these; calls without an analysis never match.",
-        }),
-      ),
-      query: Type.Optional(
-        Type.String({
-          minLength: 1,
-          maxLength: 256,
-          pattern: '^[^\\u0000]+$',
-          description:
-            'Text search, in any case: keeps the calls whose `call_id`, `transcript` or one of the top-level `metadata` values contains it. It reads every call of the account in the other filters\' range.',
-        }),
-      ),
-    }),
-  ),
+  filter_criteria: Type.Optional(CallFilterCriteria),
   sort_order: Type.Optional(Type.Union([Type.Literal('ascending'), Type.Literal('descending')])),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
   pagination_key: Type.Optional(ResourceId),

@@ -20,6 +20,7 @@ import type { EventOutbox } from './events.ts';
 import { type CallView, toCallView } from './call.view.ts';
 import { type EngineCapabilityCheck, METADATA_MAX_BYTES, newCallRecord } from './call-record.ts';
 import type { CreateWebCallBody, ListCallsBody, UpdateCallBody } from './call.schemas.ts';
+import { toCallFilter } from './call-filters.ts';
 
 export { METADATA_MAX_BYTES };
 /** Compare-and-set attempts of an update-call before it takes the row lock in a transaction. */
@@ -225,13 +226,7 @@ export class CallService {
     }
     const rows = await this.#d.calls.list({
       accountId,
-      agentIds: input.filter_criteria?.agent_id,
-      statuses: input.filter_criteria?.call_status,
-      startFrom: input.filter_criteria?.start_timestamp?.lower_threshold,
-      startTo: input.filter_criteria?.start_timestamp?.upper_threshold,
-      reasons: input.filter_criteria?.disconnection_reason,
-      successful: input.filter_criteria?.call_successful,
-      text: input.filter_criteria?.query,
+      ...toCallFilter(input.filter_criteria),
       descending: input.sort_order !== 'ascending',
       limit: input.limit ?? 50,
       after,

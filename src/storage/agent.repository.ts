@@ -4,7 +4,7 @@ import type { ServiceLlmDefinition } from '../domain/service-llm.ts';
 import { CompiledStatement } from './compiled.ts';
 import { decodeJson, encodeJson, type JsonText } from './json-column.ts';
 import type { Executor, Store } from './store.ts';
-import type { AgentVersionTable } from './tables/agent.tables.ts';
+import type { AgentVersionNoteTable, AgentVersionTable } from './tables/agent.tables.ts';
 
 /** The two engine tables and the definition each holds. */
 export interface EngineDefinitions {
@@ -193,10 +193,40 @@ export class AgentRepository {
     return rows.map(decodeVersion);
   }
 
+  /**
+   * Records what `note` gives of a version (fields undefined are kept); `published_at` is kept once
+   * set, so the first publication's time stays.
+   */
+  async noteVersion(note: Pick<AgentVersionNoteTable, 'agent_id' | 'version'> & Partial<AgentVersionNoteTable>, db: Executor = this.#db): Promise<void> {
+    const row: AgentVersionNoteTable = { base_version: null, published_at: null, version_title: null, version_description: null, ...note };
+    const changes = Object.fromEntries(
+      (['base_version', 'version_title', 'version_description'] as const).filter((k) => note[k] !== undefined).map((k) => [k, note[k]]),
+    );
+    await db
+      .insertInto('agent_version_notes')
+      .values(row)
+      .onConflict((oc) => {
+        const { published_at: publishedAt } = note;
+        if (publishedAt === undefined && Object.keys(changes).length === 0) return oc.columns(['agent_id', 'version']).doNothing();
+        return oc.columns(['agent_id', 'version']).doUpdateSet((eb) => ({
+          ...changes,
+          ...(publishedAt === undefined ? {} : { published_at: eb.fn.coalesce('agent_version_notes.published_at', eb.val(publishedAt)) }),
+        }));
+      })
+      .execute();
+  }
+
+  /** The notes of an agent's versions, by version. */
+  async versionNotes(agentId: string, db: Executor = this.#db): Promise<Map<number, AgentVersionNoteTable>> {
+    const rows = await db.selectFrom('agent_version_notes').selectAll().where('agent_id', '=', agentId).execute();
+    return new Map(rows.map((row) => [Number(row.version), { ...row, version: Number(row.version), base_version: row.base_version === null ? null : Number(row.base_version), published_at: row.published_at === null ? null : Number(row.published_at) }]));
+  }
+
   async deleteAgent(accountId: string, id: string): Promise<boolean> {
     return this.#db.transaction().execute(async (trx) => {
       const agent = await this.findAgent(accountId, id, trx);
       if (!agent) return false;
+      await trx.deleteFrom('agent_version_notes').where('agent_id', '=', id).execute();
       await trx.deleteFrom('agent_versions').where('agent_id', '=', id).execute();
       await trx.deleteFrom('agents').where('id', '=', id).execute();
       return true;

@@ -1,5 +1,5 @@
 import { type Expression, type Kysely, type SqlBool, type Updateable, sql } from 'kysely';
-import type { Call, CallChanges } from '../domain/call.ts';
+import type { Call, CallChanges, CallDirection, CallType } from '../domain/call.ts';
 import type { CallStatus, DisconnectionReason } from '../domain/call-status.ts';
 import { Batcher } from '../lib/batcher.ts';
 import { CompiledStatement } from './compiled.ts';
@@ -100,17 +100,35 @@ export interface VersionedCall {
   stored: Pick<CallRow, (typeof UPDATE_GUARD_COLUMNS)[number]>;
 }
 
-export interface CallListQuery {
-  accountId: string;
+/** A comparison of a numeric column with a value (Retell's number filter ops). */
+export interface NumberCondition {
+  op: 'eq' | 'ne' | 'gt' | 'ge' | 'lt' | 'le';
+  value: number;
+}
+
+const SQL_OPS = { eq: '=', ne: '<>', gt: '>', ge: '>=', lt: '<', le: '<=' } as const;
+
+/** list-calls' filters (services/call-filters.ts reads both wire shapes into this). Every field present must hold. */
+export interface CallFilter {
   agentIds?: string[];
+  /** The calls of any of these agents; with `versions`, of those versions only. */
+  agents?: Array<{ agentId: string; versions?: number[] }>;
   statuses?: CallStatus[];
-  startFrom?: number;
-  startTo?: number;
+  types?: CallType[];
+  directions?: CallDirection[];
   reasons?: DisconnectionReason[];
   /** Keeps the calls whose `call_analysis.call_successful` is one of these. */
   successful?: boolean[];
+  /** Conditions on the columns; a call whose column is null matches none. */
+  startTimestamp?: NumberCondition[];
+  endTimestamp?: NumberCondition[];
+  durationMs?: NumberCondition[];
   /** Text search (any case): call_id, transcript or a top-level metadata value contains it. */
   text?: string;
+}
+
+export interface CallListQuery extends CallFilter {
+  accountId: string;
   descending: boolean;
   limit: number;
   /** Continue after this call (exclusive), in the same order. */
@@ -340,11 +358,29 @@ export class CallRepository {
     const direction = query.descending ? 'desc' : 'asc';
     let q = this.#db.selectFrom('calls').selectAll().where('account_id', '=', query.accountId);
     if (query.agentIds?.length) q = q.where('agent_id', 'in', query.agentIds);
+    const agents = query.agents;
+    if (agents?.length) {
+      q = q.where((eb) =>
+        eb.or(
+          agents.map(({ agentId, versions }) =>
+            versions ? eb.and([eb('agent_id', '=', agentId), eb('agent_version', 'in', versions)]) : eb('agent_id', '=', agentId),
+          ),
+        ),
+      );
+    }
     if (query.statuses?.length) q = q.where('call_status', 'in', query.statuses);
-    if (query.startFrom !== undefined) q = q.where('start_timestamp', '>=', query.startFrom);
-    if (query.startTo !== undefined) q = q.where('start_timestamp', '<=', query.startTo);
+    if (query.types?.length) q = q.where('call_type', 'in', query.types);
+    if (query.directions?.length) q = q.where('direction', 'in', query.directions);
     if (query.reasons?.length) q = q.where('disconnection_reason', 'in', query.reasons);
     if (query.successful?.length) q = q.where(callSuccessfulIn(this.#dialect, query.successful));
+    const numeric = [
+      ['start_timestamp', query.startTimestamp],
+      ['end_timestamp', query.endTimestamp],
+      ['duration_ms', query.durationMs],
+    ] as const;
+    for (const [column, conditions] of numeric) {
+      for (const { op, value } of conditions ?? []) q = q.where(column, SQL_OPS[op], value);
+    }
     if (query.text !== undefined) q = q.where(textMatches(this.#dialect, query.text));
     const after = query.after;
     if (after) {

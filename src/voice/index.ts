@@ -13,3 +13,4 @@ export { NODE_TRANSITIONS_PER_CALL } from './record-bounds.ts';
 export { summarizeLatency, latencyReport, type TurnLatency, type LatencySummary } from './latency.ts';
 export { analyzeCall, embeddedAnalysis, embeddedSuccess, type CallAnalysis } from './analysis.ts';
 export { redactTranscript, redactText, type RedactionResult, type RedactedSpan } from './redact.ts';
+export { withBeginDelay } from './begin-delay.ts';

@@ -120,6 +120,7 @@ export class VoicePipeline {
       engine: this.#o.engine,
       tts: this.#o.tts,
       voiceId: this.#o.voiceId,
+      ...(this.#o.volume !== undefined ? { volume: this.#o.volume } : {}), normaliseForSpeech: this.#o.normaliseForSpeech === true,
       playout: this.#playout,
       signal: this.#ctrl.signal,
       time: this.#time,

@@ -63,6 +63,10 @@ export interface VoicePipelineOptions {
   engine: ResponseEngine;
   /** TTS voice; default the provider's default (flite-kal16). */
   voiceId?: string;
+  /** Gain on the agent's speech, 0 to 2 (the agent's `volume`, voice/volume.ts); default 1. */
+  volume?: number;
+  /** Numbers, dates and times spoken as words (the agent's `normalize_for_speech`, voice/speech-normaliser.ts). */
+  normaliseForSpeech?: boolean;
   /** The call's BCP-47 language, handed to the recogniser (SttOpenOptions.language); default the provider's. */
   language?: string;
   /**

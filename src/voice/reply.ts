@@ -36,6 +36,10 @@ export interface ReplyHost {
   readonly engine: ResponseEngine;
   readonly tts: TtsProvider;
   readonly voiceId: string | undefined;
+  /** Gain on the agent's speech (the agent's `volume`); undefined: as synthesized. */
+  readonly volume?: number;
+  /** Numbers, dates and times spoken as words (the agent's `normalize_for_speech`). */
+  readonly normaliseForSpeech?: boolean;
   readonly playout: PacedPlayout;
   /** The pipeline's own signal: aborted when the call is closed. */
   readonly signal: AbortSignal;
@@ -182,6 +186,8 @@ export class Replies {
       const pieces = sentenceStage(outputs, () => (marks.firstText = h.time.now()), h.time);
       const audio = ttsStage(pieces, h.tts, {
         ...(h.voiceId ? { voiceId: h.voiceId } : {}),
+        ...(h.volume !== undefined ? { volume: h.volume } : {}),
+        normalise: h.normaliseForSpeech === true,
         signal,
         onSynthesisStart: () => (marks.synthStart = h.time.now()),
         onFirstAudio: () => (marks.firstAudio = h.time.now()),

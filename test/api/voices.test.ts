@@ -164,9 +164,15 @@ describe('voices and languages of the OpenAI-compatible engines', () => {
     const klingon = await req('POST', '/create-agent', { response_engine: engine, language: 'tlh' });
     assert.equal(klingon.status, 400);
     assert.match(klingon.json.message, /the recogniser \(openai-transcription\) takes af, ar, .*zh \(a two- or three-letter code takes its regional tags too/);
+    // Retell's voice ids name the configured provider's voice (issue 26): OpenAI's alloy here; ElevenLabs is not configured.
     const retell = await req('POST', '/create-agent', { response_engine: engine, voice_id: 'openai-Alloy' });
-    assert.equal(retell.status, 400);
-    assert.match(retell.json.message, /Did you mean "alloy"\?/);
+    assert.equal(retell.status, 201);
+    assert.equal(retell.json.voice_id, 'openai-Alloy', 'answered as given');
+    const call = await req('POST', '/v2/create-web-call', { agent_id: retell.json.agent_id });
+    assert.equal(call.status, 201, 'a call on it is taken');
+    const elevenLabs = await req('POST', '/create-agent', { response_engine: engine, voice_id: '11labs-Adrian' });
+    assert.equal(elevenLabs.status, 400);
+    assert.match(elevenLabs.json.message, /^voice_id "11labs-Adrian" is not a voice of this server's speech engine \(openai-speech\)\..*A Retell voice id \(e\.g\. 11labs-Adrian\) is taken when a configured provider has that voice/);
     assert.equal((await req('POST', '/create-agent', { response_engine: engine, voice_id: 'flite-kal16' })).status, 400, 'a Flite voice is not an OpenAI voice');
   });
 });

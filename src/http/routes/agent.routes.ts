@@ -5,12 +5,14 @@ import {
   AgentCreateBody,
   AgentResponse,
   AgentUpdateBody,
+  CreateAgentVersionBody,
   ConversationFlowCreateBody,
   ConversationFlowResponse,
   ConversationFlowUpdateBody,
   ServiceLlmCreateBody,
   ServiceLlmResponse,
   ServiceLlmUpdateBody,
+  PublishAgentVersionBody,
   VersionQuery,
 } from '../schemas/agent.schemas.ts';
 import { ErrorResponse, PathId, authErrors } from '../schemas/common.schemas.ts';
@@ -106,5 +108,18 @@ export function agentRoutes(agents: AgentService): FastifyPluginAsyncTypebox {
     app.get('/get-agent-versions/:agent_id', {
       schema: operation({ operationId: 'getAgentVersions', tags: ['agents'], summary: 'Every version of an agent, oldest first', params: AgentIdParam, response: { 200: Type.Array(AgentResponse), ...authErrors } }),
     }, async (request) => agents.listVersions(request.principal.accountId, request.params.agent_id));
+
+    // --- Retell's version operations (the SDK's agent.createVersion and agent.publish; agent.listVersions is paged: paged.routes.ts)
+    app.post('/create-agent-version/:agent_id', {
+      schema: operation({ operationId: 'createAgentVersion', tags: ['agents'], summary: 'Make the next version a copy of `base_version` (its settings and pinned engine)', params: AgentIdParam, body: CreateAgentVersionBody, response: { 201: AgentResponse, ...authErrors } }),
+    }, async (request, reply) => reply.code(201).send(await agents.createVersion(request.principal.accountId, request.params.agent_id, request.body.base_version)));
+
+    app.post('/publish-agent-version/:agent_id', {
+      schema: operation({ operationId: 'publishAgentVersion', tags: ['agents'], summary: 'Mark a version published, with a title and description (versions are immutable already)', params: AgentIdParam, body: PublishAgentVersionBody, response: { 204: Type.Null(), ...authErrors } }),
+    }, async (request, reply) => {
+      await agents.publishVersion(request.principal.accountId, request.params.agent_id, request.body);
+      return reply.code(204).send(null);
+    });
+
   };
 }

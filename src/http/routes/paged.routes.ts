@@ -4,9 +4,9 @@ import { errors } from '../../domain/errors.ts';
 import { Strict } from '../../domain/schema-kit.ts';
 import type { AgentService } from '../../services/agent.service.ts';
 import type { CallService } from '../../services/call.service.ts';
-import { AgentResponse, ConversationFlowResponse, ServiceLlmResponse } from '../schemas/agent.schemas.ts';
+import { AgentResponse, AgentVersionSummary, ConversationFlowResponse, ServiceLlmResponse } from '../schemas/agent.schemas.ts';
 import { CallResponse, ListCallsBody } from '../schemas/call.schemas.ts';
-import { authErrors } from '../schemas/common.schemas.ts';
+import { PathId, authErrors } from '../schemas/common.schemas.ts';
 import { operation } from '../openapi.ts';
 
 const DEFAULT_LIMIT = 50;
@@ -67,6 +67,21 @@ export function pagedRoutes(calls: CallService, agents: AgentService): FastifyPl
       const all = await agents.listAgents(request.principal.accountId);
       const matching = query === undefined ? all : all.filter((a) => a.agent_id.includes(query) || (a.agent_name ?? '').toLowerCase().includes(query));
       return paginate(matching, (agent) => agent.agent_id, request.query, 'an agent');
+    });
+
+    app.get('/list-agent-versions/:agent_id', {
+      schema: operation({
+        operationId: 'listAgentVersions',
+        tags: ['agents'],
+        summary: "An agent's versions, a page at a time (Retell's `agent.listVersions`), newest first by default",
+        description: '`pagination_key` is the version number of the previous page\'s last item.',
+        params: Type.Object({ agent_id: PathId }),
+        querystring: PageQuery,
+        response: { 200: Page(AgentVersionSummary, 'AgentVersionPage'), ...authErrors },
+      }),
+    }, async (request) => {
+      const oldestFirst = await agents.listVersionSummaries(request.principal.accountId, request.params.agent_id);
+      return paginate(oldestFirst.reverse(), (v) => String(v.version), request.query, 'a version of this agent');
     });
 
     app.get('/v2/list-conversation-flows', {

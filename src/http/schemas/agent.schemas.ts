@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { AgentCreate, AgentUpdate, PostCallAnalysisField, ResponseEngine } from '../../domain/agent.ts';
-import { NullableString, StringEnum } from '../../domain/schema-kit.ts';
+import { NullableString, Strict, StringEnum } from '../../domain/schema-kit.ts';
 import { STORAGE_POLICIES } from '../../domain/storage-policy.ts';
 import { ConversationFlowDefinition } from '../../domain/conversation-flow.ts';
 import { ServiceLlmDefinition } from '../../domain/service-llm.ts';
@@ -81,6 +81,30 @@ export const AgentResponse = Type.Object(
     /** Absent on versions saved before the field existed (which boost nothing). */
     boosted_keywords: Type.Optional(Type.Array(Type.String())),
     webhook_events: Type.Optional(Type.Union([Type.Array(Type.String()), Type.Null()])),
+    version_description: Type.Optional(NullableString()),
+    volume: Type.Optional(Type.Number()),
+    normalize_for_speech: Type.Optional(Type.Boolean()),
+    opt_out_sensitive_data_storage: Type.Optional(Type.Boolean()),
+    voice_speed: Type.Optional(Type.Number()),
+    voice_temperature: Type.Optional(Type.Number()),
+    begin_message_delay_ms: Type.Optional(Type.Integer()),
+    pronunciation_dictionary: Type.Optional(Type.Union([Type.Array(Type.Object({ word: Type.String(), alphabet: Type.String(), phoneme: Type.String() })), Type.Null()])),
+    enable_backchannel: Type.Optional(Type.Boolean()),
+    backchannel_frequency: Type.Optional(Type.Number()),
+    backchannel_words: Type.Optional(Type.Union([Type.Array(Type.String()), Type.Null()])),
+    ambient_sound: Type.Optional(NullableString()),
+    ambient_sound_volume: Type.Optional(Type.Number()),
+    fallback_voice_ids: Type.Optional(Type.Union([Type.Array(Type.String()), Type.Null()])),
+    stt_mode: Type.Optional(Type.String()),
+    enable_voicemail_detection: Type.Optional(Type.Boolean()),
+    voicemail_option: Type.Optional(Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()])),
+    webhook_timeout_ms: Type.Optional(Type.Integer()),
+    is_public: Type.Optional(Type.Boolean()),
+    post_call_analysis_model: Type.Optional(NullableString()),
+    version_title: Type.Optional(NullableString()),
+    accepted_without_effect: Type.Optional(
+      Type.Array(Type.String(), { description: "Retell's agent fields set on this version that change nothing here (docs/retell.md says why for each)." }),
+    ),
     ...Timestamps,
   },
   { title: 'Agent' },
@@ -89,4 +113,30 @@ export const AgentResponse = Type.Object(
 export const VersionQuery = Type.Object(
   { version: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,8}$', description: 'An agent version number.' })) },
   { additionalProperties: false },
+);
+
+export const PublishAgentVersionBody = Strict(
+  {
+    version: Type.Integer({ minimum: 1, maximum: 1_000_000_000 }),
+    version_title: Type.Optional(Type.String({ maxLength: 256 })),
+    version_description: Type.Optional(Type.String({ maxLength: 2_000 })),
+  },
+  { title: 'PublishAgentVersionRequest' },
+);
+
+export const CreateAgentVersionBody = Strict(
+  { base_version: Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'The version to copy.' }) },
+  { title: 'CreateAgentVersionRequest' },
+);
+
+export const AgentVersionSummary = Type.Object(
+  {
+    version: Type.Integer({ minimum: 1 }),
+    is_published: Type.Boolean(),
+    last_modification_timestamp: Type.Integer(),
+    base_version: Type.Optional(Type.Integer({ minimum: 1 })),
+    version_title: Type.Optional(Type.String()),
+    version_description: Type.Optional(Type.String()),
+  },
+  { title: 'AgentVersionSummary' },
 );

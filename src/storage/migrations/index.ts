@@ -15,6 +15,7 @@ import { phoneNumbers } from './0011_phone_numbers.ts';
 import { phoneCalls } from './0012_phone_calls.ts';
 import { agentTests } from './0017_agent_tests.ts';
 import { knowledgeBases } from './0018_knowledge_bases.ts';
+import { retell } from './0020_retell.ts';
 import { knowledgeSearch } from './0021_knowledge_search.ts';
 
 /** Every migration, in order; each is a factory so it can differ by dialect where SQL must. */
@@ -33,6 +34,7 @@ const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
   '0012_phone_calls': phoneCalls,
   '0017_agent_tests': agentTests,
   '0018_knowledge_bases': knowledgeBases,
+  '0020_retell': retell,
   '0021_knowledge_search': knowledgeSearch,
 };
 

@@ -32,9 +32,22 @@ export interface AgentVersionTable {
   created_at: number;
 }
 
+/** What Retell's version operations record of a version (migration 0020_retell); at most one row per version. */
+export interface AgentVersionNoteTable {
+  agent_id: string;
+  version: number;
+  /** The version create-agent-version copied. */
+  base_version: number | null;
+  /** When publish-agent-version first published it (epoch ms); null: a draft. */
+  published_at: number | null;
+  version_title: string | null;
+  version_description: string | null;
+}
+
 export interface AgentTables {
   conversation_flows: EngineTable<ConversationFlowDefinition>;
   service_llms: EngineTable<ServiceLlmDefinition>;
   agents: AgentTable;
   agent_versions: AgentVersionTable;
+  agent_version_notes: AgentVersionNoteTable;
 }

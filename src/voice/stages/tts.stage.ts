@@ -2,6 +2,8 @@ import type { TtsProvider } from '../../providers/tts.ts';
 import { ProviderError, isAbortError } from '../../providers/errors.ts';
 import type { EngineHangup, ToolCallRecord } from '../engines/types.ts';
 import type { SpeechPiece } from './engine.stage.ts';
+import { normaliseForSpeech } from '../speech-normaliser.ts';
+import { applyVolume } from '../volume.ts';
 
 export type TtsEvent =
   | { type: 'sentence_start'; index: number; text: string }
@@ -13,11 +15,13 @@ export type TtsEvent =
  * Synthesizes sentence by sentence, pulled by the consumer: how far synthesis runs ahead of
  * playback is bounded by the consumer's (blocking) output queue. `onSynthesisStart` fires when
  * the first sentence goes to the engine, `onFirstAudio` when its first audio comes back.
+ * `normalise` speaks numbers, dates and times as words (the `sentence_start` text stays as
+ * written); `volume` is a gain on the audio (the agent's Retell fields, issue 26).
  */
 export async function* ttsStage(
   pieces: AsyncIterable<SpeechPiece>,
   tts: TtsProvider,
-  options: { voiceId?: string; signal: AbortSignal; onSynthesisStart?: () => void; onFirstAudio?: () => void },
+  options: { voiceId?: string; volume?: number; normalise?: boolean; signal: AbortSignal; onSynthesisStart?: () => void; onFirstAudio?: () => void },
 ): AsyncIterable<TtsEvent> {
   let index = 0;
   let firstAudio = true;
@@ -30,7 +34,7 @@ export async function* ttsStage(
     const i = index++;
     yield { type: 'sentence_start', index: i, text: p.text };
     if (i === 0) options.onSynthesisStart?.();
-    const audio = tts.synthesize(p.text, { ...(options.voiceId ? { voiceId: options.voiceId } : {}), signal: options.signal });
+    const audio = tts.synthesize(options.normalise ? normaliseForSpeech(p.text) : p.text, { ...(options.voiceId ? { voiceId: options.voiceId } : {}), signal: options.signal });
     const it = audio[Symbol.asyncIterator]();
     let exhausted = false;
     try {
@@ -51,7 +55,7 @@ export async function* ttsStage(
           firstAudio = false;
           options.onFirstAudio?.();
         }
-        yield { type: 'audio', index: i, pcm: next.value };
+        yield { type: 'audio', index: i, pcm: options.volume === undefined ? next.value : applyVolume(next.value, options.volume) };
       }
     } finally {
       // Stopped early (barge-in, the call ended): the synthesiser's stream is released, as for-await would.
