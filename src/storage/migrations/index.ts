@@ -16,6 +16,7 @@ import { phoneCalls } from './0012_phone_calls.ts';
 import { agentTests } from './0017_agent_tests.ts';
 import { knowledgeBases } from './0018_knowledge_bases.ts';
 import { knowledgeSearch } from './0021_knowledge_search.ts';
+import { testRunLeases } from './0022_test_run_leases.ts';
 
 /** Every migration, in order; each is a factory so it can differ by dialect where SQL must. */
 const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
@@ -34,6 +35,7 @@ const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
   '0017_agent_tests': agentTests,
   '0018_knowledge_bases': knowledgeBases,
   '0021_knowledge_search': knowledgeSearch,
+  '0022_test_run_leases': testRunLeases,
 };
 
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<void> {
