@@ -68,15 +68,15 @@ async function main(): Promise<void> {
     config.tokenSweepIntervalMs,
     (error) => log.error({ err: error }, 'token sweep failed'),
   );
-  // Leases on the calls this server holds, renewed every third of their TTL; calls of lost servers
-  // (lapsed leases; on SQLite, any left by a previous process) ended at start and periodically.
+  // Leases on the calls and test runs this server holds, renewed every third of their TTL; those of
+  // lost servers (lapsed leases; on SQLite, any left by a previous process) ended at start and periodically.
   const leaseRenewal = new PeriodicTask(
-    () => runtime.media.sessions.renewLeases(),
+    () => Promise.all([runtime.media.sessions.renewLeases(), runtime.services.tests.renewLeases()]),
     Math.max(100, Math.floor(config.callLeaseTtlMs / 3)),
     (error) => log.error({ err: error }, 'renewing call leases failed'),
   );
   const recovery = new PeriodicTask(
-    () => runtime.media.sessions.recoverLapsed(),
+    () => Promise.all([runtime.media.sessions.recoverLapsed(), runtime.services.tests.recoverLapsed()]),
     config.callRecoveryIntervalMs,
     (error) => log.error({ err: error }, 'recovering calls of lost servers failed'),
   );

@@ -251,6 +251,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   const testsStopped = new AbortController();
   const tests = new AgentTestService({
     store,
+    serverId,
+    leaseTtlMs: config.callLeaseTtlMs,
     tests: new AgentTestRepository(store.db),
     agents,
     outbox,

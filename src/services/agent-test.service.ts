@@ -36,7 +36,16 @@ export interface AgentTestServiceDeps {
   runner: CaseRunner;
   /** Cases of one run played at once; default 8. */
   concurrency?: number;
+  /** This server (the holder of the runs it plays) and how long a run's lease lasts unrenewed, ms. */
+  serverId: string;
+  leaseTtlMs: number;
 }
+
+/** Runs of lost servers finished per recovery pass. */
+const RECOVERY_BATCH = 100;
+
+/** The error of each case of a run whose server was lost before it finished. */
+export const RUN_LOST_ERROR = 'the server playing this test run was lost before the case finished; run it again';
 
 /** Most runs `list-test-runs` answers. */
 const RUN_HISTORY_MAX = 100;
@@ -131,7 +140,7 @@ export class AgentTestService {
       created_at: this.#d.clock.now(),
       finished_at: null,
     };
-    await this.#d.tests.insertRun(accountId, run);
+    await this.#d.tests.insertRun(accountId, run, { holder: this.#d.serverId, expiresAt: run.created_at + this.#d.leaseTtlMs });
     const playing = this.#play(accountId, run, cases, latest).finally(() => this.#running.delete(run.test_run_id));
     this.#running.set(run.test_run_id, playing);
     return { test_run_id: run.test_run_id, status: 'running' };
@@ -151,6 +160,32 @@ export class AgentTestService {
   /** Resolves once the run (started by this process) has finished; at once for any other. */
   async settled(runId: string): Promise<void> {
     await this.#running.get(runId);
+  }
+
+  /** Extends the leases of the runs this server is playing (every third of their TTL, like calls). */
+  async renewLeases(): Promise<void> {
+    await this.#d.tests.renewLeases(this.#d.serverId, [...this.#running.keys()], this.#d.clock.now() + this.#d.leaseTtlMs);
+  }
+
+  /**
+   * Finishes the runs whose lease lapsed (their server was lost; on SQLite, any a previous process
+   * left): each case that had not reported is failed with RUN_LOST_ERROR, and `test_run.finished`
+   * is sent as for any run. Returns how many runs it finished.
+   */
+  async recoverLapsed(): Promise<number> {
+    const lapsed = await this.#d.tests.lapsedRuns(this.#d.clock.now(), RECOVERY_BATCH);
+    let finished = 0;
+    for (const run of lapsed) {
+      if (this.#running.has(run.test_run_id)) continue; // ours, and still playing: renewal was late
+      const cases = new Map((await this.#d.tests.listCases(run.account_id, run.agent_id)).map((c) => [c.test_case_id, c]));
+      const results = run.test_case_ids.map((id) => {
+        const testCase = cases.get(id);
+        const played = testCase ?? { test_case_id: id, name: '(deleted test case)', mode: 'text' as const };
+        return unplayable(played, run.agent_version ?? testCase?.agent_version ?? 0, RUN_LOST_ERROR);
+      });
+      if (await this.#finish(run.account_id, run, results)) finished++;
+    }
+    return finished;
   }
 
   /** Stops the runs in progress (their cases end as errors, the runs are recorded) and waits for them; idempotent. */
@@ -187,11 +222,16 @@ export class AgentTestService {
     };
     const workers = Math.max(1, Math.min(this.#d.concurrency ?? 8, cases.length));
     await Promise.all(Array.from({ length: workers }, worker));
+    await this.#finish(accountId, run, results);
+  }
+
+  /** Records the run's outcome with its `test_run.finished` event, in one transaction; false when it was finished already or is gone. */
+  async #finish(accountId: string, run: TestRun, results: TestCaseResult[]): Promise<boolean> {
     const passed = results.filter((r) => r.passed).length;
     const finishedAt = this.#d.clock.now();
-    await this.#d.store.transaction(async (tx) => {
+    return this.#d.store.transaction(async (tx) => {
       const recorded = await this.#d.tests.finishRun(run.test_run_id, { status: 'complete', passed, failed: results.length - passed, results, finishedAt }, tx);
-      if (!recorded) return;
+      if (!recorded) return false;
       await this.#d.outbox.record(tx, {
         accountId,
         kind: 'test_run.finished',
@@ -207,6 +247,7 @@ export class AgentTestService {
           finished_at: finishedAt,
         },
       });
+      return true;
     });
   }
 
@@ -233,7 +274,7 @@ function checkPatterns(assertions: TestCaseCreate['assertions']): void {
 }
 
 /** The result of a case that could not be played at all. */
-export function unplayable(testCase: TestCase, agentVersion: number, error: string): TestCaseResult {
+export function unplayable(testCase: Pick<TestCase, 'test_case_id' | 'name' | 'mode'>, agentVersion: number, error: string): TestCaseResult {
   return {
     test_case_id: testCase.test_case_id,
     name: testCase.name,

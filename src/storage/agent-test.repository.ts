@@ -1,3 +1,4 @@
+import type { Selectable } from 'kysely';
 import type { TestCase, TestCaseResult, TestRun, TestRunStatus } from '../domain/agent-test.ts';
 import { decodeJson, encodeJson } from './json-column.ts';
 import type { Executor } from './store.ts';
@@ -14,7 +15,7 @@ const toCase = (row: TestCaseTable): TestCase => ({
   last_modification_timestamp: Number(row.updated_at),
 });
 
-const toRun = (row: TestRunTable): TestRun => ({
+const toRun = (row: Selectable<TestRunTable>): TestRun => ({
   test_run_id: row.test_run_id,
   agent_id: row.agent_id,
   agent_version: row.agent_version === null ? null : Number(row.agent_version),
@@ -71,7 +72,8 @@ export class AgentTestRepository {
     return Number(result.numDeletedRows) > 0;
   }
 
-  async insertRun(accountId: string, run: TestRun, db: Executor = this.#db): Promise<void> {
+  /** Records a run starting, held by `lease.holder` until `lease.expiresAt` (renewed by renewLeases). */
+  async insertRun(accountId: string, run: TestRun, lease: { holder: string; expiresAt: number }, db: Executor = this.#db): Promise<void> {
     await db
       .insertInto('test_runs')
       .values({
@@ -86,11 +88,25 @@ export class AgentTestRepository {
         results: encodeJson(run.results),
         created_at: run.created_at,
         finished_at: run.finished_at,
+        holder: lease.holder,
+        lease_expires_at: lease.expiresAt,
       })
       .execute();
   }
 
-  /** Records a run's outcome; false when the run is gone (its account or agent was deleted meanwhile). */
+  /** Extends the leases of the holder's runs still running. */
+  async renewLeases(holder: string, runIds: readonly string[], expiresAt: number, db: Executor = this.#db): Promise<void> {
+    if (runIds.length === 0) return;
+    await db.updateTable('test_runs').set({ lease_expires_at: expiresAt }).where('holder', '=', holder).where('status', '=', 'running').where('test_run_id', 'in', [...runIds]).execute();
+  }
+
+  /** Runs still running whose lease lapsed before `now` (their server was lost), oldest first, with their account. */
+  async lapsedRuns(now: number, limit: number, db: Executor = this.#db): Promise<Array<TestRun & { account_id: string }>> {
+    const rows = await db.selectFrom('test_runs').selectAll().where('status', '=', 'running').where('lease_expires_at', '<', now).orderBy('test_run_id').limit(limit).execute();
+    return rows.map((row) => ({ ...toRun(row), account_id: row.account_id }));
+  }
+
+  /** Records a run's outcome, once; false when the run is gone (its account or agent was deleted meanwhile) or already finished. */
   async finishRun(
     runId: string,
     outcome: { status: TestRunStatus; passed: number; failed: number; results: TestCaseResult[]; finishedAt: number },
@@ -98,8 +114,9 @@ export class AgentTestRepository {
   ): Promise<boolean> {
     const result = await db
       .updateTable('test_runs')
-      .set({ status: outcome.status, passed: outcome.passed, failed: outcome.failed, results: encodeJson(outcome.results), finished_at: outcome.finishedAt })
+      .set({ status: outcome.status, passed: outcome.passed, failed: outcome.failed, results: encodeJson(outcome.results), finished_at: outcome.finishedAt, holder: null })
       .where('test_run_id', '=', runId)
+      .where('status', '=', 'running')
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }

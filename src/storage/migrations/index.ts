@@ -17,6 +17,7 @@ import { agentTests } from './0017_agent_tests.ts';
 import { knowledgeBases } from './0018_knowledge_bases.ts';
 import { retell } from './0020_retell.ts';
 import { knowledgeSearch } from './0021_knowledge_search.ts';
+import { testRunLeases } from './0022_test_run_leases.ts';
 
 /** Every migration, in order; each is a factory so it can differ by dialect where SQL must. */
 const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
@@ -36,6 +37,7 @@ const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
   '0018_knowledge_bases': knowledgeBases,
   '0020_retell': retell,
   '0021_knowledge_search': knowledgeSearch,
+  '0022_test_run_leases': testRunLeases,
 };
 
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<void> {

@@ -1,3 +1,4 @@
+import type { Generated } from 'kysely';
 import type { TestCase, TestCaseResult, TestRunStatus } from '../../domain/agent-test.ts';
 import type { JsonText } from '../json-column.ts';
 
@@ -27,6 +28,10 @@ export interface TestRunTable {
   results: JsonText<TestCaseResult[]>;
   created_at: number;
   finished_at: number | null;
+  /** The server playing the run (its id), while it runs. */
+  holder: string | null;
+  /** The holder renews this while the run plays; a run past it was lost with its server (migration 0022). */
+  lease_expires_at: Generated<number>;
 }
 
 export interface AgentTestTables {
