@@ -16,3 +16,9 @@ export type PipelineJob =
       /** The reply prepared during the turn's last pause, if any (preemptive replies). */
       speculation: Speculation | undefined;
     };
+
+/** The turn of keys the caller pressed (DTMF), answered as their words: `digits` at `atMs` on the call, `now` on the clock. */
+export function keyedTurn(digits: string, atMs: number, now: number): PipelineJob {
+  const transcript: SettledTranscript = { ok: true, result: { text: digits }, atMs: now };
+  return { kind: 'turn', startMs: atMs, endMs: atMs, speechEndAt: now, transcript: Promise.resolve(transcript), backchannel: false, speculation: undefined };
+}

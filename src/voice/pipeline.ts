@@ -14,13 +14,13 @@ import { BandProbe } from './band-probe.ts';
 import type { TurnLatency } from './latency.ts';
 import { vadStage } from './stages/vad.stage.ts';
 import { turnStage } from './stages/turn.stage.ts';
-import { sttStage, type SettledTranscript } from './stages/stt.stage.ts';
+import { sttStage } from './stages/stt.stage.ts';
 import { PacedPlayout } from './playout.ts';
 import { DtmfCollector } from './dtmf.ts';
 import { Replies, type TurnTiming } from './reply.ts';
 import { Speculations } from './speculation.ts';
 import type { FailureReason, HangupReason, PipelineEvents, VoicePipelineOptions } from './pipeline.types.ts';
-import type { PipelineJob as Job } from './pipeline-job.ts';
+import { keyedTurn, type PipelineJob as Job } from './pipeline-job.ts';
 
 export type { FailureReason, HangupReason, PipelineEvents, VoicePipelineOptions } from './pipeline.types.ts';
 
@@ -400,17 +400,7 @@ export class VoicePipeline {
   pushDigits(keys: string): void {
     if (this.#ended || this.#closed || !this.#o.dtmf) return;
     this.#digits ??= new DtmfCollector(this.#o.dtmf, this.#time, (digits) => {
-      if (this.#ended || this.#closed) return;
-      const at = this.elapsedMs();
-      void this.#jobs.push({
-        kind: 'turn',
-        startMs: at,
-        endMs: at,
-        speechEndAt: this.#time.now(),
-        transcript: Promise.resolve<SettledTranscript>({ ok: true, result: { text: digits }, atMs: this.#time.now() }),
-        backchannel: false,
-        speculation: undefined,
-      });
+      if (!this.#ended && !this.#closed) void this.#jobs.push(keyedTurn(digits, this.elapsedMs(), this.#time.now()));
     });
     if (this.#replies.active) this.#replies.interrupt();
     this.#speculations.dropPending();
