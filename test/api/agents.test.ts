@@ -91,6 +91,21 @@ for (const kind of STORES) {
       assert.ok((await req('GET', '/list-service-llms')).json.length >= 1);
     });
 
+    it('answers the keypad settings it stores (allow_user_dtmf, user_dtmf_options), and an update replaces them', async () => {
+      const flow = await req('POST', '/create-conversation-flow', sampleFlow());
+      const engine = { type: 'conversation_flow', conversation_flow_id: flow.json.conversation_flow_id };
+      const options = { digit_limit: 4, termination_key: '*', timeout_ms: 3000 };
+      const created = await req('POST', '/create-agent', { response_engine: engine, allow_user_dtmf: false, user_dtmf_options: options });
+      assert.equal(created.status, 201, created.raw);
+      assert.deepEqual([created.json.allow_user_dtmf, created.json.user_dtmf_options], [false, options]);
+      const id = created.json.agent_id;
+      assert.deepEqual((await req('GET', `/get-agent/${id}`)).json.user_dtmf_options, options);
+      const updated = await req('PATCH', `/update-agent/${id}`, { allow_user_dtmf: true, user_dtmf_options: null });
+      assert.equal(updated.status, 200, updated.raw);
+      assert.deepEqual([updated.json.allow_user_dtmf, updated.json.user_dtmf_options], [true, null]);
+      assert.equal((await req('GET', `/get-agent/${id}?version=1`)).json.allow_user_dtmf, false, 'version 1 keeps what it was made with');
+    });
+
     it('versions agents: every update is a new immutable version pinning its engine', async () => {
       const { json: flow } = await req('POST', '/create-conversation-flow', sampleFlow());
       const created = await req('POST', '/create-agent', {

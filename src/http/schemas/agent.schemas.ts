@@ -80,6 +80,9 @@ export const AgentResponse = Type.Object(
     post_call_analysis_data: Type.Array(PostCallAnalysisField),
     /** Absent on versions saved before the field existed (which boost nothing). */
     boosted_keywords: Type.Optional(Type.Array(Type.String())),
+    /** Absent on versions saved before the fields existed (which take the defaults). */
+    allow_user_dtmf: Type.Optional(Type.Boolean()),
+    user_dtmf_options: AgentCreate.properties.user_dtmf_options,
     webhook_events: Type.Optional(Type.Union([Type.Array(Type.String()), Type.Null()])),
     version_description: Type.Optional(NullableString()),
     volume: Type.Optional(Type.Number()),
