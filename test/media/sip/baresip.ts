@@ -53,12 +53,28 @@ export class Baresip {
     child.stderr?.on('data', (d) => this.output.push(String(d)));
   }
 
-  /** Starts a phone: `wav` is what its microphone says (8 kHz or 16 kHz mono WAV); `answer` auto-answers calls. */
+  /**
+   * Starts a phone: `wav` is what its microphone says (8 kHz or 16 kHz mono WAV); `answer` auto-answers
+   * calls. Ports are picked free just before baresip binds them, so another process can take one in
+   * between: a phone that does not come up is ended and started again on new ports (three tries).
+   */
   static async start(options: { wav?: string; user?: string; answer?: 'manual' | 'auto' } = {}): Promise<Baresip> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await Baresip.#startOnce(options);
+      } catch (error) {
+        if (attempt === 3) throw error;
+      }
+    }
+  }
+
+  static async #startOnce(options: { wav?: string; user?: string; answer?: 'manual' | 'auto' }): Promise<Baresip> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-baresip-'));
     const sipPort = await freePort();
-    const ctrlPort = await freePort();
-    const rtpBase = 20_000 + Math.floor(Math.random() * 20_000) * 2;
+    let ctrlPort = await freePort();
+    while (ctrlPort === sipPort) ctrlPort = await freePort();
+    // Above the RTP ranges the tests give the SIP endpoint (42000-46998).
+    const rtpBase = 50_000 + Math.floor(Math.random() * 7_000) * 2;
     let wav = options.wav;
     if (!wav) {
       // 30 s of silence at 8 kHz: packets the server counts, no speech to barge in with.
@@ -102,7 +118,11 @@ export class Baresip {
         });
         return new Baresip(dir, sipPort, child, ctrl);
       } catch (error) {
-        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`baresip did not start: ${String(error)}`, { cause: error });
+        if (Date.now() > deadline || child.exitCode !== null) {
+          child.kill('SIGKILL'); // never left running: it would keep the test process alive
+          fs.rmSync(dir, { recursive: true, force: true });
+          throw new Error(`baresip did not start: ${String(error)}`, { cause: error });
+        }
         await new Promise((r) => setTimeout(r, 100));
       }
     }

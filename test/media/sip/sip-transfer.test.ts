@@ -23,7 +23,9 @@ for (const kind of STORES) {
       s = await startMediaServer(kind.name, { providers: fakeProviders([], { llm, msPerChar: 10 }), env: { SIP_PORT: '0', SIP_RTP_PORT_MIN: '43000', SIP_RTP_PORT_MAX: '43998' } });
       sip = s.app.transports.get('sip') as SipTransport;
       await sip.ready;
-      [caller, desk] = await Promise.all([Baresip.start(), Baresip.start({ user: 'desk', answer: 'auto' })]);
+      // One after the other: if the second cannot start, after() still ends the first.
+      caller = await Baresip.start();
+      desk = await Baresip.start({ user: 'desk', answer: 'auto' });
     });
     after(async () => {
       await Promise.all([caller?.close(), desk?.close()]);
