@@ -6,7 +6,7 @@
 import type { ToolCallRecord } from './engines/types.ts';
 import type { TurnLatency } from './latency.ts';
 import { ToolCallBudget, TranscriptBudget } from './record-bounds.ts';
-import type { TimedToolCall, Utterance } from './transcript.ts';
+import { type TimedToolCall, type Utterance, orderOf } from './transcript.ts';
 
 /** What the record announces as it grows (the pipeline's events). */
 export interface RecordEvents {
@@ -58,7 +58,7 @@ export class ConversationRecord {
     }
     const u = text === utterance.text ? utterance : { ...utterance, text };
     let i = this.#transcript.length;
-    while (i > 0 && (this.#transcript[i - 1]?.startMs ?? 0) > u.startMs) i--;
+    while (i > 0 && orderOf(this.#transcript[i - 1]!) > orderOf(u)) i--;
     this.#transcript.splice(i, 0, u);
     this.#events.transcript(this.transcript());
   }

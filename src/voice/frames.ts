@@ -16,6 +16,12 @@ export interface AudioFrame {
   readonly pcm: Int16Array;
   /** Media time of the frame's first sample, ms since the pipeline started. */
   readonly offsetMs: number;
+  /**
+   * When the frame reached the server, on the pipeline's clock (absent: at offsetMs). The media
+   * timeline drifts from that clock (a client that stalls sends less audio than time went by, one
+   * that catches up sends more), and the agent's replies are placed on the clock.
+   */
+  readonly receivedMs?: number;
 }
 
 /** Views little-endian 16-bit bytes as samples (copies when unaligned). */

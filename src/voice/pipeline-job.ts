@@ -10,6 +10,8 @@ export type PipelineJob =
       kind: 'turn';
       startMs: number;
       endMs: number;
+      /** When its first words reached the server, on the pipeline clock (orders it among the agent's replies). */
+      heardAtMs: number;
       speechEndAt: number;
       transcript: Promise<SettledTranscript>;
       backchannel: boolean;
@@ -20,5 +22,5 @@ export type PipelineJob =
 /** The turn of keys the caller pressed (DTMF), answered as their words: `digits` at `atMs` on the call, `now` on the clock. */
 export function keyedTurn(digits: string, atMs: number, now: number): PipelineJob {
   const transcript: SettledTranscript = { ok: true, result: { text: digits }, atMs: now };
-  return { kind: 'turn', startMs: atMs, endMs: atMs, speechEndAt: now, transcript: Promise.resolve(transcript), backchannel: false, speculation: undefined };
+  return { kind: 'turn', startMs: atMs, endMs: atMs, heardAtMs: atMs, speechEndAt: now, transcript: Promise.resolve(transcript), backchannel: false, speculation: undefined };
 }

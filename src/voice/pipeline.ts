@@ -232,7 +232,7 @@ export class VoicePipeline {
     }
     const atMs = this.#inputFrames * FRAME_MS + samplesToMs(this.#framer.pendingSamples);
     for (const f of this.#framer.push(pcm)) {
-      void this.#input.push({ pcm: f, offsetMs: this.#inputFrames++ * FRAME_MS });
+      void this.#input.push({ pcm: f, offsetMs: this.#inputFrames++ * FRAME_MS, receivedMs: this.elapsedMs() });
     }
     // Lock-step (no timers): the caller's audio is the clock that paces the agent's.
     if (!this.#o.timers) this.#playout.tick();
@@ -312,7 +312,7 @@ export class VoicePipeline {
             const backchannel = this.#segmentOverAgent && !this.#segmentInterrupted;
             // The turn has ended: what was prepared for it is its own now, whatever the user says next.
             const speculation = this.#speculations.takePending();
-            void this.#jobs.push({ kind: 'turn', startMs: ev.startMs, endMs: ev.endMs, speechEndAt: this.#lastVoicedAt, transcript: ev.transcript, backchannel, speculation });
+            void this.#jobs.push({ kind: 'turn', startMs: ev.startMs, endMs: ev.endMs, heardAtMs: ev.heardAtMs, speechEndAt: this.#lastVoicedAt, transcript: ev.transcript, backchannel, speculation });
             break;
           }
         }
@@ -373,7 +373,7 @@ export class VoicePipeline {
     if (!text) return;
     this.#begun = true;
     await this.#speculations.rollback; // the engine is back where the turn began, if a prepared reply was dropped
-    this.#record.addUtterance({ role: 'user', text, startMs: job.startMs, endMs: job.endMs });
+    this.#record.addUtterance({ role: 'user', text, startMs: job.startMs, endMs: job.endMs, heardAtMs: job.heardAtMs });
     // Speech over the agent that did not interrupt it (too short for the sensitivity) is kept in
     // the transcript but not answered.
     if (job.backchannel) return;

@@ -10,6 +10,12 @@ export interface Utterance {
   text: string;
   startMs: number;
   endMs: number;
+  /**
+   * A user's utterance: when its first words reached the server, on the same clock as the agent's
+   * starts. The audio timeline can lag that clock (a stalled client), so utterances are ordered by
+   * this, not by startMs.
+   */
+  heardAtMs?: number;
   /** True when this agent reply was cut off, by the user speaking over it or by the call ending (text = what was heard). */
   cutOff?: boolean;
   /**
@@ -63,7 +69,7 @@ export function toTranscriptWithToolCalls(
     if (!u.text.trim()) continue;
     if (u.sentences && u.sentences.length > 0) {
       for (const [i, s] of u.sentences.entries()) timed.push({ at: s.startMs, rank: i === 0 ? 0 : 2, entry: { role: u.role, content: s.text }, of: u });
-    } else timed.push({ at: u.startMs, rank: 0, entry: { role: u.role, content: u.text } });
+    } else timed.push({ at: orderOf(u), rank: 0, entry: { role: u.role, content: u.text } });
   }
   for (const c of calls) {
     const r = c.record;
@@ -102,4 +108,9 @@ export function toTranscriptWithToolCalls(
     else out.push({ entry: t.entry, ...(t.of ? { of: t.of } : {}) });
   }
   return out.map((t) => t.entry);
+}
+
+/** Where an utterance goes among the others: when it was heard (users) or began to play (agent). */
+export function orderOf(u: Utterance): number {
+  return u.heardAtMs ?? u.startMs;
 }

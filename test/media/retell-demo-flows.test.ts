@@ -120,6 +120,7 @@ for (const kind of STORES) {
       await client.play(speak());
       // Silent after the answer: the reminder comes and is spoken.
       await client.waitFor((e) => e.type === 'update' && JSON.stringify(e['transcript']).includes('Are you still with me?'), 10_000);
+      await client.waitFor(() => client.events.filter((e) => e.type === 'agent_stop_talking').length >= 3, 10_000);
       await client.play(speak());
       await client.waitFor((e) => e.type === 'update' && JSON.stringify(e['transcript']).includes('December first'), 10_000);
       await client.play(speak());

@@ -2,6 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Channel, ChannelClosedError } from '../../src/voice/channel.ts';
 import { TurnDetector } from '../../src/voice/stages/turn.stage.ts';
+import { ConversationRecord } from '../../src/voice/conversation-record.ts';
+import { toTranscriptWithToolCalls } from '../../src/voice/transcript.ts';
 
 test('channel overflow policies', async () => {
   const old = new Channel<number>({ capacity: 2, overflow: 'drop_oldest' });
@@ -38,4 +40,23 @@ test('turn detector: onset after 3 of 4 voiced frames, end after the endpointing
     }
   });
   assert.deepEqual(types, ['start@80+7', 'end@280/140']);
+});
+
+test("a user's utterance is placed among the agent's by when it reached the server, not by its audio timeline", () => {
+  // The client stalled earlier and then caught up: its audio timeline runs 200 ms behind the clock.
+  const d = new TurnDetector({ endpointingMs: 60 });
+  const heard: number[] = [];
+  '..SSSS....'.split('').forEach((v, i) => {
+    for (const e of d.push({ pcm: new Int16Array(320), offsetMs: i * 20, receivedMs: i * 20 + 200, speech: v === 'S' })) {
+      if (e.type === 'speech_start' || e.type === 'speech_end') heard.push(e.heardAtMs);
+    }
+  });
+  assert.deepEqual(heard, [240, 240]);
+  const record = new ConversationRecord({ transcript: () => {}, toolCall: () => {}, latency: () => {}, bound: () => {} });
+  record.addUtterance({ role: 'agent', text: 'Are you still with me?', startMs: 100, endMs: 150 });
+  // Spoken after the reminder began, stamped earlier on the lagging audio timeline.
+  record.addUtterance({ role: 'user', text: 'yes', startMs: 40, endMs: 120, heardAtMs: 240 });
+  record.addUtterance({ role: 'user', text: 'earlier', startMs: 0, endMs: 20 });
+  assert.deepEqual(record.transcript().map((u) => u.text), ['earlier', 'Are you still with me?', 'yes']);
+  assert.deepEqual(toTranscriptWithToolCalls(record.transcript(), [])?.map((e) => ('content' in e ? e.content : '')), ['earlier', 'Are you still with me?', 'yes']);
 });

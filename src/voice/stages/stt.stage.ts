@@ -7,7 +7,7 @@ export type SettledTranscript = { ok: true; result: SttResult; atMs: number } | 
 
 export type SttEvent =
   | Exclude<TurnEvent, { type: 'speech_end' }>
-  | { type: 'user_turn'; startMs: number; endMs: number; voicedMs: number; transcript: Promise<SettledTranscript> };
+  | { type: 'user_turn'; startMs: number; endMs: number; heardAtMs: number; voicedMs: number; transcript: Promise<SettledTranscript> };
 
 export interface SttStageOptions {
   /** The recogniser's id, for the timeout's error message. */
@@ -53,7 +53,7 @@ export async function* sttStage(
         turn.abort(error);
         return { ok: false, error, atMs: now() };
       });
-      yield { type: 'user_turn', startMs: ev.startMs, endMs: ev.endMs, voicedMs: ev.voicedMs, transcript: Promise.race([finalized, timedOut]) };
+      yield { type: 'user_turn', startMs: ev.startMs, endMs: ev.endMs, heardAtMs: ev.heardAtMs, voicedMs: ev.voicedMs, transcript: Promise.race([finalized, timedOut]) };
     } else {
       yield ev;
     }

@@ -25,13 +25,14 @@ export interface TurnOptions {
 }
 
 export type TurnEvent =
-  | { type: 'speech_start'; startMs: number; preroll: AudioFrame[] }
+  /** `heardAtMs`: when the first voiced frame reached the server, on the pipeline clock. */
+  | { type: 'speech_start'; startMs: number; heardAtMs: number; preroll: AudioFrame[] }
   /**
    * Every frame while an utterance is open; `voicedMs` counts voiced audio since the onset,
    * `silenceMs` the silence since the last voiced frame (0 on a voiced frame).
    */
   | { type: 'speech'; frame: VadFrame; voicedMs: number; silenceMs: number }
-  | { type: 'speech_end'; startMs: number; endMs: number; voicedMs: number }
+  | { type: 'speech_end'; startMs: number; endMs: number; heardAtMs: number; voicedMs: number }
   /** Frames outside utterances (for silence timers). */
   | { type: 'silence'; frame: VadFrame };
 
@@ -45,6 +46,7 @@ export class TurnDetector {
   #recent: VadFrame[] = [];
   #inSpeech = false;
   #startMs = 0;
+  #heardAtMs = 0;
   #lastVoicedEndMs = 0;
   #silentFrames = 0;
   #voicedMs = 0;
@@ -71,13 +73,14 @@ export class TurnDetector {
       this.#inSpeech = true;
       const firstVoiced = window.find((x) => x.speech) ?? f;
       this.#startMs = firstVoiced.offsetMs;
+      this.#heardAtMs = firstVoiced.receivedMs ?? firstVoiced.offsetMs;
       this.#voicedMs = voiced * FRAME_MS;
       this.#silentFrames = 0;
       this.#lastVoicedEndMs = f.offsetMs + FRAME_MS;
       const preroll = this.#recent;
       this.#recent = [];
       return [
-        { type: 'speech_start', startMs: this.#startMs, preroll },
+        { type: 'speech_start', startMs: this.#startMs, heardAtMs: this.#heardAtMs, preroll },
         { type: 'speech', frame: f, voicedMs: this.#voicedMs, silenceMs: 0 },
       ];
     }
@@ -92,7 +95,7 @@ export class TurnDetector {
     const needed = this.#endOfTurnMs ? Math.max(1, Math.round(this.#endOfTurnMs(this.#silentFrames * FRAME_MS) / FRAME_MS)) : this.#endpointingFrames;
     if (!f.speech && this.#silentFrames >= needed) {
       this.#inSpeech = false;
-      events.push({ type: 'speech_end', startMs: this.#startMs, endMs: this.#lastVoicedEndMs, voicedMs: this.#voicedMs });
+      events.push({ type: 'speech_end', startMs: this.#startMs, endMs: this.#lastVoicedEndMs, heardAtMs: this.#heardAtMs, voicedMs: this.#voicedMs });
     }
     return events;
   }

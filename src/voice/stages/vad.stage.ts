@@ -23,6 +23,6 @@ export async function* vadStage(
   for await (const f of frames) {
     if (signal.aborted) return;
     const voiced = vad.isSpeech(f.pcm) && rms(f.pcm) >= minSpeechRms;
-    yield { pcm: f.pcm, offsetMs: f.offsetMs, speech: voiced };
+    yield { ...f, speech: voiced };
   }
 }
