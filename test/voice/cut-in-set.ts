@@ -91,43 +91,58 @@ export interface CutInResult {
  * instant fake synthesis and an engine that answers "Okay.", and reports whether the agent began
  * to answer before the caller had finished. `endOfTurn` undefined: the fixed 500 ms end of turn.
  * Preemptive replies are on, as an agent has them by default: a reply prepared in the pause must
- * not play before the caller has finished either.
+ * not play before the caller has finished either. `lanes` utterances play at once (each its own
+ * call, as on a server), results in the set's order.
  */
-export async function runCutInSet(endOfTurn: EndOfTurnSettings | undefined, set: readonly PausedUtterance[] = CUT_IN_SET, preemptive = true): Promise<CutInResult[]> {
+export async function runCutInSet(
+  endOfTurn: EndOfTurnSettings | undefined,
+  set: readonly PausedUtterance[] = CUT_IN_SET,
+  preemptive = true,
+  lanes = 1,
+): Promise<CutInResult[]> {
   const tts = new FliteTts();
   const stt = new PocketsphinxStt();
   const results: CutInResult[] = [];
   try {
-    for (const utterance of set) {
-      const s = await pausedSpeech(tts, utterance);
-      const leadMs = 600;
-      const audio = concat(new Int16Array(leadMs * 16), s.pcm, new Int16Array(2_000 * 16));
-      const p = new VoicePipeline({
-        stt, tts: new FakeTts({ msPerChar: 1 }), vad: new FvadProvider(), startSpeaker: 'user',
-        // Enough answers for the replies prepared and dropped as well as those played.
-        engine: new LlmEngine({ config: { begin_message: '' }, llm: new FakeLlm(Array.from({ length: 50 }, () => 'Okay.')) }),
-        preemptive,
-        ...(endOfTurn ? { endOfTurn } : {}),
-      });
-      let firstReplyAt: number | undefined;
-      let heard: string[] = [];
-      const t0 = performance.now();
-      p.on('agent_start_talking', () => (firstReplyAt ??= performance.now() - t0 - leadMs));
-      p.on('transcript_update', (t) => (heard = t.filter((u) => u.role === 'user').map((u) => u.text)));
-      await p.start();
-      for (let i = 0, o = 0; o < audio.length; i++, o += 320) {
-        p.pushAudio(audio.subarray(o, o + 320));
-        const due = t0 + (i + 1) * 20;
-        await new Promise((r) => setTimeout(r, Math.max(0, due - performance.now())));
-      }
-      // A recogniser behind real time (a loaded machine) may still be finishing the last turn.
-      for (const until = performance.now() + 3_000; firstReplyAt === undefined && performance.now() < until; ) await new Promise((r) => setTimeout(r, 50));
-      await p.close();
-      const early = firstReplyAt !== undefined && firstReplyAt < s.endMs;
-      results.push({ utterance, early, replyAfterMs: !early && firstReplyAt !== undefined ? firstReplyAt - s.endMs : undefined, heard });
-    }
+    await Promise.all(
+      Array.from({ length: lanes }, async (_, lane) => {
+        for (let i = lane; i < set.length; i += lanes) results[i] = await playOne(set[i]!, { tts, stt, endOfTurn, preemptive });
+      }),
+    );
   } finally {
     await tts.close();
   }
   return results;
+}
+
+async function playOne(
+  utterance: PausedUtterance,
+  o: { tts: FliteTts; stt: PocketsphinxStt; endOfTurn: EndOfTurnSettings | undefined; preemptive: boolean },
+): Promise<CutInResult> {
+  const s = await pausedSpeech(o.tts, utterance);
+  const leadMs = 600;
+  const audio = concat(new Int16Array(leadMs * 16), s.pcm, new Int16Array(2_000 * 16));
+  const p = new VoicePipeline({
+    stt: o.stt, tts: new FakeTts({ msPerChar: 1 }), vad: new FvadProvider(), startSpeaker: 'user',
+    // Enough answers for the replies prepared and dropped as well as those played.
+    engine: new LlmEngine({ config: { begin_message: '' }, llm: new FakeLlm(Array.from({ length: 50 }, () => 'Okay.')) }),
+    preemptive: o.preemptive,
+    ...(o.endOfTurn ? { endOfTurn: o.endOfTurn } : {}),
+  });
+  let firstReplyAt: number | undefined;
+  let heard: string[] = [];
+  const t0 = performance.now();
+  p.on('agent_start_talking', () => (firstReplyAt ??= performance.now() - t0 - leadMs));
+  p.on('transcript_update', (t) => (heard = t.filter((u) => u.role === 'user').map((u) => u.text)));
+  await p.start();
+  for (let i = 0, at = 0; at < audio.length; i++, at += 320) {
+    p.pushAudio(audio.subarray(at, at + 320));
+    const due = t0 + (i + 1) * 20;
+    await new Promise((r) => setTimeout(r, Math.max(0, due - performance.now())));
+  }
+  // A recogniser behind real time (a loaded machine) may still be finishing the last turn.
+  for (const until = performance.now() + 3_000; firstReplyAt === undefined && performance.now() < until; ) await new Promise((r) => setTimeout(r, 50));
+  await p.close();
+  const early = firstReplyAt !== undefined && firstReplyAt < s.endMs;
+  return { utterance, early, replyAfterMs: !early && firstReplyAt !== undefined ? firstReplyAt - s.endMs : undefined, heard };
 }

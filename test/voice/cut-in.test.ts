@@ -9,7 +9,8 @@ import { CUT_IN_SET, runCutInSet } from './cut-in-set.ts';
 
 test('the early-reply rate over the paused-utterance set is at most 5 %, and every utterance is answered', { timeout: 240_000 }, async (t) => {
   if (!hasPocketsphinx()) return t.skip(NO_POCKETSPHINX);
-  const results = await runCutInSet({ responsiveness: 1, minSilenceMs: 250, maxSilenceMs: 1200 });
+  // Two callers at once, as on a server: the set takes half the time.
+  const results = await runCutInSet({ responsiveness: 1, minSilenceMs: 250, maxSilenceMs: 1200 }, CUT_IN_SET, true, 2);
   assert.equal(results.length, CUT_IN_SET.length);
   assert.ok(CUT_IN_SET.every((u) => u.pauseMs >= 400 && u.pauseMs <= 700));
   const early = results.filter((r) => r.early);
