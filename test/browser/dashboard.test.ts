@@ -360,6 +360,23 @@ describe('dashboard', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 180_000 }, () =
     await page.waitForSelector('#delivery-table');
     await assertFitsWidth(page, 390);
     await screenshot(page, 'dashboard-webhooks-390');
+    // Every other page at 390 px too (the call page, calls, overview and agent are checked above).
+    for (const [nav, ready, name] of [
+      ['leads', `#leads tr[data-lead-id="${lead.json.id}"]`, 'leads'],
+      ['tickets', `#tickets tr[data-ticket-id="${ticket.json.id}"]`, 'tickets'],
+      ['phone-numbers', 'main h1', 'phone-numbers'],
+      ['llms', 'main h1', 'llms'],
+      ['flows', '#resources tbody tr', 'flows'],
+    ] as const) {
+      await page.click(`a[data-nav="${nav}"]`);
+      await page.waitForSelector(ready);
+      await assertFitsWidth(page, 390);
+      await screenshot(page, `dashboard-${name}-390`);
+    }
+    await page.click('#resources tbody tr');
+    await page.waitForSelector('#flow-graph svg');
+    await assertFitsWidth(page, 390);
+    await screenshot(page, 'dashboard-flow-390');
     await page.setViewportSize({ width: 1200, height: 900 });
 
     // Delete the webhook (two-step).
