@@ -84,6 +84,13 @@ export const FlowNode = Strict({
    * (docs/voice-pipeline.md, Post-call analysis).
    */
   success: Type.Optional(Type.Boolean({ description: 'End nodes only: reaching this node achieves the goal of the call (true) or is a failure path (false).' })),
+  /** Where the dashboard's flow builder draws the node (Retell's name); no effect on calls. */
+  display_position: Type.Optional(
+    Strict(
+      { x: Type.Number({ minimum: -100_000, maximum: 100_000 }), y: Type.Number({ minimum: -100_000, maximum: 100_000 }) },
+      { description: "Where the flow builder draws the node: px from the canvas's top left. No effect on calls." },
+    ),
+  ),
 });
 
 export const StartSpeaker = Type.Union([Type.Literal('agent'), Type.Literal('user')]);

@@ -1,7 +1,10 @@
 /**
- * The dashboard's Test call in real Chromium, on the real server (child process) with the embedded
- * engines and a fake microphone saying "I would like to book an appointment": from the agents
- * list, Test call opens the agent; the call starts with the signed-in key, the greeting and the
+ * The dashboard's flow builder and Test call in real Chromium, on the real server (child process)
+ * with the embedded engines and a fake microphone saying "I would like to book an appointment":
+ * the flow is built from an empty canvas (nodes added, renamed, given their words; an edge drawn
+ * from greet to book and given keyword chips; a node dragged; a refused node shown as such and
+ * deleted), checked one tab away as JSON, and created; an agent on it; from the agents list, Test
+ * call opens the agent; the call starts with the signed-in key, the greeting and the
  * user's words appear live, the flow's node moves to `book`, the agent hangs up, the finished call
  * shows with a link to its page. Screenshots at 1200 and 390 px; no console errors.
  */
@@ -10,7 +13,8 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { hasPocketsphinx, NO_POCKETSPHINX } from '../voice/capabilities.ts';
 import { ARTIFACTS_DIR, type Browser, NOT_BUILT, NO_CHROMIUM, assertFitsWidth, eventually, launchBrowser, screenshot, speechWav } from './browser.ts';
-import { type WebServer, createDemoAgent, startWebServer } from './server.ts';
+import type { Page } from 'playwright-core';
+import { type WebServer, startWebServer } from './server.ts';
 
 const skip = NO_CHROMIUM || NOT_BUILT || (hasPocketsphinx() ? false : NO_POCKETSPHINX);
 
@@ -30,14 +34,22 @@ describe('dashboard test call', { skip, timeout: 180_000 }, () => {
     await web?.close();
   });
 
-  test('talk to an agent from the dashboard, live transcript and node, then the finished call', async () => {
-    const { agentId } = await createDemoAgent(web);
+  test('build a flow from an empty canvas, talk to an agent on it from the dashboard, live transcript and node, then the finished call', async () => {
     const page = await browser.newPage();
-    await page.setViewportSize({ width: 390, height: 844 });
+    await page.setViewportSize({ width: 1200, height: 900 });
     await page.goto(`${web.baseUrl}/dashboard`);
     await page.fill('#api-key', web.apiKey);
     await page.click('#sign-in-submit');
     await page.waitForSelector('#calls');
+    const flowId = await buildFlow(page);
+    const agent = await web.api('POST', '/create-agent', { agent_name: 'Reception', response_engine: { type: 'conversation_flow', conversation_flow_id: flowId } });
+    assert.equal(agent.status, 201, JSON.stringify(agent.json));
+    const agentId: string = agent.json.agent_id;
+    await page.reload();
+    await eventually(async () => /Reception/.test((await page.textContent('#flow-agents')) ?? ''), 5000, 'the flow page naming the agent that uses it');
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.click('a[data-nav="calls"]');
     await page.waitForSelector('#calls-empty');
     assert.match((await page.textContent('#calls-empty')) ?? '', /No calls yet/);
 
@@ -86,3 +98,60 @@ describe('dashboard test call', { skip, timeout: 180_000 }, () => {
     await page.close();
   });
 });
+
+/** Builds greet -> book ("appointment" / "book") in the flow builder from an empty canvas; returns the created flow's id. */
+async function buildFlow(page: Page): Promise<string> {
+  await page.click('a[data-nav="flows"]');
+  await page.click('#new-resource');
+  await page.click('#flow-templates button[data-template="empty"]');
+  await page.waitForSelector('#builder-empty');
+  const addNode = async (type: string, id: string, text: string) => {
+    await page.selectOption('#builder-new-type', type);
+    await page.click('#builder-add-node');
+    await page.fill('#node-id', id);
+    await page.press('#node-id', 'Tab'); // renamed on change
+    await page.waitForSelector(`#builder-panel[data-node="${id}"]`);
+    await page.fill('#node-text', text);
+  };
+  await addNode('conversation', 'greet', 'Hello, thanks for calling Acme. How can I help?');
+  await addNode('end', 'book', 'Your appointment is booked. Goodbye.');
+  // Draw the edge: greet's handle, then book.
+  await page.click('.bnode[data-node="greet"] button[data-action="connect"]');
+  await page.waitForSelector('#builder-connecting');
+  await page.click('.bnode[data-node="book"]');
+  await page.waitForSelector('#flow-builder g.edge[data-from="greet"][data-to="book"]');
+  await page.selectOption('#builder-panel .builder-edge select[data-field="condition"]', 'keyword');
+  for (const word of ['appointment', 'book']) {
+    await page.fill('#builder-panel .builder-edge input[data-field="keyword"]', word);
+    await page.press('#builder-panel .builder-edge input[data-field="keyword"]', 'Enter');
+  }
+  assert.match((await page.textContent('#flow-builder g.edge[data-from="greet"]')) ?? '', /appointment \/ book/);
+  // Drag book to the right: its position is kept.
+  const box = (await page.locator('.bnode[data-node="book"]').boundingBox())!;
+  await page.mouse.move(box.x + 40, box.y + 20);
+  await page.mouse.down();
+  await page.mouse.move(box.x + 140, box.y + 60, { steps: 5 });
+  await page.mouse.up();
+  // A function node with no function: the server refuses it, shown on that node; deleted.
+  await page.selectOption('#builder-new-type', 'function');
+  await page.click('#builder-add-node');
+  await page.click('#save');
+  await page.waitForSelector('.bnode.invalid[data-node="node_1"]');
+  assert.match((await page.textContent('#builder-node-error')) ?? '', /node_1/);
+  await page.click('#node-delete');
+  // One tab away: the JSON, exactly what the builder made.
+  await page.click('#tab-json');
+  const flow = JSON.parse(await page.inputValue('#json-editor'));
+  assert.equal(flow.start_node_id, 'greet');
+  assert.deepEqual(flow.nodes.map((n: { id: string }) => n.id), ['greet', 'book']);
+  assert.deepEqual(flow.nodes[0].edges, [{ id: 'edge_1', destination_node_id: 'book', transition_condition: { type: 'keyword', keywords: ['appointment', 'book'] } }]);
+  assert.ok(flow.nodes[1].display_position.x >= 100, JSON.stringify(flow.nodes[1].display_position));
+  await page.click('#tab-form');
+  await page.waitForSelector('.bnode[data-node="book"]');
+  await screenshot(page, 'dashboard-flow-builder');
+  await page.click('#save');
+  await page.waitForFunction(() => /^#\/flows\/(?!new)[^/]+$/.test(location.hash));
+  const flowId = decodeURIComponent(/#\/flows\/([^/]+)$/.exec(page.url())![1]!);
+  await page.waitForSelector('#flow-builder .bnode[data-node="book"]');
+  return flowId;
+}

@@ -297,6 +297,8 @@ describe('dashboard', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 180_000 }, () =
     await page.click('a[data-nav="flows"]');
     await page.waitForSelector('#resources tbody tr');
     await page.click('#resources tbody tr');
+    await page.waitForSelector('#flow-builder .bnode[data-node="greet"]'); // the builder first; the JSON one tab away
+    await page.click('#tab-json');
     await page.waitForFunction(() => document.querySelector<HTMLTextAreaElement>('#json-editor')?.value.includes('start_node_id'));
     // The drawing: three nodes, the start marked, two labelled edges from greet.
     await page.waitForSelector('#flow-graph svg');

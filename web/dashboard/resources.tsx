@@ -1,4 +1,4 @@
-/** Agents, conversation flows and service LLMs: lists, a form (agents) or JSON editing, versions and their diff, a flow's drawing. */
+/** Agents, conversation flows and service LLMs: lists, a form (agents) or the flow builder (flows) beside JSON editing, versions and their diff, the agents a flow serves. */
 import { useEffect, useState } from 'preact/hooks';
 import { formatTime } from '../shared/call-views.tsx';
 import type { Api } from './api.ts';
@@ -108,6 +108,30 @@ function LazyFlowGraph({ flow }: { flow: Record<string, unknown> }) {
   return <FlowGraph flow={flow} />;
 }
 
+/** The flow builder, loaded on first use (a separate chunk of the bundle, as the drawing is). */
+function LazyFlowBuilder(props: { flow: Record<string, unknown>; onChange: (flow: Record<string, unknown>) => void; error: string | null; isNew: boolean }) {
+  const module = useAsync(() => import('./flow-builder.tsx'), []);
+  if (module.error) return <ErrorBox error={`Could not load the builder: ${module.error}`} />;
+  if (!module.data) return <p class="muted">Loading the builder…</p>;
+  const { FlowBuilder } = module.data;
+  return <FlowBuilder {...props} />;
+}
+
+/** The agents whose response engine is this flow. */
+function FlowAgents({ api, flowId }: { api: Api; flowId: string }) {
+  const agents = useAsync(() => api.get<Record<string, any>[]>('/list-agents'), [flowId]);
+  const using = (agents.data ?? []).filter((a) => a.response_engine?.conversation_flow_id === flowId);
+  return (
+    <Card title="Used by" id="flow-agents">
+      <Loading state={agents} />
+      {agents.data && using.length === 0 && <p class="muted">No agent uses this flow yet.</p>}
+      <ul>
+        {using.map((a) => <li key={a.agent_id}><a href={`#/agents/${a.agent_id}`}>{a.agent_name ?? a.agent_id}</a> <span class="muted">v{a.version}</span></li>)}
+      </ul>
+    </Card>
+  );
+}
+
 /** The resource without the fields the server sets. */
 function editable(kind: Kind, item: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(item).filter(([k]) => !kind.readOnly.includes(k)));
@@ -122,7 +146,9 @@ export function ResourcePage({ api, kind, id, focus }: { api: Api; kind: Kind; i
     () => (isAgent && !isNew ? api.get<Record<string, any>[]>(`/get-agent-versions/${encodeURIComponent(id)}`) : Promise.resolve([])),
     [kind.route, id],
   );
-  const [mode, setMode] = useState<'form' | 'json'>(isAgent ? 'form' : 'json');
+  const isFlow = kind.route === 'flows';
+  const hasForm = isAgent || isFlow;
+  const [mode, setMode] = useState<'form' | 'json'>(hasForm ? 'form' : 'json');
   const [text, setText] = useState('');
   const [draft, setDraft] = useState<AgentDraft>({});
   const [error, setError] = useState<string | null>(null);
@@ -190,19 +216,22 @@ export function ResourcePage({ api, kind, id, focus }: { api: Api; kind: Kind; i
       <h1>{isNew ? `New (${kind.title.toLowerCase()})` : <>{name ? `${name} ` : ''}<code class="id">{id}</code></>}</h1>
       {!isNew && <Loading state={item} />}
       {isAgent && !isNew && item.data && <TestCall api={api} agentId={id} focus={focus} />}
-      {kind.route === 'flows' && !isNew && item.data && (
+      {isFlow && !isNew && item.data && (
         <Card title="Drawing" id="flow-drawing"><LazyFlowGraph flow={item.data} /></Card>
       )}
-      <div class="grid2">
+      {isFlow && !isNew && <FlowAgents api={api} flowId={id} />}
+      <div class={isFlow ? 'stack' : 'grid2'}>
         <Card title={isNew ? 'Definition' : isAgent ? 'Latest version (saving makes a new version)' : 'Definition'} id="editor">
-          {isAgent && (
+          {hasForm && (
             <div class="tabs" role="tablist">
-              <button type="button" id="tab-form" class={mode === 'form' ? 'active' : ''} onClick={() => switchTo('form')}>Form</button>
+              <button type="button" id="tab-form" class={mode === 'form' ? 'active' : ''} onClick={() => switchTo('form')}>{isFlow ? 'Builder' : 'Form'}</button>
               <button type="button" id="tab-json" class={mode === 'json' ? 'active' : ''} onClick={() => switchTo('json')}>JSON</button>
             </div>
           )}
           {mode === 'form' && isAgent ? (
             <AgentForm api={api} draft={draft} onChange={setDraft} />
+          ) : mode === 'form' && isFlow ? (
+            <LazyFlowBuilder flow={draft} onChange={setDraft} error={error} isNew={isNew} />
           ) : (
             <textarea class="json" id="json-editor" spellcheck={false} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
           )}
