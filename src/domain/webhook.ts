@@ -29,8 +29,14 @@ export function isAgentEventKind(text: string): text is AgentEventKind {
   return AGENT_EVENT_KINDS.some((kind) => kind === text);
 }
 
-/** What the outbox records: our event kinds, or Retell's agent-level events. */
-export type RecordedEventKind = EventKind | AgentEventKind;
+/**
+ * A test event, sent on request (`test.php`, the dashboard's "Send a test event") to one
+ * subscription alone, whatever kinds it listens to; never to others, never subscribable.
+ */
+export const TEST_EVENT_KIND = 'webhook.test';
+
+/** What the outbox records: our event kinds, Retell's agent-level events, or a test event. */
+export type RecordedEventKind = EventKind | AgentEventKind | typeof TEST_EVENT_KIND;
 
 /** An event's `data`: a JSON object (the lead, the ticket, the call as its kind defines). */
 export type EventData = Record<string, unknown>;

@@ -9,6 +9,8 @@ export interface AccountEvent {
   data: EventData;
   /** An extra destination for this event alone (an agent's `webhook_url` for `call.finished` or Retell's events). */
   agentWebhookUrl?: string | null;
+  /** A test event's one destination: this subscription alone, none of the others. */
+  onlyWebhook?: { id: string; url: string };
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
-import { isAgentEventKind, subscribes } from '../domain/webhook.ts';
+import { TEST_EVENT_KIND, isAgentEventKind, subscribes } from '../domain/webhook.ts';
 import type { Executor } from '../storage/store.ts';
 import type { Delivery, WebhookRepository } from '../storage/webhook.repository.ts';
 import type { AccountEvent, EventOutbox } from './events.ts';
@@ -38,7 +38,9 @@ export class WebhookOutbox implements EventOutbox {
     );
     const targets: Array<{ webhookId: string | null; url: string }> = [];
     const kind = event.kind;
-    if (!isAgentEventKind(kind)) {
+    if (event.onlyWebhook) {
+      targets.push({ webhookId: event.onlyWebhook.id, url: event.onlyWebhook.url });
+    } else if (!isAgentEventKind(kind) && kind !== TEST_EVENT_KIND) {
       for (const hook of await this.#d.webhooks.activeWebhooks(event.accountId, db)) {
         if (subscribes(hook.events, kind)) targets.push({ webhookId: hook.id, url: hook.url });
       }

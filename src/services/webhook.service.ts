@@ -4,13 +4,16 @@ import { AppError, errors } from '../domain/errors.ts';
 import type { Store } from '../storage/store.ts';
 import type { Delivery, DeliveryAttempt, Webhook, WebhookRepository } from '../storage/webhook.repository.ts';
 import type { SecretBox } from '../lib/secret-box.ts';
+import type { EventOutbox } from './events.ts';
 import { type DestinationCheck, checkWebhookUrl } from './webhook-url.ts';
 import { generateWebhookSecret } from '../domain/webhook-secret.ts';
 import {
   AGENT_EVENT_KINDS,
   EVENT_KINDS,
+  TEST_EVENT_KIND,
   type DeliveryStatus,
   type DisabledReason,
+  type EventData,
   type EventKind,
   type RecordedEventKind,
   type SubscribedEvents,
@@ -57,6 +60,8 @@ export type DeliveryView = Pick<
   status: DeliveryStatus;
   attempt_count: number;
   attempts: AttemptView[];
+  /** The event's data: what each attempt's body carries (beside `event` and `sent_at`). */
+  data: EventData | null;
 };
 
 export interface SetWebhookInput {
@@ -84,6 +89,8 @@ export interface WebhookServiceDeps {
   destinations: DestinationCheck;
   /** Wakes the delivery worker (a redelivery was queued). */
   wake?: () => void;
+  /** Records test events (the outbox wakes the worker itself). */
+  outbox: EventOutbox;
 }
 
 /** Webhook subscriptions, the delivery log, redelivery and the agent-webhook secret. */
@@ -176,8 +183,8 @@ export class WebhookService {
   async listDeliveries(accountId: string, filter: DeliveryFilter): Promise<{ deliveries: DeliveryView[]; next_pagination_key: string | null }> {
     let kind: RecordedEventKind | undefined;
     if (filter.event !== undefined) {
-      if (!isEventKind(filter.event) && !isAgentEventKind(filter.event)) {
-        throw errors.invalidRequest(`event "${filter.event}" is not an event kind (${[...EVENT_KINDS, ...AGENT_EVENT_KINDS].join(', ')})`);
+      if (!isEventKind(filter.event) && !isAgentEventKind(filter.event) && filter.event !== TEST_EVENT_KIND) {
+        throw errors.invalidRequest(`event "${filter.event}" is not an event kind (${[...EVENT_KINDS, ...AGENT_EVENT_KINDS, TEST_EVENT_KIND].join(', ')})`);
       }
       kind = filter.event;
     }
@@ -204,7 +211,8 @@ export class WebhookService {
       list.push(attempt);
       byDelivery.set(attempt.delivery_id, list);
     }
-    const deliveries = rows.map((row) => toDeliveryView(row, byDelivery.get(row.id) ?? []));
+    const data = await this.#d.webhooks.eventData(rows.map((row) => row.event_id));
+    const deliveries = rows.map((row) => toDeliveryView(row, byDelivery.get(row.id) ?? [], data.get(row.event_id) ?? null));
     const last = rows.at(-1);
     return { deliveries, next_pagination_key: rows.length === limit && last ? last.id : null };
   }
@@ -235,7 +243,30 @@ export class WebhookService {
       return { ...delivery, ...changes };
     });
     this.#d.wake?.();
-    return toDeliveryView(row, await this.#d.webhooks.attemptsOf([row.id]));
+    return this.#view(row);
+  }
+
+  /**
+   * Sends a test event (`webhook.test`) to one subscription now, whatever kinds it listens to,
+   * signed and retried like any delivery, and logged; answers the delivery. A disabled
+   * subscription is refused (409), as a redelivery to it is.
+   */
+  async sendTestEvent(accountId: string, webhookId: string): Promise<DeliveryView> {
+    const row = await this.#d.store.transaction(async (tx) => {
+      const hook = isId('webhook', webhookId) ? await this.#d.webhooks.findWebhook(accountId, webhookId, tx) : undefined;
+      if (!hook) throw errors.webhookNotFound(webhookId);
+      if (hook.status !== 'active') throw errors.webhookGone('disabled');
+      const data = { webhook_id: hook.id, message: 'A test event: this endpoint receives and verifies deliveries.' };
+      await this.#d.outbox.record(tx, { accountId, kind: TEST_EVENT_KIND, data, onlyWebhook: { id: hook.id, url: hook.url } });
+      const [delivery] = await this.#d.webhooks.listDeliveries({ accountId, webhookId: hook.id, kind: TEST_EVENT_KIND, limit: 1 }, tx);
+      return delivery!;
+    });
+    return this.#view(row);
+  }
+
+  async #view(row: Delivery): Promise<DeliveryView> {
+    const data = await this.#d.webhooks.eventData([row.event_id]);
+    return toDeliveryView(row, await this.#d.webhooks.attemptsOf([row.id]), data.get(row.event_id) ?? null);
   }
 
   /** The account's secret for deliveries to agents' `webhook_url`, created on first request. */
@@ -300,8 +331,9 @@ export function toWebhookView(webhook: Webhook): WebhookView {
   };
 }
 
-function toDeliveryView(row: Delivery, attempts: DeliveryAttempt[]): DeliveryView {
+function toDeliveryView(row: Delivery, attempts: DeliveryAttempt[], data: EventData | null): DeliveryView {
   return {
+    data,
     id: row.id,
     event_id: row.event_id,
     event: row.kind,

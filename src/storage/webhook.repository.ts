@@ -412,8 +412,8 @@ export class WebhookRepository {
   }
 
   /** Newest first. */
-  async listDeliveries(query: DeliveryListQuery): Promise<Delivery[]> {
-    let q = this.#db.selectFrom('webhook_deliveries').selectAll().where('account_id', '=', query.accountId);
+  async listDeliveries(query: DeliveryListQuery, db: Executor = this.#db): Promise<Delivery[]> {
+    let q = db.selectFrom('webhook_deliveries').selectAll().where('account_id', '=', query.accountId);
     if (query.webhookId !== undefined) q = q.where('webhook_id', '=', query.webhookId);
     if (query.kind !== undefined) q = q.where('kind', '=', query.kind);
     if (query.status !== undefined) q = q.where('status', '=', query.status);
@@ -425,6 +425,13 @@ export class WebhookRepository {
       );
     }
     return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+  }
+
+  /** The data of these events, by event id (the delivery log shows what was sent). */
+  async eventData(eventIds: string[]): Promise<Map<string, EventData>> {
+    if (eventIds.length === 0) return new Map();
+    const rows = await this.#db.selectFrom('webhook_events').select(['id', 'data']).where('id', 'in', [...new Set(eventIds)]).execute();
+    return new Map(rows.map((row) => [row.id, decodeJson(row.data)]));
   }
 
   /** The attempts of these deliveries, by delivery then attempt number. */

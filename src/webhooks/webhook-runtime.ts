@@ -62,7 +62,7 @@ export function createWebhookParts(config: Config, store: Store, clock: Clock, l
   const dispatcher = new WebhookDispatcher({ pump, store, webhooks: repository, pollIntervalMs: settings.pollIntervalMs });
   const wake = () => dispatcher.wake();
   const outbox = new WebhookOutbox({ webhooks: repository, clock, onRecorded: wake });
-  const webhooks = new WebhookService({ store, webhooks: repository, box, clock, destinations: policy, wake });
+  const webhooks = new WebhookService({ store, webhooks: repository, box, clock, destinations: policy, wake, outbox });
   let closing: Promise<void> | null = null;
   return {
     repository,

@@ -336,13 +336,23 @@ describe('dashboard', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 180_000 }, () =
       const delivered = page.locator('#delivery-table tr[data-event="lead.created"]');
       return (await delivered.count()) > 0 && /delivered/.test((await delivered.first().textContent()) ?? '') ? delivered.first() : null;
     }, 10_000, 'the delivered lead.created in the log');
-    await row.click(); // shows the attempts
+    await row.click(); // shows the attempts and the payload
     await page.waitForSelector('text=HTTP 200');
+    assert.match((await page.textContent('#delivery-table pre[data-field="payload"]')) ?? '', /"event": "lead.created"[\s\S]*Ada Lovelace/);
     const before = received.filter((r) => r.event === 'lead.created').length;
     await row.locator('button[data-action="redeliver"]').click();
     await page.waitForSelector('#redeliver-notice');
     await eventually(() => received.filter((r) => r.event === 'lead.created').length > before, 15_000, 'the redelivery');
     await screenshot(page, 'dashboard-webhooks');
+    // A test event to this webhook: sent, received, and in the log.
+    await page.click('#webhook-list button[data-action="test"]');
+    await page.waitForSelector('#test-event-notice');
+    await eventually(() => received.some((r) => r.event === 'webhook.test'), 15_000, 'the test event');
+    await eventually(async () => {
+      await page.click('#deliveries-refresh');
+      await page.waitForTimeout(200);
+      return /delivered/.test((await page.locator('#delivery-table tr[data-event="webhook.test"]').first().textContent({ timeout: 1000 }).catch(() => '')) ?? '');
+    }, 10_000, 'the delivered test event in the log');
 
     // Leads and tickets.
     await page.click('a[data-nav="leads"]');

@@ -236,6 +236,7 @@ export const VALID_REQUESTS: Record<string, (f: FullFixture) => { body?: unknown
     query: { webhook_id: f.webhookId, event: 'lead.created', status: 'pending', limit: '10', pagination_key: f.deliveryId },
   }),
   'POST /api/v1/webhooks/redeliver.php': (f) => ({ body: { delivery_id: f.deliveryId } }),
+  'POST /api/v1/webhooks/test.php': (f) => ({ body: { id: f.webhookId } }),
   'POST /api/v1/webhooks/agent-secret.php': () => ({ body: {} }),
   'POST /api/v1/leads/create.php': () => ({ body: { name: 'Ada', phone: '555-0100', email: 'ada@example.com', notes: 'n', custom_fields: { a: 1 } } }),
   'POST /api/v1/leads/update.php': (f) => ({ body: { id: f.leadId, name: 'Ada', phone: '555-0101', email: 'a@example.com', notes: 'm', custom_fields: { b: 'x' } } }),

@@ -314,5 +314,38 @@ for (const kind of STORES) {
       const missing = await h.request({ method: 'POST', url: '/api/v1/webhooks/redeliver.php', key: apiKey, body: { delivery_id: 'dlv_00000000000000000000000000000000' } });
       assert.equal(missing.status, 422);
     });
+
+    it('sends a test event to one webhook alone, whatever it listens to, signed and logged with its data and the answer', async () => {
+      const { apiKey } = await h.account();
+      const hook = await subscribe(h, apiKey, rx.url('/test-me'), ['ticket.created']);
+      await subscribe(h, apiKey, rx.url('/everything'), ['*']);
+      const res = await h.request({ method: 'POST', url: '/api/v1/webhooks/test.php', key: apiKey, body: { id: hook.id } });
+      assert.equal(res.status, 202, res.raw);
+      assert.equal(res.json.event, 'webhook.test');
+      assert.equal(res.json.webhook_id, hook.id);
+      assert.equal(res.json.data.webhook_id, hook.id);
+      await drain();
+      const [got] = at('/test-me');
+      assert.ok(got, 'delivered');
+      assert.equal(got.json.event, 'webhook.test');
+      assert.equal(verifyWebhook(got.raw, got.headers, hook.secret, { nowMs: h.clock.now() }).event, 'webhook.test');
+      assert.equal(at('/everything').length, 0, 'no other webhook gets it, not even "*"');
+      // The log: the payload's data, the receiver's status and what it answered.
+      const [logged] = await deliveries(h, apiKey, `?event=webhook.test`);
+      assert.equal(logged.status, 'delivered');
+      assert.deepEqual(logged.data, res.json.data);
+      assert.equal(logged.attempts[0].status_code, 200);
+      assert.ok('response_excerpt' in logged.attempts[0], 'what the receiver answered (its first 1 KB) is logged');
+      // Another account's webhook, a malformed id: refused, nothing sent.
+      const other = await h.account();
+      const foreign = await h.request({ method: 'POST', url: '/api/v1/webhooks/test.php', key: other.apiKey, body: { id: hook.id } });
+      assert.equal(foreign.status, 422, foreign.raw);
+      const unknown = await h.request({ method: 'POST', url: '/api/v1/webhooks/test.php', key: apiKey, body: { id: 'nope' } });
+      assert.equal(unknown.status, 422, unknown.raw);
+      const bad = await h.request({ method: 'POST', url: '/api/v1/webhooks/test.php', key: apiKey, body: { id: hook.id, extra: 1 } });
+      assert.equal(bad.status, 400, bad.raw);
+      await drain();
+      assert.equal(at('/test-me').length, 1);
+    });
   });
 }

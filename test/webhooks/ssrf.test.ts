@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { WebhookService } from '../../src/services/webhook.service.ts';
+import { WebhookOutbox } from '../../src/services/webhook-outbox.ts';
 import { WebhookRepository } from '../../src/storage/webhook.repository.ts';
 import { SecretBox } from '../../src/lib/secret-box.ts';
 import { DestinationPolicy } from '../../src/webhooks/destination-policy.ts';
@@ -165,9 +166,11 @@ for (const kind of STORES) {
     it('refuses every form again when a delivery connects, recorded in the log, never retried', async () => {
       // Subscriptions stored as if set while the policy allowed them (WEBHOOK_ALLOWED_CIDRS narrowed later).
       const { apiKey, accountId } = await h.account();
+      const repository = new WebhookRepository(h.runtime.store.db, h.runtime.store.dialect);
       const permissive = new WebhookService({
         store: h.runtime.store,
-        webhooks: new WebhookRepository(h.runtime.store.db, h.runtime.store.dialect),
+        webhooks: repository,
+        outbox: new WebhookOutbox({ webhooks: repository, clock: h.clock }),
         box: SecretBox.fromConfig(h.config.webhooks.secretKeys, h.config.dataDir),
         clock: h.clock,
         destinations: { hostRefusal: () => null },

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { WebhookService } from '../../src/services/webhook.service.ts';
+import { WebhookOutbox } from '../../src/services/webhook-outbox.ts';
 import { WebhookRepository } from '../../src/storage/webhook.repository.ts';
 import { KEY_FILE_NAME, SecretBox } from '../../src/lib/secret-box.ts';
 import { DestinationPolicy } from '../../src/webhooks/destination-policy.ts';
@@ -143,7 +144,7 @@ for (const kind of STORES) {
       const oldKey = Buffer.from(configured.length > 0 ? configured[0]! : fs.readFileSync(path.join(h.testStore.dataDir, KEY_FILE_NAME), 'utf8').trim(), 'base64');
       const newKey = randomBytes(32);
       const repo = new WebhookRepository(h.runtime.store.db, h.runtime.store.dialect);
-      const serviceWith = (keys: Buffer[]) => new WebhookService({ store: h.runtime.store, webhooks: repo, box: new SecretBox(keys), clock: h.clock, destinations: new DestinationPolicy() });
+      const serviceWith = (keys: Buffer[]) => new WebhookService({ store: h.runtime.store, webhooks: repo, box: new SecretBox(keys), clock: h.clock, destinations: new DestinationPolicy(), outbox: new WebhookOutbox({ webhooks: repo, clock: h.clock }) });
       const rotating = serviceWith([newKey, oldKey]);
       assert.ok((await rotating.reencryptSecrets()) >= 2);
       assert.equal(await rotating.reencryptSecrets(), 0, 'idempotent');

@@ -1,4 +1,4 @@
-/** Webhooks: list, create (the secret is shown once), delete, and the delivery log with redeliver. */
+/** Webhooks: list, create (the secret is shown once), send a test event, delete, and the delivery log (payload, each answer) with redeliver. */
 import { useState } from 'preact/hooks';
 import { formatTime } from '../shared/call-views.tsx';
 import type { Api } from './api.ts';
@@ -22,6 +22,7 @@ interface Attempt {
   latency_ms: number;
   outcome: string;
   error: string | null;
+  response_excerpt: string | null;
 }
 
 interface Delivery {
@@ -36,6 +37,7 @@ interface Delivery {
   last_status_code: number | null;
   last_error: string | null;
   created_at: number;
+  data: Record<string, unknown> | null;
   attempts: Attempt[];
 }
 
@@ -48,6 +50,7 @@ export function WebhooksPage({ api }: { api: Api }) {
   const [confirming, setConfirming] = useState<string | null>(null);
   const [listError, setListError] = useState<string | null>(null);
   const [logFilter, setLogFilter] = useState<{ webhook_id: string; status: string }>({ webhook_id: '', status: '' });
+  const [tested, setTested] = useState<{ webhookId: string; at: number } | null>(null);
 
   const create = async (event: Event) => {
     event.preventDefault();
@@ -70,6 +73,18 @@ export function WebhooksPage({ api }: { api: Api }) {
       await api.post('/api/v1/webhooks/delete.php', { id });
       setConfirming(null);
       list.reload();
+    } catch (e) {
+      setListError(messageOf(e));
+    }
+  };
+
+  // The log reloads after a test event is queued, and once more a moment later, when it has been answered.
+  const sendTest = async (id: string) => {
+    setListError(null);
+    try {
+      await api.post('/api/v1/webhooks/test.php', { id });
+      setTested({ webhookId: id, at: Date.now() });
+      setTimeout(() => setTested({ webhookId: id, at: Date.now() }), 1500);
     } catch (e) {
       setListError(messageOf(e));
     }
@@ -130,7 +145,10 @@ export function WebhooksPage({ api }: { api: Api }) {
                         <button class="secondary" onClick={() => setConfirming(null)}>Cancel</button>
                       </span>
                     ) : (
-                      <button class="secondary" data-action="delete" onClick={() => setConfirming(w.id)}>Delete</button>
+                      <span class="row">
+                        <button class="secondary" data-action="test" disabled={w.status !== 'active'} onClick={() => void sendTest(w.id)}>Send a test event</button>
+                        <button class="secondary" data-action="delete" onClick={() => setConfirming(w.id)}>Delete</button>
+                      </span>
                     )}
                   </td>
                 </tr>
@@ -155,15 +173,16 @@ export function WebhooksPage({ api }: { api: Api }) {
             </select>
           </label>
         </div>
-        <DeliveryLog api={api} filter={logFilter} />
+        {tested && <div class="notice" id="test-event-notice">A test event (<code>webhook.test</code>) was queued to <code>{tested.webhookId}</code>; it shows below.</div>}
+        <DeliveryLog api={api} filter={logFilter} refresh={tested?.at ?? 0} />
       </Card>
     </main>
   );
 }
 
-function DeliveryLog({ api, filter }: { api: Api; filter: { webhook_id: string; status: string } }) {
+function DeliveryLog({ api, filter, refresh }: { api: Api; filter: { webhook_id: string; status: string }; refresh: number }) {
   const query = new URLSearchParams(Object.entries(filter).filter(([, v]) => v !== '')).toString();
-  const log = useAsync(() => api.get<{ deliveries: Delivery[] }>(`/api/v1/webhooks/deliveries.php${query ? `?${query}` : ''}`), [query]);
+  const log = useAsync(() => api.get<{ deliveries: Delivery[] }>(`/api/v1/webhooks/deliveries.php${query ? `?${query}` : ''}`), [query, refresh]);
   const [open, setOpen] = useState<string | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -204,14 +223,20 @@ function DeliveryLog({ api, filter }: { api: Api; filter: { webhook_id: string; 
                 </tr>
                 {open === d.id && (
                   <tr key={`${d.id}-attempts`}>
-                    <td colSpan={7}>
+                    <td colSpan={7} class="delivery-detail">
                       {d.attempts.length === 0 ? <span class="muted">No attempts yet.</span> : (
                         <ol>
                           {d.attempts.map((a) => (
-                            <li key={a.attempt}>{formatTime(a.started_at)}: {a.outcome}, HTTP {a.status_code ?? '—'}, {a.latency_ms} ms{a.error ? ` (${a.error})` : ''}</li>
+                            <li key={a.attempt} data-attempt={a.attempt}>
+                              {formatTime(a.started_at)}: {a.outcome}, HTTP {a.status_code ?? '—'}, {a.latency_ms} ms{a.error ? ` (${a.error})` : ''}
+                              {a.response_excerpt ? <pre class="excerpt" data-field="response">{a.response_excerpt}</pre> : null}
+                            </li>
                           ))}
                         </ol>
                       )}
+                      <h3>Payload</h3>
+                      <p class="muted">Each attempt's body carries this data: <code>{'{"event", "data", "sent_at"}'}</code> (Retell's agent events: <code>{'{"event", "call"}'}</code>).</p>
+                      <pre data-field="payload">{JSON.stringify({ event: d.event, data: d.data }, null, 2)}</pre>
                     </td>
                   </tr>
                 )}

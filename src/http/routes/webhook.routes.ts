@@ -14,6 +14,7 @@ import {
   DeliveryResponse,
   ListWebhooksResponse,
   RedeliverBody,
+  TestEventBody,
   SetWebhookBody,
   WebhookResponse,
 } from '../schemas/webhook.schemas.ts';
@@ -85,6 +86,18 @@ export function webhookRoutes(webhooks: WebhookService): FastifyPluginAsyncTypeb
         response: { 202: DeliveryResponse, ...authErrors, 409: ErrorResponse },
       }),
     }, async (request, reply) => reply.code(202).send(await webhooks.redeliver(request.principal.accountId, request.body.delivery_id)));
+
+    app.post(`${PREFIX}/test.php`, {
+      schema: operation({
+        operationId: 'sendWebhookTestEvent',
+        tags,
+        summary: 'Send a test event to a webhook',
+        description:
+          'Queues a `webhook.test` event to this webhook alone, whatever events it listens to, signed and logged like any delivery; answers 202 with the delivery. 409 when the webhook is disabled.',
+        body: TestEventBody,
+        response: { 202: DeliveryResponse, ...authErrors, 409: ErrorResponse },
+      }),
+    }, async (request, reply) => reply.code(202).send(await webhooks.sendTestEvent(request.principal.accountId, request.body.id)));
 
     app.get(`${PREFIX}/agent-secret.php`, {
       schema: operation({

@@ -79,6 +79,7 @@ export const DeliveryResponse = Type.Object(
     last_latency_ms: NullableInt,
     delivered_at: NullableInt,
     created_at: Type.Integer(),
+    data: Nullable(Type.Object({}, { additionalProperties: true, description: "The event's data, as each attempt's body carries it (beside event and sent_at); null once the event was pruned." })),
     attempts: Type.Array(
       Type.Object({
         attempt: Type.Integer(),
@@ -104,6 +105,8 @@ export const DeliveriesResponse = Type.Object(
 );
 
 export const RedeliverBody = Strict({ delivery_id: ResourceId }, { title: 'RedeliverRequest' });
+
+export const TestEventBody = Strict({ id: ResourceId }, { title: 'WebhookTestRequest' });
 
 export const AgentSecretResponse = Type.Object(
   {
