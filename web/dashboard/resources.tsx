@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { formatTime } from '../shared/call-views.tsx';
 import type { Api } from './api.ts';
 import { AgentForm, type AgentDraft, VersionDiff, jsonError } from './agent-form.tsx';
+import { KnowledgeLink } from './knowledge.tsx';
 import { TestCall } from './test-call.tsx';
 import { Card, ErrorBox, Json, Loading, go, messageOf, useAsync } from './ui.tsx';
 
@@ -240,6 +241,11 @@ export function ResourcePage({ api, kind, id, focus }: { api: Api; kind: Kind; i
                 <Json value={viewing} />
               </>
             )}
+          </Card>
+        )}
+        {isAgent && !isNew && item.data && (
+          <Card title="Knowledge bases" id="agent-knowledge">
+            <KnowledgeLink api={api} engine={item.data.response_engine as { type?: string; llm_id?: string } | undefined} />
           </Card>
         )}
         {!isAgent && !isNew && (
