@@ -109,6 +109,15 @@ function LazyFlowGraph({ flow }: { flow: Record<string, unknown> }) {
   return <FlowGraph flow={flow} />;
 }
 
+/** An agent's Tests tab, loaded on first use (a separate chunk of the bundle). */
+function LazyAgentTests({ api, agentId, versions }: { api: Api; agentId: string; versions: number[] }) {
+  const module = useAsync(() => import('./agent-tests.tsx'), []);
+  if (module.error) return <ErrorBox error={`Could not load the tests: ${module.error}`} />;
+  if (!module.data) return <p class="muted">Loading the tests…</p>;
+  const { AgentTests } = module.data;
+  return <AgentTests api={api} agentId={agentId} versions={versions} />;
+}
+
 /** The resource without the fields the server sets. */
 function editable(kind: Kind, item: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(item).filter(([k]) => !kind.readOnly.includes(k)));
@@ -190,6 +199,15 @@ export function ResourcePage({ api, kind, id, focus }: { api: Api; kind: Kind; i
       <p><a href={`#/${kind.route}`}>← {kind.title}</a></p>
       <h1>{isNew ? `New (${kind.title.toLowerCase()})` : <>{name ? `${name} ` : ''}<code class="id">{id}</code></>}</h1>
       {!isNew && <Loading state={item} />}
+      {isAgent && !isNew && (
+        <nav class="tabs page-tabs" id="agent-tabs">
+          <a href={`#/agents/${id}`} id="agent-tab-settings" class={focus === 'tests' ? '' : 'active'}>Settings</a>
+          <a href={`#/agents/${id}/tests`} id="agent-tab-tests" class={focus === 'tests' ? 'active' : ''}>Tests</a>
+        </nav>
+      )}
+      {isAgent && !isNew && focus === 'tests' ? (
+        versions.data && <LazyAgentTests api={api} agentId={id} versions={versions.data.map((v) => Number(v.version))} />
+      ) : <>
       {isAgent && !isNew && item.data && <TestCall api={api} agentId={id} focus={focus} />}
       {kind.route === 'flows' && !isNew && item.data && (
         <Card title="Drawing" id="flow-drawing"><LazyFlowGraph flow={item.data} /></Card>
@@ -254,6 +272,7 @@ export function ResourcePage({ api, kind, id, focus }: { api: Api; kind: Kind; i
           </Card>
         )}
       </div>
+      </>}
     </main>
   );
 }
