@@ -91,6 +91,10 @@ for (const kind of STORES) {
       const refused = await s.api('POST', '/create-service-llm', { general_prompt: 'x', knowledge_base_ids: [kbId, 'knowledge_base_0000'] });
       assert.equal(refused.status, 400);
       assert.match(refused.json.message, /knowledge_base_ids\.1/);
+      // The retrieval settings are read back as they were set (the dashboard shows them).
+      const named = await s.api('POST', '/create-service-llm', { general_prompt: 'x', knowledge_base_ids: [kbId], kb_config: { top_k: 2, filter_score: 0.25 } });
+      const read = (await s.api('GET', `/get-service-llm/${named.json.llm_id}`)).json;
+      assert.deepEqual([read.knowledge_base_ids, read.kb_config], [[kbId], { top_k: 2, filter_score: 0.25 }]);
       const badConfig = await s.api('POST', '/create-service-llm', { general_prompt: 'x', kb_config: { top_k: 0 } });
       assert.equal(badConfig.status, 400);
       assert.match(badConfig.json.message, /top_k/);

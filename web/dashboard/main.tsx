@@ -8,6 +8,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { Api, ApiError } from './api.ts';
 import { CallPage, CallsPage } from './calls.tsx';
+import { KnowledgeBasePage, KnowledgeBasesPage } from './knowledge.tsx';
 import { OverviewPage } from './overview.tsx';
 import { PhoneNumbersPage } from './phone-numbers.tsx';
 import { LeadsPage, TicketsPage } from './records.tsx';
@@ -64,6 +65,7 @@ const NAV: [string, string][] = [
   ['agents', 'Agents'],
   ['flows', 'Flows'],
   ['llms', 'Service LLMs'],
+  ['knowledge-bases', 'Knowledge bases'],
   ['phone-numbers', 'Phone numbers'],
   ['webhooks', 'Webhooks'],
   ['leads', 'Leads'],
@@ -79,7 +81,8 @@ function Dashboard({ api, signOut }: { api: Api; signOut: () => void }) {
   else if (section === 'agents' || section === 'flows' || section === 'llms') {
     const kind = KINDS[section];
     content = id ? <ResourcePage api={api} kind={kind} id={id} focus={sub} /> : <ResourceList api={api} kind={kind} />;
-  } else if (section === 'webhooks') content = <WebhooksPage api={api} />;
+  } else if (section === 'knowledge-bases') content = id ? <KnowledgeBasePage api={api} id={id} /> : <KnowledgeBasesPage api={api} />;
+  else if (section === 'webhooks') content = <WebhooksPage api={api} />;
   else if (section === 'phone-numbers') content = <PhoneNumbersPage api={api} />;
   else if (section === 'leads') content = <LeadsPage api={api} />;
   else if (section === 'tickets') content = <TicketsPage api={api} />;

@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { formatTime } from '../shared/call-views.tsx';
 import type { Api } from './api.ts';
 import { AgentForm, type AgentDraft, VersionDiff, jsonError } from './agent-form.tsx';
+import { KnowledgeLink } from './knowledge.tsx';
 import { TestCall } from './test-call.tsx';
 import { Card, ErrorBox, Json, Loading, go, messageOf, useAsync } from './ui.tsx';
 
@@ -132,6 +133,15 @@ function FlowAgents({ api, flowId }: { api: Api; flowId: string }) {
   );
 }
 
+/** An agent's Tests tab, loaded on first use (a separate chunk of the bundle). */
+function LazyAgentTests({ api, agentId, versions }: { api: Api; agentId: string; versions: number[] }) {
+  const module = useAsync(() => import('./agent-tests.tsx'), []);
+  if (module.error) return <ErrorBox error={`Could not load the tests: ${module.error}`} />;
+  if (!module.data) return <p class="muted">Loading the tests…</p>;
+  const { AgentTests } = module.data;
+  return <AgentTests api={api} agentId={agentId} versions={versions} />;
+}
+
 /** The resource without the fields the server sets. */
 function editable(kind: Kind, item: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(item).filter(([k]) => !kind.readOnly.includes(k)));
@@ -215,6 +225,15 @@ export function ResourcePage({ api, kind, id, focus }: { api: Api; kind: Kind; i
       <p><a href={`#/${kind.route}`}>← {kind.title}</a></p>
       <h1>{isNew ? `New (${kind.title.toLowerCase()})` : <>{name ? `${name} ` : ''}<code class="id">{id}</code></>}</h1>
       {!isNew && <Loading state={item} />}
+      {isAgent && !isNew && (
+        <nav class="tabs page-tabs" id="agent-tabs">
+          <a href={`#/agents/${id}`} id="agent-tab-settings" class={focus === 'tests' ? '' : 'active'}>Settings</a>
+          <a href={`#/agents/${id}/tests`} id="agent-tab-tests" class={focus === 'tests' ? 'active' : ''}>Tests</a>
+        </nav>
+      )}
+      {isAgent && !isNew && focus === 'tests' ? (
+        versions.data && <LazyAgentTests api={api} agentId={id} versions={versions.data.map((v) => Number(v.version))} />
+      ) : <>
       {isAgent && !isNew && item.data && <TestCall api={api} agentId={id} focus={focus} />}
       {isFlow && !isNew && item.data && (
         <Card title="Drawing" id="flow-drawing"><LazyFlowGraph flow={item.data} /></Card>
@@ -271,12 +290,18 @@ export function ResourcePage({ api, kind, id, focus }: { api: Api; kind: Kind; i
             )}
           </Card>
         )}
+        {isAgent && !isNew && item.data && (
+          <Card title="Knowledge bases" id="agent-knowledge">
+            <KnowledgeLink api={api} engine={item.data.response_engine as { type?: string; llm_id?: string } | undefined} />
+          </Card>
+        )}
         {!isAgent && !isNew && (
           <Card title="Versions">
             <p class="muted">{kind.title} are edited in place; the agents that use them are versioned.</p>
           </Card>
         )}
       </div>
+      </>}
     </main>
   );
 }

@@ -4,6 +4,7 @@ import { NullableString, Strict, StringEnum } from '../../domain/schema-kit.ts';
 import { STORAGE_POLICIES } from '../../domain/storage-policy.ts';
 import { ConversationFlowDefinition } from '../../domain/conversation-flow.ts';
 import { ServiceLlmDefinition } from '../../domain/service-llm.ts';
+import { KbConfig } from '../../domain/knowledge-base.ts';
 import { AnyJson, named } from './common.schemas.ts';
 
 const Timestamps = {
@@ -48,6 +49,7 @@ export const ServiceLlmResponse = Type.Object(
     tool_call_strict_mode: Type.Optional(Type.Boolean()),
     model_high_priority: Type.Optional(Type.Boolean()),
     knowledge_base_ids: Type.Optional(Type.Array(Type.String())),
+    kb_config: Type.Optional(KbConfig),
     s2s_model: Type.Optional(NullableString()),
     accepted_without_effect: Type.Array(Type.String(), { description: "Retell's fields this LLM holds that change nothing on this server (docs/retell.md)." }),
     ...Timestamps,
