@@ -77,7 +77,7 @@ export interface KnowledgeServiceDeps {
   embedder?: Embedder | null;
 }
 
-/** Longest wait for a query's vector; then the turn is ranked lexically alone. */
+/** Longest wait for a query's vector, and for the vectors to be read; then the turn is ranked lexically alone. */
 export const QUERY_EMBEDDING_TIMEOUT_MS = 800;
 /** Longest time embedding one source's chunks may take, all requests and retries together. */
 export const SOURCE_EMBEDDING_TIMEOUT_MS = 300_000;
@@ -190,11 +190,12 @@ export class KnowledgeService {
   /**
    * The best `topK` chunks by reciprocal rank fusion of the lexical ranking and the vector
    * ranking (FUSION_CANDIDATES of each), scored in (0, 1] (1: first in both). When the query
-   * cannot be embedded (the endpoint failing or slower than QUERY_EMBEDDING_TIMEOUT_MS), the
-   * lexical ranking alone, with its own scores.
+   * cannot be embedded, or the vectors read, within QUERY_EMBEDDING_TIMEOUT_MS (the endpoint
+   * failing or slow; a base set too large to keep), the lexical ranking alone, with its own scores.
    */
   async #hybrid(embedder: Embedder, baseIds: readonly string[], text: string, terms: readonly string[], topK: number): Promise<RetrievedChunk[]> {
     if (baseIds.length === 0 || text.trim() === '') return [];
+    const deadline = performance.now() + QUERY_EMBEDDING_TIMEOUT_MS;
     const [lexical, vector] = await Promise.all([
       this.#d.knowledge.search(baseIds, terms, FUSION_CANDIDATES),
       embedder.embedQuery(text, AbortSignal.timeout(QUERY_EMBEDDING_TIMEOUT_MS)).catch((error: unknown) => {
@@ -204,7 +205,11 @@ export class KnowledgeService {
       }),
     ]);
     if (vector === null) return lexical.slice(0, topK);
-    const nearest = await this.#d.knowledge.nearest(baseIds, embedder.model, vector, FUSION_CANDIDATES);
+    const nearest = await this.#d.knowledge.nearest(baseIds, embedder.model, vector, FUSION_CANDIDATES, deadline);
+    if (nearest === null) {
+      this.#d.log.warn({ baseIds }, 'knowledge vectors not read in time; ranked lexically');
+      return lexical.slice(0, topK);
+    }
     const fused = fuseRanks([lexical.map((c) => c.chunk_id), nearest.map((n) => n.id)]).slice(0, topK);
     const byId = new Map(lexical.map((c) => [c.chunk_id, c]));
     const missing = fused.filter((f) => !byId.has(f.id)).map((f) => f.id);

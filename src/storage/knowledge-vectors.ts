@@ -1,15 +1,16 @@
 /**
  * The in-process vector search of hybrid retrieval (docs/knowledge-bases.md): the chunks' vectors
  * of a set of knowledge bases, scanned with the query's (a dot product, all being of unit length)
- * for the nearest ones. A brute-force scan is exact and, over the at most 20,000 chunks of a base,
- * takes a few milliseconds per 1,000 dimensions; an approximate index would be the next step past
- * that size.
+ * for the nearest ones. A brute-force scan is exact; its cost grows with chunks x dimensions
+ * (10,000 chunks of 1,536 dimensions: 15 million multiply-adds a search); an approximate index is
+ * the next step for sets much larger than that.
  *
  * The vectors are read from the store in pages (so memory is bounded whatever the bases hold) and
  * kept here, per set of bases and model, in one typed array, until the bases' content changes
  * (the same stamp as the term statistics, knowledge-term-stats.ts). The sets kept at once are
  * bounded by their bytes, least recently used forgotten first; a set larger than the whole budget
- * is scanned page by page at every search and never kept.
+ * is scanned page by page at every search and never kept. Reading pages stops at the caller's
+ * deadline (the search then has no vector ranking).
  */
 import { type ContentStamp, sameStamp } from './knowledge-term-stats.ts';
 import { readVector } from '../lib/vectors.ts';
@@ -45,8 +46,11 @@ export class VectorIndex {
     this.#maxBytes = maxBytes;
   }
 
-  /** The `limit` chunks nearest `query`, nearest first (ties by id); chunks of other dimensions are left out. */
-  async nearest(baseIds: readonly string[], model: string, stamp: ContentStamp, query: Float32Array, limit: number, read: VectorPageReader): Promise<Neighbour[]> {
+  /**
+   * The `limit` chunks nearest `query`, nearest first (ties by id); chunks of other dimensions are
+   * left out. Null when pages were still to be read at `deadline` (a performance.now() time).
+   */
+  async nearest(baseIds: readonly string[], model: string, stamp: ContentStamp, query: Float32Array, limit: number, read: VectorPageReader, deadline = Infinity): Promise<Neighbour[] | null> {
     const key = `${model}\n${query.length}\n${[...baseIds].sort().join(',')}`;
     const kept = this.#entries.get(key);
     if (kept && sameStamp(kept.stamp, stamp)) {
@@ -61,6 +65,7 @@ export class VectorIndex {
     let keptBytes = 0;
     let keep = true;
     for (let afterId = -1; ; ) {
+      if (performance.now() > deadline) return null;
       const rows = await read(afterId, PAGE_ROWS);
       if (rows.length === 0) break;
       afterId = rows[rows.length - 1]!.id;

@@ -175,9 +175,10 @@ export class KnowledgeRepository {
 
   /**
    * The `limit` chunks of the bases whose vectors of `model` are nearest `vector` (of unit
-   * length), nearest first: an exact scan in the process (knowledge-vectors.ts).
+   * length), nearest first: an exact scan in the process (knowledge-vectors.ts). Null when the
+   * vectors could not all be read by `deadline` (a performance.now() time).
    */
-  async nearest(baseIds: readonly string[], model: string, vector: Float32Array, limit: number): Promise<Neighbour[]> {
+  async nearest(baseIds: readonly string[], model: string, vector: Float32Array, limit: number, deadline = Infinity): Promise<Neighbour[] | null> {
     if (baseIds.length === 0) return [];
     const stamp = await this.#contentStamp(baseIds);
     if (stamp.chunks === 0) return [];
@@ -192,6 +193,7 @@ export class KnowledgeRepository {
         .limit(rows)
         .execute()
         .then((found) => found.map((row) => ({ id: Number(row.id), embedding: row.embedding }))),
+      deadline,
     );
   }
 

@@ -32,7 +32,7 @@ describe('the in-process vector search', () => {
   it('finds the nearest chunks exactly, in pages, and keeps them until the content changes', async () => {
     const index = new VectorIndex();
     const reads: number[] = [];
-    const first = await index.nearest(['kb'], 'm', stamp, query, 5, reader(ROWS, reads));
+    const first = (await index.nearest(['kb'], 'm', stamp, query, 5, reader(ROWS, reads)))!;
     assert.deepEqual(first.map((n) => n.id), bruteForce(query, 5));
     assert.deepEqual(reads, [-1, 1_000, 2_000], 'read in pages of 1,000 after the last id');
     assert.ok(first[0]!.similarity > 0.99 && first[0]!.similarity <= 1.0001);
@@ -45,14 +45,29 @@ describe('the in-process vector search', () => {
   it('scans a set larger than its budget page by page at every search, with the same answer', async () => {
     const index = new VectorIndex(10_000);
     const reads: number[] = [];
-    const got = await index.nearest(['kb'], 'm', stamp, query, 7, reader(ROWS, reads));
+    const got = (await index.nearest(['kb'], 'm', stamp, query, 7, reader(ROWS, reads)))!;
     assert.deepEqual(got.map((n) => n.id), bruteForce(query, 7));
     await index.nearest(['kb'], 'm', stamp, query, 7, reader(ROWS, reads));
     assert.equal(reads.length, 6, 'never kept');
   });
 
+  it('gives up reading at the deadline, and answers from what it keeps whatever the deadline', async () => {
+    const index = new VectorIndex();
+    const reads: number[] = [];
+    let calls = 0;
+    const slow = async (afterId: number, limit: number) => {
+      calls++;
+      return reader(ROWS, reads)(afterId, limit);
+    };
+    assert.equal(await index.nearest(['kb'], 'm', stamp, query, 5, slow, performance.now() - 1), null);
+    assert.equal(calls, 0);
+    assert.ok(await index.nearest(['kb'], 'm', stamp, query, 5, slow));
+    assert.deepEqual((await index.nearest(['kb'], 'm', stamp, query, 5, slow, performance.now() - 1))!.map((n) => n.id), bruteForce(query, 5));
+    assert.equal(calls, 3);
+  });
+
   it('compares only vectors of the query\'s dimensions', async () => {
-    const got = await new VectorIndex().nearest(['kb'], 'm', stamp, normalized(new Float32Array([1, 0, 0, 0])), 300, reader(ROWS, []));
+    const got = (await new VectorIndex().nearest(['kb'], 'm', stamp, normalized(new Float32Array([1, 0, 0, 0])), 300, reader(ROWS, [])))!;
     assert.equal(got.length, 250);
     assert.ok(got.every((n) => n.id % 10 === 0));
   });
