@@ -4,6 +4,7 @@ import { type Harness, startHarness } from '../helpers/harness.ts';
 import { STORES } from '../helpers/stores.ts';
 import { queryTerms } from '../../src/domain/knowledge-base.ts';
 import { fuseRanks } from '../../src/domain/knowledge-embeddings.ts';
+import { ConfigError, loadConfig } from '../../src/config/config.ts';
 import { KnowledgeRepository } from '../../src/storage/knowledge.repository.ts';
 import { EmbeddingsServer, testEmbedding } from './embeddings-server.ts';
 import { base64 } from './corpus.ts';
@@ -137,6 +138,21 @@ for (const kind of STORES) {
     });
   });
 }
+
+describe('the embeddings configuration', () => {
+  it('is off unless EMBEDDINGS_BASE_URL is set, and names every bad variable', () => {
+    assert.equal(loadConfig({}).knowledge.embeddings, null);
+    assert.deepEqual(loadConfig({ EMBEDDINGS_BASE_URL: 'https://api.example.com/v1' }).knowledge.embeddings, {
+      baseUrl: 'https://api.example.com/v1',
+      model: 'text-embedding-3-small',
+      timeoutMs: 10_000,
+    });
+    assert.throws(
+      () => loadConfig({ EMBEDDINGS_BASE_URL: 'not a url', EMBEDDINGS_TIMEOUT_MS: '5' }),
+      (error: unknown) => error instanceof ConfigError && error.problems.some((p) => p.includes('EMBEDDINGS_BASE_URL')) && error.problems.some((p) => p.includes('EMBEDDINGS_TIMEOUT_MS')),
+    );
+  });
+});
 
 describe('reciprocal rank fusion', () => {
   it('sums 1 / (k + rank) over the rankings, best first, scored against first-in-every-ranking', () => {
