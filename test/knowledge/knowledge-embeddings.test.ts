@@ -6,6 +6,7 @@ import { queryTerms } from '../../src/domain/knowledge-base.ts';
 import { fuseRanks } from '../../src/domain/knowledge-embeddings.ts';
 import { ConfigError, loadConfig } from '../../src/config/config.ts';
 import { KnowledgeRepository } from '../../src/storage/knowledge.repository.ts';
+import { knowledgeContextSource } from '../../src/media/knowledge-context.ts';
 import { EmbeddingsServer, testEmbedding } from './embeddings-server.ts';
 import { base64 } from './corpus.ts';
 
@@ -69,6 +70,16 @@ for (const kind of STORES) {
       assert.ok(found.length <= 3);
       for (const chunk of found) assert.ok(chunk.score > 0 && chunk.score <= 1, `score ${chunk.score}`);
       assert.equal(server.requests.at(-1)!.input[0], question, 'the query is embedded as asked');
+
+      // A call's turn ranks the same way: its context seam hands the engine the passage.
+      const { accountId } = await h.account();
+      const mine = await h.runtime.services.knowledge.createKnowledgeBase(accountId, { knowledge_base_name: 'Shop', knowledge_base_texts: SHOP });
+      await h.runtime.services.knowledge.settled();
+      const failures: unknown[] = [];
+      const source = knowledgeContextSource({ accountId, ids: [mine.knowledge_base_id], config: { top_k: 1 }, retriever: h.runtime.services.knowledge, onFailure: (e) => failures.push(e) });
+      const context = await source.contextFor({ userText: question, history: [{ role: 'user', content: question }] }, new AbortController().signal);
+      assert.deepEqual(failures, []);
+      assert.deepEqual(context.passages.map((p) => p.source), ['Returns']);
     });
 
     it('ranks by reciprocal rank fusion of the lexical and the vector ranking (k = 60)', async () => {
