@@ -34,6 +34,7 @@ import type { WebhookService } from './services/webhook.service.ts';
 import { LeadRepository } from './storage/lead.repository.ts';
 import { KnowledgeRepository } from './storage/knowledge.repository.ts';
 import { KnowledgeService } from './services/knowledge.service.ts';
+import { OpenAiEmbeddings } from './providers/openai/embeddings.ts';
 import { TicketRepository } from './storage/ticket.repository.ts';
 import type { DeliveryPump } from './webhooks/delivery-pump.ts';
 import type { WebhookDispatcher } from './webhooks/dispatcher.ts';
@@ -151,7 +152,13 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   // Where webhooks may go (WEBHOOK_ALLOWED_CIDRS): URLs are judged when set and at every connect.
   const destinations = new DestinationPolicy(config.webhooks.allowedCidrs);
   const providers = logProviderFailures(options.providers ?? buildProviders(config.media.providers), logger.child({ component: 'providers' }));
-  const knowledge = new KnowledgeService({ store, knowledge: new KnowledgeRepository(store), clock, log: logger.child({ component: 'knowledge' }) });
+  const knowledge = new KnowledgeService({
+    store,
+    knowledge: new KnowledgeRepository(store),
+    clock,
+    log: logger.child({ component: 'knowledge' }),
+    embedder: config.knowledge.embeddings ? new OpenAiEmbeddings(config.knowledge.embeddings) : null,
+  });
   const agents = new AgentService({
     store,
     agents: new AgentRepository(store),

@@ -5,6 +5,7 @@ import { type MediaConfig, readMediaConfig } from './media.config.ts';
 import { type RtcConfig, readRtcConfig } from './rtc.config.ts';
 import { type WebhookConfig, readWebhookConfig } from './webhook.config.ts';
 import { type SipConfig, readSipConfig } from './sip.config.ts';
+import { type KnowledgeConfig, readKnowledgeConfig } from './knowledge.config.ts';
 
 /** The service's whole configuration, parsed once at start-up from the environment. */
 export interface Config {
@@ -67,6 +68,8 @@ export interface Config {
   readonly sip: SipConfig | null;
   /** WebRTC web calls: ICE servers, UDP ports, advertised address, ICE-TCP (RTC_*, src/config/rtc.config.ts). */
   readonly rtc: RtcConfig;
+  /** Knowledge-base retrieval: the embeddings endpoint, when any (EMBEDDINGS_*, src/config/knowledge.config.ts). */
+  readonly knowledge: KnowledgeConfig;
 }
 
 /** The HTTP server's limits on clients (src/http/connections.ts applies them). */
@@ -140,6 +143,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     twilio: { apiBaseUrl: reader.url('TWILIO_API_BASE_URL', 'https://api.twilio.com') },
     sip: readSipConfig(reader, problems, host),
     rtc: readRtcConfig(reader, problems),
+    knowledge: readKnowledgeConfig(reader),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);

@@ -1,5 +1,5 @@
-/** Which part of the speech stack failed; maps to the call's disconnection reason (`error_asr`, ...). */
-export type ProviderKind = 'asr' | 'llm' | 'tts' | 'vad';
+/** Which part of the speech stack failed; maps to the call's disconnection reason (`error_asr`, ...). `embeddings` (knowledge retrieval) never ends a call. */
+export type ProviderKind = 'asr' | 'llm' | 'tts' | 'vad' | 'embeddings';
 
 /**
  * The one error type of providers. `retryable` is a property of the failure (network errors,

@@ -17,9 +17,10 @@ import {
   type KnowledgeSourcesAddInput,
   type RetrievedChunk,
 } from '../domain/knowledge-base.ts';
-import { chunkDocument } from '../domain/knowledge-chunks.ts';
+import { chunkDocument, type DocumentChunk } from '../domain/knowledge-chunks.ts';
+import { FUSION_CANDIDATES, fuseRanks, type Embedder } from '../domain/knowledge-embeddings.ts';
 import { Nullable } from '../domain/schema-kit.ts';
-import type { KnowledgeBaseRow, KnowledgeRepository, KnowledgeSourceRow, NewKnowledgeSource } from '../storage/knowledge.repository.ts';
+import type { ChunkVectors, KnowledgeBaseRow, KnowledgeRepository, KnowledgeSourceRow, NewKnowledgeSource } from '../storage/knowledge.repository.ts';
 import type { Store } from '../storage/store.ts';
 
 export const KnowledgeSourceResponse = Type.Object(
@@ -72,7 +73,14 @@ export interface KnowledgeServiceDeps {
   knowledge: KnowledgeRepository;
   clock: Clock;
   log: Logger;
+  /** The embeddings endpoint (EMBEDDINGS_BASE_URL): hybrid retrieval; absent, retrieval is lexical only. */
+  embedder?: Embedder | null;
 }
+
+/** Longest wait for a query's vector, and for the vectors to be read; then the turn is ranked lexically alone. */
+export const QUERY_EMBEDDING_TIMEOUT_MS = 800;
+/** Longest time embedding one source's chunks may take, all requests and retries together. */
+export const SOURCE_EMBEDDING_TIMEOUT_MS = 300_000;
 
 /**
  * Knowledge bases: their sources are stored at once and ingested in the background (one at a time,
@@ -84,6 +92,8 @@ export class KnowledgeService {
   readonly #queue: Array<{ baseId: string; sourceId: string }> = [];
   #draining: Promise<void> | null = null;
   #closed = false;
+  /** Aborts the embedding requests of the source being ingested, at close. */
+  readonly #closing = new AbortController();
 
   constructor(deps: KnowledgeServiceDeps) {
     this.#d = deps;
@@ -164,13 +174,50 @@ export class KnowledgeService {
 
   /**
    * The chunks of `baseIds` (already checked to be the caller's) that best answer `query`, best
-   * first: at most `top_k` (default 3), none scoring below `filter_score` (default 0).
+   * first: at most `top_k` (default 3), none scoring below `filter_score` (default 0). Lexical;
+   * with an embedder, the lexical ranking fused with the vector ranking (`#hybrid`).
    */
   async retrieve(baseIds: readonly string[], query: string, config: KbConfig = {}): Promise<RetrievedChunk[]> {
-    const terms = queryTerms(query.slice(0, KNOWLEDGE_LIMITS.queryChars));
-    const chunks = await this.#d.knowledge.search(baseIds, terms, config.top_k ?? DEFAULT_TOP_K);
+    const text = query.slice(0, KNOWLEDGE_LIMITS.queryChars);
+    const terms = queryTerms(text);
+    const topK = config.top_k ?? DEFAULT_TOP_K;
+    const embedder = this.#d.embedder;
+    const chunks = embedder ? await this.#hybrid(embedder, baseIds, text, terms, topK) : await this.#d.knowledge.search(baseIds, terms, topK);
     const floor = config.filter_score ?? 0;
     return chunks.filter((c) => c.score >= floor);
+  }
+
+  /**
+   * The best `topK` chunks by reciprocal rank fusion of the lexical ranking and the vector
+   * ranking (FUSION_CANDIDATES of each), scored in (0, 1] (1: first in both). When the query
+   * cannot be embedded, or the vectors read, within QUERY_EMBEDDING_TIMEOUT_MS (the endpoint
+   * failing or slow; a base set too large to keep), the lexical ranking alone, with its own scores.
+   */
+  async #hybrid(embedder: Embedder, baseIds: readonly string[], text: string, terms: readonly string[], topK: number): Promise<RetrievedChunk[]> {
+    if (baseIds.length === 0 || text.trim() === '') return [];
+    const deadline = performance.now() + QUERY_EMBEDDING_TIMEOUT_MS;
+    const [lexical, vector] = await Promise.all([
+      this.#d.knowledge.search(baseIds, terms, FUSION_CANDIDATES),
+      embedder.embedQuery(text, AbortSignal.timeout(QUERY_EMBEDDING_TIMEOUT_MS)).catch((error: unknown) => {
+        // The query is the caller's words: never logged.
+        this.#d.log.warn({ err: error }, 'knowledge query not embedded; ranked lexically');
+        return null;
+      }),
+    ]);
+    if (vector === null) return lexical.slice(0, topK);
+    const nearest = await this.#d.knowledge.nearest(baseIds, embedder.model, vector, FUSION_CANDIDATES, deadline);
+    if (nearest === null) {
+      this.#d.log.warn({ baseIds }, 'knowledge vectors not read in time; ranked lexically');
+      return lexical.slice(0, topK);
+    }
+    const fused = fuseRanks([lexical.map((c) => c.chunk_id), nearest.map((n) => n.id)]).slice(0, topK);
+    const byId = new Map(lexical.map((c) => [c.chunk_id, c]));
+    const missing = fused.filter((f) => !byId.has(f.id)).map((f) => f.id);
+    for (const chunk of await this.#d.knowledge.chunksByIds(missing)) byId.set(chunk.chunk_id, chunk);
+    return fused.flatMap((f) => {
+      const chunk = byId.get(f.id);
+      return chunk ? [{ ...chunk, score: f.score }] : [];
+    });
   }
 
   /** Those of `ids` that name knowledge bases of the account. */
@@ -193,6 +240,7 @@ export class KnowledgeService {
   async close(): Promise<void> {
     this.#closed = true;
     this.#queue.length = 0;
+    this.#closing.abort();
     await this.settled();
   }
 
@@ -255,6 +303,14 @@ export class KnowledgeService {
     if (text === null) return this.#d.knowledge.failSource(sourceId, 'The document is not valid UTF-8 text.', now());
     const chunks = chunkDocument(source.type === 'text' ? source.title : stripExtension(source.title), text, source.format);
     if (chunks.length === 0) return this.#d.knowledge.failSource(sourceId, 'The document has no text.', now());
+    let embedded: ChunkVectors | undefined;
+    if (this.#d.embedder) {
+      const vectors = await this.#embed(this.#d.embedder, chunks);
+      // Closing: the source stays in progress, for the next start.
+      if (this.#closing.signal.aborted) return;
+      if (typeof vectors === 'string') return this.#d.knowledge.failSource(sourceId, vectors, now());
+      embedded = { model: this.#d.embedder.model, vectors };
+    }
     await this.#d.store.transaction(async (tx) => {
       // The base's row lock orders this against deletes and other ingestions of the same base.
       const base = await this.#d.knowledge.lockBaseById(baseId, tx);
@@ -265,9 +321,31 @@ export class KnowledgeService {
         await this.#d.knowledge.failSource(sourceId, message, now(), tx);
         return;
       }
-      await this.#d.knowledge.completeSource(baseId, sourceId, chunks, now(), tx);
+      await this.#d.knowledge.completeSource(baseId, sourceId, chunks, now(), tx, embedded);
     });
   }
+
+  /** The chunks' vectors (each embedded as it is shown: headings, then text), or why they could not be had, for the source's owner. */
+  async #embed(embedder: Embedder, chunks: readonly DocumentChunk[]): Promise<Float32Array[] | string> {
+    try {
+      return await embedder.embedDocuments(
+        chunks.map((chunk) => passageText(chunk)),
+        AbortSignal.any([this.#closing.signal, AbortSignal.timeout(SOURCE_EMBEDDING_TIMEOUT_MS)]),
+      );
+    } catch (error) {
+      this.#d.log.warn({ err: error }, 'knowledge source not embedded');
+      return `The chunks could not be embedded: the embeddings endpoint ${embeddingFailure(error)}.`;
+    }
+  }
+}
+
+/** What went wrong with the embeddings endpoint, in words without its answer's content. */
+function embeddingFailure(error: unknown): string {
+  const { status, retryable, name } = (typeof error === 'object' && error !== null ? error : {}) as { status?: unknown; retryable?: unknown; name?: unknown };
+  if (typeof status === 'number') return `answered HTTP ${status}`;
+  if (name === 'TimeoutError' || name === 'AbortError') return `took longer than ${SOURCE_EMBEDDING_TIMEOUT_MS / 1000} s`;
+  if (retryable === true) return 'could not be reached or timed out';
+  return 'gave a malformed answer';
 }
 
 function tooLarge(field: string) {

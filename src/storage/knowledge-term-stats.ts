@@ -58,7 +58,7 @@ export class TermStats {
   }
 }
 
-function sameStamp(a: ContentStamp, b: ContentStamp): boolean {
+export function sameStamp(a: ContentStamp, b: ContentStamp): boolean {
   return a.sources === b.sources && a.updatedAt === b.updatedAt && a.chunks === b.chunks;
 }
 

@@ -2,6 +2,8 @@ import { sql, type Selectable } from 'kysely';
 import type { RetrievedChunk } from '../domain/knowledge-base.ts';
 import type { DocumentChunk } from '../domain/knowledge-chunks.ts';
 import { type ContentStamp, inverseDocumentFrequency, selectiveTerms, TermStats } from './knowledge-term-stats.ts';
+import { type Neighbour, VectorIndex } from './knowledge-vectors.ts';
+import { vectorBytes } from '../lib/vectors.ts';
 import type { Dialect, Executor, Store } from './store.ts';
 import type { KnowledgeBaseTable, KnowledgeSourceTable, SourceStatus } from './tables/knowledge.tables.ts';
 
@@ -17,6 +19,7 @@ export class KnowledgeRepository {
   readonly #db: Executor;
   readonly #dialect: Dialect;
   readonly #termStats = new TermStats();
+  readonly #vectors = new VectorIndex();
   constructor(store: Store) {
     this.#db = store.db;
     this.#dialect = store.dialect;
@@ -113,10 +116,11 @@ export class KnowledgeRepository {
   }
 
   /**
-   * Replaces the source's chunks with `chunks` and marks it complete, in `db`'s transaction;
-   * false (and nothing written) when the source is gone or no longer in progress.
+   * Replaces the source's chunks with `chunks` (and their vectors, in order, when `embedded`) and
+   * marks it complete, in `db`'s transaction; false (and nothing written) when the source is gone
+   * or no longer in progress.
    */
-  async completeSource(baseId: string, sourceId: string, chunks: readonly DocumentChunk[], now: number, db: Executor): Promise<boolean> {
+  async completeSource(baseId: string, sourceId: string, chunks: readonly DocumentChunk[], now: number, db: Executor, embedded?: ChunkVectors): Promise<boolean> {
     const updated = await db
       .updateTable('knowledge_base_sources')
       .set({ status: 'complete', error: null, chunk_count: chunks.length, updated_at: now })
@@ -125,7 +129,11 @@ export class KnowledgeRepository {
       .executeTakeFirst();
     if (Number(updated.numUpdatedRows) === 0) return false;
     await db.deleteFrom('knowledge_base_chunks').where('source_id', '=', sourceId).execute();
-    const rows = chunks.map((chunk, position) => ({ knowledge_base_id: baseId, source_id: sourceId, position, heading: chunk.heading, text: chunk.text, words: chunk.words }));
+    const rows = chunks.map((chunk, position) => {
+      const vector = embedded?.vectors[position];
+      const embedding = vector ? { embedding: vectorBytes(vector), embedding_model: embedded.model } : {};
+      return { knowledge_base_id: baseId, source_id: sourceId, position, heading: chunk.heading, text: chunk.text, words: chunk.words, ...embedding };
+    });
     // Batches keep each statement under SQLite's bound-parameter limit.
     for (let i = 0; i < rows.length; i += 500) await db.insertInto('knowledge_base_chunks').values(rows.slice(i, i + 500)).execute();
     return true;
@@ -163,6 +171,37 @@ export class KnowledgeRepository {
       const relevance = Math.max(0, Number(row.relevance));
       return { chunk_id: Number(row.id), source_id: row.source_id, heading: row.heading, text: row.text, score: relevance / (relevance + 1) };
     });
+  }
+
+  /**
+   * The `limit` chunks of the bases whose vectors of `model` are nearest `vector` (of unit
+   * length), nearest first: an exact scan in the process (knowledge-vectors.ts). Null when the
+   * vectors could not all be read by `deadline` (a performance.now() time).
+   */
+  async nearest(baseIds: readonly string[], model: string, vector: Float32Array, limit: number, deadline = Infinity): Promise<Neighbour[] | null> {
+    if (baseIds.length === 0) return [];
+    const stamp = await this.#contentStamp(baseIds);
+    if (stamp.chunks === 0) return [];
+    return this.#vectors.nearest(baseIds, model, stamp, vector, limit, (afterId, rows) =>
+      this.#db
+        .selectFrom('knowledge_base_chunks')
+        .select(['id', 'embedding'])
+        .where('knowledge_base_id', 'in', [...baseIds])
+        .where('embedding_model', '=', model)
+        .where('id', '>', afterId)
+        .orderBy('id')
+        .limit(rows)
+        .execute()
+        .then((found) => found.map((row) => ({ id: Number(row.id), embedding: row.embedding }))),
+      deadline,
+    );
+  }
+
+  /** The chunks of these ids (those that still exist), in no order; `score` 0. */
+  async chunksByIds(ids: readonly number[]): Promise<RetrievedChunk[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.#db.selectFrom('knowledge_base_chunks').select(['id', 'source_id', 'heading', 'text']).where('id', 'in', [...ids]).execute();
+    return rows.map((row) => ({ chunk_id: Number(row.id), source_id: row.source_id, heading: row.heading, text: row.text, score: 0 }));
   }
 
   /** What identifies the bases' content now (TermStats): one aggregate over their sources. */
@@ -225,6 +264,12 @@ export class KnowledgeRepository {
 function ftsQuery(baseIds: readonly string[], terms: readonly string[]): string {
   const phrase = (text: string) => `"${text.replaceAll('"', '""')}"`;
   return `base_key : (${baseIds.map((id) => phrase(id.slice(-32))).join(' OR ')}) AND {heading text} : (${terms.map(phrase).join(' OR ')})`;
+}
+
+/** A source's chunk vectors, in the chunks' order, and their model. */
+export interface ChunkVectors {
+  model: string;
+  vectors: readonly Float32Array[];
 }
 
 interface SearchRow {

@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 import type { DocumentFormat, KnowledgeSourceType } from '../../domain/knowledge-base.ts';
 
 /** Tables of knowledge bases (migration 0018). Times are epoch milliseconds. */
@@ -41,6 +41,10 @@ export interface KnowledgeChunkTable {
   heading: string;
   text: string;
   words: number;
+  /** Its vector, float32 little-endian of unit length (migration 0023); null when ingested without embeddings. */
+  embedding: ColumnType<Uint8Array | null, Uint8Array | null | undefined, Uint8Array | null>;
+  /** The model of `embedding`. */
+  embedding_model: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface KnowledgeTables {

@@ -1,0 +1,154 @@
+/**
+ * Answer recall of knowledge retrieval (issue 29): a fixed set of questions, in a caller's words,
+ * over a document set shipped with the benchmark (bench/recall-corpus/: this project's own
+ * docs at a fixed commit), each naming the passage(s) that answer it. A question is answered when
+ * one of the top 3 chunks retrieved is one of its answers; recall@3 is the share answered.
+ *
+ *   node bench/knowledge-recall.ts [--stores sqlite,postgres]
+ *
+ * Rows per store:
+ *  - lexical: retrieval as it runs with no embeddings endpoint (BM25 in the store);
+ *  - hybrid, hashed-words embedder: the same with EMBEDDINGS_BASE_URL set to a local server
+ *    speaking the OpenAI embeddings protocol whose "model" is a hashed bag of words (the tests'
+ *    embedder). It proves the fusion end to end; it says nothing of what a real embedding model
+ *    would add, since no model can be downloaded here.
+ *  - hybrid, a real model: only when EMBEDDINGS_BASE_URL (and EMBEDDINGS_MODEL, EMBEDDINGS_API_KEY)
+ *    is set in the benchmark's environment, against that endpoint;
+ *  - baseline: the share of questions a random pick of 3 chunks would answer, for scale.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { loadConfig } from '../src/config/config.ts';
+import { createRuntime, type Runtime } from '../src/runtime.ts';
+import { createSilentLogger } from '../src/lib/logger.ts';
+import { findPostgresBin, startCluster } from '../scripts/postgres.ts';
+import { EmbeddingsServer } from '../test/knowledge/embeddings-server.ts';
+import { fmt, machine } from './lib.ts';
+
+export interface KnowledgeRecallOptions {
+  stores?: Array<'sqlite' | 'postgres'>;
+  log: (line: string) => void;
+}
+
+const DATA = path.join(import.meta.dirname, 'recall-corpus');
+const TOP_K = 3;
+
+interface Answer {
+  heading: string;
+  contains?: string;
+}
+interface Question {
+  question: string;
+  answers: Answer[];
+}
+
+function load(): { documents: Array<{ name: string; body: string }>; questions: Question[] } {
+  const documents = fs
+    .readdirSync(DATA)
+    .filter((f) => f.endsWith('.md') && f !== 'README.md')
+    .sort()
+    .map((name) => ({ name, body: fs.readFileSync(path.join(DATA, name), 'utf8') }));
+  const { questions } = JSON.parse(fs.readFileSync(path.join(DATA, 'questions.json'), 'utf8')) as { questions: Question[] };
+  return { documents, questions };
+}
+
+const answers = (q: Question, chunk: { heading: string; text: string }) => q.answers.some((a) => a.heading === chunk.heading && (a.contains === undefined || chunk.text.includes(a.contains)));
+
+interface Result {
+  store: string;
+  ranking: string;
+  answered: number;
+  total: number;
+  chunks: number;
+  missed: string[];
+  randomRecall: number;
+}
+
+async function measure(store: 'sqlite' | 'postgres', ranking: string, env: Record<string, string>, log: (l: string) => void): Promise<Result> {
+  const { documents, questions } = load();
+  let runtime: Runtime | null = null;
+  try {
+    runtime = await createRuntime(loadConfig({ LOG_LEVEL: 'silent', ...env }), { logger: createSilentLogger() });
+    const knowledge = runtime.services.knowledge;
+    const account = await runtime.services.accounts.createAccount({ name: 'recall' });
+    const kb = await knowledge.createKnowledgeBase(account.account_id, {
+      knowledge_base_name: 'docs',
+      knowledge_base_files: documents.map((d) => ({ file_name: d.name, content_base64: Buffer.from(d.body).toString('base64') })),
+    });
+    await knowledge.settled();
+    const view = await knowledge.getKnowledgeBase(account.account_id, kb.knowledge_base_id);
+    if (view.status !== 'complete') throw new Error(`ingestion ended ${view.status}: ${view.knowledge_base_sources.map((s) => s.error).join('; ')}`);
+    const chunks = await runtime.store.db.selectFrom('knowledge_base_chunks').select(['heading', 'text']).where('knowledge_base_id', '=', kb.knowledge_base_id).execute();
+    // Every question must have an answer in the corpus, or the set is broken, not the retrieval.
+    for (const q of questions) if (!chunks.some((c) => answers(q, c))) throw new Error(`no chunk answers "${q.question}"`);
+    const randomRecall = questions.reduce((sum, q) => {
+      const p = chunks.filter((c) => answers(q, c)).length / chunks.length;
+      return sum + 1 - (1 - p) ** TOP_K;
+    }, 0) / questions.length;
+    const missed: string[] = [];
+    for (const q of questions) {
+      const got = await knowledge.retrieve([kb.knowledge_base_id], q.question, { top_k: TOP_K });
+      if (!got.some((c) => answers(q, c))) missed.push(q.question);
+    }
+    log(`knowledge-recall ${store} ${ranking}: ${questions.length - missed.length}/${questions.length}`);
+    return { store, ranking, answered: questions.length - missed.length, total: questions.length, chunks: chunks.length, missed, randomRecall };
+  } finally {
+    await runtime?.close();
+  }
+}
+
+export async function runKnowledgeRecallBench(options: KnowledgeRecallOptions): Promise<string> {
+  const results: Result[] = [];
+  const embeddings = new EmbeddingsServer();
+  const embeddingsUrl = await embeddings.listen();
+  try {
+    for (const store of options.stores ?? ['sqlite', 'postgres']) {
+      let cluster: { url: string; stop(): void } | null = null;
+      const dirs: string[] = [];
+      const envFor = () => {
+        const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-recall-'));
+        dirs.push(dataDir);
+        return { DATA_DIR: dataDir, ...(cluster ? { DATABASE_URL: cluster.url, WEBHOOK_SECRET_KEYS: randomBytes(32).toString('base64') } : {}) };
+      };
+      try {
+        if (store === 'postgres') {
+          const bin = findPostgresBin();
+          if (!bin) throw new Error('PostgreSQL server binaries not found');
+          cluster = await startCluster(bin);
+        }
+        results.push(await measure(store, 'lexical', envFor(), options.log));
+        results.push(await measure(store, 'hybrid, hashed-words embedder (fusion check, not a model)', { ...envFor(), EMBEDDINGS_BASE_URL: embeddingsUrl, EMBEDDINGS_MODEL: 'hashed-words' }, options.log));
+        const real = process.env.EMBEDDINGS_BASE_URL;
+        if (real) {
+          const model = process.env.EMBEDDINGS_MODEL ?? 'text-embedding-3-small';
+          const key = process.env.EMBEDDINGS_API_KEY;
+          results.push(await measure(store, `hybrid, ${model}`, { ...envFor(), EMBEDDINGS_BASE_URL: real, EMBEDDINGS_MODEL: model, ...(key ? { EMBEDDINGS_API_KEY: key } : {}) }, options.log));
+        }
+      } finally {
+        cluster?.stop();
+        for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    await embeddings.close();
+  }
+  const pct = (n: number) => `${fmt(100 * n, 1)} %`;
+  const first = results[0]!;
+  return [
+    `${machine()}; ${first.total} questions over ${first.chunks} chunks (bench/recall-corpus/), answer passage in the top ${TOP_K}`,
+    '',
+    '| store | ranking | recall@3 | answered | random pick of 3 (baseline) |',
+    '|---|---|---|---|---|',
+    ...results.map((r) => `| ${r.store} | ${r.ranking === 'lexical' ? 'lexical (BM25)' : r.ranking} | ${pct(r.answered / r.total)} | ${r.answered}/${r.total} | ${pct(r.randomRecall)} |`),
+    '',
+    ...results.map((r) => `Missed, ${r.store} ${r.ranking}: ${r.missed.length === 0 ? 'none' : r.missed.map((q) => `"${q}"`).join('; ')}`),
+  ].join('\n');
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const i = process.argv.indexOf('--stores');
+  const stores = i >= 0 ? (process.argv[i + 1]?.split(',') as Array<'sqlite' | 'postgres'>) : undefined;
+  process.stdout.write(`${await runKnowledgeRecallBench({ ...(stores ? { stores } : {}), log: (l) => process.stderr.write(`${l}\n`) })}\n`);
+}
