@@ -8,7 +8,9 @@ import {
   KNOWLEDGE_BASE_STATUSES,
   KNOWLEDGE_LIMITS,
   SOURCE_TYPES,
+  FILE_FORMATS_TEXT,
   documentFormat,
+  fetchedFormat,
   queryTerms,
   type KbConfig,
   type KnowledgeBaseCreateInput,
@@ -18,6 +20,8 @@ import {
   type RetrievedChunk,
 } from '../domain/knowledge-base.ts';
 import { chunkDocument } from '../domain/knowledge-chunks.ts';
+import { extractDocument, type UrlFetcher } from './knowledge-documents.ts';
+import type { DestinationCheck } from './webhook-url.ts';
 import { Nullable } from '../domain/schema-kit.ts';
 import type { KnowledgeBaseRow, KnowledgeRepository, KnowledgeSourceRow, NewKnowledgeSource } from '../storage/knowledge.repository.ts';
 import type { Store } from '../storage/store.ts';
@@ -72,6 +76,10 @@ export interface KnowledgeServiceDeps {
   knowledge: KnowledgeRepository;
   clock: Clock;
   log: Logger;
+  /** Fetches URL sources through the destination policy (src/webhooks/document-fetcher.ts). */
+  fetcher: UrlFetcher;
+  /** The same policy's verdict on a URL's host when it is added (IP literals, localhost names). */
+  destinations: DestinationCheck;
 }
 
 /**
@@ -107,7 +115,7 @@ export class KnowledgeService {
   async addSources(accountId: string, baseId: string, input: KnowledgeSourcesAddInput): Promise<KnowledgeBaseView> {
     const now = this.#d.clock.now();
     const sources = this.#newSources(baseId, input, now);
-    if (sources.length === 0) throw errors.invalidRequest('body: give at least one source in knowledge_base_texts or knowledge_base_files');
+    if (sources.length === 0) throw errors.invalidRequest('body: give at least one source in knowledge_base_texts, knowledge_base_files or knowledge_base_urls');
     const view = await this.#d.store.transaction(async (tx) => {
       const row = await this.#d.knowledge.lockBase(accountId, baseId, tx);
       if (!row) throw errors.knowledgeBaseNotFound(baseId);
@@ -199,14 +207,15 @@ export class KnowledgeService {
   #newSources(baseId: string, input: KnowledgeSourcesAddInput, now: number): NewKnowledgeSource[] {
     const texts = input.knowledge_base_texts ?? [];
     const files = input.knowledge_base_files ?? [];
-    if (texts.length + files.length > KNOWLEDGE_LIMITS.sourcesPerRequest) {
+    const urls = input.knowledge_base_urls ?? [];
+    if (texts.length + files.length + urls.length > KNOWLEDGE_LIMITS.sourcesPerRequest) {
       throw errors.invalidRequest(`body: at most ${KNOWLEDGE_LIMITS.sourcesPerRequest} sources in one request`);
     }
     const common = { knowledge_base_id: baseId, url: null, status: 'in_progress' as const, error: null, created_at: now, updated_at: now };
     const rows: NewKnowledgeSource[] = [];
     // Ids sort by creation time, and sources are listed by id: within one millisecond the random
     // part decides, so the request's ids are handed out in sorted order to keep the sources' order.
-    const ids = Array.from({ length: texts.length + files.length }, () => newId('knowledgeSource')).sort();
+    const ids = Array.from({ length: texts.length + files.length + urls.length }, () => newId('knowledgeSource')).sort();
     const nextId = () => ids.shift()!;
     texts.forEach((text, i) => {
       const body = new TextEncoder().encode(text.text);
@@ -216,15 +225,37 @@ export class KnowledgeService {
     files.forEach((file, i) => {
       const format = documentFormat(file.file_name, file.content_type);
       if (format === null) {
-        throw errors.invalidRequest(
-          `knowledge_base_files.${i}: the file must be Markdown (.md, .markdown, text/markdown) or plain text (.txt, text/plain)`,
-        );
+        throw errors.invalidRequest(`knowledge_base_files.${i}: the file must be ${FILE_FORMATS_TEXT}`);
       }
       const body = Buffer.from(file.content_base64, 'base64');
       if (body.byteLength > KNOWLEDGE_LIMITS.sourceBytes) throw tooLarge(`knowledge_base_files.${i}.content_base64`);
       rows.push({ ...common, id: nextId(), type: 'document', title: file.file_name, format, body: new Uint8Array(body) });
     });
+    urls.forEach((raw, i) => {
+      const url = this.#checkUrl(raw, `knowledge_base_urls.${i}`);
+      rows.push({ ...common, id: nextId(), type: 'url', title: url, url, format: fetchedFormat(null, url) ?? 'html', body: null });
+    });
     return rows;
+  }
+
+  /**
+   * An address a URL source may have: absolute http(s), without whitespace or credentials, and
+   * not to a host the destination policy refuses outright (an IP literal, a localhost name; names
+   * are judged again on every address they resolve to, and so is every redirect, when fetched).
+   */
+  #checkUrl(raw: string, field: string): string {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw errors.invalidRequest(`${field} must be an absolute http or https URL`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw errors.invalidRequest(`${field} must be an absolute http or https URL`);
+    if (/\s/.test(raw)) throw errors.invalidRequest(`${field} must not contain spaces`);
+    if (url.username !== '' || url.password !== '') throw errors.invalidRequest(`${field} must not contain a user name or password`);
+    const refused = this.#d.destinations.hostRefusal(url.hostname);
+    if (refused) throw errors.invalidRequest(`${field} is not an address the server may fetch: ${refused}`);
+    return url.href;
   }
 
   #enqueue(sources: ReadonlyArray<{ id: string; knowledge_base_id: string }>): void {
@@ -249,12 +280,31 @@ export class KnowledgeService {
   async #ingest(baseId: string, sourceId: string): Promise<void> {
     const source = await this.#d.knowledge.findSource(baseId, sourceId);
     if (!source || source.status !== 'in_progress') return;
-    const body = await this.#d.knowledge.sourceBody(sourceId);
     const now = () => this.#d.clock.now();
-    const text = body ? decodeText(body) : null;
-    if (text === null) return this.#d.knowledge.failSource(sourceId, 'The document is not valid UTF-8 text.', now());
-    const chunks = chunkDocument(source.type === 'text' ? source.title : stripExtension(source.title), text, source.format);
-    if (chunks.length === 0) return this.#d.knowledge.failSource(sourceId, 'The document has no text.', now());
+    const fail = (error: string) => this.#d.knowledge.failSource(sourceId, error, now());
+    let format = source.format;
+    let body: Uint8Array | null | undefined;
+    let charset: string | undefined;
+    if (source.type === 'url') {
+      const fetched = await this.#d.fetcher.fetch(source.url ?? source.title);
+      if (!fetched.ok) {
+        if (fetched.detail) this.#d.log.info({ sourceId, detail: fetched.detail }, 'knowledge url refused');
+        return fail(fetched.error);
+      }
+      const found = fetchedFormat(fetched.contentType, fetched.url);
+      if (found === null) return fail(`The address answered with ${describeType(fetched.contentType)}, which is not HTML, Markdown, plain text or PDF.`);
+      format = found;
+      body = fetched.body;
+      charset = /;\s*charset="?([\w-]+)/i.exec(fetched.contentType ?? '')?.[1];
+    } else {
+      body = await this.#d.knowledge.sourceBody(sourceId);
+    }
+    if (!body) return fail('The document is empty.');
+    const document = await extractDocument(format, body, charset);
+    if (!document.ok) return fail(document.error);
+    const title = source.type === 'text' ? source.title : source.type === 'url' ? (document.title ?? source.title) : stripExtension(source.title);
+    const chunks = chunkDocument(title, document.text, document.chunkAs);
+    if (chunks.length === 0) return fail('The document has no text.');
     await this.#d.store.transaction(async (tx) => {
       // The base's row lock orders this against deletes and other ingestions of the same base.
       const base = await this.#d.knowledge.lockBaseById(baseId, tx);
@@ -265,22 +315,17 @@ export class KnowledgeService {
         await this.#d.knowledge.failSource(sourceId, message, now(), tx);
         return;
       }
-      await this.#d.knowledge.completeSource(baseId, sourceId, chunks, now(), tx);
+      await this.#d.knowledge.completeSource(baseId, sourceId, chunks, now(), tx, format);
     });
   }
 }
 
-function tooLarge(field: string) {
-  return errors.payloadTooLarge(`${field}: a source may hold at most ${KNOWLEDGE_LIMITS.sourceBytes} bytes`);
+function describeType(contentType: string | null): string {
+  return contentType === null ? 'no Content-Type' : `Content-Type ${contentType.split(';')[0]!.trim().slice(0, 80)}`;
 }
 
-/** The document's text (NUL characters, which PostgreSQL text cannot hold, removed), or null when it is not UTF-8. */
-function decodeText(body: Uint8Array): string | null {
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(body).replaceAll('\u0000', '');
-  } catch {
-    return null;
-  }
+function tooLarge(field: string) {
+  return errors.payloadTooLarge(`${field}: a source may hold at most ${KNOWLEDGE_LIMITS.sourceBytes} bytes`);
 }
 
 function stripExtension(fileName: string): string {

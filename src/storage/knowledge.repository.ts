@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import type { RetrievedChunk } from '../domain/knowledge-base.ts';
+import type { DocumentFormat, RetrievedChunk } from '../domain/knowledge-base.ts';
 import type { DocumentChunk } from '../domain/knowledge-chunks.ts';
 import { type ContentStamp, inverseDocumentFrequency, selectiveTerms, TermStats } from './knowledge-term-stats.ts';
 import type { Dialect, Executor, Store } from './store.ts';
@@ -113,13 +113,14 @@ export class KnowledgeRepository {
   }
 
   /**
-   * Replaces the source's chunks with `chunks` and marks it complete, in `db`'s transaction;
+   * Replaces the source's chunks with `chunks` and marks it complete (a URL's `format` as found
+   * when fetched), in `db`'s transaction;
    * false (and nothing written) when the source is gone or no longer in progress.
    */
-  async completeSource(baseId: string, sourceId: string, chunks: readonly DocumentChunk[], now: number, db: Executor): Promise<boolean> {
+  async completeSource(baseId: string, sourceId: string, chunks: readonly DocumentChunk[], now: number, db: Executor, format?: DocumentFormat): Promise<boolean> {
     const updated = await db
       .updateTable('knowledge_base_sources')
-      .set({ status: 'complete', error: null, chunk_count: chunks.length, updated_at: now })
+      .set({ status: 'complete', error: null, chunk_count: chunks.length, updated_at: now, ...(format ? { format } : {}) })
       .where('id', '=', sourceId)
       .where('status', '=', 'in_progress')
       .executeTakeFirst();

@@ -20,6 +20,7 @@ export interface KnowledgeSourceTable {
   type: KnowledgeSourceType;
   /** A text's title, a file's name, or a URL. */
   title: string;
+  /** The document's format; a URL's is guessed from its path when added and set from the response when fetched. */
   format: DocumentFormat;
   url: string | null;
   /** The document's bytes as given (a text's UTF-8); null for a URL until fetched. */
