@@ -41,6 +41,15 @@ export const KNOWLEDGE_LIMITS = {
   topK: 20,
 } as const;
 
+/**
+ * `enable_auto_refresh`: a URL source of such a knowledge base is fetched again once this long has
+ * passed since it was last fetched (12 hours); servers look for due sources every
+ * AUTO_REFRESH_CHECK_MS, at most AUTO_REFRESH_PER_ROUND at a time.
+ */
+export const AUTO_REFRESH_INTERVAL_MS = 12 * 60 * 60 * 1000;
+export const AUTO_REFRESH_CHECK_MS = 10 * 60 * 1000;
+export const AUTO_REFRESH_PER_ROUND = 20;
+
 export const KNOWLEDGE_BASE_STATUSES = ['in_progress', 'complete', 'error'] as const;
 export type KnowledgeBaseStatus = (typeof KNOWLEDGE_BASE_STATUSES)[number];
 export const SOURCE_TYPES = ['text', 'document', 'url'] as const;
@@ -137,7 +146,11 @@ const sourceLists = {
 };
 
 export const KnowledgeBaseCreateBody = Strict(
-  { knowledge_base_name: Name(40), ...sourceLists },
+  {
+    knowledge_base_name: Name(40),
+    ...sourceLists,
+    enable_auto_refresh: Type.Optional(Type.Boolean({ description: 'Fetch the URL sources again every 12 hours (default false).' })),
+  },
   { title: 'CreateKnowledgeBaseRequest' },
 );
 export type KnowledgeBaseCreateInput = Static<typeof KnowledgeBaseCreateBody>;

@@ -3,7 +3,7 @@
  * Markdown (its content only, headings kept), PDF as plain text read in a bounded worker thread.
  * And the port through which URL sources are fetched (src/webhooks/document-fetcher.ts).
  */
-import { KNOWLEDGE_LIMITS, type DocumentFormat } from '../domain/knowledge-base.ts';
+import { KNOWLEDGE_LIMITS, fetchedFormat, type DocumentFormat } from '../domain/knowledge-base.ts';
 import { htmlToMarkdown } from '../lib/html-text.ts';
 import { extractPdfText } from '../lib/pdf-text.ts';
 
@@ -15,6 +15,23 @@ export type FetchedDocument =
 /** Fetches URL sources through the destination policy, within the size and time bounds. */
 export interface UrlFetcher {
   fetch(url: string, signal?: AbortSignal): Promise<FetchedDocument>;
+}
+
+/** A URL source's document as fetched: its bytes, its format and charset; or why not (`detail` for the log only). */
+export type UrlDocument = { ok: true; body: Uint8Array; format: DocumentFormat; charset: string | undefined } | { ok: false; error: string; detail?: string };
+
+/** Fetches `url` and tells its format from the response (fetchedFormat); a format we do not read fails it. */
+export async function fetchUrlDocument(fetcher: UrlFetcher, url: string): Promise<UrlDocument> {
+  const fetched = await fetcher.fetch(url);
+  if (!fetched.ok) return fetched;
+  const format = fetchedFormat(fetched.contentType, fetched.url);
+  if (format === null) return { ok: false, error: `The address answered with ${describeType(fetched.contentType)}, which is not HTML, Markdown, plain text or PDF.` };
+  const charset = /;\s*charset="?([\w-]+)/i.exec(fetched.contentType ?? '')?.[1];
+  return { ok: true, body: fetched.body, format, charset };
+}
+
+function describeType(contentType: string | null): string {
+  return contentType === null ? 'no Content-Type' : `Content-Type ${contentType.split(';')[0]!.trim().slice(0, 80)}`;
 }
 
 /** A document read: the text to chunk and how to chunk it, and a title when the document has one. */

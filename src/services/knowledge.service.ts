@@ -20,7 +20,8 @@ import {
   type RetrievedChunk,
 } from '../domain/knowledge-base.ts';
 import { chunkDocument } from '../domain/knowledge-chunks.ts';
-import { extractDocument, type UrlFetcher } from './knowledge-documents.ts';
+import { extractDocument, fetchUrlDocument, type UrlFetcher } from './knowledge-documents.ts';
+import { KnowledgeRefresher } from './knowledge-refresh.ts';
 import type { DestinationCheck } from './webhook-url.ts';
 import { Nullable } from '../domain/schema-kit.ts';
 import type { KnowledgeBaseRow, KnowledgeRepository, KnowledgeSourceRow, NewKnowledgeSource } from '../storage/knowledge.repository.ts';
@@ -50,7 +51,7 @@ export const KnowledgeBaseResponse = Type.Object(
       description: 'in_progress while a source is being ingested; error when a source failed (see its error); complete otherwise.',
     }),
     knowledge_base_sources: Type.Array(KnowledgeSourceResponse),
-    enable_auto_refresh: Type.Boolean(),
+    enable_auto_refresh: Type.Boolean({ description: 'Its URL sources are fetched again every 12 hours.' }),
     last_refreshed_timestamp: Type.Integer({ description: 'Epoch milliseconds: the last change of its sources.' }),
   },
   { title: 'KnowledgeBase' },
@@ -89,17 +90,26 @@ export interface KnowledgeServiceDeps {
  */
 export class KnowledgeService {
   readonly #d: KnowledgeServiceDeps;
+  readonly #refresher: KnowledgeRefresher;
   readonly #queue: Array<{ baseId: string; sourceId: string }> = [];
   #draining: Promise<void> | null = null;
   #closed = false;
 
   constructor(deps: KnowledgeServiceDeps) {
     this.#d = deps;
+    this.#refresher = new KnowledgeRefresher(deps);
   }
 
   async createKnowledgeBase(accountId: string, input: KnowledgeBaseCreateInput): Promise<KnowledgeBaseView> {
     const now = this.#d.clock.now();
-    const base: KnowledgeBaseRow = { id: newId('knowledgeBase'), account_id: accountId, name: input.knowledge_base_name, created_at: now, updated_at: now };
+    const base: KnowledgeBaseRow = {
+      id: newId('knowledgeBase'),
+      account_id: accountId,
+      name: input.knowledge_base_name,
+      auto_refresh: input.enable_auto_refresh === true ? 1 : 0,
+      created_at: now,
+      updated_at: now,
+    };
     const sources = this.#newSources(base.id, input, now);
     await this.#d.store.transaction(async (tx) => {
       if ((await this.#d.knowledge.countBases(accountId, tx)) >= KNOWLEDGE_LIMITS.basesPerAccount) {
@@ -192,6 +202,16 @@ export class KnowledgeService {
     this.#enqueue(pending.map((s) => ({ id: s.id, knowledge_base_id: s.knowledge_base_id })));
   }
 
+  /** Starts the periodic refresh of `enable_auto_refresh` URL sources (main.ts; knowledge-refresh.ts). */
+  startRefreshing(checkEveryMs?: number): void {
+    if (!this.#closed) this.#refresher.start(checkEveryMs);
+  }
+
+  /** Refreshes the URL sources due now; resolves with how many were refreshed (the periodic task, tests). */
+  refreshDue(): Promise<number> {
+    return this.#refresher.refreshDue();
+  }
+
   /** Resolves when every queued source has been ingested (tests, shutdown). */
   async settled(): Promise<void> {
     while (this.#draining) await this.#draining;
@@ -201,6 +221,7 @@ export class KnowledgeService {
   async close(): Promise<void> {
     this.#closed = true;
     this.#queue.length = 0;
+    await this.#refresher.close();
     await this.settled();
   }
 
@@ -286,16 +307,12 @@ export class KnowledgeService {
     let body: Uint8Array | null | undefined;
     let charset: string | undefined;
     if (source.type === 'url') {
-      const fetched = await this.#d.fetcher.fetch(source.url ?? source.title);
+      const fetched = await fetchUrlDocument(this.#d.fetcher, source.url ?? source.title);
       if (!fetched.ok) {
         if (fetched.detail) this.#d.log.info({ sourceId, detail: fetched.detail }, 'knowledge url refused');
         return fail(fetched.error);
       }
-      const found = fetchedFormat(fetched.contentType, fetched.url);
-      if (found === null) return fail(`The address answered with ${describeType(fetched.contentType)}, which is not HTML, Markdown, plain text or PDF.`);
-      format = found;
-      body = fetched.body;
-      charset = /;\s*charset="?([\w-]+)/i.exec(fetched.contentType ?? '')?.[1];
+      ({ format, body, charset } = fetched);
     } else {
       body = await this.#d.knowledge.sourceBody(sourceId);
     }
@@ -318,10 +335,6 @@ export class KnowledgeService {
       await this.#d.knowledge.completeSource(baseId, sourceId, chunks, now(), tx, format);
     });
   }
-}
-
-function describeType(contentType: string | null): string {
-  return contentType === null ? 'no Content-Type' : `Content-Type ${contentType.split(';')[0]!.trim().slice(0, 80)}`;
 }
 
 function tooLarge(field: string) {
@@ -349,7 +362,7 @@ function toView(base: KnowledgeBaseRow, sources: readonly Omit<KnowledgeSourceRo
     knowledge_base_name: base.name,
     status,
     knowledge_base_sources: views,
-    enable_auto_refresh: false,
+    enable_auto_refresh: base.auto_refresh === 1,
     last_refreshed_timestamp: base.updated_at,
   };
 }

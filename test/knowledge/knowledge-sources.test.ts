@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { KNOWLEDGE_LIMITS } from '../../src/domain/knowledge-base.ts';
+import { AUTO_REFRESH_INTERVAL_MS, KNOWLEDGE_LIMITS } from '../../src/domain/knowledge-base.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { STORES } from '../helpers/stores.ts';
 import { POLICIES_MD, base64 } from './corpus.ts';
@@ -30,6 +30,7 @@ for (const kind of STORES) {
     let key: string;
     let server: http.Server;
     let base: string;
+    let changing: string | null = 'Tandem bicycles are rented by the hour.';
     before(async () => {
       // The allow list lets the tests' server on 127.0.0.1 be fetched; ::1 and everything else stay refused.
       h = await startHarness(kind.name, { WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' });
@@ -51,6 +52,8 @@ for (const kind of STORES) {
             return send('image/png', Buffer.from([0x89, 0x50, 0x4e, 0x47]));
           case '/huge.txt':
             return send('text/plain', Buffer.alloc(KNOWLEDGE_LIMITS.urlBytes + 1, 0x61));
+          case '/changing':
+            return changing === null ? res.writeHead(404).end() : send('text/plain', changing);
           case '/moved':
             return res.writeHead(302, { location: `http://[::1]:${(server.address() as AddressInfo).port}/storage` }).end();
           default:
@@ -141,6 +144,43 @@ for (const kind of STORES) {
       assert.match(errors['broken.pdf']![1], /^The PDF could not be read/);
       assert.deepEqual(errors['page.html'], ['error', 'The document is not valid UTF-8 text.']);
       assert.deepEqual(errors['bomb.pdf'], ['error', `The PDF's compressed streams inflate to more than ${KNOWLEDGE_LIMITS.pdfInflatedBytes} bytes.`]);
+    });
+
+    it('fetches the URLs of an enable_auto_refresh knowledge base again every 12 hours, keeping the last good chunks', async () => {
+      const make = async (enable_auto_refresh: boolean) => {
+        const created = await req('POST', '/create-knowledge-base', { knowledge_base_name: 'Rentals', knowledge_base_urls: [`${base}/changing`], enable_auto_refresh });
+        assert.equal(created.status, 201, created.raw);
+        assert.equal(created.json.enable_auto_refresh, enable_auto_refresh);
+        return created.json.knowledge_base_id as string;
+      };
+      const refreshing = await make(true);
+      const fixed = await make(false);
+      await h.runtime.services.knowledge.settled();
+      const says = async (id: string) => (await search(id, 'tandem unicycle bicycles rented')).map((c) => c.text).join(' ');
+      assert.match(await says(refreshing), /Tandem/);
+      changing = 'Unicycles are rented by the day.';
+      assert.equal(await h.runtime.services.knowledge.refreshDue(), 0, 'not due yet');
+      h.clock.advance(AUTO_REFRESH_INTERVAL_MS + 1);
+      assert.equal(await h.runtime.services.knowledge.refreshDue(), 1, 'only the auto-refreshing base');
+      assert.equal(await h.runtime.services.knowledge.refreshDue(), 0, 'refreshed once');
+      assert.match(await says(refreshing), /^[^]*Unicycles are rented by the day\.$/);
+      assert.doesNotMatch(await says(refreshing), /Tandem/);
+      assert.match(await says(fixed), /Tandem/);
+      const got = (await req('GET', `/get-knowledge-base/${refreshing}`)).json;
+      assert.equal(got.last_refreshed_timestamp, h.clock.now());
+      // The page is gone: the last good chunks stay, the source stays complete, and it is tried again later.
+      changing = null;
+      h.clock.advance(AUTO_REFRESH_INTERVAL_MS + 1);
+      assert.equal(await h.runtime.services.knowledge.refreshDue(), 0);
+      assert.match(await says(refreshing), /Unicycles/);
+      assert.equal((await req('GET', `/get-knowledge-base/${refreshing}`)).json.status, 'complete');
+      changing = 'Cargo bikes are rented by the week.';
+      h.clock.advance(AUTO_REFRESH_INTERVAL_MS + 1);
+      assert.equal(await h.runtime.services.knowledge.refreshDue(), 1);
+      assert.match((await search(refreshing, 'cargo bikes'))[0]!.text, /by the week/);
+      const bad = await req('POST', '/create-knowledge-base', { knowledge_base_name: 'x', enable_auto_refresh: 'yes' });
+      assert.equal(bad.status, 400);
+      assert.match(bad.json.message, /enable_auto_refresh/);
     });
 
     it('refuses URLs it may never fetch with a 400 naming the field, and writes nothing', async () => {

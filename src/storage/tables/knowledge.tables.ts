@@ -7,6 +7,8 @@ export interface KnowledgeBaseTable {
   id: string;
   account_id: string;
   name: string;
+  /** `enable_auto_refresh`: 1 when its URL sources are fetched again periodically (migration 0025). */
+  auto_refresh: Generated<number>;
   created_at: number;
   updated_at: number;
 }
