@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, twilio, agent-tests, knowledge, webrtc, streamed, embedded-scale; all by default) and
+ * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, twilio, agent-tests, knowledge, knowledge-documents, webrtc, streamed, embedded-scale; all by default) and
  * prints their tables, ready to paste into BENCHMARKS.md. Each part measures against a baseline
  * run by the same script on the same machine, because these shared machines are noisy.
  */
@@ -12,6 +12,7 @@ import { runWebhookBench } from './webhooks.ts';
 import { runToolsBench } from './tools.ts';
 import { runSipBench } from './sip.ts';
 import { runKnowledgeBench } from './knowledge.ts';
+import { runKnowledgeDocumentsBench } from './knowledge-documents.ts';
 import { runWebRtcBench } from './webrtc.ts';
 import { runTwilioBench } from './twilio.ts';
 import { runStreamedBench } from './streamed.ts';
@@ -29,6 +30,7 @@ const parts: Record<string, () => Promise<string>> = {
   sip: () => runSipBench({ log }),
   'agent-tests': () => runAgentTestsBench({ log }),
   knowledge: () => runKnowledgeBench({ log }),
+  'knowledge-documents': () => runKnowledgeDocumentsBench({ log }),
   webrtc: () => runWebRtcBench({ log }),
   twilio: () => runTwilioBench({ log }),
   streamed: () => runStreamedBench({ log }),
