@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, twilio, agent-tests, knowledge, knowledge-recall, webrtc, streamed, embedded-scale; all by default) and
+ * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, twilio, agent-tests, knowledge, knowledge-recall, knowledge-documents, webrtc, streamed, embedded-scale; all by default) and
  * prints their tables, ready to paste into BENCHMARKS.md. Each part measures against a baseline
  * run by the same script on the same machine, because these shared machines are noisy.
  */
@@ -13,6 +13,7 @@ import { runToolsBench } from './tools.ts';
 import { runSipBench } from './sip.ts';
 import { runKnowledgeBench } from './knowledge.ts';
 import { runKnowledgeRecallBench } from './knowledge-recall.ts';
+import { runKnowledgeDocumentsBench } from './knowledge-documents.ts';
 import { runWebRtcBench } from './webrtc.ts';
 import { runTwilioBench } from './twilio.ts';
 import { runStreamedBench } from './streamed.ts';
@@ -31,6 +32,7 @@ const parts: Record<string, () => Promise<string>> = {
   'agent-tests': () => runAgentTestsBench({ log }),
   knowledge: () => runKnowledgeBench({ log }),
   'knowledge-recall': () => runKnowledgeRecallBench({ log }),
+  'knowledge-documents': () => runKnowledgeDocumentsBench({ log }),
   webrtc: () => runWebRtcBench({ log }),
   twilio: () => runTwilioBench({ log }),
   streamed: () => runStreamedBench({ log }),

@@ -150,6 +150,8 @@ async function main(): Promise<void> {
   void recovery.runNow();
   // Knowledge sources a stopped server left in progress are ingested again (docs/knowledge-bases.md).
   runtime.services.knowledge.resume().catch((error: unknown) => log.warn({ err: error }, 'knowledge sources not resumed'));
+  // URL sources of knowledge bases with enable_auto_refresh are fetched again every 12 hours.
+  runtime.services.knowledge.startRefreshing();
   const urls = pageUrls(config.port === 0 ? `http://${urlHost(config.host)}:${(app.server.address() as AddressInfo).port}` : config.publicBaseUrl, config.demoApiKey !== null);
   // One line for the person who ran `npm start`, beside the JSON logs on stdout (stderr, so
   // stdout stays JSON); shown where LOG_LEVEL shows info. Written before the ready log line.

@@ -42,6 +42,8 @@ import { createWebhookParts } from './webhooks/webhook-runtime.ts';
 import { callForCustomLlm, functionCallerFor } from './webhooks/function-caller.ts';
 import { type InboundCallAsker, inboundCallAskerFor } from './webhooks/inbound-call.ts';
 import { DestinationPolicy } from './webhooks/destination-policy.ts';
+import { DocumentFetcher } from './webhooks/document-fetcher.ts';
+import { KNOWLEDGE_LIMITS } from './domain/knowledge-base.ts';
 import { USER_AGENT } from './webhooks/signer.ts';
 import { llmSocketOpener } from './media/llm-websocket.ts';
 import { type Providers, buildProviders, speechCatalog } from './providers/registry.ts';
@@ -152,12 +154,21 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   // Where webhooks may go (WEBHOOK_ALLOWED_CIDRS): URLs are judged when set and at every connect.
   const destinations = new DestinationPolicy(config.webhooks.allowedCidrs);
   const providers = logProviderFailures(options.providers ?? buildProviders(config.media.providers), logger.child({ component: 'providers' }));
+  const documentFetcher = new DocumentFetcher({
+    policy: destinations,
+    maxBytes: KNOWLEDGE_LIMITS.urlBytes,
+    timeoutMs: KNOWLEDGE_LIMITS.urlTimeoutMs,
+    maxRedirects: KNOWLEDGE_LIMITS.urlRedirects,
+    userAgent: USER_AGENT,
+  });
   const knowledge = new KnowledgeService({
     store,
     knowledge: new KnowledgeRepository(store),
     clock,
     log: logger.child({ component: 'knowledge' }),
     embedder: config.knowledge.embeddings ? new OpenAiEmbeddings(config.knowledge.embeddings) : null,
+    fetcher: documentFetcher,
+    destinations,
   });
   const agents = new AgentService({
     store,

@@ -15,6 +15,24 @@ export const KNOWLEDGE_LIMITS = {
   sourcesPerRequest: 50,
   /** Bytes of one text or file source (413 beyond; the whole body is bounded at 1 MB as well). */
   sourceBytes: 768 * 1024,
+  /** Bytes of a URL source's document read at most (the source fails beyond). */
+  urlBytes: 4 * 1024 * 1024,
+  /** Wall time of one URL fetch, redirects included, ms (the source fails beyond). */
+  urlTimeoutMs: 20_000,
+  /** Redirects a URL fetch follows at most, each checked against the destination policy. */
+  urlRedirects: 5,
+  /** Characters of an address in knowledge_base_urls (400 beyond). */
+  urlChars: 2_048,
+  /** Characters of text kept from one HTML or PDF document (the source fails beyond). */
+  documentChars: 1_000_000,
+  /** Pages of a PDF read at most (the source fails beyond). */
+  pdfPages: 500,
+  /** Bytes a PDF's compressed streams may inflate to in all (the source fails beyond). */
+  pdfInflatedBytes: 64 * 1024 * 1024,
+  /** Wall time to read one PDF, ms (the source fails beyond). */
+  pdfTimeoutMs: 30_000,
+  /** Heap of the worker that reads a PDF, MB (the source fails beyond). */
+  pdfHeapMb: 256,
   /** Chunks of one knowledge base: a source that would pass it ends in error (knowledge_base_full). */
   chunksPerBase: 20_000,
   /** Characters of a search query (400 beyond). */
@@ -23,26 +41,79 @@ export const KNOWLEDGE_LIMITS = {
   topK: 20,
 } as const;
 
+/**
+ * `enable_auto_refresh`: a URL source of such a knowledge base is fetched again once this long has
+ * passed since it was last fetched (12 hours); servers look for due sources every
+ * AUTO_REFRESH_CHECK_MS, at most AUTO_REFRESH_PER_ROUND at a time.
+ */
+export const AUTO_REFRESH_INTERVAL_MS = 12 * 60 * 60 * 1000;
+export const AUTO_REFRESH_CHECK_MS = 10 * 60 * 1000;
+export const AUTO_REFRESH_PER_ROUND = 20;
+
 export const KNOWLEDGE_BASE_STATUSES = ['in_progress', 'complete', 'error'] as const;
 export type KnowledgeBaseStatus = (typeof KNOWLEDGE_BASE_STATUSES)[number];
 export const SOURCE_TYPES = ['text', 'document', 'url'] as const;
 export type KnowledgeSourceType = (typeof SOURCE_TYPES)[number];
 
-/** The document formats a file source may hold; chosen by `content_type`, else the file name's extension. */
-export const DOCUMENT_FORMATS = ['markdown', 'text'] as const;
+/**
+ * The document formats a source may hold: a file's chosen by `content_type`, else its name's
+ * extension; a URL's by the response's Content-Type, else the path's extension. HTML and PDF are
+ * turned into text at ingestion (HTML keeping its headings as Markdown headings).
+ */
+export const DOCUMENT_FORMATS = ['markdown', 'text', 'html', 'pdf'] as const;
 export type DocumentFormat = (typeof DOCUMENT_FORMATS)[number];
 
 const MEDIA_TYPES: Record<string, DocumentFormat> = {
   'text/markdown': 'markdown',
   'text/x-markdown': 'markdown',
   'text/plain': 'text',
+  'text/html': 'html',
+  'application/xhtml+xml': 'html',
+  'application/pdf': 'pdf',
 };
-const EXTENSIONS: Record<string, DocumentFormat> = { md: 'markdown', markdown: 'markdown', txt: 'text', text: 'text' };
+const EXTENSIONS: Record<string, DocumentFormat> = {
+  md: 'markdown',
+  markdown: 'markdown',
+  txt: 'text',
+  text: 'text',
+  html: 'html',
+  htm: 'html',
+  xhtml: 'html',
+  pdf: 'pdf',
+};
+/** What a file's format may be, for error messages. */
+export const FILE_FORMATS_TEXT = 'Markdown (.md, text/markdown), plain text (.txt, text/plain), HTML (.html, text/html) or PDF (.pdf, application/pdf)';
 
 /** The format of a file, or null when it is none we read. */
 export function documentFormat(fileName: string, contentType: string | undefined): DocumentFormat | null {
-  if (contentType !== undefined) return MEDIA_TYPES[contentType.split(';')[0]!.trim().toLowerCase()] ?? null;
-  const extension = /\.([A-Za-z0-9]+)$/.exec(fileName)?.[1]?.toLowerCase();
+  if (contentType !== undefined) return formatOfMediaType(contentType);
+  return formatOfPath(fileName);
+}
+
+/**
+ * The format of a fetched document: its Content-Type's, except that text/plain, a generic binary
+ * type or none defers to the path's extension (servers send Markdown files as text/plain); null
+ * when it is none we read.
+ */
+export function fetchedFormat(contentType: string | null, url: string): DocumentFormat | null {
+  const declared = contentType === null ? null : formatOfMediaType(contentType);
+  const generic = contentType === null || declared === 'text' || /^application\/(octet-stream|x-download)\b/i.test(contentType);
+  if (!generic) return declared;
+  let path = '';
+  try {
+    path = new URL(url).pathname;
+  } catch {
+    // Not a URL: the declared type alone.
+  }
+  return formatOfPath(path) ?? declared;
+}
+
+function formatOfMediaType(contentType: string): DocumentFormat | null {
+  return MEDIA_TYPES[contentType.split(';')[0]!.trim().toLowerCase()] ?? null;
+}
+
+function formatOfPath(path: string): DocumentFormat | null {
+  const extension = /\.([A-Za-z0-9]+)$/.exec(path)?.[1]?.toLowerCase();
   return extension === undefined ? null : (EXTENSIONS[extension] ?? null);
 }
 
@@ -54,7 +125,8 @@ export const KnowledgeText = Strict({
 
 /**
  * A file source in a JSON body: its name and its bytes in base64. The format comes from
- * `content_type` (text/markdown, text/plain) or else the name's extension (.md, .markdown, .txt).
+ * `content_type` (text/markdown, text/plain, text/html, application/pdf) or else the name's
+ * extension (.md, .markdown, .txt, .html, .htm, .pdf).
  */
 export const KnowledgeFile = Strict({
   file_name: Name(256),
@@ -65,10 +137,20 @@ export const KnowledgeFile = Strict({
 const sourceLists = {
   knowledge_base_texts: Type.Optional(Type.Array(KnowledgeText, { maxItems: KNOWLEDGE_LIMITS.sourcesPerRequest })),
   knowledge_base_files: Type.Optional(Type.Array(KnowledgeFile, { maxItems: KNOWLEDGE_LIMITS.sourcesPerRequest })),
+  knowledge_base_urls: Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: KNOWLEDGE_LIMITS.urlChars }), {
+      maxItems: KNOWLEDGE_LIMITS.sourcesPerRequest,
+      description: 'http(s) addresses of documents (HTML, Markdown, plain text or PDF), fetched in the background.',
+    }),
+  ),
 };
 
 export const KnowledgeBaseCreateBody = Strict(
-  { knowledge_base_name: Name(40), ...sourceLists },
+  {
+    knowledge_base_name: Name(40),
+    ...sourceLists,
+    enable_auto_refresh: Type.Optional(Type.Boolean({ description: 'Fetch the URL sources again every 12 hours (default false).' })),
+  },
   { title: 'CreateKnowledgeBaseRequest' },
 );
 export type KnowledgeBaseCreateInput = Static<typeof KnowledgeBaseCreateBody>;

@@ -8,7 +8,9 @@ import {
   KNOWLEDGE_BASE_STATUSES,
   KNOWLEDGE_LIMITS,
   SOURCE_TYPES,
+  FILE_FORMATS_TEXT,
   documentFormat,
+  fetchedFormat,
   queryTerms,
   type KbConfig,
   type KnowledgeBaseCreateInput,
@@ -19,6 +21,9 @@ import {
 } from '../domain/knowledge-base.ts';
 import { chunkDocument, type DocumentChunk } from '../domain/knowledge-chunks.ts';
 import { FUSION_CANDIDATES, fuseRanks, type Embedder } from '../domain/knowledge-embeddings.ts';
+import { extractDocument, fetchUrlDocument, type UrlFetcher } from './knowledge-documents.ts';
+import { KnowledgeRefresher } from './knowledge-refresh.ts';
+import type { DestinationCheck } from './webhook-url.ts';
 import { Nullable } from '../domain/schema-kit.ts';
 import type { ChunkVectors, KnowledgeBaseRow, KnowledgeRepository, KnowledgeSourceRow, NewKnowledgeSource } from '../storage/knowledge.repository.ts';
 import type { Store } from '../storage/store.ts';
@@ -47,7 +52,7 @@ export const KnowledgeBaseResponse = Type.Object(
       description: 'in_progress while a source is being ingested; error when a source failed (see its error); complete otherwise.',
     }),
     knowledge_base_sources: Type.Array(KnowledgeSourceResponse),
-    enable_auto_refresh: Type.Boolean(),
+    enable_auto_refresh: Type.Boolean({ description: 'Its URL sources are fetched again every 12 hours.' }),
     last_refreshed_timestamp: Type.Integer({ description: 'Epoch milliseconds: the last change of its sources.' }),
   },
   { title: 'KnowledgeBase' },
@@ -75,6 +80,10 @@ export interface KnowledgeServiceDeps {
   log: Logger;
   /** The embeddings endpoint (EMBEDDINGS_BASE_URL): hybrid retrieval; absent, retrieval is lexical only. */
   embedder?: Embedder | null;
+  /** Fetches URL sources through the destination policy (src/webhooks/document-fetcher.ts). */
+  fetcher: UrlFetcher;
+  /** The same policy's verdict on a URL's host when it is added (IP literals, localhost names). */
+  destinations: DestinationCheck;
 }
 
 /** Longest wait for a query's vector, and for the vectors to be read; then the turn is ranked lexically alone. */
@@ -89,6 +98,7 @@ export const SOURCE_EMBEDDING_TIMEOUT_MS = 300_000;
  */
 export class KnowledgeService {
   readonly #d: KnowledgeServiceDeps;
+  readonly #refresher: KnowledgeRefresher;
   readonly #queue: Array<{ baseId: string; sourceId: string }> = [];
   #draining: Promise<void> | null = null;
   #closed = false;
@@ -97,11 +107,26 @@ export class KnowledgeService {
 
   constructor(deps: KnowledgeServiceDeps) {
     this.#d = deps;
+    const embedder = deps.embedder;
+    this.#refresher = new KnowledgeRefresher({
+      ...deps,
+      embed: embedder ? async (chunks) => {
+        const vectors = await this.#embed(embedder, chunks);
+        return typeof vectors === 'string' ? vectors : { model: embedder.model, vectors };
+      } : undefined,
+    });
   }
 
   async createKnowledgeBase(accountId: string, input: KnowledgeBaseCreateInput): Promise<KnowledgeBaseView> {
     const now = this.#d.clock.now();
-    const base: KnowledgeBaseRow = { id: newId('knowledgeBase'), account_id: accountId, name: input.knowledge_base_name, created_at: now, updated_at: now };
+    const base: KnowledgeBaseRow = {
+      id: newId('knowledgeBase'),
+      account_id: accountId,
+      name: input.knowledge_base_name,
+      auto_refresh: input.enable_auto_refresh === true ? 1 : 0,
+      created_at: now,
+      updated_at: now,
+    };
     const sources = this.#newSources(base.id, input, now);
     await this.#d.store.transaction(async (tx) => {
       if ((await this.#d.knowledge.countBases(accountId, tx)) >= KNOWLEDGE_LIMITS.basesPerAccount) {
@@ -117,7 +142,7 @@ export class KnowledgeService {
   async addSources(accountId: string, baseId: string, input: KnowledgeSourcesAddInput): Promise<KnowledgeBaseView> {
     const now = this.#d.clock.now();
     const sources = this.#newSources(baseId, input, now);
-    if (sources.length === 0) throw errors.invalidRequest('body: give at least one source in knowledge_base_texts or knowledge_base_files');
+    if (sources.length === 0) throw errors.invalidRequest('body: give at least one source in knowledge_base_texts, knowledge_base_files or knowledge_base_urls');
     const view = await this.#d.store.transaction(async (tx) => {
       const row = await this.#d.knowledge.lockBase(accountId, baseId, tx);
       if (!row) throw errors.knowledgeBaseNotFound(baseId);
@@ -231,6 +256,16 @@ export class KnowledgeService {
     this.#enqueue(pending.map((s) => ({ id: s.id, knowledge_base_id: s.knowledge_base_id })));
   }
 
+  /** Starts the periodic refresh of `enable_auto_refresh` URL sources (main.ts; knowledge-refresh.ts). */
+  startRefreshing(checkEveryMs?: number): void {
+    if (!this.#closed) this.#refresher.start(checkEveryMs);
+  }
+
+  /** Refreshes the URL sources due now; resolves with how many were refreshed (the periodic task, tests). */
+  refreshDue(): Promise<number> {
+    return this.#refresher.refreshDue();
+  }
+
   /** Resolves when every queued source has been ingested (tests, shutdown). */
   async settled(): Promise<void> {
     while (this.#draining) await this.#draining;
@@ -241,20 +276,22 @@ export class KnowledgeService {
     this.#closed = true;
     this.#queue.length = 0;
     this.#closing.abort();
+    await this.#refresher.close();
     await this.settled();
   }
 
   #newSources(baseId: string, input: KnowledgeSourcesAddInput, now: number): NewKnowledgeSource[] {
     const texts = input.knowledge_base_texts ?? [];
     const files = input.knowledge_base_files ?? [];
-    if (texts.length + files.length > KNOWLEDGE_LIMITS.sourcesPerRequest) {
+    const urls = input.knowledge_base_urls ?? [];
+    if (texts.length + files.length + urls.length > KNOWLEDGE_LIMITS.sourcesPerRequest) {
       throw errors.invalidRequest(`body: at most ${KNOWLEDGE_LIMITS.sourcesPerRequest} sources in one request`);
     }
     const common = { knowledge_base_id: baseId, url: null, status: 'in_progress' as const, error: null, created_at: now, updated_at: now };
     const rows: NewKnowledgeSource[] = [];
     // Ids sort by creation time, and sources are listed by id: within one millisecond the random
     // part decides, so the request's ids are handed out in sorted order to keep the sources' order.
-    const ids = Array.from({ length: texts.length + files.length }, () => newId('knowledgeSource')).sort();
+    const ids = Array.from({ length: texts.length + files.length + urls.length }, () => newId('knowledgeSource')).sort();
     const nextId = () => ids.shift()!;
     texts.forEach((text, i) => {
       const body = new TextEncoder().encode(text.text);
@@ -264,15 +301,37 @@ export class KnowledgeService {
     files.forEach((file, i) => {
       const format = documentFormat(file.file_name, file.content_type);
       if (format === null) {
-        throw errors.invalidRequest(
-          `knowledge_base_files.${i}: the file must be Markdown (.md, .markdown, text/markdown) or plain text (.txt, text/plain)`,
-        );
+        throw errors.invalidRequest(`knowledge_base_files.${i}: the file must be ${FILE_FORMATS_TEXT}`);
       }
       const body = Buffer.from(file.content_base64, 'base64');
       if (body.byteLength > KNOWLEDGE_LIMITS.sourceBytes) throw tooLarge(`knowledge_base_files.${i}.content_base64`);
       rows.push({ ...common, id: nextId(), type: 'document', title: file.file_name, format, body: new Uint8Array(body) });
     });
+    urls.forEach((raw, i) => {
+      const url = this.#checkUrl(raw, `knowledge_base_urls.${i}`);
+      rows.push({ ...common, id: nextId(), type: 'url', title: url, url, format: fetchedFormat(null, url) ?? 'html', body: null });
+    });
     return rows;
+  }
+
+  /**
+   * An address a URL source may have: absolute http(s), without whitespace or credentials, and
+   * not to a host the destination policy refuses outright (an IP literal, a localhost name; names
+   * are judged again on every address they resolve to, and so is every redirect, when fetched).
+   */
+  #checkUrl(raw: string, field: string): string {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw errors.invalidRequest(`${field} must be an absolute http or https URL`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw errors.invalidRequest(`${field} must be an absolute http or https URL`);
+    if (/\s/.test(raw)) throw errors.invalidRequest(`${field} must not contain spaces`);
+    if (url.username !== '' || url.password !== '') throw errors.invalidRequest(`${field} must not contain a user name or password`);
+    const refused = this.#d.destinations.hostRefusal(url.hostname);
+    if (refused) throw errors.invalidRequest(`${field} is not an address the server may fetch: ${refused}`);
+    return url.href;
   }
 
   #enqueue(sources: ReadonlyArray<{ id: string; knowledge_base_id: string }>): void {
@@ -297,18 +356,33 @@ export class KnowledgeService {
   async #ingest(baseId: string, sourceId: string): Promise<void> {
     const source = await this.#d.knowledge.findSource(baseId, sourceId);
     if (!source || source.status !== 'in_progress') return;
-    const body = await this.#d.knowledge.sourceBody(sourceId);
     const now = () => this.#d.clock.now();
-    const text = body ? decodeText(body) : null;
-    if (text === null) return this.#d.knowledge.failSource(sourceId, 'The document is not valid UTF-8 text.', now());
-    const chunks = chunkDocument(source.type === 'text' ? source.title : stripExtension(source.title), text, source.format);
-    if (chunks.length === 0) return this.#d.knowledge.failSource(sourceId, 'The document has no text.', now());
+    const fail = (error: string) => this.#d.knowledge.failSource(sourceId, error, now());
+    let format = source.format;
+    let body: Uint8Array | null | undefined;
+    let charset: string | undefined;
+    if (source.type === 'url') {
+      const fetched = await fetchUrlDocument(this.#d.fetcher, source.url ?? source.title);
+      if (!fetched.ok) {
+        if (fetched.detail) this.#d.log.info({ sourceId, detail: fetched.detail }, 'knowledge url refused');
+        return fail(fetched.error);
+      }
+      ({ format, body, charset } = fetched);
+    } else {
+      body = await this.#d.knowledge.sourceBody(sourceId);
+    }
+    if (!body) return fail('The document is empty.');
+    const document = await extractDocument(format, body, charset);
+    if (!document.ok) return fail(document.error);
+    const title = source.type === 'text' ? source.title : source.type === 'url' ? (document.title ?? source.title) : stripExtension(source.title);
+    const chunks = chunkDocument(title, document.text, document.chunkAs);
+    if (chunks.length === 0) return fail('The document has no text.');
     let embedded: ChunkVectors | undefined;
     if (this.#d.embedder) {
       const vectors = await this.#embed(this.#d.embedder, chunks);
       // Closing: the source stays in progress, for the next start.
       if (this.#closing.signal.aborted) return;
-      if (typeof vectors === 'string') return this.#d.knowledge.failSource(sourceId, vectors, now());
+      if (typeof vectors === 'string') return fail(vectors);
       embedded = { model: this.#d.embedder.model, vectors };
     }
     await this.#d.store.transaction(async (tx) => {
@@ -321,7 +395,7 @@ export class KnowledgeService {
         await this.#d.knowledge.failSource(sourceId, message, now(), tx);
         return;
       }
-      await this.#d.knowledge.completeSource(baseId, sourceId, chunks, now(), tx, embedded);
+      await this.#d.knowledge.completeSource(baseId, sourceId, chunks, now(), tx, embedded, format);
     });
   }
 
@@ -352,15 +426,6 @@ function tooLarge(field: string) {
   return errors.payloadTooLarge(`${field}: a source may hold at most ${KNOWLEDGE_LIMITS.sourceBytes} bytes`);
 }
 
-/** The document's text (NUL characters, which PostgreSQL text cannot hold, removed), or null when it is not UTF-8. */
-function decodeText(body: Uint8Array): string | null {
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(body).replaceAll('\u0000', '');
-  } catch {
-    return null;
-  }
-}
-
 function stripExtension(fileName: string): string {
   return fileName.replace(/\.[A-Za-z0-9]+$/, '');
 }
@@ -382,7 +447,7 @@ function toView(base: KnowledgeBaseRow, sources: readonly Omit<KnowledgeSourceRo
     knowledge_base_name: base.name,
     status,
     knowledge_base_sources: views,
-    enable_auto_refresh: false,
+    enable_auto_refresh: base.auto_refresh === 1,
     last_refreshed_timestamp: base.updated_at,
   };
 }

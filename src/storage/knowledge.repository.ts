@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import type { RetrievedChunk } from '../domain/knowledge-base.ts';
+import type { DocumentFormat, RetrievedChunk } from '../domain/knowledge-base.ts';
 import type { DocumentChunk } from '../domain/knowledge-chunks.ts';
 import { type ContentStamp, inverseDocumentFrequency, selectiveTerms, TermStats } from './knowledge-term-stats.ts';
 import { type Neighbour, VectorIndex } from './knowledge-vectors.ts';
@@ -117,17 +117,55 @@ export class KnowledgeRepository {
 
   /**
    * Replaces the source's chunks with `chunks` (and their vectors, in order, when `embedded`) and
-   * marks it complete, in `db`'s transaction; false (and nothing written) when the source is gone
-   * or no longer in progress.
+   * marks it complete (a URL's `format` as found when fetched), in `db`'s transaction; false (and
+   * nothing written) when the source is gone or no longer in progress.
    */
-  async completeSource(baseId: string, sourceId: string, chunks: readonly DocumentChunk[], now: number, db: Executor, embedded?: ChunkVectors): Promise<boolean> {
+  async completeSource(
+    baseId: string,
+    sourceId: string,
+    chunks: readonly DocumentChunk[],
+    now: number,
+    db: Executor,
+    embedded?: ChunkVectors,
+    format?: DocumentFormat,
+  ): Promise<boolean> {
     const updated = await db
       .updateTable('knowledge_base_sources')
-      .set({ status: 'complete', error: null, chunk_count: chunks.length, updated_at: now })
+      .set({ status: 'complete', error: null, chunk_count: chunks.length, updated_at: now, ...(format ? { format } : {}) })
       .where('id', '=', sourceId)
       .where('status', '=', 'in_progress')
       .executeTakeFirst();
     if (Number(updated.numUpdatedRows) === 0) return false;
+    await this.#writeChunks(baseId, sourceId, chunks, db, embedded);
+    return true;
+  }
+
+  /**
+   * A refresh: replaces a complete source's chunks with `chunks` (and their vectors when
+   * `embedded`; its `format` as now fetched), in `db`'s transaction; false (and nothing written)
+   * when the source is gone or not complete.
+   */
+  async replaceChunks(
+    baseId: string,
+    sourceId: string,
+    chunks: readonly DocumentChunk[],
+    format: DocumentFormat,
+    now: number,
+    db: Executor,
+    embedded?: ChunkVectors,
+  ): Promise<boolean> {
+    const updated = await db
+      .updateTable('knowledge_base_sources')
+      .set({ chunk_count: chunks.length, updated_at: now, format })
+      .where('id', '=', sourceId)
+      .where('status', '=', 'complete')
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) return false;
+    await this.#writeChunks(baseId, sourceId, chunks, db, embedded);
+    return true;
+  }
+
+  async #writeChunks(baseId: string, sourceId: string, chunks: readonly DocumentChunk[], db: Executor, embedded?: ChunkVectors): Promise<void> {
     await db.deleteFrom('knowledge_base_chunks').where('source_id', '=', sourceId).execute();
     const rows = chunks.map((chunk, position) => {
       const vector = embedded?.vectors[position];
@@ -136,7 +174,37 @@ export class KnowledgeRepository {
     });
     // Batches keep each statement under SQLite's bound-parameter limit.
     for (let i = 0; i < rows.length; i += 500) await db.insertInto('knowledge_base_chunks').values(rows.slice(i, i + 500)).execute();
-    return true;
+  }
+
+  /** Complete URL sources of auto-refreshing knowledge bases last fetched before `before`, longest ago first. */
+  async dueRefreshes(before: number, limit: number): Promise<Array<{ id: string; knowledge_base_id: string; url: string | null; updated_at: number }>> {
+    const rows = await this.#db
+      .selectFrom('knowledge_base_sources as s')
+      .innerJoin('knowledge_bases as b', 'b.id', 's.knowledge_base_id')
+      .select(['s.id', 's.knowledge_base_id', 's.url', 's.updated_at'])
+      .where('s.type', '=', 'url')
+      .where('s.status', '=', 'complete')
+      .where('s.updated_at', '<', before)
+      .where('b.auto_refresh', '=', 1)
+      .orderBy('s.updated_at')
+      .limit(limit)
+      .execute();
+    return rows.map((row) => ({ ...row, updated_at: Number(row.updated_at) }));
+  }
+
+  /**
+   * Claims a source's refresh by moving its `updated_at` from `seen` to `now`: false when another
+   * server claimed it first or it changed since it was read (so each refresh runs once).
+   */
+  async claimRefresh(sourceId: string, seen: number, now: number): Promise<boolean> {
+    const updated = await this.#db
+      .updateTable('knowledge_base_sources')
+      .set({ updated_at: now })
+      .where('id', '=', sourceId)
+      .where('status', '=', 'complete')
+      .where('updated_at', '=', seen)
+      .executeTakeFirst();
+    return Number(updated.numUpdatedRows) === 1;
   }
 
   async failSource(sourceId: string, error: string, now: number, db: Executor = this.#db): Promise<void> {

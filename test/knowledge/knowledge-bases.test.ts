@@ -157,7 +157,7 @@ for (const kind of STORES) {
       const cases: Array<[unknown, number, RegExp]> = [
         [{}, 400, /knowledge_base_name/],
         [{ knowledge_base_name: 'x'.repeat(41) }, 400, /knowledge_base_name/],
-        [{ knowledge_base_name: 'a', knowledge_base_urls: ['https://example.com'] }, 400, /knowledge_base_urls/],
+        [{ knowledge_base_name: 'a', knowledge_base_urls: ['ftp://example.com/faq.txt'] }, 400, /knowledge_base_urls\.0/],
         [{ knowledge_base_name: 'a', knowledge_base_texts: [{ title: 't' }] }, 400, /knowledge_base_texts\.0\.text|text/],
         [{ knowledge_base_name: 'a', knowledge_base_files: [{ file_name: 'x.exe', content_base64: 'AAAA' }] }, 400, /knowledge_base_files\.0/],
         [{ knowledge_base_name: 'a', knowledge_base_files: [{ file_name: 'x.md', content_base64: '%%%' }] }, 400, /content_base64/],

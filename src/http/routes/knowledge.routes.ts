@@ -18,7 +18,7 @@ export function knowledgeRoutes(knowledge: KnowledgeService): FastifyPluginAsync
       schema: operation({
         operationId: 'createKnowledgeBase',
         tags,
-        summary: 'Create a knowledge base from texts and files (ingested in the background: status in_progress)',
+        summary: 'Create a knowledge base from texts, files and URLs (ingested in the background: status in_progress)',
         body: KnowledgeBaseCreateBody,
         response: { 201: KnowledgeBaseResponse, ...bounded },
       }),
@@ -40,7 +40,7 @@ export function knowledgeRoutes(knowledge: KnowledgeService): FastifyPluginAsync
     });
 
     app.post('/add-knowledge-base-sources/:knowledge_base_id', {
-      schema: operation({ operationId: 'addKnowledgeBaseSources', tags, summary: 'Add texts and files to a knowledge base', params: BaseIdParam, body: KnowledgeSourcesAddBody, response: { 200: KnowledgeBaseResponse, ...bounded } }),
+      schema: operation({ operationId: 'addKnowledgeBaseSources', tags, summary: 'Add texts, files and URLs to a knowledge base', params: BaseIdParam, body: KnowledgeSourcesAddBody, response: { 200: KnowledgeBaseResponse, ...bounded } }),
     }, async (request) => knowledge.addSources(request.principal.accountId, request.params.knowledge_base_id, request.body));
 
     app.delete('/delete-knowledge-base-source/:knowledge_base_id/source/:source_id', {

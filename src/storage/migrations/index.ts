@@ -19,6 +19,7 @@ import { retell } from './0020_retell.ts';
 import { knowledgeSearch } from './0021_knowledge_search.ts';
 import { testRunLeases } from './0022_test_run_leases.ts';
 import { knowledgeEmbeddings } from './0023_knowledge_embeddings.ts';
+import { knowledgeUrls } from './0025_knowledge_urls.ts';
 
 /** Every migration, in order; each is a factory so it can differ by dialect where SQL must. */
 const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
@@ -40,6 +41,7 @@ const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
   '0021_knowledge_search': knowledgeSearch,
   '0022_test_run_leases': testRunLeases,
   '0023_knowledge_embeddings': knowledgeEmbeddings,
+  '0025_knowledge_urls': knowledgeUrls,
 };
 
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<void> {

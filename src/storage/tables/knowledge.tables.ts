@@ -7,6 +7,8 @@ export interface KnowledgeBaseTable {
   id: string;
   account_id: string;
   name: string;
+  /** `enable_auto_refresh`: 1 when its URL sources are fetched again periodically (migration 0025). */
+  auto_refresh: Generated<number>;
   created_at: number;
   updated_at: number;
 }
@@ -20,6 +22,7 @@ export interface KnowledgeSourceTable {
   type: KnowledgeSourceType;
   /** A text's title, a file's name, or a URL. */
   title: string;
+  /** The document's format; a URL's is guessed from its path when added and set from the response when fetched. */
   format: DocumentFormat;
   url: string | null;
   /** The document's bytes as given (a text's UTF-8); null for a URL until fetched. */
