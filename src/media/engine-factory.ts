@@ -109,6 +109,7 @@ export function buildEngine(o: BuildEngineOptions): BuiltEngine {
       ...(o.onToolError ? { onToolError: o.onToolError } : {}),
       ...(o.onEdgeError ? { onEdgeError: o.onEdgeError } : {}),
       ...(o.language ? { language: o.language } : {}),
+      ...(o.contextSource ? { contextSource: o.contextSource } : {}),
     });
     return {
       engine,

@@ -124,6 +124,7 @@ export class AgentService {
 
   async createFlow(accountId: string, definition: ConversationFlowDefinition): Promise<ConversationFlowView> {
     assertValid(this.#checkFlow(definition));
+    await this.#checkFlowKnowledge(accountId, definition.nodes);
     const record = this.#newEngine(accountId, newId('conversationFlow'), definition);
     await this.#repo.insertEngine('conversation_flows', record);
     return flowView(record);
@@ -134,6 +135,7 @@ export class AgentService {
   }
 
   async updateFlow(accountId: string, id: string, changes: Partial<ConversationFlowDefinition>) {
+    if (changes.nodes) await this.#checkFlowKnowledge(accountId, changes.nodes);
     return flowView(await this.#updateEngine('conversation_flows', accountId, id, changes, (flow) => this.#checkFlow(flow)));
   }
 
@@ -183,6 +185,18 @@ export class AgentService {
     const found = new Set(await this.#knowledgeBases(accountId, ids));
     const missing = ids.findIndex((id) => !found.has(id));
     if (missing >= 0) throw errors.invalidRequest(`knowledge_base_ids.${missing}: no knowledge base ${ids[missing]} under this API key`);
+  }
+
+  /** The knowledge bases of a flow's `knowledge` nodes, each checked as #checkKnowledgeBases does (`nodes.2.knowledge_base_ids.0`). */
+  async #checkFlowKnowledge(accountId: string, nodes: ConversationFlowDefinition['nodes']): Promise<void> {
+    const named = [...new Set(nodes.flatMap((n) => n.knowledge_base_ids ?? []))];
+    if (named.length === 0 || !this.#knowledgeBases) return;
+    const found = new Set(await this.#knowledgeBases(accountId, named));
+    for (const [i, node] of nodes.entries()) {
+      const ids = node.knowledge_base_ids ?? [];
+      const missing = ids.findIndex((id) => !found.has(id));
+      if (missing >= 0) throw errors.invalidRequest(`nodes.${i}.knowledge_base_ids.${missing}: no knowledge base ${ids[missing]} under this API key`);
+    }
   }
 
   async getLlm(accountId: string, id: string): Promise<ServiceLlmView> {

@@ -15,6 +15,7 @@ import {
   type KnowledgeBaseStatus,
   type KnowledgeSearchInput,
   type KnowledgeSourcesAddInput,
+  type KnowledgePassage,
   type RetrievedChunk,
 } from '../domain/knowledge-base.ts';
 import { chunkDocument } from '../domain/knowledge-chunks.ts';
@@ -166,11 +167,22 @@ export class KnowledgeService {
    * The chunks of `baseIds` (already checked to be the caller's) that best answer `query`, best
    * first: at most `top_k` (default 3), none scoring below `filter_score` (default 0).
    */
-  async retrieve(baseIds: readonly string[], query: string, config: KbConfig = {}): Promise<RetrievedChunk[]> {
+  async retrieve(baseIds: readonly string[], query: string, config: KbConfig = {}): Promise<KnowledgePassage[]> {
     const terms = queryTerms(query.slice(0, KNOWLEDGE_LIMITS.queryChars));
     const chunks = await this.#d.knowledge.search(baseIds, terms, config.top_k ?? DEFAULT_TOP_K);
     const floor = config.filter_score ?? 0;
-    return chunks.filter((c) => c.score >= floor);
+    return this.#withBases(baseIds, chunks.filter((c) => c.score >= floor));
+  }
+
+  /** Each chunk with its knowledge base: the one searched, or (several) its source's; a source deleted meanwhile drops its chunks. */
+  async #withBases(baseIds: readonly string[], chunks: readonly RetrievedChunk[]): Promise<KnowledgePassage[]> {
+    const only = baseIds.length === 1 ? baseIds[0] : undefined;
+    if (only !== undefined) return chunks.map((c) => ({ ...c, knowledge_base_id: only }));
+    const bases = await this.#d.knowledge.sourceBases([...new Set(chunks.map((c) => c.source_id))]);
+    return chunks.flatMap((c) => {
+      const base = bases.get(c.source_id);
+      return base === undefined ? [] : [{ ...c, knowledge_base_id: base }];
+    });
   }
 
   /** Those of `ids` that name knowledge bases of the account. */
