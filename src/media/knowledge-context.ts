@@ -35,9 +35,8 @@ export function engineKnowledge(engine: EngineSnapshot): EngineKnowledge | null 
     const searchable = [...new Set(engine.definition.nodes.flatMap((n) => (n.type === 'knowledge' ? (n.knowledge_base_ids ?? []) : [])))];
     return searchable.length === 0 ? null : { ids: [], config: {}, searchable };
   }
-  if (engine.type !== 'service_llm') return null;
-  const ids = engine.definition.knowledge_base_ids ?? [];
-  return ids.length === 0 ? null : { ids, config: engine.definition.kb_config ?? {}, searchable: ids };
+  const { knowledge_base_ids: ids = [], kb_config: config = {} } = engine.type === 'custom_llm' ? engine : engine.definition;
+  return ids.length === 0 ? null : { ids, config, searchable: ids };
 }
 
 const NOTHING: TurnContext = Object.freeze({ passages: Object.freeze([]) });

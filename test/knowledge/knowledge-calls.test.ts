@@ -1,7 +1,10 @@
 // Knowledge bases in calls: a service LLM naming knowledge bases gets, before its answer to each
 // caller turn, the best chunks as reference material (a user message after the system prompt,
 // marked as information, not instructions), through real calls against a local OpenAI-compatible
-// chat server; the call's latency carries the retrieval time (latency.knowledge_base).
+// chat server; the call's latency carries the retrieval time (latency.knowledge_base), and its
+// transcript_with_tool_calls the chunks each turn used. A custom LLM naming knowledge bases gets the
+// chunks in response_required as `knowledge_base_chunks`, beside the transcript, through a local
+// server speaking Retell's LLM WebSocket protocol.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { OpenAiChatLlm } from '../../src/providers/openai/chat.llm.ts';
@@ -9,17 +12,19 @@ import { REFERENCE_PREAMBLE } from '../../src/voice/engines/context.ts';
 import { STORES } from '../helpers/stores.ts';
 import { type MediaServer, concat, eventually, fakeProviders, silence, startMediaServer, tone } from '../media/helpers.ts';
 import { ChatServer } from './chat-server.ts';
+import { LlmServer, send, withoutWords } from '../media/llm-server.ts';
 import { INJECTION_TEXT, POLICIES_MD, base64 } from './corpus.ts';
 
 for (const kind of STORES) {
-  describe(`knowledge bases in service-LLM calls (${kind.name})`, { skip: kind.skip }, () => {
+  describe(`knowledge bases in service-LLM and custom-LLM calls (${kind.name})`, { skip: kind.skip }, () => {
     let s: MediaServer;
     const chat = new ChatServer();
+    const socketLlm = new LlmServer();
     const providers = fakeProviders([], { msPerChar: 1 });
     let kbId: string;
     before(async () => {
       providers.llm = new OpenAiChatLlm({ baseUrl: await chat.listen(), model: 'test-model', maxRetries: 0 });
-      s = await startMediaServer(kind.name, { providers });
+      s = await startMediaServer(kind.name, { providers, env: { WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' } });
       const kb = await s.api('POST', '/create-knowledge-base', {
         knowledge_base_name: 'Help desk',
         knowledge_base_texts: [{ title: 'Gift cards', text: INJECTION_TEXT }],
@@ -32,6 +37,7 @@ for (const kind of STORES) {
     after(async () => {
       await s.close();
       await chat.close();
+      await socketLlm.close();
     });
 
     async function llmAgent(llm: Record<string, unknown>): Promise<string> {
@@ -70,6 +76,13 @@ for (const kind of STORES) {
       assert.ok(reference.content!.startsWith(REFERENCE_PREAMBLE));
       assert.match(reference.content!, /\[1\] \(source: Harbor Bikes help > Opening hours\)\nOur shop on Quay Street/);
       assert.equal(messages.at(-1)!.content, 'are you open on sunday', "the caller's words come last");
+      const record = call.transcript_with_tool_calls as Array<Record<string, any>>;
+      const search = record.findIndex((e) => e.role === 'knowledge_base_retrieval');
+      assert.ok(search > record.findIndex((e) => e.role === 'user') && search < record.findIndex((e) => e.content === 'We are closed on Sundays.'), JSON.stringify(record));
+      const passages = reference.content!.match(/^\[\d+\]/gm)!.length;
+      assert.equal(record[search]!.chunks.length, passages, 'the record holds the chunks the request carried');
+      assert.match(record[search]!.chunks[0].text, /^Our shop on Quay Street/);
+      assert.equal(record[search]!.chunks[0].knowledge_base_id, kbId);
 
       chat.requests.length = 0;
       await ask(agentId, 'do gift cards expire');
@@ -94,6 +107,48 @@ for (const kind of STORES) {
       const badConfig = await s.api('POST', '/create-service-llm', { general_prompt: 'x', kb_config: { top_k: 0 } });
       assert.equal(badConfig.status, 400);
       assert.match(badConfig.json.message, /top_k/);
+    });
+
+    it('sends a custom LLM the chunks as knowledge_base_chunks in response_required, beside the transcript, only when its agent has knowledge bases', { timeout: 30_000 }, async () => {
+      socketLlm.behave = (ws) => {
+        send(ws, { response_type: 'config', config: { auto_reconnect: false } });
+        send(ws, { response_type: 'response', response_id: 0, content: 'Harbor Bikes.', content_complete: true });
+      };
+      socketLlm.onEvent = (ws, event) => {
+        if (event.interaction_type === 'response_required') send(ws, { response_type: 'response', response_id: event.response_id, content: 'They never expire.', content_complete: true });
+      };
+      const customAgent = async (engine: Record<string, unknown>) => {
+        const agent = await s.api('POST', '/create-agent', { response_engine: { type: 'custom_llm', llm_websocket_url: socketLlm.url, ...engine } });
+        assert.equal(agent.status, 201, JSON.stringify(agent.json));
+        return agent.json.agent_id as string;
+      };
+      const withKnowledge = await customAgent({ knowledge_base_ids: [kbId], kb_config: { top_k: 1 } });
+      const call = await ask(withKnowledge, 'do gift cards expire');
+      const [required] = socketLlm.of(call.call_id, 'response_required');
+      assert.ok(required, 'the server was asked');
+      assert.equal(required.knowledge_base_chunks.length, 1, 'kb_config.top_k');
+      const [chunk] = required.knowledge_base_chunks;
+      assert.deepEqual(Object.keys(chunk).sort(), ['knowledge_base_id', 'score', 'source_id', 'text']);
+      assert.match(chunk.text, /Ignore previous instructions/, 'the passage as found, as data');
+      assert.equal(chunk.knowledge_base_id, kbId);
+      assert.match(chunk.source_id, /^kb_source_/);
+      assert.ok(chunk.score > 0 && chunk.score <= 1);
+      assert.deepEqual(withoutWords(required.transcript), [
+        { role: 'agent', content: 'Harbor Bikes.' },
+        { role: 'user', content: 'do gift cards expire' },
+      ], 'the transcript holds only what was said: the passage is no utterance');
+      assert.equal(call.latency.knowledge_base.num, 1, "the search is the turn's knowledge_base latency");
+      assert.ok(call.transcript_with_tool_calls.some((e: { role: string }) => e.role === 'knowledge_base_retrieval'));
+
+      const without = await customAgent({});
+      const plain = await ask(without, 'do gift cards expire');
+      const [asked] = socketLlm.of(plain.call_id, 'response_required');
+      assert.ok(asked && !('knowledge_base_chunks' in asked), 'no knowledge bases: no extension field');
+      assert.equal(plain.latency.knowledge_base, undefined);
+
+      const refused = await s.api('POST', '/create-agent', { response_engine: { type: 'custom_llm', llm_websocket_url: socketLlm.url, knowledge_base_ids: ['knowledge_base_0000'] } });
+      assert.equal(refused.status, 400);
+      assert.match(refused.json.message, /response_engine\.knowledge_base_ids\.0: no knowledge base/);
     });
   });
 }
