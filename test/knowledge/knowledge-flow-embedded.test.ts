@@ -1,7 +1,7 @@
 // A flow's `knowledge` node on the embedded engines, in real time, through the real server and
 // the Node client: Flite speaks the caller's question -> WebSocket -> fvad -> PocketSphinx -> the
 // knowledge node (lexical retrieval on the store) -> Flite speaks the passage's answer. Offline,
-// with no LLM. The found / not-found edges in detail: knowledge-flow.test.ts.
+// with no LLM. The found / not-found edges in detail: knowledge-calls.test.ts.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { FliteTts } from '../../src/providers/flite/flite.tts.ts';
