@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { withoutUndefined } from '../lib/objects.ts';
 import { type ConversationFlowDefinition, ConversationFlowOverride } from './conversation-flow.ts';
 import { type ServiceLlmDefinition, ServiceLlmOverride } from './service-llm.ts';
+import { KbConfig, KnowledgeBaseIds } from './knowledge-base.ts';
 import { Name, Nullable, ResourceId, Strict, StringEnum } from './schema-kit.ts';
 import { STORAGE_POLICIES, type StoragePolicy } from './storage-policy.ts';
 import { AGENT_EVENT_KINDS, type AgentEventKind, MAX_WEBHOOK_URL_LENGTH } from './webhook.ts';
@@ -18,6 +19,9 @@ export const ResponseEngine = Type.Union([
       maxLength: MAX_WEBHOOK_URL_LENGTH,
       description: "The user's server speaking Retell's LLM WebSocket protocol: an absolute ws(s) URL; each call dials `{llm_websocket_url}/{call_id}` (docs/custom-llm.md).",
     }),
+    // Issue 29: the knowledge bases whose chunks each response_required carries (knowledge_base_chunks).
+    knowledge_base_ids: Type.Optional(KnowledgeBaseIds),
+    kb_config: Type.Optional(KbConfig),
   }),
 ]);
 export type ResponseEngine = Static<typeof ResponseEngine>;
@@ -344,7 +348,7 @@ export type EngineSnapshot =
   | { type: 'conversation_flow'; conversation_flow_id: string; definition: ConversationFlowDefinition }
   | { type: 'service_llm'; llm_id: string; definition: ServiceLlmDefinition }
   /** A custom LLM has no stored definition: the user's server is the engine. */
-  | { type: 'custom_llm'; llm_websocket_url: string };
+  | { type: 'custom_llm'; llm_websocket_url: string; knowledge_base_ids?: string[]; kb_config?: KbConfig };
 
 /**
  * A call's agent settings: the version's `config` with the call's `agent_override.agent` applied

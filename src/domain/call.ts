@@ -109,14 +109,25 @@ export interface TranscriptEntry {
 
 /**
  * One entry of `transcript_with_tool_calls`: an utterance, a function call's invocation or result,
- * or a conversation flow's move from one node to another (Retell's `node_transition` entry; the
- * names are there when the nodes have one; `time_sec` is on the call's timeline).
+ * a conversation flow's move from one node to another (Retell's `node_transition` entry; the
+ * names are there when the nodes have one; `time_sec` is on the call's timeline), or the chunks a
+ * knowledge-base search found for a turn.
  */
 export type ToolTranscriptEntry =
   | { role: 'agent' | 'user'; content: string }
   | { role: 'tool_call_invocation'; tool_call_id: string; name: string; arguments: string }
   | { role: 'tool_call_result'; tool_call_id: string; content: string }
-  | NodeTransitionEntry;
+  | NodeTransitionEntry
+  | KnowledgeRetrievalEntry;
+
+/**
+ * The chunks a turn's knowledge-base search found (issue 29), placed before the reply they fed:
+ * the best first, each with its knowledge base, source (document) and score. docs/knowledge-bases.md.
+ */
+export interface KnowledgeRetrievalEntry {
+  role: 'knowledge_base_retrieval';
+  chunks: Array<{ text: string; score: number; source_id: string; knowledge_base_id: string }>;
+}
 
 /** A conversation flow's move between nodes, as `transcript_with_tool_calls` records it. */
 export interface NodeTransitionEntry {

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { FlowTool, checkFunctions } from './custom-function.ts';
+import { KbConfig, KnowledgeBaseIds } from './knowledge-base.ts';
 import { Name, Strict, StringMap, Text } from './schema-kit.ts';
 
 /** Ids of nodes and edges: short, printable. */
@@ -44,7 +45,7 @@ export const ExtractVariable = Strict({
   description: Type.Optional(Text(1024)),
 });
 
-export const NODE_TYPES = ['conversation', 'end', 'create_lead', 'create_ticket', 'function'] as const;
+export const NODE_TYPES = ['conversation', 'end', 'create_lead', 'create_ticket', 'function', 'knowledge'] as const;
 export const FlowNode = Strict({
   id: GraphId,
   name: Type.Optional(Name()),
@@ -91,6 +92,10 @@ export const FlowNode = Strict({
       { description: "Where the flow builder draws the node: px from the canvas's top left. No effect on calls." },
     ),
   ),
+  /** knowledge (issue 29): the account's knowledge bases the node answers from (docs/knowledge-bases.md). */
+  knowledge_base_ids: Type.Optional(KnowledgeBaseIds),
+  /** knowledge: retrieval settings; `filter_score` decides found / not found (default: every chunk that matches is found). */
+  kb_config: Type.Optional(KbConfig),
 });
 
 export const StartSpeaker = Type.Union([Type.Literal('agent'), Type.Literal('user')]);
@@ -131,7 +136,7 @@ export type ConversationFlowOverride = Static<typeof ConversationFlowOverride>;
 /**
  * Checks the graph: unique node ids, unique edge ids, the start node exists, every edge points at
  * a node, end nodes have no edges; the tools have unique ids and names and valid parameters, and
- * every `function` node names one of them. Returns a message naming the first offender, or null.
+ * every `function` node names one of them; `knowledge` nodes (and only they) name knowledge bases. Returns a message naming the first offender, or null.
  */
 export function checkFlowGraph(flow: ConversationFlowDefinition): string | null {
   const tools = flow.tools ?? [];
@@ -146,6 +151,13 @@ export function checkFlowGraph(flow: ConversationFlowDefinition): string | null 
     if (node.type !== 'function') continue;
     if (node.tool_id === undefined) return `function node "${node.id}" needs a tool_id`;
     if (!toolIds.has(node.tool_id)) return `function node "${node.id}" names unknown tool_id "${node.tool_id}"`;
+  }
+  for (const node of flow.nodes) {
+    const bases = node.knowledge_base_ids?.length ?? 0;
+    if (node.type === 'knowledge' && bases === 0) return `knowledge node "${node.id}" needs knowledge_base_ids`;
+    if (node.type !== 'knowledge' && (node.knowledge_base_ids !== undefined || node.kb_config !== undefined)) {
+      return `node "${node.id}" is not a knowledge node: only knowledge nodes have knowledge_base_ids and kb_config`;
+    }
   }
   const nodeIds = new Set<string>();
   for (const node of flow.nodes) {

@@ -189,6 +189,11 @@ export interface RetrievedChunk {
   score: number;
 }
 
+/** A chunk as retrieval hands it to a call: with the knowledge base it belongs to. */
+export interface KnowledgePassage extends RetrievedChunk {
+  knowledge_base_id: string;
+}
+
 /** Most terms of a query that retrieval uses (the first ones). */
 export const MAX_QUERY_TERMS = 32;
 

@@ -1,12 +1,13 @@
 /**
  * A call's knowledge bases as the engines' reference material (issue 29): the TurnContextSource
- * (voice/engines/context.ts) of an engine whose definition names `knowledge_base_ids`. Each turn
- * searches with the caller's last words and hands the best chunks to the engine, which puts them
- * in its LLM request as reference material, never as instructions.
+ * (voice/engines/context.ts) of an engine whose definition names `knowledge_base_ids` (a service
+ * LLM's, or a flow's `knowledge` nodes'). Each turn searches with the caller's last words and hands
+ * the best chunks to the engine, which puts them in its LLM request as reference material, never
+ * as instructions, or (a flow's knowledge node) speaks the best one's most relevant sentences.
  */
 import type { EngineSnapshot } from '../domain/agent.ts';
-import type { KbConfig, RetrievedChunk } from '../domain/knowledge-base.ts';
-import type { TurnContext, TurnContextSource, TurnQuery } from '../voice/index.ts';
+import type { KbConfig, KnowledgePassage } from '../domain/knowledge-base.ts';
+import type { ReferenceScope, TurnContext, TurnContextSource, TurnQuery } from '../voice/index.ts';
 
 /** The caller's turns a search reads, newest last: the last one and the one before it. */
 export const QUERY_USER_TURNS = 2;
@@ -16,14 +17,26 @@ export const RETRIEVAL_TIMEOUT_MS = 1_000;
 /** What retrieval needs of the knowledge service. */
 export interface KnowledgeRetriever {
   ownedBases(accountId: string, ids: readonly string[]): Promise<readonly string[]>;
-  retrieve(baseIds: readonly string[], query: string, config?: KbConfig): Promise<RetrievedChunk[]>;
+  retrieve(baseIds: readonly string[], query: string, config?: KbConfig): Promise<KnowledgePassage[]>;
+}
+
+/** An engine's knowledge bases: those every turn searches, with their settings, and all a turn's scope may name. */
+export interface EngineKnowledge {
+  /** Searched on every turn (a service LLM's); [] when only scoped searches run (a flow's knowledge nodes). */
+  ids: readonly string[];
+  config: KbConfig;
+  /** Every knowledge base the engine names: `ids` and those of a flow's knowledge nodes. */
+  searchable: readonly string[];
 }
 
 /** The knowledge bases and retrieval settings of an engine, or null when it names none. */
-export function engineKnowledge(engine: EngineSnapshot): { ids: readonly string[]; config: KbConfig } | null {
-  if (engine.type !== 'service_llm') return null;
-  const ids = engine.definition.knowledge_base_ids ?? [];
-  return ids.length === 0 ? null : { ids, config: engine.definition.kb_config ?? {} };
+export function engineKnowledge(engine: EngineSnapshot): EngineKnowledge | null {
+  if (engine.type === 'conversation_flow') {
+    const searchable = [...new Set(engine.definition.nodes.flatMap((n) => (n.type === 'knowledge' ? (n.knowledge_base_ids ?? []) : [])))];
+    return searchable.length === 0 ? null : { ids: [], config: {}, searchable };
+  }
+  const { knowledge_base_ids: ids = [], kb_config: config = {} } = engine.type === 'custom_llm' ? engine : engine.definition;
+  return ids.length === 0 ? null : { ids, config, searchable: ids };
 }
 
 const NOTHING: TurnContext = Object.freeze({ passages: Object.freeze([]) });
@@ -33,24 +46,31 @@ const NOTHING: TurnContext = Object.freeze({ passages: Object.freeze([]) });
  * (one deleted since the agent was saved is left out). Failures and timeouts find nothing and go
  * to `onFailure`; `onChunks` hears which chunks each turn used (for the call's record).
  */
-export function knowledgeContextSource(options: {
-  accountId: string;
-  ids: readonly string[];
-  config: KbConfig;
-  retriever: KnowledgeRetriever;
-  onFailure: (error: unknown) => void;
-  onChunks?: (chunks: readonly RetrievedChunk[]) => void;
-}): TurnContextSource {
-  let owned: Promise<readonly string[]> | undefined;
-  const search = async (query: string): Promise<TurnContext> => {
-    owned ??= options.retriever.ownedBases(options.accountId, options.ids);
-    const chunks = await options.retriever.retrieve(await owned, query, options.config);
+export function knowledgeContextSource(
+  options: EngineKnowledge & {
+    accountId: string;
+    retriever: KnowledgeRetriever;
+    onFailure: (error: unknown) => void;
+    onChunks?: (chunks: readonly KnowledgePassage[]) => void;
+  },
+): TurnContextSource {
+  let owned: Promise<ReadonlySet<string>> | undefined;
+  const search = async (query: string, scope: ReferenceScope | undefined): Promise<TurnContext> => {
+    owned ??= options.retriever.ownedBases(options.accountId, options.searchable).then((ids) => new Set(ids));
+    const mine = await owned;
+    const bases = (scope ? scope.knowledgeBaseIds : options.ids).filter((id) => mine.has(id));
+    if (bases.length === 0) return NOTHING;
+    const config = scope ? scopedConfig(options.config, scope) : options.config;
+    const chunks = await options.retriever.retrieve(bases, query, config);
     options.onChunks?.(chunks);
-    return { passages: chunks.map((c) => ({ text: c.text, ...(c.heading ? { source: c.heading } : {}) })) };
+    return {
+      passages: chunks.map((c) => ({ text: c.text, ...(c.heading ? { source: c.heading } : {}), score: c.score, knowledgeBaseId: c.knowledge_base_id, sourceId: c.source_id })),
+    };
   };
   return {
     async contextFor(turn: TurnQuery, signal: AbortSignal): Promise<TurnContext> {
-      const query = callerWords(turn);
+      // A scoped search (a flow's knowledge node) answers this turn's words alone.
+      const query = turn.scope ? turn.userText.trim() : callerWords(turn);
       if (query === '') return NOTHING;
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<TurnContext>((resolve) => {
@@ -63,7 +83,7 @@ export function knowledgeContextSource(options: {
         if (signal.aborted) reject(signal.reason);
         signal.addEventListener('abort', () => reject(signal.reason), { once: true });
       });
-      const found = search(query).catch((error: unknown) => {
+      const found = search(query, turn.scope).catch((error: unknown) => {
         options.onFailure(error);
         return NOTHING;
       });
@@ -74,6 +94,13 @@ export function knowledgeContextSource(options: {
       }
     },
   };
+}
+
+/** The engine's settings with what a scope sets over them. */
+function scopedConfig(config: KbConfig, scope: ReferenceScope): KbConfig {
+  const topK = scope.topK ?? config.top_k;
+  const filterScore = scope.filterScore ?? config.filter_score;
+  return { ...(topK !== undefined ? { top_k: topK } : {}), ...(filterScore !== undefined ? { filter_score: filterScore } : {}) };
 }
 
 /** The caller's last QUERY_USER_TURNS turns (this one included), oldest first. */

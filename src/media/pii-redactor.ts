@@ -67,6 +67,9 @@ export class TranscriptPiiRedactor implements PiiRedactor {
       changes.transcript_with_tool_calls = withTools.map((e) =>
         e.role === 'node_transition'
           ? e
+          : e.role === 'knowledge_base_retrieval'
+            ? // The account's documents, redacted as the transcript is: a name the caller gave may be in them.
+              { ...e, chunks: e.chunks.map((c) => ({ ...c, text: redactText(c.text, nameList).text })) }
           : e.role === 'tool_call_invocation'
             ? { ...e, arguments: redactText(e.arguments, nameList).text }
             : { ...e, content: redactText(e.content, nameList).text },

@@ -124,6 +124,7 @@ export class AgentService {
 
   async createFlow(accountId: string, definition: ConversationFlowDefinition): Promise<ConversationFlowView> {
     assertValid(this.#checkFlow(definition));
+    await this.#checkFlowKnowledge(accountId, definition.nodes);
     const record = this.#newEngine(accountId, newId('conversationFlow'), definition);
     await this.#repo.insertEngine('conversation_flows', record);
     return flowView(record);
@@ -134,6 +135,7 @@ export class AgentService {
   }
 
   async updateFlow(accountId: string, id: string, changes: Partial<ConversationFlowDefinition>) {
+    if (changes.nodes) await this.#checkFlowKnowledge(accountId, changes.nodes);
     return flowView(await this.#updateEngine('conversation_flows', accountId, id, changes, (flow) => this.#checkFlow(flow)));
   }
 
@@ -177,12 +179,29 @@ export class AgentService {
     return null;
   }
 
-  /** Every id of `knowledge_base_ids` must name a knowledge base of the account (400 naming the first that does not). */
-  async #checkKnowledgeBases(accountId: string, ids: readonly string[] | undefined): Promise<void> {
+  /** A custom LLM's knowledge bases, checked as #checkKnowledgeBases does (`response_engine.knowledge_base_ids.0`). */
+  async #checkEngineKnowledge(accountId: string, engine: ResponseEngine | undefined): Promise<void> {
+    if (engine?.type === 'custom_llm') await this.#checkKnowledgeBases(accountId, engine.knowledge_base_ids, 'response_engine.');
+  }
+
+  /** Every id of `knowledge_base_ids` must name a knowledge base of the account (400 naming the first that does not, after `prefix`). */
+  async #checkKnowledgeBases(accountId: string, ids: readonly string[] | undefined, prefix = ''): Promise<void> {
     if (!ids || ids.length === 0 || !this.#knowledgeBases) return;
     const found = new Set(await this.#knowledgeBases(accountId, ids));
     const missing = ids.findIndex((id) => !found.has(id));
-    if (missing >= 0) throw errors.invalidRequest(`knowledge_base_ids.${missing}: no knowledge base ${ids[missing]} under this API key`);
+    if (missing >= 0) throw errors.invalidRequest(`${prefix}knowledge_base_ids.${missing}: no knowledge base ${ids[missing]} under this API key`);
+  }
+
+  /** The knowledge bases of a flow's `knowledge` nodes, each checked as #checkKnowledgeBases does (`nodes.2.knowledge_base_ids.0`). */
+  async #checkFlowKnowledge(accountId: string, nodes: ConversationFlowDefinition['nodes']): Promise<void> {
+    const named = [...new Set(nodes.flatMap((n) => n.knowledge_base_ids ?? []))];
+    if (named.length === 0 || !this.#knowledgeBases) return;
+    const found = new Set(await this.#knowledgeBases(accountId, named));
+    for (const [i, node] of nodes.entries()) {
+      const ids = node.knowledge_base_ids ?? [];
+      const missing = ids.findIndex((id) => !found.has(id));
+      if (missing >= 0) throw errors.invalidRequest(`nodes.${i}.knowledge_base_ids.${missing}: no knowledge base ${ids[missing]} under this API key`);
+    }
   }
 
   async getLlm(accountId: string, id: string): Promise<ServiceLlmView> {
@@ -257,6 +276,7 @@ export class AgentService {
 
   async createAgent(accountId: string, input: AgentCreate): Promise<AgentView> {
     this.checkSettings(input);
+    await this.#checkEngineKnowledge(accountId, input.response_engine);
     const now = this.#clock.now();
     // Without a voice_id the agent speaks with the engine's default voice (flite-kal16 embedded).
     const defaults = { ...AGENT_DEFAULTS, voice_id: this.#speech.synthesiser.defaultVoiceId, response_engine: input.response_engine };
@@ -282,6 +302,7 @@ export class AgentService {
   /** Every update makes the next version; the engine definition is pinned again as it is now. */
   async updateAgent(accountId: string, id: string, changes: AgentUpdate): Promise<AgentView> {
     this.checkSettings(changes);
+    await this.#checkEngineKnowledge(accountId, changes.response_engine);
     for (let attempt = 0; attempt < VERSION_APPEND_ATTEMPTS; attempt++) {
       const current = await this.#repo.findAgentVersion(accountId, id);
       if (!current) throw errors.agentNotFound(id);

@@ -17,6 +17,7 @@ import {
   type KnowledgeBaseStatus,
   type KnowledgeSearchInput,
   type KnowledgeSourcesAddInput,
+  type KnowledgePassage,
   type RetrievedChunk,
 } from '../domain/knowledge-base.ts';
 import { chunkDocument, type DocumentChunk } from '../domain/knowledge-chunks.ts';
@@ -202,14 +203,25 @@ export class KnowledgeService {
    * first: at most `top_k` (default 3), none scoring below `filter_score` (default 0). Lexical;
    * with an embedder, the lexical ranking fused with the vector ranking (`#hybrid`).
    */
-  async retrieve(baseIds: readonly string[], query: string, config: KbConfig = {}): Promise<RetrievedChunk[]> {
+  async retrieve(baseIds: readonly string[], query: string, config: KbConfig = {}): Promise<KnowledgePassage[]> {
     const text = query.slice(0, KNOWLEDGE_LIMITS.queryChars);
     const terms = queryTerms(text);
     const topK = config.top_k ?? DEFAULT_TOP_K;
     const embedder = this.#d.embedder;
     const chunks = embedder ? await this.#hybrid(embedder, baseIds, text, terms, topK) : await this.#d.knowledge.search(baseIds, terms, topK);
     const floor = config.filter_score ?? 0;
-    return chunks.filter((c) => c.score >= floor);
+    return this.#withBases(baseIds, chunks.filter((c) => c.score >= floor));
+  }
+
+  /** Each chunk with its knowledge base: the one searched, or (several) its source's; a source deleted meanwhile drops its chunks. */
+  async #withBases(baseIds: readonly string[], chunks: readonly RetrievedChunk[]): Promise<KnowledgePassage[]> {
+    const only = baseIds.length === 1 ? baseIds[0] : undefined;
+    if (only !== undefined) return chunks.map((c) => ({ ...c, knowledge_base_id: only }));
+    const bases = await this.#d.knowledge.sourceBases([...new Set(chunks.map((c) => c.source_id))]);
+    return chunks.flatMap((c) => {
+      const base = bases.get(c.source_id);
+      return base === undefined ? [] : [{ ...c, knowledge_base_id: base }];
+    });
   }
 
   /**

@@ -94,6 +94,13 @@ export class KnowledgeRepository {
   }
 
   /** A source's bytes, for its ingestion. */
+  /** The knowledge base of each of these sources that exists, by source id. */
+  async sourceBases(sourceIds: readonly string[]): Promise<Map<string, string>> {
+    if (sourceIds.length === 0) return new Map();
+    const rows = await this.#db.selectFrom('knowledge_base_sources').select(['id', 'knowledge_base_id']).where('id', 'in', [...sourceIds]).execute();
+    return new Map(rows.map((r) => [r.id, r.knowledge_base_id]));
+  }
+
   async sourceBody(sourceId: string): Promise<Uint8Array | null | undefined> {
     const row = await this.#db.selectFrom('knowledge_base_sources').select('body').where('id', '=', sourceId).executeTakeFirst();
     return row?.body;

@@ -25,6 +25,13 @@ export const RECORDS_CUT_ID = 'records_cut';
  */
 export const NODE_TRANSITIONS_PER_CALL = 1_000;
 
+/**
+ * Knowledge-base searches recorded per call (`knowledge_base_retrieval` entries); later ones are
+ * not recorded. Each chunk's text is cut to KNOWLEDGE_CHUNK_MAX_CHARS.
+ */
+export const KNOWLEDGE_RETRIEVALS_PER_CALL = 200;
+export const KNOWLEDGE_CHUNK_MAX_CHARS = 4_000;
+
 /** Longest utterance kept, characters (about ten minutes of speech); longer text is cut. */
 export const UTTERANCE_MAX_CHARS = 10_000;
 /** Utterances kept per call (a turn every 1.5 s for the longest call). */

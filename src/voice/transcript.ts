@@ -1,4 +1,4 @@
-import type { ToolTranscriptEntry, TranscriptEntry } from '../domain/call.ts';
+import type { KnowledgeRetrievalEntry, ToolTranscriptEntry, TranscriptEntry } from '../domain/call.ts';
 import type { TimedNodeTransition } from '../domain/call-checkpoint.ts';
 import type { ToolCallRecord } from './engines/types.ts';
 
@@ -52,9 +52,16 @@ export interface TimedToolCall {
 }
 
 
+/** A turn's knowledge-base search, with when its chunks were found (ms since the pipeline started). */
+export interface TimedRetrieval {
+  chunks: KnowledgeRetrievalEntry['chunks'];
+  atMs: number;
+}
+
 /**
  * The call object's `transcript_with_tool_calls`: the utterances (by their start) interleaved with
- * the function calls and the flow's node transitions (by when they happened); an agent reply
+ * the function calls, the flow's node transitions and the knowledge-base searches (by when they
+ * happened: a search before the reply it fed, which starts later); an agent reply
  * during which calls ran is split where its audio reached them (the filler, the calls, then the
  * rest). Null when there is nothing to record.
  */
@@ -62,6 +69,7 @@ export function toTranscriptWithToolCalls(
   utterances: readonly Utterance[],
   calls: readonly TimedToolCall[],
   transitions: readonly TimedNodeTransition[] = [],
+  retrievals: readonly TimedRetrieval[] = [],
 ): ToolTranscriptEntry[] | null {
   // At the same instant: node transitions first, then utterances (and a reply's first sentence), then calls, then a reply's later sentences.
   const timed: Array<{ at: number; rank: number; entry: ToolTranscriptEntry; of?: Utterance }> = [];
@@ -97,6 +105,8 @@ export function toTranscriptWithToolCalls(
       },
     });
   }
+  // At the instant a reply starts, the search that fed it comes first.
+  for (const r of retrievals) timed.push({ at: r.atMs, rank: -0.5, entry: { role: 'knowledge_base_retrieval', chunks: r.chunks } });
   if (timed.length === 0) return null;
   // A stable sort: each side keeps its own order.
   timed.sort((a, b) => a.at - b.at || a.rank - b.rank);

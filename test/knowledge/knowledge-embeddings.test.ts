@@ -76,7 +76,7 @@ for (const kind of STORES) {
       const mine = await h.runtime.services.knowledge.createKnowledgeBase(accountId, { knowledge_base_name: 'Shop', knowledge_base_texts: SHOP });
       await h.runtime.services.knowledge.settled();
       const failures: unknown[] = [];
-      const source = knowledgeContextSource({ accountId, ids: [mine.knowledge_base_id], config: { top_k: 1 }, retriever: h.runtime.services.knowledge, onFailure: (e) => failures.push(e) });
+      const source = knowledgeContextSource({ accountId, ids: [mine.knowledge_base_id], searchable: [mine.knowledge_base_id], config: { top_k: 1 }, retriever: h.runtime.services.knowledge, onFailure: (e) => failures.push(e) });
       const context = await source.contextFor({ userText: question, history: [{ role: 'user', content: question }] }, new AbortController().signal);
       assert.deepEqual(failures, []);
       assert.deepEqual(context.passages.map((p) => p.source), ['Returns']);

@@ -14,6 +14,21 @@ export interface TurnQuery {
   userText: string;
   /** The conversation so far, this turn's words included (a copy: the source may keep it). */
   history: readonly ChatMessage[];
+  /**
+   * Search these instead of the engine's own material (a flow's `knowledge` node names its
+   * knowledge bases and settings); absent: the engine's.
+   */
+  scope?: ReferenceScope;
+}
+
+/** What a turn's search covers when an engine part names it (TurnQuery.scope). */
+export interface ReferenceScope {
+  /** Knowledge base ids; a source searches only those among them it was given for the call. */
+  knowledgeBaseIds: readonly string[];
+  /** Passages found at most (the source's default when absent). */
+  topK?: number;
+  /** Passages scoring below this (0-1) are not found (the source's default when absent). */
+  filterScore?: number;
 }
 
 /** One passage of reference material. */
@@ -21,6 +36,11 @@ export interface ReferencePassage {
   text: string;
   /** Where it comes from (a document's name), shown to the model with it. */
   source?: string;
+  /** How relevant it is, in (0, 1], when the source ranks what it finds. */
+  score?: number;
+  /** The knowledge base and source (document) it was found in, when it comes from one. */
+  knowledgeBaseId?: string;
+  sourceId?: string;
 }
 
 /** What a source found for a turn. */
@@ -86,19 +106,26 @@ export interface TurnTimingOptions {
  */
 export function turnReference(source: TurnContextSource, userText: string, timing: TurnTimingOptions): ReferenceLookup {
   let asked: Promise<readonly ChatMessage[]> | undefined;
-  const ask = async (history: readonly ChatMessage[], signal: AbortSignal): Promise<readonly ChatMessage[]> => {
-    const started = timing.now();
-    let context: TurnContext;
-    try {
-      context = await source.contextFor({ userText, history: [...history] }, signal);
-    } catch (error) {
-      if (signal.aborted) throw error;
-      // The source broke its promise never to reject: the turn goes on without reference material.
-      context = { passages: [] };
-    }
-    signal.throwIfAborted();
-    if (source !== NO_TURN_CONTEXT) timing.onTiming?.({ type: 'timing', stage: 'context', ms: Math.max(0, timing.now() - started) });
-    return referenceMessages(context.passages);
-  };
+  const ask = async (history: readonly ChatMessage[], signal: AbortSignal): Promise<readonly ChatMessage[]> =>
+    referenceMessages((await askSource(source, { userText, history: [...history] }, timing, signal)).passages);
   return (history, signal) => (asked ??= ask(history, signal));
+}
+
+/**
+ * Asks `source` once for `turn`, reporting the time it took to `timing` (not for NO_TURN_CONTEXT);
+ * a source that breaks its promise never to reject found nothing. Rejects only when `signal` aborts.
+ */
+export async function askSource(source: TurnContextSource, turn: TurnQuery, timing: TurnTimingOptions, signal: AbortSignal): Promise<TurnContext> {
+  const started = timing.now();
+  let context: TurnContext;
+  try {
+    context = await source.contextFor(turn, signal);
+  } catch (error) {
+    if (signal.aborted) throw error;
+    // The source broke its promise never to reject: the turn goes on without reference material.
+    context = { passages: [] };
+  }
+  signal.throwIfAborted();
+  if (source !== NO_TURN_CONTEXT) timing.onTiming?.({ type: 'timing', stage: 'context', ms: Math.max(0, timing.now() - started) });
+  return context;
 }

@@ -6,7 +6,8 @@
 import type { TimerHandle } from '../../lib/scheduler.ts';
 import { parseBoundedJson } from '../../lib/bounded-json.ts';
 import { ToolCallBudget } from '../record-bounds.ts';
-import type { EngineOutcome, EngineOutput, ResponseEngine, ToolCallRecord } from './types.ts';
+import type { EngineOutcome, EngineOutput, RespondOptions, ResponseEngine, ToolCallRecord } from './types.ts';
+import { knowledgeBaseChunks, type KnowledgeBaseChunk } from './custom-llm.knowledge.ts';
 import { ResponseStream } from './custom-llm.stream.ts';
 import { LlmTranscript } from './custom-llm.transcript.ts';
 import { BEGIN_WAIT_MS, HOLD_ON_TEXT, MAX_PENDING_INTERRUPTS, MAX_RESPONSE_CHARS, PING_INTERVAL_MS, PING_TIMEOUT_MS, RECONNECT_ATTEMPTS_PER_CALL, RECONNECT_BUDGET_MS, reconnectDelayMs } from './custom-llm.settings.ts';
@@ -52,6 +53,8 @@ export class CustomLlmEngine implements ResponseEngine {
   /** The last response_required or reminder_required: sent again after a reconnection if still unanswered. */
   #lastRequest: Record<string, unknown> | undefined;
   readonly #unprompted: ResponseStream[] = [];
+  /** The chunks found for the caller's last turn (knowledge_base_chunks), with an agent that has knowledge bases. */
+  #chunks: KnowledgeBaseChunk[] = [];
 
   constructor(options: CustomLlmEngineOptions) {
     this.#o = options;
@@ -64,12 +67,17 @@ export class CustomLlmEngine implements ResponseEngine {
     yield* this.#stream(this.#current, signal, BEGIN_WAIT_MS);
   }
 
-  async *respond(userText: string, signal: AbortSignal): AsyncIterable<EngineOutput> {
+  async *respond(userText: string, signal: AbortSignal, options: RespondOptions = {}): AsyncIterable<EngineOutput> {
     if (!(await this.#ensureOpen())) return;
     this.#transcript.user(userText);
     this.#partial = '';
+    const source = this.#o.contextSource;
+    if (source) {
+      const timing = { now: this.#o.now ?? (() => performance.now()), onTiming: options.onTiming };
+      this.#chunks = await knowledgeBaseChunks(source, userText, this.#transcript.fields(false).transcript, timing, signal);
+    }
     this.#current = new ResponseStream(++this.#responseId);
-    this.#request({ interaction_type: 'response_required', response_id: this.#current.id, ...this.#transcript.fields(this.#withTools) });
+    this.#request({ interaction_type: 'response_required', response_id: this.#current.id, ...this.#transcript.fields(this.#withTools), ...this.#knowledge() });
     // Asked while the service reconnects: the request goes to the new connection (#reconnect).
     if (this.#reconnecting) this.#holdOn();
     yield* this.#stream(this.#current, signal, undefined);
@@ -84,7 +92,7 @@ export class CustomLlmEngine implements ResponseEngine {
     if (!this.#socket || this.#failed || this.#closed) return;
     this.#current = new ResponseStream(++this.#responseId);
     this.#unprompted.push(this.#current);
-    this.#request({ interaction_type: 'reminder_required', response_id: this.#current.id, ...this.#transcript.fields(this.#withTools) });
+    this.#request({ interaction_type: 'reminder_required', response_id: this.#current.id, ...this.#transcript.fields(this.#withTools), ...this.#knowledge() });
     this.#o.onUnprompted?.();
   }
 
@@ -109,6 +117,11 @@ export class CustomLlmEngine implements ResponseEngine {
     if (text === this.#partial) return;
     this.#partial = text;
     this.#send({ interaction_type: 'update_only', ...this.#transcript.fields(this.#withTools, text) });
+  }
+
+  /** The extension field of a request: the last turn's chunks, with an agent that has knowledge bases ({} without). */
+  #knowledge(): { knowledge_base_chunks?: KnowledgeBaseChunk[] } {
+    return this.#o.contextSource ? { knowledge_base_chunks: this.#chunks } : {};
   }
 
   /** False while the reply playing is one the server sent with `no_interruption_allowed`. */

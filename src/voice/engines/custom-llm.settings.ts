@@ -3,6 +3,7 @@
  * the reasons a custom LLM ends a call, the bounds, ping_pong and the reconnection policy.
  */
 import type { Scheduler } from '../../lib/scheduler.ts';
+import type { TurnContextSource } from './context.ts';
 
 /** Why a custom LLM ends the call (the call's disconnection_reason). */
 export type LlmWebsocketReason =
@@ -81,6 +82,13 @@ export interface CustomLlmEngineOptions {
   onMetadata?: (metadata: unknown) => void;
   /** Timers: the begin wait, ping_pong, reconnection backoff; tests pass a ManualScheduler. */
   scheduler: Scheduler;
+  /**
+   * The agent's knowledge bases (issue 29): searched before each response_required, whose
+   * `knowledge_base_chunks` carry what was found (docs/custom-llm.md). Absent: no such field.
+   */
+  contextSource?: TurnContextSource;
+  /** Monotonic milliseconds, for the search's timing (RespondOptions.onTiming); default performance.now(). */
+  now?: () => number;
   /** The backoff's jitter, in [0, 1); default Math.random. */
   random?: () => number;
 }

@@ -73,13 +73,14 @@ const CLOSED_TYPES: ReadonlySet<VariableType> = new Set<ExpectedValue>(['yes_no'
  * What a flow node expects (SttStream.expect): closed when the node acts only on a closed set of
  * answers (its edges, the else edge aside, are keyword edges, and the values it extracts are
  * yes/no, digits or a number) and expects at least one; open otherwise (a prompt or equation
- * edge, a free-text value, nothing to branch on). Anything outside a closed set still reaches
+ * edge, a free-text value, nothing to branch on, a knowledge node's question). Anything outside a closed set still reaches
  * the node and takes its else edge: the recogniser reports it as heard.
  */
 export function nodeExpectation(node: FlowNode): SttExpectation {
   const edges = (node.edges ?? []).map((e) => e.transition_condition.type).filter((t) => t !== 'always');
   const types = (node.extract_variables ?? []).map((v) => v.type);
   const values = [...new Set(types.filter((t): t is ExpectedValue => CLOSED_TYPES.has(t)))];
-  const closed = edges.every((t) => t === 'keyword') && types.every((t) => CLOSED_TYPES.has(t)) && edges.length + types.length > 0;
+  // A knowledge node answers any question: never closed.
+  const closed = node.type !== 'knowledge' && edges.every((t) => t === 'keyword') && types.every((t) => CLOSED_TYPES.has(t)) && edges.length + types.length > 0;
   return { closed, phrases: mergePhrases(nodePhrases(node)), values: closed ? values : [] };
 }

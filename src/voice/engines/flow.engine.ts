@@ -10,6 +10,7 @@ import { SPOKEN_STYLE } from './prompt.ts';
 import { NODE_TRANSITIONS_PER_CALL } from '../record-bounds.ts';
 import { askPromptEdges, chooseEdge } from './transitions.ts';
 import { NO_TURN_CONTEXT, turnReference, type ReferenceLookup, type TurnContextSource } from './context.ts';
+import { KNOWLEDGE_ANSWER_VARIABLE, KNOWLEDGE_FOUND, KNOWLEDGE_NOT_FOUND, KNOWLEDGE_RESULT_VARIABLE, answerFromKnowledge } from './knowledge.node.ts';
 import { newFlowConversation, rollBackFlowConversation, saveFlowConversation, type FlowConversation, type PendingFunction } from './flow.conversation.ts';
 import {
   EngineError,
@@ -29,24 +30,10 @@ import {
 } from './types.ts';
 
 export { equationsHold, keywordMatch } from './transitions.ts';
+export { flowNeedsLlm } from './flow.requirements.ts';
 
 /** Node hops allowed within one agent turn (tool nodes chain without waiting); guards loops. */
 const MAX_HOPS_PER_TURN = 16;
-
-/**
- * Names the first node or edge that needs an LLM (a prompt instruction or a prompt transition),
- * or null when the flow runs on the embedded engine alone. create-web-call uses it to refuse a
- * flow the server cannot run.
- */
-export function flowNeedsLlm(flow: ConversationFlow): string | null {
-  for (const node of flow.nodes) {
-    if (node.instruction?.type === 'prompt') return `node ${node.id} (prompt instruction)`;
-    for (const edge of node.edges ?? []) {
-      if (edge.transition_condition.type === 'prompt') return `edge ${edge.id} of node ${node.id} (prompt transition)`;
-    }
-  }
-  return null;
-}
 
 export interface FlowEngineOptions {
   flow: ConversationFlow;
@@ -101,6 +88,9 @@ export class FlowEngine implements ResponseEngine {
   readonly #now: () => number;
   /** The reference material of the turn being answered, asked for on its first LLM request. */
   #reference: ReferenceLookup;
+  /** The caller's words a `knowledge` node has yet to answer this turn ('' once answered, and on the agent's turns). */
+  #question = '';
+  #onTiming: RespondOptions['onTiming'];
 
   constructor(options: FlowEngineOptions) {
     this.#flow = options.flow;
@@ -159,6 +149,7 @@ export class FlowEngine implements ResponseEngine {
   async *begin(signal: AbortSignal): AsyncIterable<EngineOutput> {
     this.#confirmed = undefined;
     this.#reference = turnReference(this.#contextSource, '', { now: this.#now });
+    this.#question = '';
     yield* this.#drainLate();
     yield* this.#enter(this.#conversation.current, signal, 0);
   }
@@ -166,6 +157,8 @@ export class FlowEngine implements ResponseEngine {
   async *respond(userText: string, signal: AbortSignal, options: RespondOptions = {}): AsyncIterable<EngineOutput> {
     this.#confirmed = options.confirmed;
     this.#reference = turnReference(this.#contextSource, userText, { now: this.#now, onTiming: options.onTiming });
+    this.#question = userText;
+    this.#onTiming = options.onTiming;
     this.#conversation.history.push({ role: 'user', content: userText });
     yield* this.#drainLate();
     const pending = this.#conversation.pending;
@@ -188,6 +181,10 @@ export class FlowEngine implements ResponseEngine {
       if (value === undefined) continue;
       this.#conversation.extracted[v.name] = value;
       if (v.type === 'name') this.#conversation.names.add(value);
+    }
+    if (node.type === 'knowledge') {
+      yield* this.#answer(node, signal, 0);
+      return;
     }
     const next = await this.#chooseEdge(node, userText, signal);
     if (next) {
@@ -228,6 +225,11 @@ export class FlowEngine implements ResponseEngine {
     if (node.type === 'function') {
       yield* this.#runFunction(node, signal);
       yield* this.#leave(node, signal, hops);
+      return;
+    }
+    // Entered on the caller's words (from a node before it), a knowledge node answers them at once.
+    if (node.type === 'knowledge' && this.#question.trim() !== '') {
+      yield* this.#answer(node, signal, hops);
       return;
     }
     yield* this.#speakInstruction(node, signal);
@@ -277,6 +279,23 @@ export class FlowEngine implements ResponseEngine {
       if (signal.aborted) throw e;
       throw new EngineError('error_llm', 'LLM failed while speaking a prompt node', e);
     }
+  }
+
+  /**
+   * A knowledge node answers this turn's words (knowledge.node.ts) and sets KNOWLEDGE_RESULT_VARIABLE
+   * for its edges; with no edge holding it waits for the next question (not found: asking again).
+   */
+  async *#answer(node: FlowNode, signal: AbortSignal, hops: number): AsyncIterable<EngineOutput> {
+    const question = this.#question;
+    this.#question = '';
+    const timing = { now: this.#now, onTiming: this.#onTiming };
+    const answer = await answerFromKnowledge(this.#contextSource, node, { question, history: this.#conversation.history }, timing, signal);
+    this.#conversation.extracted[KNOWLEDGE_RESULT_VARIABLE] = answer ? KNOWLEDGE_FOUND : KNOWLEDGE_NOT_FOUND;
+    this.#conversation.extracted[KNOWLEDGE_ANSWER_VARIABLE] = answer?.text ?? '';
+    if (answer) yield { type: 'text', text: answer.text };
+    const next = await this.#chooseEdge(node, question, signal);
+    if (next) yield* this.#enter(next, signal, hops + 1);
+    else if (!answer) yield* this.#speakInstruction(node, signal);
   }
 
   /** Takes the first edge that holds after a function node (no user words), if any. */
