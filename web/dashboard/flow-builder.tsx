@@ -10,7 +10,7 @@ import { useRef, useState } from 'preact/hooks';
 import { FLOW_TEMPLATES } from './flow-templates.ts';
 import type { Condition, Edge, Flow, Node, Variable } from './flow-types.ts';
 
-const NODE_TYPES = ['conversation', 'end', 'function', 'create_lead', 'create_ticket'];
+const NODE_TYPES = ['conversation', 'end', 'function', 'knowledge', 'create_lead', 'create_ticket'];
 const VARIABLE_TYPES = ['text', 'digits', 'number', 'email', 'name', 'yes_no'];
 const OPERATORS = ['==', '!=', '>', '>=', '<', '<=', 'contains', 'not_contains', 'exists', 'not_exists'];
 const W = 180;
@@ -241,6 +241,14 @@ function NodePanel({ flow, node, onChange, onRename, onDelete, onStart }: { flow
           <option value="">(choose)</option>
           {(flow.tools ?? []).map((t) => <option key={t.tool_id} value={t.tool_id}>{t.name ?? t.tool_id}</option>)}
         </select></label>
+      )}
+      {node.type === 'knowledge' && (
+        <div class="row">
+          <label>Knowledge bases <input id="node-knowledge-bases" placeholder="knowledge_base_..., ..." value={((node.knowledge_base_ids as string[] | undefined) ?? []).join(', ')}
+            onChange={(e) => set('knowledge_base_ids', value(e).split(',').map((id) => id.trim()).filter(Boolean))} /></label>
+          <label>Found from score <input id="node-filter-score" type="number" min={0} max={1} step={0.05} value={String((node.kb_config as { filter_score?: number } | undefined)?.filter_score ?? '')}
+            onChange={(e) => set('kb_config', value(e) === '' ? undefined : { ...(node.kb_config as object | undefined), filter_score: Number(value(e)) })} /></label>
+        </div>
       )}
       {node.type === 'end' && (
         <label>Outcome <select id="node-success" value={node.success === undefined ? '' : String(node.success)} onChange={(e) => set('success', value(e) === '' ? undefined : value(e) === 'true')}>
