@@ -162,8 +162,10 @@ export const AgentSettings = {
   begin_message_delay_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 5_000 })),
   // Retell's fields accepted, stored and answered, but without effect here: the answer lists
   // those set in `accepted_without_effect` (RETELL_AGENT_FIELDS_WITHOUT_EFFECT says why).
+  /** Speaking rate, 0.5 to 2 (Retell's range; default 1): Flite's phone durations, a hosted voice's speed (docs/retell.md). */
   voice_speed: Type.Optional(Type.Number({ minimum: 0.5, maximum: 2 })),
   voice_temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+  /** Words said as given in IPA or CMU ARPAbet (lib/phonemes.ts); pinyin and jyutping are kept, unread by English voices. */
   pronunciation_dictionary: Type.Optional(
     Nullable(
       Type.Array(
@@ -198,9 +200,7 @@ export const AgentSettings = {
  * set (to anything but their neutral value) in `accepted_without_effect`, never silently.
  */
 export const RETELL_AGENT_FIELDS_WITHOUT_EFFECT = {
-  voice_speed: 'the embedded synthesiser takes no speaking rate, and time-stretching is not built',
   voice_temperature: 'no voice here has a variability control',
-  pronunciation_dictionary: 'the embedded synthesiser takes no phonemes from requests',
   enable_backchannel: 'backchannels are not built',
   backchannel_frequency: 'backchannels are not built',
   backchannel_words: 'backchannels are not built',
@@ -217,7 +217,7 @@ export const RETELL_AGENT_FIELDS_WITHOUT_EFFECT = {
 } as const;
 
 /** The neutral value of a field without effect: set to it, the field is not reported. */
-const NEUTRAL: Partial<Record<keyof typeof RETELL_AGENT_FIELDS_WITHOUT_EFFECT, unknown>> = { voice_speed: 1, voice_temperature: 1, ambient_sound_volume: 1, stt_mode: 'fast' };
+const NEUTRAL: Partial<Record<keyof typeof RETELL_AGENT_FIELDS_WITHOUT_EFFECT, unknown>> = { voice_temperature: 1, ambient_sound_volume: 1, stt_mode: 'fast' };
 
 /** The fields of `config` accepted without effect, in a stable order (empty when none). */
 export function agentFieldsWithoutEffect(config: Partial<AgentConfig>): string[] {
@@ -283,11 +283,11 @@ export interface AgentConfig {
   volume: number;
   normalize_for_speech: boolean;
   opt_out_sensitive_data_storage: boolean;
+  voice_speed: number;
+  pronunciation_dictionary: Array<{ word: string; alphabet: string; phoneme: string }> | null;
   // Accepted without effect (RETELL_AGENT_FIELDS_WITHOUT_EFFECT); absent when never set.
-  voice_speed?: number;
   voice_temperature?: number;
   begin_message_delay_ms?: number;
-  pronunciation_dictionary?: Array<{ word: string; alphabet: string; phoneme: string }> | null;
   enable_backchannel?: boolean;
   backchannel_frequency?: number;
   backchannel_words?: string[] | null;
@@ -337,6 +337,8 @@ export const AGENT_DEFAULTS = {
   normalize_for_speech: false,
   opt_out_sensitive_data_storage: false,
   begin_message_delay_ms: 0,
+  voice_speed: 1,
+  pronunciation_dictionary: null,
 } as const satisfies Omit<AgentConfig, 'response_engine'>;
 
 /** The response engine's definition as pinned by an agent version. */
