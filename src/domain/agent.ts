@@ -189,6 +189,7 @@ export const AgentSettings = {
   stt_mode: Type.Optional(Type.Union(['fast', 'accurate', 'custom'].map((m) => Type.Literal(m)))),
   enable_voicemail_detection: Type.Optional(Type.Boolean()),
   voicemail_option: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true, maxProperties: 10 }))),
+  /** Attempt timeout of deliveries to `webhook_url`, ms (1000 to 60000), capped at WEBHOOK_TIMEOUT_MS; absent: that (docs/webhooks.md). */
   webhook_timeout_ms: Type.Optional(Type.Integer({ minimum: 1_000, maximum: 60_000 })),
   is_public: Type.Optional(Type.Boolean()),
   post_call_analysis_model: Type.Optional(Nullable(Name(64))),
@@ -210,7 +211,6 @@ export const RETELL_AGENT_FIELDS_WITHOUT_EFFECT = {
   stt_mode: 'the recogniser has one mode',
   enable_voicemail_detection: 'voicemail detection is not built',
   voicemail_option: 'voicemail detection is not built',
-  webhook_timeout_ms: 'deliveries use the server-wide timeout',
   is_public: 'agents have no public page',
   post_call_analysis_model: 'the analysis runs on the configured LLM',
   version_title: 'titles are kept for publish-agent-version, as list-agent-versions shows them',
@@ -403,11 +403,14 @@ export function completeAgentConfig(stored: AgentConfig): AgentConfig {
   return { ...AGENT_DEFAULTS, ...stored };
 }
 
+/** Fields that take effect but have no default: absent, the server's own setting applies (webhook_timeout_ms: WEBHOOK_TIMEOUT_MS). */
+const AGENT_FIELDS_WITHOUT_DEFAULT: ReadonlySet<string> = new Set(['webhook_timeout_ms']);
+
 /** Merges fields given (undefined = keep) over a base config. */
 export function mergeAgentConfig(base: AgentConfig, changes: Partial<Record<keyof AgentConfig, unknown>>): AgentConfig {
   const merged: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(changes)) {
-    if (value !== undefined && (key in AGENT_DEFAULTS || key in RETELL_AGENT_FIELDS_WITHOUT_EFFECT)) merged[key] = value;
+    if (value !== undefined && (key in AGENT_DEFAULTS || key in RETELL_AGENT_FIELDS_WITHOUT_EFFECT || AGENT_FIELDS_WITHOUT_DEFAULT.has(key))) merged[key] = value;
     if (key === 'response_engine' && value !== undefined) merged[key] = value;
   }
   return merged as unknown as AgentConfig;

@@ -9,6 +9,8 @@ export interface AccountEvent {
   data: EventData;
   /** An extra destination for this event alone (an agent's `webhook_url` for `call.finished` or Retell's events). */
   agentWebhookUrl?: string | null;
+  /** The agent's `webhook_timeout_ms` for the delivery to `agentWebhookUrl`; absent: the server's timeout. */
+  agentWebhookTimeoutMs?: number | null;
 }
 
 /**

@@ -18,6 +18,7 @@ import { knowledgeBases } from './0018_knowledge_bases.ts';
 import { retell } from './0020_retell.ts';
 import { knowledgeSearch } from './0021_knowledge_search.ts';
 import { testRunLeases } from './0022_test_run_leases.ts';
+import { agentFields } from './0026_agent_fields.ts';
 
 /** Every migration, in order; each is a factory so it can differ by dialect where SQL must. */
 const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
@@ -38,6 +39,7 @@ const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
   '0020_retell': retell,
   '0021_knowledge_search': knowledgeSearch,
   '0022_test_run_leases': testRunLeases,
+  '0026_agent_fields': agentFields,
 };
 
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<void> {
