@@ -166,8 +166,10 @@ export const AgentSettings = {
   begin_message_delay_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 5_000 })),
   // Retell's fields accepted, stored and answered, but without effect here: the answer lists
   // those set in `accepted_without_effect` (RETELL_AGENT_FIELDS_WITHOUT_EFFECT says why).
+  /** Speaking rate, 0.5 to 2 (Retell's range; default 1): Flite's phone durations, a hosted voice's speed (docs/retell.md). */
   voice_speed: Type.Optional(Type.Number({ minimum: 0.5, maximum: 2 })),
   voice_temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+  /** Words said as given in IPA or CMU ARPAbet (lib/phonemes.ts); pinyin and jyutping are kept, unread by English voices. */
   pronunciation_dictionary: Type.Optional(
     Nullable(
       Type.Array(
@@ -191,6 +193,7 @@ export const AgentSettings = {
   stt_mode: Type.Optional(Type.Union(['fast', 'accurate', 'custom'].map((m) => Type.Literal(m)))),
   enable_voicemail_detection: Type.Optional(Type.Boolean()),
   voicemail_option: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true, maxProperties: 10 }))),
+  /** Attempt timeout of deliveries to `webhook_url`, ms (1000 to 60000), capped at WEBHOOK_TIMEOUT_MS; absent: that (docs/webhooks.md). */
   webhook_timeout_ms: Type.Optional(Type.Integer({ minimum: 1_000, maximum: 60_000 })),
   is_public: Type.Optional(Type.Boolean()),
   post_call_analysis_model: Type.Optional(Nullable(Name(64))),
@@ -202,9 +205,7 @@ export const AgentSettings = {
  * set (to anything but their neutral value) in `accepted_without_effect`, never silently.
  */
 export const RETELL_AGENT_FIELDS_WITHOUT_EFFECT = {
-  voice_speed: 'the embedded synthesiser takes no speaking rate, and time-stretching is not built',
   voice_temperature: 'no voice here has a variability control',
-  pronunciation_dictionary: 'the embedded synthesiser takes no phonemes from requests',
   enable_backchannel: 'backchannels are not built',
   backchannel_frequency: 'backchannels are not built',
   backchannel_words: 'backchannels are not built',
@@ -214,14 +215,13 @@ export const RETELL_AGENT_FIELDS_WITHOUT_EFFECT = {
   stt_mode: 'the recogniser has one mode',
   enable_voicemail_detection: 'voicemail detection is not built',
   voicemail_option: 'voicemail detection is not built',
-  webhook_timeout_ms: 'deliveries use the server-wide timeout',
   is_public: 'agents have no public page',
   post_call_analysis_model: 'the analysis runs on the configured LLM',
   version_title: 'titles are kept for publish-agent-version, as list-agent-versions shows them',
 } as const;
 
 /** The neutral value of a field without effect: set to it, the field is not reported. */
-const NEUTRAL: Partial<Record<keyof typeof RETELL_AGENT_FIELDS_WITHOUT_EFFECT, unknown>> = { voice_speed: 1, voice_temperature: 1, ambient_sound_volume: 1, stt_mode: 'fast' };
+const NEUTRAL: Partial<Record<keyof typeof RETELL_AGENT_FIELDS_WITHOUT_EFFECT, unknown>> = { voice_temperature: 1, ambient_sound_volume: 1, stt_mode: 'fast' };
 
 /** The fields of `config` accepted without effect, in a stable order (empty when none). */
 export function agentFieldsWithoutEffect(config: Partial<AgentConfig>): string[] {
@@ -287,11 +287,11 @@ export interface AgentConfig {
   volume: number;
   normalize_for_speech: boolean;
   opt_out_sensitive_data_storage: boolean;
+  voice_speed: number;
+  pronunciation_dictionary: Array<{ word: string; alphabet: string; phoneme: string }> | null;
   // Accepted without effect (RETELL_AGENT_FIELDS_WITHOUT_EFFECT); absent when never set.
-  voice_speed?: number;
   voice_temperature?: number;
   begin_message_delay_ms?: number;
-  pronunciation_dictionary?: Array<{ word: string; alphabet: string; phoneme: string }> | null;
   enable_backchannel?: boolean;
   backchannel_frequency?: number;
   backchannel_words?: string[] | null;
@@ -341,6 +341,8 @@ export const AGENT_DEFAULTS = {
   normalize_for_speech: false,
   opt_out_sensitive_data_storage: false,
   begin_message_delay_ms: 0,
+  voice_speed: 1,
+  pronunciation_dictionary: null,
 } as const satisfies Omit<AgentConfig, 'response_engine'>;
 
 /** The response engine's definition as pinned by an agent version. */
@@ -405,11 +407,14 @@ export function completeAgentConfig(stored: AgentConfig): AgentConfig {
   return { ...AGENT_DEFAULTS, ...stored };
 }
 
+/** Fields that take effect but have no default: absent, the server's own setting applies (webhook_timeout_ms: WEBHOOK_TIMEOUT_MS). */
+const AGENT_FIELDS_WITHOUT_DEFAULT: ReadonlySet<string> = new Set(['webhook_timeout_ms']);
+
 /** Merges fields given (undefined = keep) over a base config. */
 export function mergeAgentConfig(base: AgentConfig, changes: Partial<Record<keyof AgentConfig, unknown>>): AgentConfig {
   const merged: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(changes)) {
-    if (value !== undefined && (key in AGENT_DEFAULTS || key in RETELL_AGENT_FIELDS_WITHOUT_EFFECT)) merged[key] = value;
+    if (value !== undefined && (key in AGENT_DEFAULTS || key in RETELL_AGENT_FIELDS_WITHOUT_EFFECT || AGENT_FIELDS_WITHOUT_DEFAULT.has(key))) merged[key] = value;
     if (key === 'response_engine' && value !== undefined) merged[key] = value;
   }
   return merged as unknown as AgentConfig;

@@ -308,6 +308,7 @@ export class CallSession implements CallScope {
       // Retell's agent fields (issue 26); versions saved before them have neither.
       volume: settings.volume ?? 1,
       normaliseForSpeech: settings.normalize_for_speech ?? false,
+      speech: { speed: settings.voice_speed ?? 1, pronunciations: settings.pronunciation_dictionary ?? [] },
       language: settings.language,
       interruptionSensitivity: settings.interruption_sensitivity,
       endOfTurn: {

@@ -3,6 +3,24 @@ export interface TtsOptions {
   /** One of the provider's `voices()` ids: 'flite-kal16' (Flite's default), 'flite-slt', ...; or an OpenAI voice name. */
   voiceId?: string;
   signal?: AbortSignal;
+  /**
+   * Speaking rate, 0.5 to 2 (the agent's `voice_speed`; 1, the default, is the voice's own rate).
+   * Providers apply it as their API allows (docs/providers.md#speaking-rate).
+   */
+  speed?: number;
+  /** How words are to be said (the agent's `pronunciation_dictionary`), for providers that take phonemes. */
+  pronunciations?: readonly Pronunciation[];
+}
+
+/** How an agent's speech is to be said, the same for every piece of text (the agent's Retell fields). */
+export type SpeechStyle = Pick<TtsOptions, 'speed' | 'pronunciations'>;
+
+/** One entry of Retell's `pronunciation_dictionary`: `word` said as `phoneme`, written in `alphabet`. */
+export interface Pronunciation {
+  readonly word: string;
+  /** 'ipa' or 'cmu' (ARPAbet); 'pinyin' and 'jyutping' are kept but no English voice reads them. */
+  readonly alphabet: string;
+  readonly phoneme: string;
 }
 
 /**

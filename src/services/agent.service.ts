@@ -1,4 +1,5 @@
 import type { Clock } from '../lib/clock.ts';
+import { entryPhones } from '../lib/phonemes.ts';
 import { CappedMap } from '../lib/capped-map.ts';
 import { newId } from '../lib/ids.ts';
 import { withoutUndefined } from '../lib/objects.ts';
@@ -64,7 +65,14 @@ export interface ResolvedForCall {
 }
 
 /** The agent settings checkSettings() looks at beyond their schema. */
-type CheckedSettings = { response_engine?: ResponseEngine; webhook_url?: string | null; language?: string; voice_id?: string; post_call_analysis_data?: PostCallAnalysisField[] };
+type CheckedSettings = {
+  response_engine?: ResponseEngine;
+  webhook_url?: string | null;
+  language?: string;
+  voice_id?: string;
+  post_call_analysis_data?: PostCallAnalysisField[];
+  pronunciation_dictionary?: Array<{ alphabet: string; phoneme: string }> | null;
+};
 
 const VERSION_APPEND_ATTEMPTS = 5;
 const VERSION_CACHE_MAX = 5_000;
@@ -238,6 +246,14 @@ export class AgentService {
     }
     if (settings.language !== undefined) refuse(languageProblem(this.#speech, settings.language, `${prefix}language`));
     if (settings.voice_id !== undefined) refuse(voiceProblem(this.#speech, settings.voice_id, `${prefix}voice_id`));
+    // Phonemes a synthesiser cannot read are refused here, not dropped at the first call (lib/phonemes.ts).
+    settings.pronunciation_dictionary?.forEach((entry, i) => {
+      const parsed = entryPhones(entry.alphabet, entry.phoneme);
+      if (parsed && 'unknown' in parsed) {
+        const what = entry.alphabet === 'cmu' ? 'a CMU ARPAbet phone' : 'an English IPA sound';
+        throw errors.invalidRequest(`${prefix}pronunciation_dictionary.${i}.phoneme: "${parsed.unknown}" is not ${what}`);
+      }
+    });
   }
 
   /**

@@ -88,8 +88,10 @@ export interface CallLifecycleDeps {
 interface AgentWebhook {
   url: string | null;
   events: readonly AgentEventKind[] | null;
+  /** The agent's `webhook_timeout_ms` (the call's override, else its version's); null: the server's timeout. */
+  timeoutMs: number | null;
 }
-const NO_AGENT_WEBHOOK: AgentWebhook = { url: null, events: null };
+const NO_AGENT_WEBHOOK: AgentWebhook = { url: null, events: null, timeoutMs: null };
 
 /** A call's admission, lease, checkpoint and end (see the module's comment). */
 export class CallLifecycle {
@@ -263,7 +265,7 @@ export class CallLifecycle {
       await this.#d.leases.delete(callId, trx);
       const view = this.#view({ ...row, ...changes });
       // With Retell's webhook_events the agent's URL gets those instead of call.finished.
-      await this.#d.outbox.record(trx, { accountId: row.account_id, kind: 'call.finished', data: view, agentWebhookUrl: hook.events === null ? hook.url : null });
+      await this.#d.outbox.record(trx, { accountId: row.account_id, kind: 'call.finished', data: view, agentWebhookUrl: hook.events === null ? hook.url : null, agentWebhookTimeoutMs: hook.timeoutMs });
       // The analysis is made before the call is written (media/call-session.ts), so both go now.
       for (const kind of ['call_ended', 'call_analyzed'] as const) await this.#recordAgentEvent(trx, hook, kind, row.account_id, view);
       return true;
@@ -321,13 +323,14 @@ export class CallLifecycle {
     return {
       url: override?.webhook_url !== undefined ? override.webhook_url : (agent?.config.webhook_url ?? null),
       events: override?.webhook_events !== undefined ? override.webhook_events : (agent?.config.webhook_events ?? null),
+      timeoutMs: override?.webhook_timeout_ms ?? agent?.config.webhook_timeout_ms ?? null,
     };
   }
 
   /** Records one of Retell's agent-level events for the agent's URL, when its `webhook_events` list it. */
   async #recordAgentEvent(db: Executor, hook: AgentWebhook, kind: AgentEventKind, accountId: string, view: CallView): Promise<void> {
     if (hook.url === null || !hook.events?.includes(kind)) return;
-    await this.#d.outbox.record(db, { accountId, kind, data: view, agentWebhookUrl: hook.url });
+    await this.#d.outbox.record(db, { accountId, kind, data: view, agentWebhookUrl: hook.url, agentWebhookTimeoutMs: hook.timeoutMs });
   }
 
   #view(row: Call): CallView {

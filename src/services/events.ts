@@ -11,6 +11,8 @@ export interface AccountEvent {
   agentWebhookUrl?: string | null;
   /** A test event's one destination: this subscription alone, none of the others. */
   onlyWebhook?: { id: string; url: string };
+  /** The agent's `webhook_timeout_ms` for the delivery to `agentWebhookUrl`; absent: the server's timeout. */
+  agentWebhookTimeoutMs?: number | null;
 }
 
 /**

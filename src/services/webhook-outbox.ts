@@ -36,7 +36,7 @@ export class WebhookOutbox implements EventOutbox {
       { id: eventId, account_id: event.accountId, kind: event.kind, data: event.data, created_at: now },
       db,
     );
-    const targets: Array<{ webhookId: string | null; url: string }> = [];
+    const targets: Array<{ webhookId: string | null; url: string; timeoutMs?: number | null }> = [];
     const kind = event.kind;
     if (event.onlyWebhook) {
       targets.push({ webhookId: event.onlyWebhook.id, url: event.onlyWebhook.url });
@@ -45,7 +45,7 @@ export class WebhookOutbox implements EventOutbox {
         if (subscribes(hook.events, kind)) targets.push({ webhookId: hook.id, url: hook.url });
       }
     }
-    if (event.agentWebhookUrl) targets.push({ webhookId: null, url: event.agentWebhookUrl });
+    if (event.agentWebhookUrl) targets.push({ webhookId: null, url: event.agentWebhookUrl, timeoutMs: event.agentWebhookTimeoutMs ?? null });
     if (targets.length === 0) return;
     const deliveries: Delivery[] = targets.map((target) => ({
       id: newId('delivery'),
@@ -69,6 +69,7 @@ export class WebhookOutbox implements EventOutbox {
       delivered_at: null,
       created_at: now,
       updated_at: now,
+      timeout_ms: target.timeoutMs ?? null,
     }));
     await this.#d.webhooks.insertDeliveries(deliveries, db);
     // PostgreSQL delivers a NOTIFY only when (and if) the transaction commits: every worker

@@ -121,6 +121,7 @@ export class VoicePipeline {
       tts: this.#o.tts,
       voiceId: this.#o.voiceId,
       ...(this.#o.volume !== undefined ? { volume: this.#o.volume } : {}), normaliseForSpeech: this.#o.normaliseForSpeech === true,
+      ...(this.#o.speech ? { speech: this.#o.speech } : {}),
       playout: this.#playout,
       signal: this.#ctrl.signal,
       time: this.#time,

@@ -4,7 +4,7 @@ import type { DtmfOptions } from './dtmf.ts';
  */
 import type { Scheduler } from '../lib/scheduler.ts';
 import type { SttProvider } from '../providers/stt.ts';
-import type { TtsProvider } from '../providers/tts.ts';
+import type { SpeechStyle, TtsProvider } from '../providers/tts.ts';
 import type { VadProvider } from '../providers/vad.ts';
 import type { ResponseEngine } from './engines/types.ts';
 import type { EndOfTurnSettings } from './end-of-turn.ts';
@@ -67,6 +67,8 @@ export interface VoicePipelineOptions {
   volume?: number;
   /** Numbers, dates and times spoken as words (the agent's `normalize_for_speech`, voice/speech-normaliser.ts). */
   normaliseForSpeech?: boolean;
+  /** Speaking rate and pronunciations handed to the synthesiser (the agent's `voice_speed`, `pronunciation_dictionary`). */
+  speech?: SpeechStyle;
   /** The call's BCP-47 language, handed to the recogniser (SttOpenOptions.language); default the provider's. */
   language?: string;
   /**

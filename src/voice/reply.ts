@@ -6,7 +6,7 @@
  * first audio and waits there until its turn is confirmed.
  */
 import type { Scheduler } from '../lib/scheduler.ts';
-import type { TtsProvider } from '../providers/tts.ts';
+import type { SpeechStyle, TtsProvider } from '../providers/tts.ts';
 import { ProviderError, isAbortError } from '../providers/errors.ts';
 import { FRAME_MS, Framer } from './frames.ts';
 import { EngineError, type EngineHangup, type EngineOutput, type EngineTiming, type ResponseEngine, type ToolCallRecord } from './engines/types.ts';
@@ -40,6 +40,8 @@ export interface ReplyHost {
   readonly volume?: number;
   /** Numbers, dates and times spoken as words (the agent's `normalize_for_speech`). */
   readonly normaliseForSpeech?: boolean;
+  /** Speaking rate and pronunciations for the synthesiser (the agent's `voice_speed`, `pronunciation_dictionary`). */
+  readonly speech?: SpeechStyle;
   readonly playout: PacedPlayout;
   /** The pipeline's own signal: aborted when the call is closed. */
   readonly signal: AbortSignal;
@@ -188,6 +190,7 @@ export class Replies {
         ...(h.voiceId ? { voiceId: h.voiceId } : {}),
         ...(h.volume !== undefined ? { volume: h.volume } : {}),
         normalise: h.normaliseForSpeech === true,
+        ...h.speech,
         signal,
         onSynthesisStart: () => (marks.synthStart = h.time.now()),
         onFirstAudio: () => (marks.firstAudio = h.time.now()),

@@ -274,7 +274,8 @@ export class DeliveryPump {
     const signal = this.#abort.signal;
     let result: SendResult;
     try {
-      result = await o.client.send(url, headers, body, signal);
+      // An agent's webhook_timeout_ms shortens the attempt; never past the server's, which the lease is built on.
+      result = await o.client.send(url, headers, body, signal, d.timeout_ms !== null ? { timeoutMs: Math.min(d.timeout_ms, o.timeoutMs) } : {});
     } catch (error) {
       if (!signal.aborted) throw error;
       this.#abandoned.push(d.id);

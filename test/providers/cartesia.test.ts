@@ -203,3 +203,22 @@ test('cartesia: configured, its voices are offered as cartesia-<id>; the doctor 
     await srv.close();
   }
 });
+
+test("cartesia: the agent's voice_speed goes as Sonic 3's generation_config, or earlier models' experimental control", async () => {
+  const srv = await fakeCartesia({ chunks: 1, intervalMs: 1 });
+  const sonic2 = cartesia(srv.url);
+  const sonic3 = cartesia(srv.url, { model: 'sonic-3' });
+  try {
+    await collect(sonic2.synthesize('Slow.', { speed: 0.75 }));
+    await collect(sonic2.synthesize('Own rate.', { speed: 1 }));
+    await collect(sonic3.synthesize('Fast.', { speed: 2 }));
+    const sent = (t: string) => srv.seen.requests.find((r) => r.transcript === t)!;
+    assert.deepEqual(sent('Slow.')['__experimental_controls'], { speed: -0.5 });
+    assert.equal(sent('Own rate.')['__experimental_controls'], undefined);
+    assert.deepEqual(sent('Fast.')['generation_config'], { speed: 1.5 }, "clipped to Sonic 3's range");
+  } finally {
+    await sonic2.close();
+    await sonic3.close();
+    await srv.close();
+  }
+});

@@ -243,3 +243,29 @@ test('elevenlabs: the doctor checks the key with xi-api-key against the voices l
     await srv.close();
   }
 });
+
+test("elevenlabs: the agent's voice_speed is voice_settings.speed (clipped to 0.7-1.2); dictionary words go in phoneme tags", async () => {
+  const srv = await fakeElevenLabs({ chunks: 1, chunkSamples: 160 });
+  try {
+    const pronunciations = [
+      { word: 'Zorblax', alphabet: 'ipa', phoneme: 'ˈzɔrblæks' },
+      { word: 'tomato', alphabet: 'cmu', phoneme: 'T AH0 M EY1 T OW2' },
+    ];
+    await collect(tts(srv.baseUrl).synthesize('Zorblax sells a tomato, zorblax!', { speed: 1.5, pronunciations }));
+    assert.deepEqual(srv.seen[0]!.messages.slice(0, 2), [
+      { text: ' ', voice_settings: { stability: 0.5, similarity_boost: 0.8, speed: 1.2 } },
+      {
+        text:
+          '<phoneme alphabet="cmu-arpabet" ph="Z AO1 R B L AE0 K S">Zorblax</phoneme> sells a ' +
+          '<phoneme alphabet="cmu-arpabet" ph="T AH0 M EY1 T OW2">tomato</phoneme>, ' +
+          '<phoneme alphabet="cmu-arpabet" ph="Z AO1 R B L AE0 K S">zorblax</phoneme>! ',
+        try_trigger_generation: true,
+        flush: true,
+      },
+    ]);
+    await collect(tts(srv.baseUrl).synthesize('Slow.', { speed: 0.5 }));
+    assert.deepEqual(srv.seen[1]!.messages[0], { text: ' ', voice_settings: { stability: 0.5, similarity_boost: 0.8, speed: 0.7 } });
+  } finally {
+    await srv.close();
+  }
+});

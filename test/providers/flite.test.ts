@@ -57,3 +57,56 @@ test('flite: close() during a synthesis rejects it at once and still removes the
   assert.deepEqual(fliteDirs(), []);
   await assert.rejects(speak(tts, 'Too late.'), (e) => e instanceof ProviderError && /closed/.test(e.message));
 });
+
+/** Every sample of `text` said with `options`. */
+async function pcmOf(tts: FliteTts, text: string, options: Parameters<FliteTts['synthesize']>[1] = {}): Promise<Int16Array> {
+  const chunks: Int16Array[] = [];
+  for await (const c of tts.synthesize(text, options)) chunks.push(c);
+  const out = new Int16Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}
+
+const same = (a: Int16Array, b: Int16Array) => a.length === b.length && a.every((v, i) => v === b[i]);
+
+test("flite: the agent's pronunciation_dictionary is said, in CMU ARPAbet or IPA, whatever the word's case", async () => {
+  const tts = new FliteTts();
+  try {
+    // Two made-up words given the same phones, one in ARPAbet, one in IPA: Flite says them identically.
+    const pronunciations = [
+      { word: 'Zorblax', alphabet: 'cmu', phoneme: 'T AH0 M EY1 T OW0' },
+      { word: 'quimby', alphabet: 'ipa', phoneme: 'təˈmeɪtoʊ' },
+    ];
+    const cmu = await pcmOf(tts, 'zorblax', { pronunciations });
+    const ipa = await pcmOf(tts, 'Quimby', { pronunciations });
+    assert.ok(same(cmu, ipa), 'the same phones, the same audio');
+    // Without the dictionary, Flite guesses each word from its letters: two different sounds.
+    assert.ok(!same(await pcmOf(tts, 'zorblax'), await pcmOf(tts, 'quimby')));
+    assert.ok(!same(await pcmOf(tts, 'zorblax'), cmu));
+    // The dictionary lives for its synthesis only: the next one without it is Flite's own guess again.
+    assert.ok(same(await pcmOf(tts, 'quimby'), await pcmOf(tts, 'quimby')));
+    assert.equal(fs.readdirSync(fliteDirs().map((d) => path.join(TMP, d))[0]!).length, 0, 'no lexicon file left behind');
+  } finally {
+    await tts.close();
+  }
+});
+
+test("flite: the agent's voice_speed stretches the phones (2 is about half as long, 0.5 about twice)", async () => {
+  const tts = new FliteTts();
+  try {
+    const text = 'Thank you for calling, how can I help you today?';
+    for (const voiceId of ['flite-kal16', 'flite-slt']) {
+      const normal = (await pcmOf(tts, text, { voiceId })).length;
+      const fast = (await pcmOf(tts, text, { voiceId, speed: 2 })).length / normal;
+      const slow = (await pcmOf(tts, text, { voiceId, speed: 0.5 })).length / normal;
+      assert.ok(fast > 0.4 && fast < 0.65, `${voiceId} at 2: ${fast.toFixed(2)} of the length`);
+      assert.ok(slow > 1.6 && slow < 2.3, `${voiceId} at 0.5: ${slow.toFixed(2)} of the length`);
+    }
+  } finally {
+    await tts.close();
+  }
+});

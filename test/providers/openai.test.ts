@@ -124,6 +124,13 @@ test('speech: streams 24 kHz pcm, resampled to 16 kHz; wav answers are parsed', 
     assert.ok(Math.abs(n - 16000 * seconds) < 400, `${responseFormat}: ${n} samples at 16 kHz`);
     assert.equal(body['voice'], 'nova');
     assert.equal(body['input'], 'Hello.');
+    assert.equal(body['speed'], undefined, "the voice's own rate: no speed sent");
   }
-  await srv.close();
+  // The agent's voice_speed is OpenAI's `speed`.
+  try {
+    for await (const chunk of new OpenAiSpeechTts({ baseUrl: srv.baseUrl, model: 'tts-1' }).synthesize('Hello.', { speed: 1.25 })) assert.ok(chunk.length > 0);
+    assert.equal(body['speed'], 1.25);
+  } finally {
+    await srv.close();
+  }
 });

@@ -205,6 +205,7 @@ export class CartesiaTts implements TtsProvider {
         language: 'en',
         context_id: contextId,
         output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 16_000 },
+        ...cartesiaSpeed(this.#o.model, options.speed),
         continue: false,
       });
       yield* queue.read(options.signal);
@@ -224,4 +225,17 @@ export class CartesiaTts implements TtsProvider {
     this.#sockets.clear();
     if (opening) await opening.then((s) => s.ws.terminate(), () => {});
   }
+}
+
+/**
+ * The agent's voice_speed (0.5 to 2; 1 sends nothing) as Cartesia's models take it: Sonic 3's
+ * `generation_config.speed` is a rate (0.6 to 1.5, clipped there); earlier models take
+ * `__experimental_controls.speed` from -1 (slowest) to 1 (fastest), 0 their own rate, so 0.5 is
+ * -1 and 2 is 1 (docs/providers.md#speaking-rate).
+ */
+export function cartesiaSpeed(model: string, speed: number | undefined): Record<string, unknown> {
+  if (speed === undefined || speed === 1) return {};
+  if (model.startsWith('sonic-3')) return { generation_config: { speed: Math.min(1.5, Math.max(0.6, speed)) } };
+  const control = speed > 1 ? Math.min(1, speed - 1) : Math.max(-1, (speed - 1) * 2);
+  return { __experimental_controls: { speed: Number(control.toFixed(3)) } };
 }

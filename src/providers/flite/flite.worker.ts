@@ -1,15 +1,19 @@
 // Worker thread that runs Flite (WASI) so synthesis never blocks the event loop that paces audio.
-// Protocol: in {id, voice, text}; out {id, wav: ArrayBuffer} | {id, error: string}. The parent
+// Protocol: in {id, voice, text, lexicon?, durationStretch?} (flite.lexicon.ts); out {id, wav: ArrayBuffer} | {id, error: string}. The parent
 // owns the output directory (workerData.dir): it creates it and removes it on close.
 import { parentPort, workerData } from 'node:worker_threads';
 import { WASI } from 'node:wasi';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 interface Job {
   id: number;
   voice: string;
   text: string;
+  /** Lexicon addenda, Flite's `-add_lex` file format, for this synthesis only. */
+  lexicon?: string;
+  /** Flite's `duration_stretch` feature: 2 says every phone twice as long. */
+  durationStretch?: number;
 }
 
 /** WASI numbers preopened directories from 3, after stdin, stdout and stderr. */
@@ -21,9 +25,16 @@ const modulePromise = WebAssembly.compile(readFileSync(wasmPath));
 async function run(job: Job): Promise<ArrayBuffer> {
   const mod = await modulePromise;
   const out = `/out/${job.id}.wav`;
+  const args = ['flite', '-voice', job.voice];
+  // Each job is a fresh instance, so a lexicon or a stretch never outlives its synthesis.
+  if (job.lexicon) {
+    writeFileSync(join(dir, `${job.id}.lex`), job.lexicon);
+    args.push('-add_lex', `/out/${job.id}.lex`);
+  }
+  if (job.durationStretch !== undefined) args.push('--setf', `duration_stretch=${job.durationStretch}`);
   const wasi = new WASI({
     version: 'preview1',
-    args: ['flite', '-voice', job.voice, '-t', job.text, '-o', out],
+    args: [...args, '-t', job.text, '-o', out],
     preopens: { '/out': dir },
     returnOnExit: true,
   });
@@ -32,6 +43,7 @@ async function run(job: Job): Promise<ArrayBuffer> {
     const rc = wasi.start(instance);
     if (rc !== 0) throw new Error(`flite exited with ${rc}`);
   } finally {
+    if (job.lexicon) rmSync(join(dir, `${job.id}.lex`), { force: true });
     // Node's WASI opens the preopened directory per instance and closes it only when the instance
     // is garbage-collected, which in practice never happens here: without this every synthesis
     // leaked one open file until the process ended (measured: 400 syntheses, 400 open files).

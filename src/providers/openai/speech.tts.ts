@@ -90,7 +90,8 @@ export class OpenAiSpeechTts implements TtsProvider {
     const format = this.#o.responseFormat ?? 'pcm';
     const res = await post(
       'tts', this.id, this.#o, '/audio/speech',
-      JSON.stringify({ model: this.#o.model, input: text, voice, response_format: format }),
+      // `speed` is OpenAI's own (0.25 to 4): the agent's voice_speed (0.5 to 2) is within it.
+      JSON.stringify({ model: this.#o.model, input: text, voice, response_format: format, ...(options.speed !== undefined && options.speed !== 1 ? { speed: options.speed } : {}) }),
       { 'content-type': 'application/json' },
       options.signal,
     );

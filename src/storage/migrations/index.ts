@@ -20,6 +20,7 @@ import { knowledgeSearch } from './0021_knowledge_search.ts';
 import { testRunLeases } from './0022_test_run_leases.ts';
 import { knowledgeEmbeddings } from './0023_knowledge_embeddings.ts';
 import { knowledgeUrls } from './0025_knowledge_urls.ts';
+import { agentFields } from './0026_agent_fields.ts';
 
 /** Every migration, in order; each is a factory so it can differ by dialect where SQL must. */
 const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
@@ -42,6 +43,7 @@ const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
   '0022_test_run_leases': testRunLeases,
   '0023_knowledge_embeddings': knowledgeEmbeddings,
   '0025_knowledge_urls': knowledgeUrls,
+  '0026_agent_fields': agentFields,
 };
 
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<void> {

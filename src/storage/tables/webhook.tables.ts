@@ -115,6 +115,8 @@ export interface WebhookDeliveryTable {
   delivered_at: number | null;
   created_at: number;
   updated_at: number;
+  /** The attempt timeout, ms, of a delivery to an agent's `webhook_url` (its `webhook_timeout_ms`); null: the server's. */
+  timeout_ms: number | null;
 }
 
 export interface WebhookAttemptTable {

@@ -1,4 +1,4 @@
-import type { TtsProvider } from '../../providers/tts.ts';
+import type { Pronunciation, TtsProvider } from '../../providers/tts.ts';
 import { ProviderError, isAbortError } from '../../providers/errors.ts';
 import type { EngineHangup, ToolCallRecord } from '../engines/types.ts';
 import type { SpeechPiece } from './engine.stage.ts';
@@ -16,12 +16,13 @@ export type TtsEvent =
  * playback is bounded by the consumer's (blocking) output queue. `onSynthesisStart` fires when
  * the first sentence goes to the engine, `onFirstAudio` when its first audio comes back.
  * `normalise` speaks numbers, dates and times as words (the `sentence_start` text stays as
- * written); `volume` is a gain on the audio (the agent's Retell fields, issue 26).
+ * written); `volume` is a gain on the audio; `speed` and `pronunciations` go to the synthesiser
+ * (the agent's Retell fields, issue 26).
  */
 export async function* ttsStage(
   pieces: AsyncIterable<SpeechPiece>,
   tts: TtsProvider,
-  options: { voiceId?: string; volume?: number; normalise?: boolean; signal: AbortSignal; onSynthesisStart?: () => void; onFirstAudio?: () => void },
+  options: { voiceId?: string; volume?: number; normalise?: boolean; speed?: number; pronunciations?: readonly Pronunciation[]; signal: AbortSignal; onSynthesisStart?: () => void; onFirstAudio?: () => void },
 ): AsyncIterable<TtsEvent> {
   let index = 0;
   let firstAudio = true;
@@ -34,7 +35,12 @@ export async function* ttsStage(
     const i = index++;
     yield { type: 'sentence_start', index: i, text: p.text };
     if (i === 0) options.onSynthesisStart?.();
-    const audio = tts.synthesize(options.normalise ? normaliseForSpeech(p.text) : p.text, { ...(options.voiceId ? { voiceId: options.voiceId } : {}), signal: options.signal });
+    const audio = tts.synthesize(options.normalise ? normaliseForSpeech(p.text) : p.text, {
+      ...(options.voiceId ? { voiceId: options.voiceId } : {}),
+      ...(options.speed !== undefined && options.speed !== 1 ? { speed: options.speed } : {}),
+      ...(options.pronunciations?.length ? { pronunciations: options.pronunciations } : {}),
+      signal: options.signal,
+    });
     const it = audio[Symbol.asyncIterator]();
     let exhausted = false;
     try {
