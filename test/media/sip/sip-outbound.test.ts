@@ -2,7 +2,8 @@
 // INVITEs the callee at the trunk: baresip (Debian) is the callee's phone (it answers and hears the
 // agent; it rings and is cancelled; it refuses busy), and a small trunk written here speaks real SIP
 // over UDP where the test must see the wire: a digest challenge (401 and 407, SHA-256 and MD5,
-// checked against the RFC's computation done here), a lost INVITE retransmitted, the callee's BYE.
+// checked against the RFC's computation done here), a lost INVITE retransmitted, the callee's BYE,
+// and the keys a service LLM presses (press_digit), decoded here from their RFC 4733 packets.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import dgram from 'node:dgram';
@@ -10,6 +11,7 @@ import fs from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { parseSipMessage, type SipRequest } from '../../../src/media/sip/sip-message.ts';
 import type { SipTransport } from '../../../src/media/sip/sip.transport.ts';
+import { FakeLlm } from '../../../src/providers/fake/fake.providers.ts';
 import { type MediaServer, eventually, fakeProviders, startMediaServer } from '../helpers.ts';
 import { Baresip, NO_BARESIP, hasBaresip } from './baresip.ts';
 
@@ -73,8 +75,9 @@ function digestParams(value: string): Record<string, string> {
 describe('outbound calls over a SIP trunk', { skip: !hasBaresip() && NO_BARESIP }, () => {
   let s: MediaServer;
   let sip: SipTransport;
+  const llm = new FakeLlm();
   before(async () => {
-    s = await startMediaServer('sqlite', { providers: fakeProviders([], { msPerChar: 15 }), env: { SIP_PORT: '0', SIP_RTP_PORT_MIN: '45000', SIP_RTP_PORT_MAX: '45998', SIP_RING_TIMEOUT_MS: '2000', WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' } });
+    s = await startMediaServer('sqlite', { providers: fakeProviders([], { llm, msPerChar: 15 }), env: { SIP_PORT: '0', SIP_RTP_PORT_MIN: '45000', SIP_RTP_PORT_MAX: '45998', SIP_RING_TIMEOUT_MS: '2000', WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' } });
     sip = s.app.transports.get('sip') as SipTransport;
     await sip.ready;
   });
@@ -241,6 +244,63 @@ describe('outbound calls over a SIP trunk', { skip: !hasBaresip() && NO_BARESIP 
       assert.deepEqual(invites.map((r) => r.headers.one('cseq')), ['1 INVITE', '1 INVITE', '2 INVITE']);
       assert.equal(invites[0]?.headers.one('via'), invites[1]?.headers.one('via'), 'a retransmission, not a new transaction');
       assert.ok(invites[2]?.headers.one('authorization'));
+    } finally {
+      trunk.close();
+    }
+  });
+
+  it('press_digit: the service LLM presses keys on the call; the trunk receives them as RFC 4733 telephone events', { timeout: 20_000 }, async () => {
+    const trunk = new TestTrunk();
+    await trunk.start();
+    try {
+      const created = await s.api('POST', '/create-retell-llm', { general_prompt: 'You navigate phone menus.', general_tools: [{ type: 'press_digit', name: 'press_keys' }] });
+      assert.equal(created.status, 201, JSON.stringify(created.json));
+      const agent = await s.api('POST', '/create-agent', { response_engine: { type: 'retell-llm', llm_id: created.json.llm_id } });
+      await importNumber('+14155550306', `127.0.0.1:${trunk.port}`, agent.json.agent_id);
+      // The agent opens the call by pressing 1, then #.
+      llm.push({ toolCalls: [{ name: 'press_keys', arguments: { digit: '1#' } }] });
+      let answered: { request: SipRequest; from: dgram.RemoteInfo } | null = null;
+      trunk.onRequest = (request, from) => {
+        if (request.method === 'BYE') return trunk.respond(request, from, 200, 'OK');
+        if (request.method !== 'INVITE') return;
+        answered = { request, from };
+        trunk.respond(request, from, 200, 'OK', [`Contact: <sip:callee@127.0.0.1:${trunk.port}>`, 'Content-Type: application/sdp'], trunk.answerSdp());
+      };
+      const call = await s.api('POST', '/v2/create-phone-call', { from_number: '+14155550306', to_number: '+14155550993' });
+      assert.equal(call.status, 201, JSON.stringify(call.json));
+      // RFC 4733: payload type 101 (our offer's), one event per timestamp, its end (E bit) sent three times.
+      const events = () => trunk.rtpPackets.filter((p) => ((p[1] as number) & 0x7f) === 101);
+      await eventually(() => events().filter((p) => ((p[13] as number) & 0x80) !== 0).length >= 6, 10_000);
+      const byTimestamp = new Map<number, Buffer[]>();
+      for (const p of events()) byTimestamp.set(p.readUInt32BE(4), [...(byTimestamp.get(p.readUInt32BE(4)) ?? []), p]);
+      const keys = [...byTimestamp.values()].map((packets) => '0123456789*#'[packets[0]?.[12] as number]).join('');
+      assert.equal(keys, '1#');
+      for (const packets of byTimestamp.values()) {
+        assert.ok(((packets[0]?.[1] as number) & 0x80) !== 0, 'the first packet of an event has the marker bit');
+        const ends = packets.filter((p) => ((p[13] as number) & 0x80) !== 0);
+        assert.equal(ends.length, 3);
+        assert.equal(ends[0]?.readUInt16BE(14), 800, 'the event lasted 100 ms (800 samples)');
+      }
+      const callId = call.json.call_id as string;
+      const live = (await s.api('GET', `/v2/get-call/${callId}`)).json;
+      assert.equal(live.call_status, 'ongoing');
+      const to = answered as unknown as { request: SipRequest; from: dgram.RemoteInfo };
+      const bye = [
+        `BYE sip:x@127.0.0.1:${sip.port} SIP/2.0`,
+        `Via: SIP/2.0/UDP 127.0.0.1:${trunk.port};branch=z9hG4bKbye2`,
+        `From: ${to.request.headers.one('to')};tag=trunk1`,
+        `To: ${to.request.headers.one('from')}`,
+        `Call-ID: ${to.request.headers.one('call-id')}`,
+        'CSeq: 1 BYE',
+        'Content-Length: 0',
+        '',
+        '',
+      ].join('\r\n');
+      trunk.socket.send(Buffer.from(bye), to.from.port, to.from.address);
+      const ended = await endedCall(callId);
+      const tools = (ended.transcript_with_tool_calls as Array<{ role: string; name?: string; content?: string }>).filter((u) => u.role.startsWith('tool_call'));
+      assert.deepEqual(tools.map((u) => u.role), ['tool_call_invocation', 'tool_call_result'], JSON.stringify(ended.transcript_with_tool_calls));
+      assert.equal(tools[1]?.content, 'pressed 1#');
     } finally {
       trunk.close();
     }
