@@ -74,7 +74,7 @@ export async function runSipOutboundBench(options: { log: Log; calls?: number })
     ];
     uas.send(Buffer.from(lines.join('\r\n')), remote.port, remote.address);
   });
-  await runtime.services.phoneNumbers.importNumber(account.account_id, { phone_number: '+14155550100', outbound_agent_id: agent.agent_id, termination_uri: `127.0.0.1:${uas.address().port}` } as never);
+  await runtime.services.phoneNumbers.importNumber(account.account_id, { phone_number: '+14155550100', outbound_agent_id: agent.agent_id, termination_uri: `127.0.0.1:${uas.address().port}` });
 
   const calls = options.calls ?? 40;
   const toInvite: number[] = [];

@@ -138,7 +138,7 @@ export class RtpSession {
     const eventPayloadType = this.#eventPayloadType;
     if (eventPayloadType === null) return Promise.reject(new Error('the far end did not negotiate telephone-event'));
     const press = async () => {
-      for (const digit of digits) {
+      for (const [index, digit] of [...digits].entries()) {
         const event = DTMF_EVENTS.indexOf(digit.toUpperCase());
         if (event < 0) throw new Error(`"${digit}" is not a key`);
         if (this.#closed) return;
@@ -156,7 +156,8 @@ export class RtpSession {
         // The audio after the key goes on from where the key ended.
         this.#timestamp = (timestamp + steps * SAMPLES_PER_PACKET + (KEY_GAP_MS / 1000) * 8000) >>> 0;
         this.#marker = true;
-        await sleep(KEY_GAP_MS);
+        // The silence between keys; after the last one, the press is done.
+        if (index < digits.length - 1) await sleep(KEY_GAP_MS);
       }
     };
     const next = this.#pressing.then(press);

@@ -57,8 +57,6 @@ export interface OutboundInviteOptions {
   lateAnswer(response: SipResponse, cseq: number): void;
 }
 
-/** The dynamic payload type we offer telephone-event (RFC 4733) on. */
-const TELEPHONE_EVENT_PAYLOAD_TYPE = 101;
 const ALLOW = 'INVITE, ACK, BYE, CANCEL, OPTIONS, NOTIFY';
 
 export class OutboundInvite {
@@ -274,27 +272,6 @@ export class OutboundInvite {
     this.#timers.add(timer);
     return timer;
   }
-}
-
-/** Our SDP offer (RFC 3264): PCMU, PCMA and telephone-event on the call's RTP port. */
-export function offerSdp(host: string, port: number): string {
-  const family = host.includes(':') ? 'IP6' : 'IP4';
-  const session = Date.now();
-  return [
-    'v=0',
-    `o=switchboard ${session} ${session} IN ${family} ${host}`,
-    's=switchboard',
-    `c=IN ${family} ${host}`,
-    't=0 0',
-    `m=audio ${port} RTP/AVP 0 8 ${TELEPHONE_EVENT_PAYLOAD_TYPE}`,
-    'a=rtpmap:0 PCMU/8000',
-    'a=rtpmap:8 PCMA/8000',
-    `a=rtpmap:${TELEPHONE_EVENT_PAYLOAD_TYPE} telephone-event/8000`,
-    `a=fmtp:${TELEPHONE_EVENT_PAYLOAD_TYPE} 0-16`,
-    'a=ptime:20',
-    'a=sendrecv',
-    '',
-  ].join('\r\n');
 }
 
 /** A branch of our own (RFC 3261 8.1.1.7: the magic cookie, then unique). */

@@ -7,6 +7,9 @@
  * from the last response when they are retransmitted, BYE both ways with its own retransmission
  * (timer E). Every input is bounded: message and body size, INVITEs per source address per
  * minute, dialogs at once, and the optional allow-list of source addresses (SIP_ALLOWED_CIDRS).
+ * It is also the dialer of numbers reached over a trunk: create-phone-call's INVITE to the
+ * number's `termination_uri` (./sip-dialer.ts: timers A and B, digest, CANCEL), whose answered
+ * call becomes a dialog like an inbound one.
  */
 import { randomBytes } from 'node:crypto';
 import dgram from 'node:dgram';
@@ -20,22 +23,22 @@ import { TokenBuckets } from '../../lib/token-bucket.ts';
 import { createResampler } from '../../providers/audio/resample.ts';
 import type { CallEnding } from '../endpoint.ts';
 import type { Transport, TransportContext, TransportHandle } from '../transport.ts';
-import { type G711Codec, PCMA_PAYLOAD_TYPE, PCMU_PAYLOAD_TYPE } from '../codec/g711.ts';
 import { RtpSession, bindRtpSocket } from './rtp.ts';
 import { SipCallEndpoint } from './sip.endpoint.ts';
 import { inboundAdmission } from '../inbound-admission.ts';
 import type { Call } from '../../domain/call.ts';
 import type { PhoneNumber, PhoneNumberReach } from '../../domain/phone-number.ts';
-import { OutboundInvite, offerSdp } from './sip-dialer.ts';
+import { OutboundInvite } from './sip-dialer.ts';
+import { answerSdp, chooseCodec, offerSdp } from './sdp.ts';
 import {
   type SipRequest,
   type SipResponse,
   SipParseError,
-  type SdpAudio,
   parseSdpAudio,
   parseSipMessage,
   responseTo,
   hostPortOf,
+  malformedAnswer,
   tagOf,
   uriOf,
   userOf,
@@ -164,7 +167,8 @@ export class SipTransport implements TransportHandle {
     } catch (error) {
       const status = error instanceof SipParseError ? error.status : 400;
       this.#dropped.inc({ reason: status === 413 ? 'too_large' : 'malformed' });
-      this.#answerMalformed(data, status, from);
+      const answer = malformedAnswer(data, status);
+      if (answer) this.#send(answer, from);
       return;
     }
     try {
@@ -583,56 +587,9 @@ export class SipTransport implements TransportHandle {
     return this.#allowed.some(([range, bits]) => range.kind() === parsed.kind() && parsed.match(range, bits));
   }
 
-  /** A 400 (or 413) to a request that could not be parsed, when enough of it is there to answer (a Via). */
-  #answerMalformed(data: Buffer, status: number, from: dgram.RemoteInfo): void {
-    const text = data.subarray(0, 8_192).toString('latin1');
-    if (text.startsWith('SIP/2.0')) return;
-    const header = (name: string, compact: string) =>
-      text.split('\r\n').filter((line) => new RegExp(`^(${name}|${compact})\\s*:`, 'i').test(line)).map((line) => line.slice(line.indexOf(':') + 1).trim());
-    const vias = header('via', 'v');
-    if (vias.length === 0) return;
-    const headers: Array<[string, string]> = [
-      ...vias.slice(0, 8).map((via): [string, string] => ['Via', via.slice(0, 512)]),
-      ['From', (header('from', 'f')[0] ?? '').slice(0, 512)],
-      ['To', (header('to', 't')[0] ?? '').slice(0, 512)],
-      ['Call-ID', (header('call-id', 'i')[0] ?? '').slice(0, 256)],
-      ['CSeq', (header('cseq', 'cseq')[0] ?? '').slice(0, 64)],
-    ];
-    this.#send(writeSipMessage(`SIP/2.0 ${status} ${status === 413 ? 'Request Entity Too Large' : 'Bad Request'}`, headers), from);
-  }
-
   #send(message: Buffer, to: { address: string; port: number }): void {
     if (!this.#closed) this.#socket.send(message, to.port, to.address);
   }
-}
-
-/** The codec answered: μ-law first, then A-law (what the caller offered of them), and telephone-event if offered. */
-function chooseCodec(offer: SdpAudio): { codec: G711Codec; payloadType: number; eventPayloadType: number | null } | null {
-  const event = offer.formats.find((f) => f.encoding === 'telephone-event' && f.clockRate === 8000);
-  for (const [codec, name, payloadType] of [['pcmu', 'pcmu', PCMU_PAYLOAD_TYPE], ['pcma', 'pcma', PCMA_PAYLOAD_TYPE]] as const) {
-    const format = offer.formats.find((f) => f.encoding === name && f.clockRate === 8000);
-    if (format) return { codec, payloadType: format.payloadType ?? payloadType, eventPayloadType: event?.payloadType ?? null };
-  }
-  return null;
-}
-
-function answerSdp(host: string, port: number, media: { codec: G711Codec; payloadType: number; eventPayloadType: number | null }): string {
-  const family = host.includes(':') ? 'IP6' : 'IP4';
-  const session = Date.now();
-  const payloads = [media.payloadType, ...(media.eventPayloadType === null ? [] : [media.eventPayloadType])];
-  return [
-    'v=0',
-    `o=switchboard ${session} ${session} IN ${family} ${host}`,
-    's=switchboard',
-    `c=IN ${family} ${host}`,
-    't=0 0',
-    `m=audio ${port} RTP/AVP ${payloads.join(' ')}`,
-    `a=rtpmap:${media.payloadType} ${media.codec === 'pcmu' ? 'PCMU' : 'PCMA'}/8000`,
-    ...(media.eventPayloadType === null ? [] : [`a=rtpmap:${media.eventPayloadType} telephone-event/8000`, `a=fmtp:${media.eventPayloadType} 0-16`]),
-    'a=ptime:20',
-    'a=sendrecv',
-    '',
-  ].join('\r\n');
 }
 
 function randomTag(): string {

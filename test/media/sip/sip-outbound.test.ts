@@ -282,6 +282,8 @@ describe('outbound calls over a SIP trunk', { skip: !hasBaresip() && NO_BARESIP 
         assert.equal(ends[0]?.readUInt16BE(14), 800, 'the event lasted 100 ms (800 samples)');
       }
       const callId = call.json.call_id as string;
+      // The press is recorded once the keys are out; the callee hangs up a moment after.
+      await new Promise((r) => setTimeout(r, 300));
       const live = (await s.api('GET', `/v2/get-call/${callId}`)).json;
       assert.equal(live.call_status, 'ongoing');
       const to = answered as unknown as { request: SipRequest; from: dgram.RemoteInfo };
