@@ -495,7 +495,11 @@ export class SipTransport implements TransportHandle {
     this.#outbound.set(callId, invite);
     void this.#ring(call, invite, { callId, localTag, from, remote, socket }).catch((error: unknown) => {
       this.#context.log.error({ err: error, callId: call.call_id }, 'outbound sip call failed');
-      socket.close();
+      try {
+        socket.close();
+      } catch {
+        // closed already (the call's RTP session or the unanswered path closed it)
+      }
     });
     return callId;
   }
