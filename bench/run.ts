@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, twilio, agent-tests, knowledge, knowledge-recall, knowledge-documents, webrtc, streamed, embedded-scale; all by default) and
+ * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, sip-outbound, twilio, agent-tests, knowledge, knowledge-recall, knowledge-documents, webrtc, streamed, embedded-scale; all by default) and
  * prints their tables, ready to paste into BENCHMARKS.md. Each part measures against a baseline
  * run by the same script on the same machine, because these shared machines are noisy.
  */
@@ -11,6 +11,7 @@ import { runVoiceBench } from './voice.ts';
 import { runWebhookBench } from './webhooks.ts';
 import { runToolsBench } from './tools.ts';
 import { runSipBench } from './sip.ts';
+import { runSipOutboundBench } from './sip-outbound.ts';
 import { runKnowledgeBench } from './knowledge.ts';
 import { runKnowledgeRecallBench } from './knowledge-recall.ts';
 import { runKnowledgeDocumentsBench } from './knowledge-documents.ts';
@@ -29,6 +30,7 @@ const parts: Record<string, () => Promise<string>> = {
   recognition: () => runRecognitionBench({ log }),
   browser: () => runBrowserBench({ log }),
   sip: () => runSipBench({ log }),
+  'sip-outbound': () => runSipOutboundBench({ log }),
   'agent-tests': () => runAgentTestsBench({ log }),
   knowledge: () => runKnowledgeBench({ log }),
   'knowledge-recall': () => runKnowledgeRecallBench({ log }),

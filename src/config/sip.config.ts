@@ -16,6 +16,8 @@ export interface SipConfig {
   readonly rtpPortMax: number;
   /** INVITEs per minute one source address may send (SIP_INVITES_PER_MINUTE, default 120). */
   readonly invitesPerMinute: number;
+  /** How long a call we place over a trunk may ring before its INVITE is cancelled and it ends `dial_no_answer`, ms (SIP_RING_TIMEOUT_MS, default 60 000). */
+  readonly ringTimeoutMs: number;
 }
 
 /** SIP_* variables; null when SIP_PORT is not set. Bad values go to `problems`, named. */
@@ -44,5 +46,6 @@ export function readSipConfig(reader: EnvReader, problems: string[], host: strin
     rtpPortMin: rtpPortMin + (rtpPortMin % 2),
     rtpPortMax,
     invitesPerMinute: reader.integer('SIP_INVITES_PER_MINUTE', 120, 1, 1_000_000),
+    ringTimeoutMs: reader.integer('SIP_RING_TIMEOUT_MS', 60_000, 1_000, 600_000),
   };
 }

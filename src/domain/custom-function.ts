@@ -83,8 +83,21 @@ export const TransferCallTool = Strict({
   execution_message_description: Type.Optional(Text(1024)),
 });
 export type TransferCallTool = Static<typeof TransferCallTool>;
+/**
+ * Retell's `press_digit` tool (issue 24): the model presses keys on a phone call to navigate
+ * another IVR (RFC 4733 telephone events on SIP). The model gives the keys (`digit`: 0-9, *, #,
+ * A-D, up to 32); a call that cannot send them (a web call, a Twilio call) is not offered the tool.
+ */
+export const PressDigitTool = Strict({
+  type: Type.Literal('press_digit'),
+  name: FunctionName,
+  description: Type.Optional(Text(4096)),
+});
+export type PressDigitTool = Static<typeof PressDigitTool>;
+/** The keys one press_digit call may press. */
+export const PRESS_DIGIT_PATTERN = '^[0-9*#A-Da-d]{1,32}$';
 /** A tool of a service LLM (`general_tools`, `states[].tools`). */
-export const LlmTool = Type.Union([CustomFunction, EndCallTool, TransferCallTool]);
+export const LlmTool = Type.Union([CustomFunction, EndCallTool, TransferCallTool, PressDigitTool]);
 export type LlmTool = Static<typeof LlmTool>;
 
 /** A conversation flow's tool: a custom function with the id its `function` nodes name. */
@@ -113,7 +126,7 @@ export function parametersProblem(parameters: Record<string, unknown> | undefine
  * names free of the service LLM's own tools, compilable parameters, headers the service does not
  * set itself. `where` names the list in messages (`general_tools`). Null when all is well.
  */
-export function checkFunctions(functions: ReadonlyArray<CustomFunction | EndCallTool | TransferCallTool>, where: string, taken: ReadonlySet<string> = new Set()): string | null {
+export function checkFunctions(functions: ReadonlyArray<CustomFunction | EndCallTool | TransferCallTool | PressDigitTool>, where: string, taken: ReadonlySet<string> = new Set()): string | null {
   const names = new Set(taken);
   for (const [i, f] of functions.entries()) {
     const at = `${where}[${i}]`;

@@ -261,6 +261,7 @@ export class CallSession implements CallScope {
         currentState: this.#call.current_state,
         language: settings.language,
         canTransfer: this.#endpoint.transfer !== undefined,
+        ...(this.#endpoint.sendDigits ? { keypad: (digits: string) => this.#endpoint.sendDigits?.(digits) ?? Promise.resolve() } : {}),
         ...this.#knowledgeSource(engineDef),
         ...(this.#d.customLlm
           ? {

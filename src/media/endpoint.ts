@@ -101,6 +101,12 @@ export interface CallEndpoint {
    * took the call on; rejects when it refused. `end` follows either way.
    */
   transfer?(destination: string): Promise<void>;
+  /**
+   * Presses keys on the call (`0-9`, `*`, `#`, `A-D`), as the far end hears them (RFC 4733
+   * telephone events on SIP): the agent navigates another IVR. Absent on endpoints that cannot,
+   * and then the engines do not offer `press_digit`. Resolves once the keys are sent.
+   */
+  sendDigits?(digits: string): Promise<void>;
   /** The call is over: the endpoint tells its caller how it ended and closes. Idempotent. */
   end(ending: CallEnding): void;
 }

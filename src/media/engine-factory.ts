@@ -65,6 +65,8 @@ export interface BuildEngineOptions {
   contextSource?: TurnContextSource;
   /** The call's endpoint can transfer it (a phone call): a service LLM offers its `transfer_call` tools. */
   canTransfer?: boolean;
+  /** Presses keys on the call (a phone call's endpoint can): a service LLM offers its `press_digit` tools. */
+  keypad?: (digits: string) => Promise<void>;
 }
 
 /** A custom LLM's connection to the user's server, as the call session gives it. */
@@ -136,6 +138,7 @@ export function buildEngine(o: BuildEngineOptions): BuiltEngine {
     ...(o.language ? { language: o.language } : {}),
     ...(o.contextSource ? { contextSource: o.contextSource } : {}),
     ...(o.canTransfer ? { canTransfer: true } : {}),
+    ...(o.keypad ? { keypad: o.keypad } : {}),
   });
   return {
     engine,

@@ -32,7 +32,7 @@ export interface TransportContext {
   publicBaseUrl: string;
   /** What phone transports need (issue 24): the numbers accounts hold, and the SIP endpoint's configuration (null: SIP is off). */
   phone: {
-    numbers: Pick<PhoneNumberService, 'findForInbound' | 'findForOutbound' | 'reachOf'>;
+    numbers: Pick<PhoneNumberService, 'findForInbound' | 'findForOutbound' | 'reachOf' | 'trunkAddressRefusal'>;
     sip: SipConfig | null;
     /** Phone calls: a transport that places calls registers its dialer and reports calls not answered; the SIP endpoint answers calls registered by register-phone-call. */
     calls: Pick<PhoneCallService, 'useDialer' | 'endUnanswered' | 'findDialIn' | 'noteTelephonyIdentifier' | 'inboundLimit' | 'atConcurrencyLimit'>;

@@ -164,7 +164,7 @@ export class AgentService {
   }
 
   /** Each function's `url` through checkWebhookUrl, named by its place (`tools[0].url`). */
-  #checkFunctionUrls(functions: ReadonlyArray<{ url: string } | { type: 'end_call' | 'transfer_call' }>, where: string): void {
+  #checkFunctionUrls(functions: ReadonlyArray<{ url: string } | { type: 'end_call' | 'transfer_call' | 'press_digit' }>, where: string): void {
     for (const [i, f] of functions.entries()) if ('url' in f) checkWebhookUrl(f.url, this.#destinations, `${where}[${i}].url`);
   }
 

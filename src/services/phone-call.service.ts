@@ -1,7 +1,7 @@
 /**
  * create-phone-call (Retell's `POST /v2/create-phone-call`): an outbound call from one of the
  * account's numbers, placed by the transport that reaches that number (a dialer: Twilio's REST
- * API for a Twilio number). The call is `registered` while it rings, ongoing once answered (the
+ * API for a Twilio number, the SIP endpoint's INVITE to the trunk's `termination_uri` for a SIP number). The call is `registered` while it rings, ongoing once answered (the
  * transport's `SessionRegistry.answer`), and ends `dial_busy`, `dial_no_answer` or `dial_failed`
  * when it is not (`endUnanswered`, from the carrier's status reports).
  */
@@ -84,6 +84,7 @@ export class PhoneCallService {
     if (!agentId) throw errors.invalidRequest('override_agent_id is required: from_number has no outbound agent', { field: 'override_agent_id' });
     const agentVersion = input.override_agent_id ? input.override_agent_version : (input.override_agent_version ?? number.outbound_agent_version ?? undefined);
     const reach = this.#d.phoneNumbers.reachOf(number);
+    if (reach.kind === 'sip' && reach.target === null) throw errors.invalidRequest('from_number has no termination_uri: set one to place calls over its SIP trunk', { field: 'from_number' });
     const dialer = this.#dialers.get(reach.kind);
     if (!dialer) throw errors.invalidRequest(`from_number is reached ${reach.kind === 'twilio' ? 'through Twilio' : 'over a SIP trunk'}, and this server places no such calls`, { field: 'from_number' });
     const call = await this.#d.lifecycle.registerCall(

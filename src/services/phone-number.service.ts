@@ -168,6 +168,15 @@ export class PhoneNumberService {
     return { kind: 'sip', target, auth };
   }
 
+  /**
+   * Why a trunk's resolved `address` (an IP literal) may not be dialled, by the one URL policy;
+   * null when it may. A `termination_uri` host name is judged on the address it resolves to at
+   * each call (a name may resolve somewhere else than when it was set).
+   */
+  trunkAddressRefusal(address: string): string | null {
+    return this.#d.destinations.hostRefusal(address);
+  }
+
   /** Re-encrypts every stored secret not under the primary server key; returns how many. */
   async reencryptSecrets(): Promise<number> {
     let count = 0;

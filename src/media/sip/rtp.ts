@@ -1,6 +1,6 @@
 /**
  * RTP (RFC 3550) for one call: a UDP socket on an even port, G.711 both ways, RFC 4733 telephone
- * events in, and the statistics the call object reports (packets, loss by sequence gaps, the
+ * events both ways (keys the caller presses in; keys the agent presses out), and the statistics the call object reports (packets, loss by sequence gaps, the
  * interarrival jitter of 6.4.1). Packets from any address but the negotiated one are dropped.
  */
 import dgram from 'node:dgram';
@@ -12,6 +12,13 @@ const RTP_HEADER_BYTES = 12;
 /** Largest RTP packet read (a 20 ms G.711 packet is 172 bytes). */
 const MAX_RTP_BYTES = 1_500;
 const DTMF_EVENTS = '0123456789*#ABCD';
+/** How long each key the agent presses sounds, and the silence after it, ms (RFC 4733 2.5.1.2; IVRs take 40 ms tones and more). */
+const KEY_TONE_MS = 100;
+const KEY_GAP_MS = 60;
+/** The volume field of our events: -10 dBm0 (RFC 4733 2.3.4, a DTMF generator's usual level). */
+const KEY_VOLUME = 10;
+/** The end of an event is sent three times (RFC 4733 2.5.1.4: it may be lost). */
+const END_PACKETS = 3;
 
 export interface RtpHandlers {
   /** Decoded 8 kHz audio of one packet. */
@@ -68,6 +75,8 @@ export class RtpSession {
   #jitter = 0;
   #lastEventTimestamp: number | null = null;
   #closed = false;
+  /** The keys being pressed: one press at a time, in order. */
+  #pressing: Promise<void> = Promise.resolve();
 
   constructor(options: { socket: dgram.Socket; codec: G711Codec; payloadType: number; eventPayloadType: number | null; remote: { address: string; port: number } }) {
     this.#socket = options.socket;
@@ -114,10 +123,66 @@ export class RtpSession {
     this.#pending = new Int16Array(0);
   }
 
+  /** Whether the far end took telephone-event (the keys can be pressed). */
+  get canSendDigits(): boolean {
+    return this.#eventPayloadType !== null;
+  }
+
+  /**
+   * Presses `digits` (0-9, *, #, A-D) as RFC 4733 telephone events: for each, an event packet
+   * every 20 ms for KEY_TONE_MS (the first with the marker bit, the duration growing), the end
+   * three times, then KEY_GAP_MS of nothing. Resolves once the last key is sent. Throws when the
+   * far end did not negotiate telephone-event.
+   */
+  sendDigits(digits: string): Promise<void> {
+    const eventPayloadType = this.#eventPayloadType;
+    if (eventPayloadType === null) return Promise.reject(new Error('the far end did not negotiate telephone-event'));
+    const press = async () => {
+      for (const [index, digit] of [...digits].entries()) {
+        const event = DTMF_EVENTS.indexOf(digit.toUpperCase());
+        if (event < 0) throw new Error(`"${digit}" is not a key`);
+        if (this.#closed) return;
+        this.#flushAudio();
+        const timestamp = this.#timestamp;
+        const steps = KEY_TONE_MS / 20;
+        for (let step = 1; step <= steps + END_PACKETS - 1; step++) {
+          const end = step >= steps;
+          const duration = Math.min(step, steps) * SAMPLES_PER_PACKET;
+          const payload = new Uint8Array([event, (end ? 0x80 : 0) | KEY_VOLUME, duration >> 8, duration & 0xff]);
+          this.#marker = step === 1;
+          this.#sendEvent(eventPayloadType, payload, timestamp);
+          if (step < steps) await sleep(20);
+        }
+        // The audio after the key goes on from where the key ended.
+        this.#timestamp = (timestamp + steps * SAMPLES_PER_PACKET + (KEY_GAP_MS / 1000) * 8000) >>> 0;
+        this.#marker = true;
+        // The silence between keys; after the last one, the press is done.
+        if (index < digits.length - 1) await sleep(KEY_GAP_MS);
+      }
+    };
+    const next = this.#pressing.then(press);
+    this.#pressing = next.catch(() => {});
+    return next;
+  }
+
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
     this.#socket.close();
+  }
+
+  /** Audio left over from the last send is dropped: a key starts a new talkspurt. */
+  #flushAudio(): void {
+    this.#pending = new Int16Array(0);
+  }
+
+  /** One telephone-event packet: every packet of an event carries its first timestamp (RFC 4733 2.5.1.1). */
+  #sendEvent(payloadType: number, payload: Uint8Array, timestamp: number): void {
+    if (this.#closed) return;
+    const saved = this.#timestamp;
+    this.#timestamp = timestamp;
+    this.#sendPacket(payloadType, payload, 0);
+    this.#timestamp = saved;
   }
 
   #sendPacket(payloadType: number, payload: Uint8Array, samples: number): void {
@@ -191,4 +256,8 @@ export class RtpSession {
     }
     this.#lastTransit = transit;
   }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

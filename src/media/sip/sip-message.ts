@@ -192,3 +192,21 @@ export function parseSdpAudio(sdp: string): SdpAudio | { refusal: string } {
   });
   return { address, port: audio.port, formats };
 }
+
+/** A 400 (or 413) to a request that could not be parsed, when enough of it is there to answer (a Via); null otherwise. */
+export function malformedAnswer(data: Buffer, status: number): Buffer | null {
+  const text = data.subarray(0, MAX_SIP_MESSAGE_BYTES).toString('latin1');
+  if (text.startsWith('SIP/2.0')) return null;
+  const header = (name: string, compact: string) =>
+    text.split('\r\n').filter((line) => new RegExp(`^(${name}|${compact})\\s*:`, 'i').test(line)).map((line) => line.slice(line.indexOf(':') + 1).trim());
+  const vias = header('via', 'v');
+  if (vias.length === 0) return null;
+  const headers: Array<[string, string]> = [
+    ...vias.slice(0, 8).map((via): [string, string] => ['Via', via.slice(0, 512)]),
+    ['From', (header('from', 'f')[0] ?? '').slice(0, 512)],
+    ['To', (header('to', 't')[0] ?? '').slice(0, 512)],
+    ['Call-ID', (header('call-id', 'i')[0] ?? '').slice(0, 256)],
+    ['CSeq', (header('cseq', 'cseq')[0] ?? '').slice(0, 64)],
+  ];
+  return writeSipMessage(`SIP/2.0 ${status} ${status === 413 ? 'Request Entity Too Large' : 'Bad Request'}`, headers);
+}

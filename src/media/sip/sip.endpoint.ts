@@ -1,6 +1,7 @@
 /**
  * A phone call over the SIP endpoint, as a call session sees it: RTP audio converted between the
- * wire's 8 kHz G.711 and the port's 16 kHz, keypad digits (RFC 4733) to the sink, a transfer by
+ * wire's 8 kHz G.711 and the port's 16 kHz, keypad digits (RFC 4733) to the sink and from the
+ * agent (press_digit), a transfer by
  * REFER and the end of the call handed back to its dialog (a BYE, unless the caller hung up first).
  */
 import type { CallMedia } from '../../domain/call.ts';
@@ -59,6 +60,12 @@ export class SipCallEndpoint implements CallEndpoint {
   clear(): void {
     // Audio is sent as the session paces it: nothing is queued here but a part of one packet.
     this.#rtp.markTalkspurt();
+  }
+
+  /** Keys pressed by the agent: RFC 4733 telephone events on the call's RTP. */
+  sendDigits(digits: string): Promise<void> {
+    if (this.#ended) return Promise.reject(new Error('the call is over'));
+    return this.#rtp.sendDigits(digits);
   }
 
   /** A cold transfer by REFER (RFC 3515), through the call's dialog. */

@@ -7,9 +7,13 @@
  * from the last response when they are retransmitted, BYE both ways with its own retransmission
  * (timer E). Every input is bounded: message and body size, INVITEs per source address per
  * minute, dialogs at once, and the optional allow-list of source addresses (SIP_ALLOWED_CIDRS).
+ * It is also the dialer of numbers reached over a trunk: create-phone-call's INVITE to the
+ * number's `termination_uri` (./sip-dialer.ts: timers A and B, digest, CANCEL), whose answered
+ * call becomes a dialog like an inbound one.
  */
 import { randomBytes } from 'node:crypto';
 import dgram from 'node:dgram';
+import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
 import type { SipConfig } from '../../config/sip.config.ts';
 import { AppError } from '../../domain/errors.ts';
@@ -19,18 +23,22 @@ import { TokenBuckets } from '../../lib/token-bucket.ts';
 import { createResampler } from '../../providers/audio/resample.ts';
 import type { CallEnding } from '../endpoint.ts';
 import type { Transport, TransportContext, TransportHandle } from '../transport.ts';
-import { type G711Codec, PCMA_PAYLOAD_TYPE, PCMU_PAYLOAD_TYPE } from '../codec/g711.ts';
 import { RtpSession, bindRtpSocket } from './rtp.ts';
 import { SipCallEndpoint } from './sip.endpoint.ts';
 import { inboundAdmission } from '../inbound-admission.ts';
+import type { Call } from '../../domain/call.ts';
+import type { PhoneNumber, PhoneNumberReach } from '../../domain/phone-number.ts';
+import { OutboundInvite } from './sip-dialer.ts';
+import { answerSdp, chooseCodec, offerSdp } from './sdp.ts';
 import {
   type SipRequest,
+  type SipResponse,
   SipParseError,
-  type SdpAudio,
   parseSdpAudio,
   parseSipMessage,
   responseTo,
   hostPortOf,
+  malformedAnswer,
   tagOf,
   uriOf,
   userOf,
@@ -58,9 +66,15 @@ interface PendingTransfer {
 interface Dialog {
   callId: string;
   localTag: string;
-  /** The caller's address (responses and in-dialog requests go back to it: symmetric signalling). */
+  /** The far end's address (responses and in-dialog requests go back to it: symmetric signalling). */
   remote: { address: string; port: number };
-  invite: SipRequest;
+  /** The caller's INVITE of an inbound call; null for a call we placed. */
+  invite: SipRequest | null;
+  /** Our side's From of requests we send in the dialog (with our tag), and the far end's (its To). */
+  local: string;
+  peer: string;
+  /** The Request-URI of our requests in the dialog: the far end's Contact. */
+  target: string;
   /** The last response to the INVITE, sent again when the INVITE is retransmitted. */
   lastResponse: Buffer | null;
   state: 'proceeding' | 'answered' | 'confirmed' | 'ended';
@@ -83,6 +97,8 @@ export class SipTransport implements TransportHandle {
   readonly #allowed: Array<[ipaddr.IPv4 | ipaddr.IPv6, number]>;
   readonly #dropped;
   readonly #timers = new Set<NodeJS.Timeout>();
+  /** Our INVITEs of calls we place (create-phone-call), by Call-ID, while they ring and while their dialog lasts. */
+  readonly #outbound = new Map<string, OutboundInvite>();
   /** Resolves once the socket is bound. */
   readonly ready: Promise<void>;
   #closed = false;
@@ -103,6 +119,16 @@ export class SipTransport implements TransportHandle {
         resolve();
       });
     });
+    context.phone.calls.useDialer('sip', {
+      dial: async (call, number, reach, to) => {
+        try {
+          return await this.dial(call, number, reach, to);
+        } catch (error) {
+          context.log.warn({ err: error, callId: call.call_id }, 'sip call could not be placed');
+          throw error;
+        }
+      },
+    });
   }
 
   /** The bound UDP port (after `ready`). */
@@ -119,6 +145,8 @@ export class SipTransport implements TransportHandle {
     if (this.#closed) return;
     this.#closed = true;
     for (const timer of this.#timers) clearTimeout(timer);
+    for (const invite of this.#outbound.values()) invite.close();
+    this.#outbound.clear();
     for (const dialog of this.#dialogs.values()) {
       if (dialog.retransmit) clearTimeout(dialog.retransmit);
       dialog.endpoint?.end({ reason: 'server_shutdown', status: 'ended' });
@@ -139,11 +167,14 @@ export class SipTransport implements TransportHandle {
     } catch (error) {
       const status = error instanceof SipParseError ? error.status : 400;
       this.#dropped.inc({ reason: status === 413 ? 'too_large' : 'malformed' });
-      this.#answerMalformed(data, status, from);
+      const answer = malformedAnswer(data, status);
+      if (answer) this.#send(answer, from);
       return;
     }
     try {
       if (message.kind === 'response') {
+        const outbound = this.#outbound.get(message.headers.one('call-id') ?? '');
+        if (outbound && /\s(INVITE|CANCEL)$/.test(message.headers.one('cseq') ?? '')) return outbound.onResponse(message);
         this.#onResponse(message.headers.one('call-id') ?? '', message.headers.one('cseq') ?? '', message.status);
         return;
       }
@@ -185,7 +216,7 @@ export class SipTransport implements TransportHandle {
       case 'CANCEL':
         if (!dialog) return this.#send(responseTo(request, 481, 'Call/Transaction Does Not Exist'), remote);
         this.#send(responseTo(request, 200, 'OK'), remote);
-        if (dialog.state === 'proceeding') {
+        if (dialog.state === 'proceeding' && dialog.invite) {
           dialog.cancelled = true;
           dialog.lastResponse = responseTo(dialog.invite, 487, 'Request Terminated', { toTag: dialog.localTag });
           this.#send(dialog.lastResponse, remote);
@@ -218,11 +249,16 @@ export class SipTransport implements TransportHandle {
     if (this.#allowed.length > 0 && !this.#isAllowed(remote.address)) return refuse(403, 'Forbidden', 'source_not_allowed');
     if (this.#dialogs.size >= MAX_DIALOGS) return refuse(503, 'Service Unavailable', 'busy');
     const callId = invite.headers.one('call-id') ?? '';
+    const localTag = randomTag();
+    const to = invite.headers.one('to') ?? '';
     const dialog: Dialog = {
       callId,
-      localTag: randomTag(),
+      localTag,
       remote,
       invite,
+      local: tagOf(to) === null ? `${to};tag=${localTag}` : to,
+      peer: invite.headers.one('from') ?? '',
+      target: uriOf(invite.headers.one('contact') ?? '') || uriOf(invite.headers.one('from') ?? ''),
       lastResponse: null,
       state: 'proceeding',
       endpoint: null,
@@ -322,18 +358,15 @@ export class SipTransport implements TransportHandle {
   /** Our requests waiting for their final response, by `Call-ID CSeq` (`abc 3 REFER`). */
   readonly #awaiting = new Map<string, (status: number) => void>();
 
-  /** A request of ours in the dialog, as its INVITE's From and To make it (we are the To side). */
+  /** A request of ours in the dialog (12.2.1.1): to the far end's Contact, our side's From, its To. */
   #inDialog(dialog: Dialog, method: string, headers: Array<[string, string]> = []): { message: Buffer; cseq: string } {
-    const invite = dialog.invite;
-    const contact = uriOf(invite.headers.one('contact') ?? '') || uriOf(invite.headers.one('from') ?? '');
-    const ourTo = invite.headers.one('to') ?? '';
     dialog.cseq += 1;
     const cseq = `${dialog.cseq} ${method}`;
-    const message = writeSipMessage(`${method} ${contact} SIP/2.0`, [
+    const message = writeSipMessage(`${method} ${dialog.target} SIP/2.0`, [
       ['Via', `SIP/2.0/UDP ${this.#config.publicHost}:${this.port};branch=z9hG4bK${randomTag()};rport`],
       ['Max-Forwards', '70'],
-      ['From', tagOf(ourTo) === null ? `${ourTo};tag=${dialog.localTag}` : ourTo],
-      ['To', invite.headers.one('from') ?? ''],
+      ['From', dialog.local],
+      ['To', dialog.peer],
       ['Call-ID', dialog.callId],
       ['CSeq', cseq],
       ...headers,
@@ -388,13 +421,13 @@ export class SipTransport implements TransportHandle {
     if (dialog.state !== 'confirmed' && dialog.state !== 'answered') throw new Error('the call is not up');
     if (dialog.transfer) throw new Error('a transfer is already in progress');
     const settled = new Promise<{ ok: true } | { ok: false; why: string }>((resolve) => (dialog.transfer = { settle: resolve }));
-    const target = /^sips?:/i.test(destination) ? destination : `sip:${destination}@${hostPortOf(uriOf(dialog.invite.headers.one('from') ?? ''))?.host ?? dialog.remote.address}`;
+    const target = /^sips?:/i.test(destination) ? destination : `sip:${destination}@${hostPortOf(uriOf(dialog.peer))?.host ?? dialog.remote.address}`;
     const status = await this.#request(
       dialog,
       this.#inDialog(dialog, 'REFER', [
         ['Contact', `<sip:${this.#config.publicHost}:${this.port}>`],
         ['Refer-To', `<${target}>`],
-        ['Referred-By', `<${uriOf(dialog.invite.headers.one('to') ?? '')}>`],
+        ['Referred-By', `<${uriOf(dialog.local)}>`],
         ['Content-Length', '0'],
       ]),
     );
@@ -426,7 +459,120 @@ export class SipTransport implements TransportHandle {
     void this.#request(dialog, this.#inDialog(dialog, 'BYE'));
   }
 
+  /**
+   * Places `call` from `number` at its trunk (`termination_uri`, UDP): an INVITE from the number
+   * to `to`, answered with the trunk's digest credentials when it challenges. Returns the SIP
+   * Call-ID once the INVITE is sent; the call becomes ongoing when answered, or ends `dial_busy`,
+   * `dial_no_answer` or `dial_failed` (sip-dialer.ts). Throws when it cannot be sent at all.
+   */
+  async dial(call: Call, number: PhoneNumber, reach: PhoneNumberReach, to: string): Promise<string> {
+    if (reach.kind !== 'sip' || reach.target === null) throw new Error('the number has no termination_uri');
+    const target = reach.target;
+    if (target.transport !== 'udp') throw new Error('SIP over TCP is not supported yet');
+    const address = (await lookup(target.host)).address;
+    const refused = this.#context.phone.numbers.trunkAddressRefusal(address);
+    if (refused) throw new Error(`the trunk's address is not an allowed destination: ${refused}`);
+    const remote = { address, port: target.port ?? 5060 };
+    const socket = await bindRtpSocket(this.#config.bindHost, this.#config.rtpPortMin, this.#config.rtpPortMax);
+    const callId = `${randomBytes(16).toString('hex')}@${this.#config.publicHost}`;
+    const localTag = randomTag();
+    const hostPort = `${target.host.includes(':') ? `[${target.host}]` : target.host}${target.port === null ? '' : `:${target.port}`}`;
+    const requestUri = `sip:${to}@${hostPort}`;
+    const from = `<sip:${number.phone_number}@${this.#config.publicHost}>;tag=${localTag}`;
+    const invite = new OutboundInvite({
+      callId,
+      requestUri,
+      from,
+      to: `<sip:${to}@${hostPort}>`,
+      contact: `sip:${number.phone_number}@${this.#config.publicHost}:${this.port}`,
+      sentBy: `${this.#config.publicHost}:${this.port}`,
+      sdp: offerSdp(this.#config.publicHost, socket.address().port),
+      credentials: reach.auth,
+      ringTimeoutMs: this.#config.ringTimeoutMs,
+      send: (message) => this.#send(message, remote),
+      lateAnswer: (response, cseq) => this.#hangUp(this.#outboundDialog(callId, localTag, from, remote, response, cseq), { reason: 'dial_no_answer', status: 'ended' }),
+    });
+    this.#outbound.set(callId, invite);
+    void this.#ring(call, invite, { callId, localTag, from, remote, socket }).catch((error: unknown) => {
+      this.#context.log.error({ err: error, callId: call.call_id }, 'outbound sip call failed');
+      try {
+        socket.close();
+      } catch {
+        // closed already (the call's RTP session or the unanswered path closed it)
+      }
+    });
+    return callId;
+  }
+
+  /** Waits for the callee: answered, the call runs on a SipCallEndpoint; else it ends with the reason. */
+  async #ring(call: Call, invite: OutboundInvite, leg: { callId: string; localTag: string; from: string; remote: { address: string; port: number }; socket: dgram.Socket }): Promise<void> {
+    const outcome = await invite.start();
+    if (outcome.kind === 'unanswered') {
+      leg.socket.close();
+      // Late responses (a 487 retransmitted, a 2xx after our CANCEL) are still ACKed for 64*T1.
+      const linger = setTimeout(() => {
+        this.#timers.delete(linger);
+        invite.close();
+        if (this.#outbound.get(leg.callId) === invite) this.#outbound.delete(leg.callId);
+      }, 64 * T1_MS);
+      linger.unref();
+      this.#timers.add(linger);
+      await this.#context.phone.calls.endUnanswered(call.account_id, call.call_id, outcome.reason);
+      return;
+    }
+    const dialog = this.#outboundDialog(leg.callId, leg.localTag, leg.from, leg.remote, outcome.response, outcome.cseq);
+    const answer = parseSdpAudio(outcome.response.body);
+    const media = 'refusal' in answer ? null : chooseCodec(answer);
+    if ('refusal' in answer || !media) {
+      leg.socket.close();
+      this.#hangUp(dialog, { reason: 'dial_failed', status: 'ended' });
+      await this.#context.phone.calls.endUnanswered(call.account_id, call.call_id, 'dial_failed');
+      return;
+    }
+    const rtp = new RtpSession({ socket: leg.socket, codec: media.codec, payloadType: media.payloadType, eventPayloadType: media.eventPayloadType, remote: { address: answer.address, port: answer.port } });
+    const [upsampler, downsampler] = await Promise.all([createResampler(8000, 16_000), createResampler(16_000, 8000)]);
+    const endpoint = new SipCallEndpoint({ rtp, upsampler, downsampler, onEnd: (ending) => this.#hangUp(dialog, ending), transfer: (destination) => this.#transfer(dialog, destination) });
+    dialog.endpoint = endpoint;
+    if (dialog.state === 'ended' || this.#closed) {
+      endpoint.end({ reason: 'user_hangup', status: 'ended' });
+      return;
+    }
+    try {
+      await this.#context.registry.answer(call.call_id, endpoint);
+    } catch (error) {
+      // Rang out meanwhile, or the server is shutting down: the callee is hung up on.
+      this.#context.log.warn({ err: error, callId: call.call_id }, 'answered sip call not started');
+      endpoint.end({ reason: 'error_unknown', status: 'error' });
+    }
+  }
+
+  /** The dialog of a call we placed, from its 2xx (12.1.2): the callee's To (with its tag) and Contact. */
+  #outboundDialog(callId: string, localTag: string, from: string, remote: { address: string; port: number }, response: SipResponse, cseq: number): Dialog {
+    const dialog: Dialog = {
+      callId,
+      localTag,
+      remote,
+      invite: null,
+      local: from,
+      peer: response.headers.one('to') ?? '',
+      target: uriOf(response.headers.one('contact') ?? '') || `sip:${remote.address}:${remote.port}`,
+      lastResponse: null,
+      state: 'confirmed',
+      endpoint: null,
+      retransmit: null,
+      cancelled: false,
+      cseq,
+      transfer: null,
+    };
+    this.#dialogs.set(callId, dialog);
+    return dialog;
+  }
+
   #forget(dialog: Dialog): void {
+    if (dialog.invite === null) {
+      this.#outbound.get(dialog.callId)?.close();
+      this.#outbound.delete(dialog.callId);
+    }
     // The caller left the call while our REFER was in flight: it took the transfer on (RFC 5589 6.1).
     dialog.transfer?.settle({ ok: true });
     dialog.state = 'ended';
@@ -445,56 +591,9 @@ export class SipTransport implements TransportHandle {
     return this.#allowed.some(([range, bits]) => range.kind() === parsed.kind() && parsed.match(range, bits));
   }
 
-  /** A 400 (or 413) to a request that could not be parsed, when enough of it is there to answer (a Via). */
-  #answerMalformed(data: Buffer, status: number, from: dgram.RemoteInfo): void {
-    const text = data.subarray(0, 8_192).toString('latin1');
-    if (text.startsWith('SIP/2.0')) return;
-    const header = (name: string, compact: string) =>
-      text.split('\r\n').filter((line) => new RegExp(`^(${name}|${compact})\\s*:`, 'i').test(line)).map((line) => line.slice(line.indexOf(':') + 1).trim());
-    const vias = header('via', 'v');
-    if (vias.length === 0) return;
-    const headers: Array<[string, string]> = [
-      ...vias.slice(0, 8).map((via): [string, string] => ['Via', via.slice(0, 512)]),
-      ['From', (header('from', 'f')[0] ?? '').slice(0, 512)],
-      ['To', (header('to', 't')[0] ?? '').slice(0, 512)],
-      ['Call-ID', (header('call-id', 'i')[0] ?? '').slice(0, 256)],
-      ['CSeq', (header('cseq', 'cseq')[0] ?? '').slice(0, 64)],
-    ];
-    this.#send(writeSipMessage(`SIP/2.0 ${status} ${status === 413 ? 'Request Entity Too Large' : 'Bad Request'}`, headers), from);
-  }
-
   #send(message: Buffer, to: { address: string; port: number }): void {
     if (!this.#closed) this.#socket.send(message, to.port, to.address);
   }
-}
-
-/** The codec answered: μ-law first, then A-law (what the caller offered of them), and telephone-event if offered. */
-function chooseCodec(offer: SdpAudio): { codec: G711Codec; payloadType: number; eventPayloadType: number | null } | null {
-  const event = offer.formats.find((f) => f.encoding === 'telephone-event' && f.clockRate === 8000);
-  for (const [codec, name, payloadType] of [['pcmu', 'pcmu', PCMU_PAYLOAD_TYPE], ['pcma', 'pcma', PCMA_PAYLOAD_TYPE]] as const) {
-    const format = offer.formats.find((f) => f.encoding === name && f.clockRate === 8000);
-    if (format) return { codec, payloadType: format.payloadType ?? payloadType, eventPayloadType: event?.payloadType ?? null };
-  }
-  return null;
-}
-
-function answerSdp(host: string, port: number, media: { codec: G711Codec; payloadType: number; eventPayloadType: number | null }): string {
-  const family = host.includes(':') ? 'IP6' : 'IP4';
-  const session = Date.now();
-  const payloads = [media.payloadType, ...(media.eventPayloadType === null ? [] : [media.eventPayloadType])];
-  return [
-    'v=0',
-    `o=switchboard ${session} ${session} IN ${family} ${host}`,
-    's=switchboard',
-    `c=IN ${family} ${host}`,
-    't=0 0',
-    `m=audio ${port} RTP/AVP ${payloads.join(' ')}`,
-    `a=rtpmap:${media.payloadType} ${media.codec === 'pcmu' ? 'PCMU' : 'PCMA'}/8000`,
-    ...(media.eventPayloadType === null ? [] : [`a=rtpmap:${media.eventPayloadType} telephone-event/8000`, `a=fmtp:${media.eventPayloadType} 0-16`]),
-    'a=ptime:20',
-    'a=sendrecv',
-    '',
-  ].join('\r\n');
 }
 
 function randomTag(): string {

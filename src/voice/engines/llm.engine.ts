@@ -1,5 +1,5 @@
 import type { ChatTool, ChatToolCall, LlmProvider } from '../../providers/llm.ts';
-import type { CustomFunction, TransferCallTool } from '../../domain/custom-function.ts';
+import { type CustomFunction, type PressDigitTool, PRESS_DIGIT_PATTERN, type TransferCallTool } from '../../domain/custom-function.ts';
 import { renderTemplate, resolveVariables } from './variables.ts';
 import { parseBoundedJson } from '../../lib/bounded-json.ts';
 import { languageInstruction } from './language.ts';
@@ -46,6 +46,8 @@ export interface LlmEngineOptions {
   now?: () => number;
   /** The call can be transferred (a phone call): `transfer_call` tools are offered to the model; default false (they are not). */
   canTransfer?: boolean;
+  /** Presses keys on the call (a phone call that can): `press_digit` tools are offered to the model; absent, they are not. */
+  keypad?: (digits: string) => Promise<void>;
 }
 
 /** What end_call (or a transfer_call tool) asked for: the goodbye to say before hanging up ('' for none), and where the call goes. */
@@ -78,9 +80,11 @@ export class LlmEngine implements ResponseEngine {
   readonly #contextSource: TurnContextSource;
   readonly #now: () => number;
   readonly #canTransfer: boolean;
+  readonly #keypad: ((digits: string) => Promise<void>) | undefined;
 
   constructor(options: LlmEngineOptions) {
     this.#canTransfer = options.canTransfer ?? false;
+    this.#keypad = options.keypad;
     this.#language = options.language;
     this.#contextSource = options.contextSource ?? NO_TURN_CONTEXT;
     this.#now = options.now ?? (() => performance.now());
@@ -175,6 +179,12 @@ export class LlmEngine implements ResponseEngine {
     return [...(this.#config.general_tools ?? []), ...(this.#state?.tools ?? [])].filter((t) => t.type === 'custom');
   }
 
+  /** Retell's `press_digit` tools the model may call now (none unless the call can send keys). */
+  #pressesNow(): PressDigitTool[] {
+    if (!this.#keypad) return [];
+    return [...(this.#config.general_tools ?? []), ...(this.#state?.tools ?? [])].filter((t) => t.type === 'press_digit');
+  }
+
   /** Retell's `transfer_call` tools the model may call now (none unless the call can be transferred). */
   #transfersNow(): TransferCallTool[] {
     if (!this.#canTransfer) return [];
@@ -226,7 +236,17 @@ export class LlmEngine implements ResponseEngine {
       description: t.description ?? 'Transfer the call to a person.',
       parameters: { type: 'object', properties: {}, additionalProperties: false },
     }));
-    return [...tools, ...transfers, ...functions];
+    const presses: ChatTool[] = this.#pressesNow().map((t) => ({
+      name: t.name,
+      description: t.description ?? 'Press keys on the phone keypad, to navigate an automated phone menu (IVR).',
+      parameters: {
+        type: 'object',
+        properties: { digit: { type: 'string', pattern: PRESS_DIGIT_PATTERN, description: 'The keys to press, in order: 0-9, *, #.' } },
+        required: ['digit'],
+        additionalProperties: false,
+      },
+    }));
+    return [...tools, ...transfers, ...presses, ...functions];
   }
 
   /** The model's answer to the turn: up to MAX_ROUNDS_PER_TURN requests, each with the reference material `lookup` finds for it. */
@@ -262,7 +282,10 @@ export class LlmEngine implements ResponseEngine {
         if (!speakAfter) return;
         continue;
       }
-      const applied = this.#applyRound(calls, new Map());
+      const pressed = yield* this.#pressDigits(calls, signal);
+      const applied = this.#applyRound(calls, pressed);
+      // After keys are pressed the model hears what the menu says next: it answers that turn.
+      if (pressed.size > 0 && !applied.end) return;
       if (applied.end) {
         yield* this.#hangUp(applied.end);
         return;
@@ -361,6 +384,39 @@ export class LlmEngine implements ResponseEngine {
       history.push({ role: 'tool', tool_call_id: call.id, content: next ? `now in state ${next.name}` : 'unknown tool' });
     }
     return { moved, end };
+  }
+
+  /**
+   * The round's press_digit calls: each presses its keys on the call (in order, once the turn is
+   * confirmed), recorded as a tool call; returns their results for the history (a bad key or a
+   * call that could not send them is an error the model reads).
+   */
+  async *#pressDigits(calls: ChatToolCall[], signal: AbortSignal): AsyncGenerator<EngineOutput, Map<string, FunctionOutcome>> {
+    const results = new Map<string, FunctionOutcome>();
+    const keypad = this.#keypad;
+    const presses = this.#pressesNow();
+    const mine = calls.filter((c) => presses.some((p) => p.name === c.name));
+    if (!keypad || mine.length === 0) return results;
+    await confirmedTurn(this.#confirmed, signal);
+    for (const call of mine) {
+      const digit = parseArgs(call.arguments)['digit'];
+      yield { type: 'tool_call_invocation', tool_call_id: call.id, name: call.name, arguments: call.arguments || '{}' };
+      const started = this.#now();
+      let outcome: FunctionOutcome;
+      if (typeof digit !== 'string' || !new RegExp(PRESS_DIGIT_PATTERN).test(digit)) {
+        outcome = { ok: false, content: 'error: digit must be 1 to 32 keys of 0-9, *, #, A-D', error: 'invalid_arguments', durationMs: 0 };
+      } else {
+        try {
+          await keypad(digit);
+          outcome = { ok: true, content: `pressed ${digit}`, durationMs: Math.round(this.#now() - started) };
+        } catch (error) {
+          outcome = { ok: false, content: `error: the keys could not be pressed (${(error as Error).message})`, error: 'press_failed', durationMs: Math.round(this.#now() - started) };
+        }
+      }
+      results.set(call.id, outcome);
+      yield { type: 'tool_call_result', tool_call_id: call.id, content: outcome.content };
+    }
+    return results;
   }
 
   /** The end of the call that end_call (or a transfer) asked for: its goodbye, if any, then the hang-up or the transfer. */
