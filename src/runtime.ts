@@ -260,7 +260,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     runner: new SimulationRunner({
       llm: providers.llm,
       functions: (accountId, details) => functionCaller({ accountId, callId: 'simulated', details }, testsStopped.signal),
-      audio: audioCasePlayer({ providers, timings: sessionTimings, endpoint: () => new LoopbackEndpoint({ realTime: true }), log: logger.child({ component: 'agent-tests' }) }),
+      audio: audioCasePlayer({ providers, timings: sessionTimings, endpoint: () => new LoopbackEndpoint({ realTime: false }), log: logger.child({ component: 'agent-tests' }) }),
     }),
   });
   // Other servers' webhook events wake this server's delivery worker (which also polls).

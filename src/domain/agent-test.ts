@@ -177,8 +177,13 @@ export interface TestCaseResult {
   latency: { e2e_p50_ms: number | null; e2e_p90_ms: number | null; values_ms: number[] };
   /** How long the case took to play, ms (wall time). */
   duration_ms: number;
-  /** Audio mode: the call's length on its own timeline (the end of its last utterance), ms. */
+  /** Audio mode: the call's length on its own clock (what it would have taken in real time), ms. */
   simulated_ms?: number;
+  /**
+   * Audio mode: the clock the call ran on: 'virtual' (embedded engines: time moves as fast as they
+   * keep up) or 'real_time' (a recogniser bound to the wall clock, such as a hosted streaming one).
+   */
+  clock?: 'virtual' | 'real_time';
 }
 
 export const TEST_RUN_STATUSES = ['running', 'complete'] as const;

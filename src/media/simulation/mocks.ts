@@ -5,6 +5,8 @@
 import type { SimulatedToolCall, ToolMock } from '../../domain/agent-test.ts';
 import type { CustomFunction } from '../../domain/custom-function.ts';
 import { FUNCTION_RESULT_MAX_CHARS } from '../../domain/custom-function.ts';
+import type { Scheduler } from '../../lib/scheduler.ts';
+import { realScheduler } from '../../lib/scheduler.ts';
 import type { FlowTools, FunctionCaller, FunctionOutcome } from '../../voice/index.ts';
 
 /** Most function calls, leads or tickets one simulated call keeps. */
@@ -12,7 +14,7 @@ const MAX_RECORDED = 200;
 
 /**
  * The functions of a simulated call: a mocked one answers its mock (its `delay_ms` is counted,
- * not waited, unless `waitDelays`); any other goes to `real` when the case allows it, else is
+ * not waited, unless `waitDelays`: then waited on `scheduler`, the call's clock); any other goes to `real` when the case allows it, else is
  * refused (the engine sees an error, as when a backend refuses).
  */
 export class MockedFunctions implements FunctionCaller {
@@ -22,11 +24,13 @@ export class MockedFunctions implements FunctionCaller {
   readonly #mocks: Readonly<Record<string, ToolMock>>;
   readonly #real: FunctionCaller | undefined;
   readonly #waitDelays: boolean;
+  readonly #time: Scheduler;
 
-  constructor(mocks: Readonly<Record<string, ToolMock>>, real: FunctionCaller | undefined, options: { waitDelays?: boolean } = {}) {
+  constructor(mocks: Readonly<Record<string, ToolMock>>, real: FunctionCaller | undefined, options: { waitDelays?: boolean; scheduler?: Scheduler } = {}) {
     this.#mocks = mocks;
     this.#real = real;
     this.#waitDelays = options.waitDelays ?? false;
+    this.#time = options.scheduler ?? realScheduler;
   }
 
   async call(fn: CustomFunction, args: Record<string, unknown>, signal?: AbortSignal): Promise<FunctionOutcome> {
@@ -41,7 +45,7 @@ export class MockedFunctions implements FunctionCaller {
 
   async #answer(mock: ToolMock, signal: AbortSignal | undefined): Promise<FunctionOutcome> {
     const delayMs = mock.delay_ms ?? 0;
-    if (this.#waitDelays && delayMs > 0) await sleep(delayMs, signal);
+    if (this.#waitDelays && delayMs > 0) await sleep(this.#time, delayMs, signal);
     else this.pendingDelayMs += delayMs;
     const status = mock.status ?? 200;
     const body = mock.response === undefined ? {} : mock.response;
@@ -51,11 +55,11 @@ export class MockedFunctions implements FunctionCaller {
   }
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+function sleep(time: Scheduler, ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
+    const timer = time.setTimeout(done, ms);
     function done() {
-      clearTimeout(timer);
+      time.clear(timer);
       signal?.removeEventListener('abort', done);
       resolve();
     }

@@ -123,7 +123,7 @@ async function playTurn(turn: ScriptTurn, userTurn: (text: string, options?: { d
 const HANG_UP = 'END_CALL';
 
 /** The persona's next words, or null when it hangs up. */
-async function personaTurn(llm: LlmProvider, caller: { persona: string; goal: string }, transcript: readonly SimulatedUtterance[], signal: AbortSignal): Promise<string | null> {
+export async function personaTurn(llm: LlmProvider, caller: { persona: string; goal: string }, transcript: readonly SimulatedUtterance[], signal: AbortSignal): Promise<string | null> {
   const conversation = transcript.map((u) => `${u.role === 'agent' ? 'Agent' : 'You'}: ${u.content}`).join('\n');
   const answer = await chatText(llm, {
     messages: [
