@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { STORES } from '../helpers/stores.ts';
 import { hasPocketsphinx, NO_POCKETSPHINX } from '../voice/capabilities.ts';
+import { ChatServer } from '../knowledge/chat-server.ts';
 import { flowAgent, runToEnd } from './helpers.ts';
 
 const FLOW = {
@@ -59,12 +60,23 @@ for (const kind of STORES) {
   describe(`agent tests in audio mode (${kind.name})`, { skip: kind.skip || (!hasPocketsphinx() && NO_POCKETSPHINX) }, () => {
     let h: Harness;
     let key: string;
+    // The configured LLM, a local OpenAI-compatible server: it plays the persona (and answers the analysis with nothing).
+    const llm = new ChatServer();
+    llm.answer = (body) => {
+      const [system, asked] = body.messages;
+      if (!system?.content?.startsWith('You are a caller')) return '{}';
+      return asked?.content?.includes('Sales it is') ? 'END_CALL' : 'i want sales please';
+    };
     before(async () => {
+      const llmUrl = await llm.listen();
       // A recogniser that falls behind on a loaded machine is given time rather than failing the call (error_asr).
-      h = await startHarness(kind.name, { STT_PROVIDER: 'pocketsphinx', TTS_PROVIDER: 'flite', STT_TIMEOUT_MS: '60000' });
+      h = await startHarness(kind.name, { STT_PROVIDER: 'pocketsphinx', TTS_PROVIDER: 'flite', STT_TIMEOUT_MS: '60000', LLM_BASE_URL: llmUrl });
       key = (await h.account()).apiKey;
     });
-    after(async () => h?.close());
+    after(async () => {
+      await h?.close();
+      await llm.close();
+    });
 
     it('a spoken script takes the keyword branch through the whole pipeline; nothing among real calls', { timeout: 150_000 }, async () => {
       const agentId = await flowAgent(h, key, FLOW);
@@ -103,6 +115,20 @@ for (const kind of STORES) {
       assert.equal(result.passed, true, JSON.stringify({ error: result.error, assertions: result.assertions, transcript: result.transcript }));
       assert.ok(result.simulated_ms >= 20_000 && result.simulated_ms < 30_000, `call time ${result.simulated_ms} ms`);
       assert.ok(result.duration_ms < 10_000, `played in ${result.duration_ms} ms of real time`);
+    });
+
+    it("a persona played by the LLM, its words spoken into the call; it hears the agent as the call's transcript", { timeout: 150_000 }, async () => {
+      const agentId = await flowAgent(h, key, FLOW);
+      await audioCase(h, key, {
+        agent_id: agentId,
+        caller: { persona: 'A shopper who wants to buy a sofa.', goal: 'Reach the sales team.' },
+        assertions: [{ type: 'node_path', node_ids: ['greet', 'sales'] }, { type: 'transcript_contains', role: 'user', text: 'sales' }],
+      });
+      const [result] = (await runToEnd(h, key, { agent_id: agentId })).results;
+      assert.equal(result.passed, true, JSON.stringify({ error: result.error, assertions: result.assertions, transcript: result.transcript }));
+      const persona = llm.requests.filter((r) => r.messages[0]?.content?.startsWith('You are a caller'));
+      assert.ok(persona.length >= 1);
+      assert.match(persona[0]!.messages[1]!.content ?? '', /Agent: Hello\. Sales or support\?/);
     });
 
     it('keys pressed in a script and a caller speaking over the agent, through the whole pipeline', { timeout: 150_000 }, async () => {
