@@ -69,8 +69,10 @@ for (const kind of STORES) {
     };
     before(async () => {
       const llmUrl = await llm.listen();
-      // A recogniser that falls behind on a loaded machine is given time rather than failing the call (error_asr).
-      h = await startHarness(kind.name, { STT_PROVIDER: 'pocketsphinx', TTS_PROVIDER: 'flite', STT_TIMEOUT_MS: '60000', LLM_BASE_URL: llmUrl });
+      // The server's own speech providers are the scripted fakes: cases run on the embedded engines
+      // (PocketSphinx, Flite) unless they name the fakes. A recogniser that falls behind on a loaded
+      // machine is given time rather than failing the call (error_asr).
+      h = await startHarness(kind.name, { STT_PROVIDER: 'fake', TTS_PROVIDER: 'fake', STT_TIMEOUT_MS: '60000', LLM_BASE_URL: llmUrl });
       key = (await h.account()).apiKey;
     });
     after(async () => {
@@ -100,6 +102,7 @@ for (const kind of STORES) {
       assert.equal(result.passed, true, JSON.stringify({ assertions: result.assertions, transcript: result.transcript }));
       assert.equal(result.mode, 'audio');
       assert.equal(result.clock, 'virtual');
+      assert.deepEqual(result.providers, { stt: 'pocketsphinx', tts: 'flite' });
       assert.ok(result.latency.values_ms.length >= 1);
       assert.deepEqual((await h.request({ method: 'POST', url: '/v2/list-calls', key, body: {} })).json, []);
     });
@@ -129,6 +132,33 @@ for (const kind of STORES) {
       const persona = llm.requests.filter((r) => r.messages[0]?.content?.startsWith('You are a caller'));
       assert.ok(persona.length >= 1);
       assert.match(persona[0]!.messages[1]!.content ?? '', /Agent: Hello\. Sales or support\?/);
+    });
+
+    it("a case runs on the providers it names, which must be known and configured (400 naming the field)", { timeout: 60_000 }, async () => {
+      const agentId = await flowAgent(h, key, FLOW);
+      const base = { agent_id: agentId, mode: 'audio', caller: { script: [{ say: 'i want sales please' }] }, assertions: [{ type: 'node_path', node_ids: ['greet', 'sales'] }] };
+      for (const [providers, field, says] of [
+        [{ stt: 'nope' }, 'providers.stt', 'no speech recogniser named "nope"'],
+        [{ tts: 'elevenlabs' }, 'providers.tts', 'elevenlabs is not configured on this server'],
+        [{ stt: 'deepgram' }, 'providers.stt', 'deepgram is not configured on this server'],
+        [{ stt: 'fake', asr: 'x' }, 'providers', ''],
+      ] as const) {
+        const refused = await h.request({ method: 'POST', url: '/create-test-case', key, body: { ...base, providers } });
+        assert.equal(refused.status, 400, refused.raw);
+        assert.match(refused.json.message ?? refused.raw, new RegExp(`${field.replace('.', '\\.')}`), refused.raw);
+        assert.ok(String(refused.json.message).includes(says), refused.raw);
+      }
+      assert.deepEqual((await h.request({ method: 'GET', url: `/list-test-cases?agent_id=${agentId}`, key })).json, []);
+      const named = await audioCase(h, key, { ...base, name: 'on the fakes', providers: { stt: 'fake', tts: 'fake' } });
+      const patched = await h.request({ method: 'PATCH', url: `/update-test-case/${named}`, key, body: { providers: { stt: 'deepgram' } } });
+      assert.equal(patched.status, 400, patched.raw);
+      assert.match(patched.raw, /providers\.stt: deepgram is not configured/);
+      const [result] = (await runToEnd(h, key, { agent_id: agentId, test_case_ids: [named] })).results;
+      assert.equal(result.error, null);
+      assert.deepEqual(result.providers, { stt: 'fake', tts: 'fake' });
+      // The scripted recogniser heard nothing: the flow stayed where it began.
+      assert.equal(result.passed, false);
+      assert.deepEqual(result.node_path, ['greet']);
     });
 
     it('keys pressed in a script and a caller speaking over the agent, through the whole pipeline', { timeout: 150_000 }, async () => {

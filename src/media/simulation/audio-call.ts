@@ -9,27 +9,27 @@
  * (caller-clock.ts); the result says which (`clock`).
  */
 import { MAX_PERSONA_TURNS, type SimulatedUtterance, type TestCase, type TestCaseResult } from '../../domain/agent-test.ts';
-import type { Call } from '../../domain/call.ts';
-import type { CallCheckpoint } from '../../domain/call-checkpoint.ts';
-import { newId } from '../../lib/ids.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { Providers } from '../../providers/registry.ts';
-import type { CallOutcome } from '../../services/call-lifecycle.ts';
 import type { ResolvedAgentVersion } from '../../services/agent.service.ts';
-import type { RecordingStore, RecordingWriter } from '../../services/recording-store.ts';
 import { summarizeLatency } from '../../voice/index.ts';
-import { CallSession, type SessionCallService, type SessionTimings } from '../call-session.ts';
+import { CallSession, type SessionTimings } from '../call-session.ts';
 import type { CallEvent } from '../endpoint.ts';
 import { judgeAll } from './assertions.ts';
 import { type CallerClock, EngineActivity, RealTimeCallerClock, VirtualCallerClock, runsOnVirtualClock } from './caller-clock.ts';
 import { CallerLine, type SimulatedCallerEndpoint } from './caller-line.ts';
 import { MockedFunctions, RunArtefacts } from './mocks.ts';
+import { DISCARDED, SimulatedCallStore, simulatedCall } from './simulated-call.ts';
+import type { TestSpeech } from './test-speech.ts';
 import { DEFAULT_INTERRUPT_AFTER_WORDS, personaTurn } from './text-call.ts';
 
 export type { SimulatedCallerEndpoint } from './caller-line.ts';
 
 export interface AudioPlayerDeps {
-  providers: Providers;
+  /** The configured LLM (personas), if any. */
+  llm: Providers['llm'];
+  /** The recogniser and synthesiser of each case (its `providers`, else the embedded ones). */
+  speech: TestSpeech;
   /** The call sessions' timings (the server's: STT_TIMEOUT_MS...). */
   timings: SessionTimings;
   /** A new caller-side endpoint that hands audio over at once (the loopback endpoint, realTime off). */
@@ -47,37 +47,6 @@ const HANGUP_GRACE_MS = 1_500;
 const MS_PER_WORD = 330;
 /** Longest the call's clock runs on after the hang-up while the session stores its results, ms. */
 const WIND_DOWN_MS = 60_000;
-
-/** A store for a call nobody stores: it hands the session its call and keeps the outcome. */
-class SimulatedCallStore implements SessionCallService {
-  outcome: CallOutcome | undefined;
-  readonly #call: Call;
-  constructor(call: Call) {
-    this.#call = call;
-  }
-  async readCall(): Promise<Call | undefined> {
-    return this.#call;
-  }
-  async finishCall(_callId: string, outcome: CallOutcome): Promise<boolean> {
-    this.outcome = outcome;
-    return true;
-  }
-  async checkpointCall(_callId: string, _checkpoint: CallCheckpoint): Promise<boolean> {
-    return true;
-  }
-}
-
-/** A recording that is never kept. */
-const DISCARDED: RecordingStore = {
-  open: (): RecordingWriter => ({ writeChunk: async () => {}, finish: async () => null, discard: async () => {} }),
-  size: async () => null,
-  read: () => {
-    throw new Error('simulated calls keep no recording');
-  },
-  silence: async () => {},
-  delete: async () => {},
-  recover: async () => null,
-};
 
 const silence = (ms: number) => new Int16Array(16 * ms);
 
@@ -105,25 +74,18 @@ export function audioCasePlayer(deps: AudioPlayerDeps) {
   return async (accountId: string, testCase: TestCase, agent: ResolvedAgentVersion, signal: AbortSignal): Promise<TestCaseResult> => {
     const started = performance.now();
     const caller = testCase.caller;
-    if ('persona' in caller && !deps.providers.llm) throw new Error('a persona caller needs an LLM (set LLM_BASE_URL)');
+    if ('persona' in caller && !deps.llm) throw new Error('a persona caller needs an LLM (set LLM_BASE_URL)');
     const voiceId = testCase.caller_voice_id ?? 'flite-kal16';
-    const now = Date.now();
-    const call: Call = {
-      call_id: newId('call'), account_id: accountId, call_type: 'web_call', agent_id: agent.agentId, agent_version: agent.version, agent_name: agent.config.agent_name ?? null,
-      call_status: 'ongoing', data_storage_setting: 'basic_attributes_only', created_at: now, start_timestamp: now, end_timestamp: null, duration_ms: null, disconnection_reason: null,
-      metadata: testCase.metadata, agent_override: null, service_llm_dynamic_variables: testCase.dynamic_variables, override_dynamic_variables: null, custom_attributes: null,
-      current_node_id: null, current_state: null, transcript: null, transcript_object: null, transcript_with_tool_calls: null, recording_path: null, call_analysis: null,
-      latency: null, media: null, token_id: 'simulated', token_expires_at: now, token_used_at: now, updated_at: now,
-      from_number: null, to_number: null, direction: null, telephony_identifier: null, transfer_destination: null,
-    };
+    const call = simulatedCall(accountId, testCase, agent);
     // The call's engines are watched, so its clock knows when they are at work (caller-clock.ts).
     const activity = new EngineActivity();
-    const clock: CallerClock = runsOnVirtualClock(deps.providers.stt) ? new VirtualCallerClock(activity) : new RealTimeCallerClock();
+    const speech = deps.speech.forCase(testCase.providers ?? {});
+    const clock: CallerClock = runsOnVirtualClock(speech.stt) ? new VirtualCallerClock(activity) : new RealTimeCallerClock();
     const providers: Providers = {
-      ...deps.providers,
-      stt: activity.stt(deps.providers.stt),
-      tts: activity.tts(deps.providers.tts),
-      llm: deps.providers.llm ? activity.llm(deps.providers.llm) : undefined,
+      ...speech,
+      stt: activity.stt(speech.stt),
+      tts: activity.tts(speech.tts),
+      llm: speech.llm ? activity.llm(speech.llm) : undefined,
     };
     const store = new SimulatedCallStore(call);
     const functions = new MockedFunctions(testCase.tool_mocks, undefined, { waitDelays: true, scheduler: clock.scheduler });
@@ -155,7 +117,7 @@ export function audioCasePlayer(deps: AudioPlayerDeps) {
       };
       const speak = async (text: string) => {
         const parts: Int16Array[] = [];
-        for await (const chunk of deps.providers.tts.synthesize(text, { voiceId })) parts.push(chunk);
+        for await (const chunk of speech.tts.synthesize(text, { voiceId })) parts.push(chunk);
         line.say(concat([...parts, silence(TURN_TAIL_MS)]));
       };
       const script = 'script' in caller ? caller.script : [];
@@ -182,11 +144,11 @@ export function audioCasePlayer(deps: AudioPlayerDeps) {
           await reply(at, interrupts(i));
         }
       }
-      if ('persona' in caller && deps.providers.llm) {
+      if ('persona' in caller && deps.llm) {
         // The persona's words come from the LLM, one turn at a time, heard as the session transcribed the call so far.
         const maxTurns = caller.max_turns ?? MAX_PERSONA_TURNS;
         for (let i = 0; i < maxTurns && !line.over && !signal.aborted; i++) {
-          const next = await personaTurn(deps.providers.llm, caller, heardSoFar(endpoint.events), signal);
+          const next = await personaTurn(deps.llm, caller, heardSoFar(endpoint.events), signal);
           if (next === null) break;
           const mark = line.mark;
           await speak(next);
@@ -215,7 +177,7 @@ export function audioCasePlayer(deps: AudioPlayerDeps) {
     const reason = outcome.reason;
     const callSuccessful = outcome.callAnalysis?.call_successful ?? false;
     const variables = { ...testCase.dynamic_variables };
-    const assertions = await judgeAll(testCase.assertions, { transcript, nodePath, toolCalls: functions.calls, variables, disconnectionReason: reason, callSuccessful, latenciesMs: latencies }, deps.providers.llm, signal);
+    const assertions = await judgeAll(testCase.assertions, { transcript, nodePath, toolCalls: functions.calls, variables, disconnectionReason: reason, callSuccessful, latenciesMs: latencies }, deps.llm, signal);
     const latency = summarizeLatency(latencies);
     return {
       test_case_id: testCase.test_case_id,
@@ -237,6 +199,7 @@ export function audioCasePlayer(deps: AudioPlayerDeps) {
       duration_ms: Math.round(performance.now() - started),
       simulated_ms: line.elapsedMs,
       clock: clock.kind,
+      providers: { stt: speech.stt.id, tts: speech.tts.id },
     };
   };
 }
