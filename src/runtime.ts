@@ -228,13 +228,14 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     log: logger.child({ component: 'functions' }),
     counter: metrics.counter('switchboard_function_calls_total', 'Custom-function requests by outcome.', ['outcome']),
   });
+  const openLlmSocket = llmSocketOpener({ lookup: destinations.lookup, literalRefusal: (host) => destinations.literalRefusal(host), userAgent: USER_AGENT });
   const sessions = new SessionRegistry({
     calls: lifecycle,
     providers,
     tools: flowToolsFor(leads, tickets),
     functions: functionCaller,
     customLlm: {
-      open: llmSocketOpener({ lookup: destinations.lookup, literalRefusal: (host) => destinations.literalRefusal(host), userAgent: USER_AGENT }),
+      open: openLlmSocket,
       callDetails: callForCustomLlm,
       failures: metrics.counter('switchboard_custom_llm_failures_total', "Calls a custom LLM's server ended, by disconnection reason (error_llm_websocket_*).", ['reason']),
     },
@@ -265,7 +266,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     runner: new SimulationRunner({
       llm: providers.llm,
       functions: (accountId, details) => functionCaller({ accountId, callId: 'simulated', details }, testsStopped.signal),
-      audio: audioCasePlayer({ llm: providers.llm, speech: testSpeech, timings: sessionTimings, endpoint: () => new LoopbackEndpoint({ realTime: false }), log: logger.child({ component: 'agent-tests' }) }),
+      customLlm: { open: openLlmSocket, callDetails: callForCustomLlm },
+      audio: audioCasePlayer({ llm: providers.llm, speech: testSpeech, customLlm: { open: openLlmSocket, callDetails: callForCustomLlm }, timings: sessionTimings, endpoint: () => new LoopbackEndpoint({ realTime: false }), log: logger.child({ component: 'agent-tests' }) }),
     }),
   });
   // Other servers' webhook events wake this server's delivery worker (which also polls).

@@ -21,6 +21,7 @@ import { CallerLine, type SimulatedCallerEndpoint } from './caller-line.ts';
 import { MockedFunctions, RunArtefacts } from './mocks.ts';
 import { DISCARDED, SimulatedCallStore, simulatedCall } from './simulated-call.ts';
 import type { TestSpeech } from './test-speech.ts';
+import type { SimulatedCustomLlm } from './case-runner.ts';
 import { DEFAULT_INTERRUPT_AFTER_WORDS, personaTurn } from './text-call.ts';
 
 export type { SimulatedCallerEndpoint } from './caller-line.ts';
@@ -30,6 +31,8 @@ export interface AudioPlayerDeps {
   llm: Providers['llm'];
   /** The recogniser and synthesiser of each case (its `providers`, else the embedded ones). */
   speech: TestSpeech;
+  /** Custom-LLM agents' sockets; none: such agents' calls end as a call without a socket opener would. */
+  customLlm?: SimulatedCustomLlm;
   /** The call sessions' timings (the server's: STT_TIMEOUT_MS...). */
   timings: SessionTimings;
   /** A new caller-side endpoint that hands audio over at once (the loopback endpoint, realTime off). */
@@ -80,7 +83,9 @@ export function audioCasePlayer(deps: AudioPlayerDeps) {
     // The call's engines are watched, so its clock knows when they are at work (caller-clock.ts).
     const activity = new EngineActivity();
     const speech = deps.speech.forCase(testCase.providers ?? {});
-    const clock: CallerClock = runsOnVirtualClock(speech.stt) ? new VirtualCallerClock(activity) : new RealTimeCallerClock();
+    // A custom LLM answers over its own socket, which the virtual clock cannot watch: its calls run in real time.
+    const virtual = runsOnVirtualClock(speech.stt) && agent.engine.type !== 'custom_llm';
+    const clock: CallerClock = virtual ? new VirtualCallerClock(activity) : new RealTimeCallerClock();
     const providers: Providers = {
       ...speech,
       stt: activity.stt(speech.stt),
@@ -97,6 +102,7 @@ export function audioCasePlayer(deps: AudioPlayerDeps) {
       tools: () => artefacts,
       functions: () => functions,
       recordings: DISCARDED,
+      ...(deps.customLlm ? { customLlm: deps.customLlm } : {}),
       log: deps.log.child({ callId: call.call_id, transport: endpoint.transport }),
       timings: deps.timings,
       scheduler: clock.scheduler,

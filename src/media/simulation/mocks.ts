@@ -7,7 +7,11 @@ import type { CustomFunction } from '../../domain/custom-function.ts';
 import { FUNCTION_RESULT_MAX_CHARS } from '../../domain/custom-function.ts';
 import type { Scheduler } from '../../lib/scheduler.ts';
 import { realScheduler } from '../../lib/scheduler.ts';
-import type { FlowTools, FunctionCaller, FunctionOutcome } from '../../voice/index.ts';
+import { parseBoundedJson } from '../../lib/bounded-json.ts';
+import type { EngineOutput, FlowTools, FunctionCaller, FunctionOutcome } from '../../voice/index.ts';
+
+/** A function call an engine reports rather than asks for (a custom LLM's tool_call_invocation / tool_call_result). */
+type ToolCallRecord = Extract<EngineOutput, { type: 'tool_call_invocation' | 'tool_call_result' }>;
 
 /** Most function calls, leads or tickets one simulated call keeps. */
 const MAX_RECORDED = 200;
@@ -25,6 +29,8 @@ export class MockedFunctions implements FunctionCaller {
   readonly #real: FunctionCaller | undefined;
   readonly #waitDelays: boolean;
   readonly #time: Scheduler;
+  /** Calls a custom LLM's server reported, by tool_call_id, waiting for their results. */
+  readonly #reported = new Map<string, SimulatedToolCall>();
 
   constructor(mocks: Readonly<Record<string, ToolMock>>, real: FunctionCaller | undefined, options: { waitDelays?: boolean; scheduler?: Scheduler } = {}) {
     this.#mocks = mocks;
@@ -41,6 +47,25 @@ export class MockedFunctions implements FunctionCaller {
     else outcome = { ok: false, content: `error: function ${fn.name} is not mocked in this test, and the case does not allow unmocked functions`, error: 'refused', durationMs: 0 };
     if (this.calls.length < MAX_RECORDED) this.calls.push({ name: fn.name, arguments: args, result: outcome.content, mocked: mock !== undefined, ok: outcome.ok });
     return outcome;
+  }
+
+  /**
+   * A function a custom LLM's server ran itself and reported (tool_call_invocation, then
+   * tool_call_result): recorded as a call, never mocked (it does not go through this server).
+   */
+  reported(record: ToolCallRecord): void {
+    if (record.type === 'tool_call_result') {
+      const call = this.#reported.get(record.tool_call_id);
+      if (call) call.result = record.content;
+      this.#reported.delete(record.tool_call_id);
+      return;
+    }
+    const parsed = parseBoundedJson(record.arguments || '{}', { maxChars: FUNCTION_RESULT_MAX_CHARS });
+    const args = parsed.ok && typeof parsed.value === 'object' && parsed.value !== null && !Array.isArray(parsed.value) ? (parsed.value as Record<string, unknown>) : { arguments: record.arguments };
+    if (this.calls.length >= MAX_RECORDED) return;
+    const call: SimulatedToolCall = { name: record.name, arguments: args, result: '', mocked: false, ok: true };
+    this.calls.push(call);
+    this.#reported.set(record.tool_call_id, call);
   }
 
   async #answer(mock: ToolMock, signal: AbortSignal | undefined): Promise<FunctionOutcome> {

@@ -12,12 +12,16 @@ import type { CallOutcome } from '../../services/call-lifecycle.ts';
 import type { RecordingStore, RecordingWriter } from '../../services/recording-store.ts';
 import type { SessionCallService } from '../call-session.ts';
 
-/** A case's call: a web call on the case's agent version, with its metadata and dynamic variables. */
+/**
+ * A case's call: a web call on the case's agent version, with its metadata and dynamic variables.
+ * No store keeps it, so its storage policy hides nothing: a custom LLM's server is sent the case's
+ * variables, as it is a call's on an agent that stores everything.
+ */
 export function simulatedCall(accountId: string, testCase: TestCase, agent: ResolvedAgentVersion): Call {
   const now = Date.now();
   return {
     call_id: newId('call'), account_id: accountId, call_type: 'web_call', agent_id: agent.agentId, agent_version: agent.version, agent_name: agent.config.agent_name ?? null,
-    call_status: 'ongoing', data_storage_setting: 'basic_attributes_only', created_at: now, start_timestamp: now, end_timestamp: null, duration_ms: null, disconnection_reason: null,
+    call_status: 'ongoing', data_storage_setting: 'everything', created_at: now, start_timestamp: now, end_timestamp: null, duration_ms: null, disconnection_reason: null,
     metadata: testCase.metadata, agent_override: null, service_llm_dynamic_variables: testCase.dynamic_variables, override_dynamic_variables: null, custom_attributes: null,
     current_node_id: null, current_state: null, transcript: null, transcript_object: null, transcript_with_tool_calls: null, recording_path: null, call_analysis: null,
     latency: null, media: null, token_id: 'simulated', token_expires_at: now, token_used_at: now, updated_at: now,
