@@ -22,6 +22,12 @@ import type { TtsProvider } from '../../providers/tts.ts';
 export const STEP_MS = 20;
 /** Audio the recogniser may be behind before the virtual clock waits for it, ms. */
 const MAX_RECOGNISER_BACKLOG_MS = 100;
+/**
+ * Longest a step waits for the recogniser to catch up, ms of real time: a recogniser that makes no
+ * progress (stuck, or starved by the machine) lets time go on, and the pipeline's recognition
+ * deadline judges it as it would in a real call.
+ */
+const MAX_CATCH_UP_MS = 5_000;
 /** Recognisers whose streams decode what they are given whenever it comes (no wall-clock pacing of their own). */
 const VIRTUAL_CLOCK_RECOGNISERS: ReadonlySet<string> = new Set(['pocketsphinx', 'fake']);
 
@@ -137,7 +143,8 @@ export class VirtualCallerClock implements CallerClock {
 
   async step(push: () => void): Promise<void> {
     // The recogniser is behind only because the audio came faster than real time: time waits for it.
-    while (this.#activity.backlogMs() > MAX_RECOGNISER_BACKLOG_MS) await sleep(1);
+    const giveUp = performance.now() + MAX_CATCH_UP_MS;
+    while (this.#activity.backlogMs() > MAX_RECOGNISER_BACKLOG_MS && performance.now() < giveUp) await sleep(1);
     // An engine at work takes its real time: the step waits for it, up to a step's length.
     const due = this.#lastStep + STEP_MS;
     while (this.#activity.busy > 0 && performance.now() < due) await sleep(1);
