@@ -4,6 +4,9 @@
  * worked example of docs/testing-agents.md (keypad, an order number, a mocked function, seven
  * assertions). Baseline, in the same script: the same conversations played on the flow engine
  * alone (no run, no store, no assertions), so the ratio is what the test machinery costs.
+ * Audio mode (virtual clock, PocketSphinx + Flite): the recognition bench's caller phrases at a node
+ * branching on their keywords, in two Flite voices, in one run (8 cases at once): speed per case
+ * (call time / wall time) against one case played alone in the same script, and the branches taken.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,6 +17,7 @@ import { createRuntime } from '../src/runtime.ts';
 import { openStore } from '../src/storage/store.ts';
 import { FlowEngine } from '../src/voice/index.ts';
 import { fmt, machine } from './lib.ts';
+import { CALLER_PHRASES } from './recognition.ts';
 
 function docBlocks(tag: string): any[] {
   const text = fs.readFileSync(new URL('../docs/testing-agents.md', import.meta.url), 'utf8');
@@ -24,9 +28,8 @@ async function drain(outputs: AsyncIterable<unknown>): Promise<void> {
   for await (const _ of outputs);
 }
 
-export async function runAgentTestsBench(options: { cases?: number; audioCases?: number; log: (line: string) => void }): Promise<string> {
+export async function runAgentTestsBench(options: { cases?: number; log: (line: string) => void }): Promise<string> {
   const n = options.cases ?? 300;
-  const audioCases = options.audioCases ?? 8;
   const [flow] = docBlocks('flow');
   const [example] = docBlocks('case');
   const mocks = example.tool_mocks as Record<string, { response: unknown }>;
@@ -64,34 +67,49 @@ export async function runAgentTestsBench(options: { cases?: number; audioCases?:
     if (result.passed !== n) throw new Error(`expected ${n} passing cases, got ${result.passed}`);
     const perS = n / seconds;
     options.log(`text mode: ${n} cases in ${fmt(seconds, 2)} s`);
-    // Audio mode: `audioCases` cases of one run, played at once (the run plays 8 at a time).
+    // Audio mode, on the virtual clock: the recognition bench's caller phrases (bench/recognition.ts)
+    // at a node that branches on their keywords, spoken by two Flite voices: one run, 8 cases at once.
+    // Baseline in the same run: one case played alone.
+    const groups = [...new Map(CALLER_PHRASES.map((p) => [p.keywords.join(' '), p.keywords])).values()];
+    const nodeOf = (keywords: readonly string[]) => `n${groups.findIndex((g) => g.join(' ') === keywords.join(' '))}`;
     const audioFlow = await services.agents.createFlow(account.account_id, {
       start_node_id: 'greet',
       nodes: [
-        { id: 'greet', type: 'conversation', instruction: { type: 'static_text', text: 'Hello. Sales or support?' }, edges: [
-          { id: 's', destination_node_id: 'sales', transition_condition: { type: 'keyword', keywords: ['sales'] } },
-          { id: 'h', destination_node_id: 'support', transition_condition: { type: 'keyword', keywords: ['support'] } },
-        ] },
-        { id: 'sales', type: 'end', instruction: { type: 'static_text', text: 'Sales it is. Goodbye.' } },
-        { id: 'support', type: 'end', instruction: { type: 'static_text', text: 'Support it is. Goodbye.' } },
+        { id: 'greet', type: 'conversation', instruction: { type: 'static_text', text: 'Hello. How can I help?' }, edges: groups.map((keywords, i) => (
+          { id: `e${i}`, destination_node_id: `n${i}`, transition_condition: { type: 'keyword', keywords: [...keywords] } })) },
+        ...groups.map((_, i) => ({ id: `n${i}`, type: 'end', instruction: { type: 'static_text', text: 'Thank you. Goodbye.' } })),
       ],
     } as never);
     const audioAgent = await services.agents.createAgent(account.account_id, { response_engine: { type: 'conversation_flow', conversation_flow_id: audioFlow.conversation_flow_id } } as never);
-    const phrases = [['i want sales please', 'sales'], ['support please', 'support']] as const;
-    for (let i = 0; i < audioCases; i++) {
-      const [say, node] = phrases[i % phrases.length]!;
-      await services.tests.createCase(account.account_id, { agent_id: audioAgent.agent_id, mode: 'audio', name: `audio ${i}`, caller: { script: [{ say }] }, assertions: [{ type: 'node_reached', node_id: node }] });
+    const voices = ['flite-kal16', 'flite-rms'];
+    const expected = new Map<string, string>();
+    const caseIds: string[] = [];
+    for (const voice of voices) {
+      for (const phrase of CALLER_PHRASES) {
+        const created = await services.tests.createCase(account.account_id, { agent_id: audioAgent.agent_id, mode: 'audio', name: `${voice}: ${phrase.text}`, caller_voice_id: voice, caller: { script: [{ say: phrase.text }] }, assertions: [] } as never);
+        expected.set(created.test_case_id, phrase.branch ? nodeOf(phrase.keywords) : 'greet');
+        caseIds.push(created.test_case_id);
+      }
     }
-    const audioStarted = performance.now();
-    const audioRun = await services.tests.createRun(account.account_id, { agent_id: audioAgent.agent_id });
-    await services.tests.settled(audioRun.test_run_id);
-    const audioWallS = (performance.now() - audioStarted) / 1000;
-    const audioResult = await services.tests.getRun(account.account_id, audioRun.test_run_id);
-    const callS = audioResult.results.reduce((s, r) => s + (r.simulated_ms ?? 0), 0) / 1000;
-    const perCase = audioResult.results.map((r) => (r.simulated_ms ?? 0) / Math.max(1, r.duration_ms));
-    const meanPerCase = perCase.reduce((a, b) => a + b, 0) / Math.max(1, perCase.length);
-    options.log(`audio mode: ${audioCases} cases at once in ${fmt(audioWallS, 1)} s, ${audioResult.passed} passed; errors: ${audioResult.results.map((r) => r.error).filter(Boolean).join('; ')}`);
-    rows.push(`| audio mode, ${audioCases} cases in one run (8 at once), PocketSphinx + Flite | ${audioResult.passed}/${audioCases} branches right; per case ${fmt(meanPerCase, 2)}x real time (call time / wall time); the run: ${fmt(callS, 1)} s of calls in ${fmt(audioWallS, 1)} s | real time = 1x | ${fmt(meanPerCase, 2)} | >= 3x per case: ${meanPerCase >= 3 ? 'met' : 'not met'}; >= 8 at once: ${audioResult.results.length >= 8 && audioResult.passed === audioResult.results.length ? 'met' : 'not met'} |`);
+    const playRun = async (ids: string[]) => {
+      const started = performance.now();
+      const run = await services.tests.createRun(account.account_id, { agent_id: audioAgent.agent_id, test_case_ids: ids });
+      await services.tests.settled(run.test_run_id);
+      const wallS = (performance.now() - started) / 1000;
+      const result = await services.tests.getRun(account.account_id, run.test_run_id);
+      const speeds = result.results.map((r) => (r.simulated_ms ?? 0) / Math.max(1, r.duration_ms));
+      const right = result.results.filter((r) => r.error === null && (r.node_path.at(-1) ?? 'greet') === expected.get(r.test_case_id)).length;
+      const errors = result.results.map((r) => r.error).filter(Boolean);
+      const callS = result.results.reduce((sum, r) => sum + (r.simulated_ms ?? 0), 0) / 1000;
+      return { wallS, callS, meanSpeed: speeds.reduce((x, y) => x + y, 0) / Math.max(1, speeds.length), right, errors, clocks: [...new Set(result.results.map((r) => r.clock))].join(',') };
+    };
+    const alone = await playRun(caseIds.slice(0, 1));
+    options.log(`audio mode, one case alone: ${fmt(alone.meanSpeed, 2)}x real time (${fmt(alone.callS, 1)} s of call in ${fmt(alone.wallS, 1)} s; clock ${alone.clocks})`);
+    const many = await playRun(caseIds);
+    options.log(`audio mode, ${caseIds.length} cases, 8 at once: ${fmt(many.meanSpeed, 2)}x real time per case, ${fmt(many.callS, 1)} s of calls in ${fmt(many.wallS, 1)} s, ${many.right}/${caseIds.length} branches right; errors: ${many.errors.join('; ')}`);
+    rows.push(`| audio mode (virtual clock), one case alone, PocketSphinx + Flite | ${fmt(alone.meanSpeed, 2)}x real time (${fmt(alone.callS, 1)} s of call in ${fmt(alone.wallS, 1)} s) | real time = 1x | ${fmt(alone.meanSpeed, 2)} | >= 3x per case: ${alone.meanSpeed >= 3 ? 'met' : 'not met'} |`);
+    rows.push(`| audio mode (virtual clock), ${caseIds.length} cases in one run, 8 at once | per case ${fmt(many.meanSpeed, 2)}x real time; the run: ${fmt(many.callS, 1)} s of calls in ${fmt(many.wallS, 1)} s (${fmt(many.callS / many.wallS, 2)}x overall); ${many.errors.length} errors | one case alone: ${fmt(alone.meanSpeed, 2)}x | ${fmt(many.meanSpeed / Math.max(0.01, alone.meanSpeed), 2)} | >= 3x per case with 8 at once: ${many.meanSpeed >= 3 && many.errors.length === 0 ? 'met' : 'not met'} |`);
+    rows.push(`| audio mode accuracy on keyword branches (the recognition bench's 10 phrases x Flite kal16, rms, wideband) | ${many.right}/${caseIds.length} branches right | recognition bench, same voices and band, with bias: see "Recognition" | | same as the recognition bench |`);
     rows.push(`| text mode, flow agent (${n} cases, one run, 8 at once) | ${fmt(perS)} cases/s | ${fmt(baselinePerS)} conversations/s | ${fmt(perS / baselinePerS, 2)} | >= 50 cases/s: ${perS >= 50 ? 'met' : 'not met'} |`);
   } finally {
     await runtime.close();

@@ -55,6 +55,7 @@ import { SessionRegistry } from './media/session-registry.ts';
 import { SimulationRunner } from './media/simulation/case-runner.ts';
 import { audioCasePlayer } from './media/simulation/audio-call.ts';
 import { LoopbackEndpoint } from './media/loopback/loopback.endpoint.ts';
+import { TestSpeech } from './media/simulation/test-speech.ts';
 import { AgentTestService } from './services/agent-test.service.ts';
 import { AgentTestRepository } from './storage/agent-test.repository.ts';
 
@@ -245,13 +246,14 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     log: logger.child({ component: 'functions' }),
     counter: metrics.counter('switchboard_function_calls_total', 'Custom-function requests by outcome.', ['outcome']),
   });
+  const openLlmSocket = llmSocketOpener({ lookup: destinations.lookup, literalRefusal: (host) => destinations.literalRefusal(host), userAgent: USER_AGENT });
   const sessions = new SessionRegistry({
     calls: lifecycle,
     providers,
     tools: flowToolsFor(leads, tickets),
     functions: functionCaller,
     customLlm: {
-      open: llmSocketOpener({ lookup: destinations.lookup, literalRefusal: (host) => destinations.literalRefusal(host), userAgent: USER_AGENT }),
+      open: openLlmSocket,
       callDetails: callForCustomLlm,
       failures: metrics.counter('switchboard_custom_llm_failures_total', "Calls a custom LLM's server ended, by disconnection reason (error_llm_websocket_*).", ['reason']),
     },
@@ -267,6 +269,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   // Agent tests play simulated calls on the embedded engines: mocked functions (the real ones
   // only where a case allows them), leads and tickets kept in the run, no call rows, no webhooks.
   const testsStopped = new AbortController();
+  // Audio-mode cases run on the embedded engines unless they name the server's own providers.
+  const configuredSpeech = options.providers ? { stt: providers.stt.id, tts: providers.tts.id } : { stt: config.media.providers.stt.id, tts: config.media.providers.tts.id };
+  const testSpeech = new TestSpeech(providers, configuredSpeech, config.media.embedded);
   const tests = new AgentTestService({
     store,
     serverId,
@@ -275,10 +280,12 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     agents,
     outbox,
     clock,
+    checkProviders: (names) => testSpeech.problem(names),
     runner: new SimulationRunner({
       llm: providers.llm,
       functions: (accountId, details) => functionCaller({ accountId, callId: 'simulated', details }, testsStopped.signal),
-      audio: audioCasePlayer({ providers, timings: sessionTimings, endpoint: () => new LoopbackEndpoint({ realTime: true }), log: logger.child({ component: 'agent-tests' }) }),
+      customLlm: { open: openLlmSocket, callDetails: callForCustomLlm },
+      audio: audioCasePlayer({ llm: providers.llm, speech: testSpeech, customLlm: { open: openLlmSocket, callDetails: callForCustomLlm }, timings: sessionTimings, endpoint: () => new LoopbackEndpoint({ realTime: false }), log: logger.child({ component: 'agent-tests' }) }),
     }),
   });
   // Other servers' webhook events wake this server's delivery worker (which also polls).
@@ -306,6 +313,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
         .then(() => knowledge.close())
         .then(() => notifications.close())
         .then(() => providers.close())
+        .then(() => testSpeech.close())
         .then(() => webhookParts.close())
         .then(() => store.close());
       return closing;

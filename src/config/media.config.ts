@@ -32,6 +32,11 @@ import type { ProviderChoice, ProviderOptions } from '../providers/registry.ts';
 export interface MediaConfig {
   readonly providers: ProviderOptions;
   /**
+   * Issue 28: the embedded recogniser and synthesiser with their options (the configured ones when
+   * they are those): agent tests in audio mode run on them unless a case names other providers.
+   */
+  readonly embedded: { readonly stt: ProviderChoice; readonly tts: ProviderChoice };
+  /**
    * Longest wait for a turn's transcript once the turn has ended (STT_TIMEOUT_MS), ms; default
    * 5000, the voice pipeline's own default. A recogniser silent for longer ends the call with
    * `error_asr` rather than leaving the agent silent.
@@ -59,8 +64,13 @@ export function readMediaConfig(reader: EnvReader, problems: string[]): MediaCon
     tts: pick('tts', reader, problems),
     vad: pick('vad', reader, problems),
   };
+  const embedded = (role: 'stt' | 'tts'): ProviderChoice => {
+    const id = DEFAULT_PROVIDERS[role];
+    return providers[role].id === id ? providers[role] : { id, options: descriptorFor(role, id).fromConfig(reader, problems) };
+  };
   return {
     providers,
+    embedded: { stt: embedded('stt'), tts: embedded('tts') },
     recognitionTimeoutMs: reader.integer('STT_TIMEOUT_MS', 5_000, 500, 120_000),
     providerProbeTimeoutMs: reader.integer('PROVIDER_PROBE_TIMEOUT_MS', 3_000, 0, 30_000),
   };

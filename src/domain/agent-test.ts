@@ -87,6 +87,16 @@ export type AssertionType = Assertion['type'];
 export const TestMode = Type.Union([Type.Literal('text'), Type.Literal('audio')]);
 export type TestMode = Static<typeof TestMode>;
 
+/**
+ * The speech providers an audio-mode case runs on, by their STT_PROVIDER / TTS_PROVIDER names;
+ * a role not named runs on the embedded engine (pocketsphinx, flite).
+ */
+export const CaseProviders = Strict(
+  { stt: Type.Optional(Name(64)), tts: Type.Optional(Name(64)) },
+  { description: 'Audio mode: the recogniser and synthesiser to run on, by provider name (default the embedded ones).' },
+);
+export type CaseProviders = Static<typeof CaseProviders>;
+
 const caseFields = {
   name: Type.Optional(Name(256)),
   agent_id: ResourceId,
@@ -101,6 +111,8 @@ const caseFields = {
   allow_unmocked_functions: Type.Optional(Type.Boolean()),
   /** Audio mode: the voice the caller's script is spoken with (a voice of the synthesiser; default its first). */
   caller_voice_id: Type.Optional(Name(128)),
+  /** Issue 28: audio mode's speech providers (CaseProviders); absent: the embedded engines. */
+  providers: Type.Optional(CaseProviders),
   assertions: Type.Array(Assertion, { maxItems: MAX_ASSERTIONS }),
 };
 
@@ -177,8 +189,15 @@ export interface TestCaseResult {
   latency: { e2e_p50_ms: number | null; e2e_p90_ms: number | null; values_ms: number[] };
   /** How long the case took to play, ms (wall time). */
   duration_ms: number;
-  /** Audio mode: the call's length on its own timeline (the end of its last utterance), ms. */
+  /** Audio mode: the call's length on its own clock (what it would have taken in real time), ms. */
   simulated_ms?: number;
+  /**
+   * Audio mode: the clock the call ran on: 'virtual' (embedded engines: time moves as fast as they
+   * keep up) or 'real_time' (a recogniser bound to the wall clock, such as a hosted streaming one).
+   */
+  clock?: 'virtual' | 'real_time';
+  /** Audio mode: the recogniser and synthesiser the call ran on. */
+  providers?: { stt: string; tts: string };
 }
 
 export const TEST_RUN_STATUSES = ['running', 'complete'] as const;

@@ -1,4 +1,5 @@
 import {
+  type CaseProviders,
   type TestCase,
   type TestCaseCreate,
   type TestCaseResult,
@@ -34,6 +35,8 @@ export interface AgentTestServiceDeps {
   outbox: EventOutbox;
   clock: Clock;
   runner: CaseRunner;
+  /** What is wrong with a case's `providers` on this server ("providers.stt: ..."), or undefined when they can run. */
+  checkProviders?: (providers: CaseProviders) => string | undefined;
   /** Cases of one run played at once; default 8. */
   concurrency?: number;
   /** This server (the holder of the runs it plays) and how long a run's lease lasts unrenewed, ms. */
@@ -70,6 +73,7 @@ export class AgentTestService {
   async createCase(accountId: string, input: TestCaseCreate): Promise<TestCase> {
     check(TestCaseCreateBody, input);
     checkPatterns(input.assertions);
+    this.#checkProviders(input.providers);
     await this.#d.agents.resolveVersion(accountId, input.agent_id, input.agent_version);
     const now = this.#d.clock.now();
     const testCase: TestCase = {
@@ -84,6 +88,7 @@ export class AgentTestService {
       tool_mocks: input.tool_mocks ?? {},
       ...(input.allow_unmocked_functions !== undefined ? { allow_unmocked_functions: input.allow_unmocked_functions } : {}),
       ...(input.caller_voice_id !== undefined ? { caller_voice_id: input.caller_voice_id } : {}),
+      ...(input.providers !== undefined ? { providers: input.providers } : {}),
       assertions: input.assertions,
       created_at: now,
       last_modification_timestamp: now,
@@ -107,11 +112,18 @@ export class AgentTestService {
   async updateCase(accountId: string, id: string, changes: TestCaseUpdate): Promise<TestCase> {
     check(TestCaseUpdateBody, changes);
     if (changes.assertions) checkPatterns(changes.assertions);
+    this.#checkProviders(changes.providers);
     const current = await this.getCase(accountId, id);
     if (changes.agent_version !== undefined) await this.#d.agents.resolveVersion(accountId, current.agent_id, changes.agent_version);
     const updated: TestCase = { ...current, ...changes, last_modification_timestamp: this.#d.clock.now() };
     if (!(await this.#d.tests.updateCase(accountId, updated))) throw errors.testCaseNotFound(id);
     return updated;
+  }
+
+  /** A provider a case names must be one this server can run (issue 28). */
+  #checkProviders(providers: CaseProviders | undefined): void {
+    const problem = providers && this.#d.checkProviders?.(providers);
+    if (problem) throw errors.invalidRequest(problem);
   }
 
   async deleteCase(accountId: string, id: string): Promise<void> {

@@ -1,88 +1,66 @@
 /**
- * A simulated call in audio mode: the case's script is spoken by a voice of the configured
- * synthesiser (Flite on the embedded engines) into a CallSession on an in-process endpoint, so the
- * whole pipeline runs (voice activity, recognition, end of turn, the engine, synthesis, barge-in).
- * The session is the real one; only what it stores is kept in the run: a call that no store
- * holds (SimulatedCallStore), a recording that is discarded, mocked functions, leads and tickets
- * in the run. The call runs in real time: the pipeline's pacing and the recogniser's streaming are
- * bound to the wall clock (no virtual clock here).
+ * A simulated call in audio mode: the case's script (or a persona's words, from the LLM) is spoken
+ * by a voice of the configured synthesiser (Flite on the embedded engines) into a CallSession on an
+ * in-process endpoint, so the whole pipeline runs (voice activity, recognition, end of turn, the
+ * engine, synthesis, barge-in); keys are pressed one event at a time, as a phone sends them. The
+ * session is the real one; only what it stores is kept in the run: a call that no store holds
+ * (SimulatedCallStore), a recording that is discarded, mocked functions, leads and tickets in the
+ * run. The call runs on a virtual clock where its recogniser allows it, else in real time
+ * (caller-clock.ts); the result says which (`clock`).
  */
-import type { SimulatedUtterance, TestCase, TestCaseResult } from '../../domain/agent-test.ts';
-import type { Call } from '../../domain/call.ts';
-import type { CallCheckpoint } from '../../domain/call-checkpoint.ts';
-import { newId } from '../../lib/ids.ts';
+import { MAX_PERSONA_TURNS, type SimulatedUtterance, type TestCase, type TestCaseResult } from '../../domain/agent-test.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { realScheduler } from '../../lib/scheduler.ts';
 import type { Providers } from '../../providers/registry.ts';
-import type { CallOutcome } from '../../services/call-lifecycle.ts';
 import type { ResolvedAgentVersion } from '../../services/agent.service.ts';
-import type { RecordingStore, RecordingWriter } from '../../services/recording-store.ts';
 import { summarizeLatency } from '../../voice/index.ts';
-import { CallSession, type SessionCallService, type SessionTimings } from '../call-session.ts';
-import type { CallEndpoint, CallEnding, CallEvent } from '../endpoint.ts';
+import { CallSession, type SessionTimings } from '../call-session.ts';
+import type { CallEvent } from '../endpoint.ts';
 import { judgeAll } from './assertions.ts';
+import { type CallerClock, EngineActivity, RealTimeCallerClock, VirtualCallerClock, runsOnVirtualClock } from './caller-clock.ts';
+import { CallerLine, type SimulatedCallerEndpoint } from './caller-line.ts';
 import { MockedFunctions, RunArtefacts } from './mocks.ts';
-import { DEFAULT_INTERRUPT_AFTER_WORDS } from './text-call.ts';
+import { DISCARDED, SimulatedCallStore, simulatedCall } from './simulated-call.ts';
+import type { TestSpeech } from './test-speech.ts';
+import type { SimulatedCustomLlm } from './case-runner.ts';
+import { DEFAULT_INTERRUPT_AFTER_WORDS, personaTurn } from './text-call.ts';
 
-/** What the simulated caller holds (the loopback endpoint's caller side; runtime.ts gives the class). */
-export interface SimulatedCallerEndpoint extends CallEndpoint {
-  readonly events: readonly CallEvent[];
-  readonly ended: Promise<CallEnding>;
-  play(pcm: Int16Array): void;
-  hangup(): void;
-  waitFor(test: (e: CallEvent) => boolean, timeoutMs?: number): Promise<CallEvent>;
-}
+export type { SimulatedCallerEndpoint } from './caller-line.ts';
 
 export interface AudioPlayerDeps {
-  providers: Providers;
+  /** The configured LLM (personas), if any. */
+  llm: Providers['llm'];
+  /** The recogniser and synthesiser of each case (its `providers`, else the embedded ones). */
+  speech: TestSpeech;
+  /** Custom-LLM agents' sockets; none: such agents' calls end as a call without a socket opener would. */
+  customLlm?: SimulatedCustomLlm;
   /** The call sessions' timings (the server's: STT_TIMEOUT_MS...). */
   timings: SessionTimings;
-  /** A new caller-side endpoint that feeds audio in real time. */
+  /** A new caller-side endpoint that hands audio over at once (the loopback endpoint, realTime off). */
   endpoint: () => SimulatedCallerEndpoint;
   log: Logger;
 }
 
 /** Silence after each spoken turn, ms: longer than the longest end-of-turn wait the agents default to. */
 const TURN_TAIL_MS = 1_200;
-/** Longest wait for the agent's reply to a turn, ms. */
+/** Longest wait for the agent's reply to a turn, ms of the call's time. */
 const REPLY_WAIT_MS = 30_000;
 /** How long the caller stays on the line after the script, for the agent to end the call, ms. */
 const HANGUP_GRACE_MS = 1_500;
 /** How long a word of the agent's takes to say, roughly, ms (where an interruption begins). */
 const MS_PER_WORD = 330;
-
-/** A store for a call nobody stores: it hands the session its call and keeps the outcome. */
-class SimulatedCallStore implements SessionCallService {
-  outcome: CallOutcome | undefined;
-  readonly #call: Call;
-  constructor(call: Call) {
-    this.#call = call;
-  }
-  async readCall(): Promise<Call | undefined> {
-    return this.#call;
-  }
-  async finishCall(_callId: string, outcome: CallOutcome): Promise<boolean> {
-    this.outcome = outcome;
-    return true;
-  }
-  async checkpointCall(_callId: string, _checkpoint: CallCheckpoint): Promise<boolean> {
-    return true;
-  }
-}
-
-/** A recording that is never kept. */
-const DISCARDED: RecordingStore = {
-  open: (): RecordingWriter => ({ writeChunk: async () => {}, finish: async () => null, discard: async () => {} }),
-  size: async () => null,
-  read: () => {
-    throw new Error('simulated calls keep no recording');
-  },
-  silence: async () => {},
-  delete: async () => {},
-  recover: async () => null,
-};
+/** Longest the call's clock runs on after the hang-up while the session stores its results, ms. */
+const WIND_DOWN_MS = 60_000;
 
 const silence = (ms: number) => new Int16Array(16 * ms);
+
+/** The call as the session transcribed it so far (its latest transcript event), for a persona. */
+function heardSoFar(events: readonly CallEvent[]): SimulatedUtterance[] {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if (e.type === 'transcript') return e.lines.map((l) => ({ role: l.role, content: l.text }));
+  }
+  return [];
+}
 
 function concat(parts: readonly Int16Array[]): Int16Array {
   const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
@@ -98,82 +76,98 @@ function concat(parts: readonly Int16Array[]): Int16Array {
 export function audioCasePlayer(deps: AudioPlayerDeps) {
   return async (accountId: string, testCase: TestCase, agent: ResolvedAgentVersion, signal: AbortSignal): Promise<TestCaseResult> => {
     const started = performance.now();
-    const tts = deps.providers.tts;
-    if (!('script' in testCase.caller)) throw new Error('audio mode plays scripts; a persona caller plays in text mode');
+    const caller = testCase.caller;
+    if ('persona' in caller && !deps.llm) throw new Error('a persona caller needs an LLM (set LLM_BASE_URL)');
     const voiceId = testCase.caller_voice_id ?? 'flite-kal16';
-    const now = Date.now();
-    const call: Call = {
-      call_id: newId('call'), account_id: accountId, call_type: 'web_call', agent_id: agent.agentId, agent_version: agent.version, agent_name: agent.config.agent_name ?? null,
-      call_status: 'ongoing', data_storage_setting: 'basic_attributes_only', created_at: now, start_timestamp: now, end_timestamp: null, duration_ms: null, disconnection_reason: null,
-      metadata: testCase.metadata, agent_override: null, service_llm_dynamic_variables: testCase.dynamic_variables, override_dynamic_variables: null, custom_attributes: null,
-      current_node_id: null, current_state: null, transcript: null, transcript_object: null, transcript_with_tool_calls: null, recording_path: null, call_analysis: null,
-      latency: null, media: null, token_id: 'simulated', token_expires_at: now, token_used_at: now, updated_at: now,
-      from_number: null, to_number: null, direction: null, telephony_identifier: null, transfer_destination: null,
+    const call = simulatedCall(accountId, testCase, agent);
+    // The call's engines are watched, so its clock knows when they are at work (caller-clock.ts).
+    const activity = new EngineActivity();
+    const speech = deps.speech.forCase(testCase.providers ?? {});
+    // A custom LLM answers over its own socket, which the virtual clock cannot watch: its calls run in real time.
+    const virtual = runsOnVirtualClock(speech.stt) && agent.engine.type !== 'custom_llm';
+    const clock: CallerClock = virtual ? new VirtualCallerClock(activity) : new RealTimeCallerClock();
+    const providers: Providers = {
+      ...speech,
+      stt: activity.stt(speech.stt),
+      tts: activity.tts(speech.tts),
+      llm: speech.llm ? activity.llm(speech.llm) : undefined,
     };
     const store = new SimulatedCallStore(call);
-    const functions = new MockedFunctions(testCase.tool_mocks, undefined, { waitDelays: true });
+    const functions = new MockedFunctions(testCase.tool_mocks, undefined, { waitDelays: true, scheduler: clock.scheduler });
     const artefacts = new RunArtefacts();
     const endpoint = deps.endpoint();
     const session = new CallSession(call, agent, endpoint, {
       calls: store,
-      providers: deps.providers,
+      providers,
       tools: () => artefacts,
       functions: () => functions,
       recordings: DISCARDED,
+      ...(deps.customLlm ? { customLlm: deps.customLlm } : {}),
       log: deps.log.child({ callId: call.call_id, transport: endpoint.transport }),
       timings: deps.timings,
-      scheduler: realScheduler,
+      scheduler: clock.scheduler,
     });
+    const line = new CallerLine(endpoint, clock);
     const stop = () => void session.end('user_hangup');
     signal.addEventListener('abort', stop, { once: true });
     try {
       await session.start();
       endpoint.attach(session.sink);
-      const over = endpoint.ended.then(() => 'over' as const);
-      let finished = false;
-      void over.then(() => (finished = true));
-      const after = (mark: number, test: (e: CallEvent) => boolean) =>
-        endpoint.waitFor((e) => test(e) && endpoint.events.indexOf(e) >= mark, REPLY_WAIT_MS).catch(() => undefined);
       /** Waits for the agent to start a reply after `mark` and, unless `startOnly`, to finish it. */
       const reply = async (mark: number, startOnly: boolean) => {
-        const talking = await Promise.race([after(mark, (e) => e.type === 'agent_talking'), over]);
-        if (talking === 'over' || talking === undefined || talking.type !== 'agent_talking' || startOnly) return;
+        let talking: CallEvent | undefined;
+        await line.until(() => (talking = line.seen(mark, (e) => e.type === 'agent_talking')) !== undefined, REPLY_WAIT_MS, signal);
+        if (talking?.type !== 'agent_talking' || startOnly) return;
         const id = talking.utteranceId;
-        await Promise.race([after(mark, (e) => e.type === 'agent_done' && e.utteranceId === id), over]);
+        await line.until(() => line.seen(mark, (e) => e.type === 'agent_done' && e.utteranceId === id) !== undefined, REPLY_WAIT_MS, signal);
       };
       const speak = async (text: string) => {
         const parts: Int16Array[] = [];
-        for await (const chunk of tts.synthesize(text, { voiceId })) parts.push(chunk);
-        endpoint.play(concat([...parts, silence(TURN_TAIL_MS)]));
+        for await (const chunk of speech.tts.synthesize(text, { voiceId })) parts.push(chunk);
+        line.say(concat([...parts, silence(TURN_TAIL_MS)]));
       };
-      const script = testCase.caller.script;
+      const script = 'script' in caller ? caller.script : [];
       const interrupts = (i: number) => { const next = script[i + 1]; return next !== undefined && 'interrupt' in next; };
       // The agent's opening, when it speaks first.
       const definition = agent.engine.type === 'custom_llm' ? undefined : agent.engine.definition;
       if ((definition?.start_speaker ?? 'agent') === 'agent') await reply(0, interrupts(-1));
       for (const [i, turn] of script.entries()) {
-        if (signal.aborted || finished) break;
-        const mark = endpoint.events.length;
+        if (signal.aborted || line.over) break;
+        const mark = line.mark;
         if ('say' in turn) {
           await speak(turn.say);
           await reply(mark, interrupts(i));
         } else if ('dtmf' in turn) {
-          if (!session.sink.dtmf) throw new Error("this server's calls take no keypad digits yet: DTMF turns play in text mode");
-          session.sink.dtmf(turn.dtmf);
+          await line.press(turn.dtmf, session.sink, signal);
           await reply(mark, interrupts(i));
         } else if ('wait_ms' in turn) {
-          await Promise.race([new Promise((r) => setTimeout(r, turn.wait_ms)), over]);
+          await line.until(() => false, turn.wait_ms, signal);
         } else {
           // The agent's reply has begun (the previous turn waited for it): speak over it after about `after_words` words.
-          await new Promise((r) => setTimeout(r, (turn.after_words ?? DEFAULT_INTERRUPT_AFTER_WORDS) * MS_PER_WORD));
-          const at = endpoint.events.length;
+          await line.until(() => false, (turn.after_words ?? DEFAULT_INTERRUPT_AFTER_WORDS) * MS_PER_WORD, signal);
+          const at = line.mark;
           await speak(turn.interrupt);
           await reply(at, interrupts(i));
         }
       }
+      if ('persona' in caller && deps.llm) {
+        // The persona's words come from the LLM, one turn at a time, heard as the session transcribed the call so far.
+        const maxTurns = caller.max_turns ?? MAX_PERSONA_TURNS;
+        for (let i = 0; i < maxTurns && !line.over && !signal.aborted; i++) {
+          const next = await personaTurn(deps.llm, caller, heardSoFar(endpoint.events), signal);
+          if (next === null) break;
+          const mark = line.mark;
+          await speak(next);
+          await reply(mark, false);
+        }
+      }
       // The caller hangs up once the script is over, unless the agent does (after its goodbye) first.
-      await Promise.race([over, new Promise((r) => setTimeout(r, HANGUP_GRACE_MS))]);
+      await line.until(() => false, HANGUP_GRACE_MS, signal);
       endpoint.hangup();
+      // The session stores its results on the call's clock (its timers): the clock runs on until it has.
+      let stored = false;
+      void session.done.then(() => (stored = true));
+      await line.until(() => stored, WIND_DOWN_MS, new AbortController().signal);
       await endpoint.ended;
       await session.done;
     } finally {
@@ -189,7 +183,7 @@ export function audioCasePlayer(deps: AudioPlayerDeps) {
     const reason = outcome.reason;
     const callSuccessful = outcome.callAnalysis?.call_successful ?? false;
     const variables = { ...testCase.dynamic_variables };
-    const assertions = await judgeAll(testCase.assertions, { transcript, nodePath, toolCalls: functions.calls, variables, disconnectionReason: reason, callSuccessful, latenciesMs: latencies }, deps.providers.llm, signal);
+    const assertions = await judgeAll(testCase.assertions, { transcript, nodePath, toolCalls: functions.calls, variables, disconnectionReason: reason, callSuccessful, latenciesMs: latencies }, deps.llm, signal);
     const latency = summarizeLatency(latencies);
     return {
       test_case_id: testCase.test_case_id,
@@ -209,7 +203,9 @@ export function audioCasePlayer(deps: AudioPlayerDeps) {
       tickets: artefacts.tickets,
       latency: { e2e_p50_ms: latency.num ? latency.p50 : null, e2e_p90_ms: latency.num ? latency.p90 : null, values_ms: latency.values },
       duration_ms: Math.round(performance.now() - started),
-      simulated_ms: Math.max(0, ...(outcome.transcriptObject ?? []).map((u) => u.end_ms)),
+      simulated_ms: line.elapsedMs,
+      clock: clock.kind,
+      providers: { stt: speech.stt.id, tts: speech.tts.id },
     };
   };
 }

@@ -5,14 +5,17 @@
  * the assertions. Nothing reaches the account's calls, lists or webhooks.
  */
 import type { TestCase, TestCaseResult } from '../../domain/agent-test.ts';
+import type { Call } from '../../domain/call.ts';
+import { realScheduler } from '../../lib/scheduler.ts';
 import type { LlmProvider } from '../../providers/llm.ts';
 import type { CaseRunner } from '../../services/agent-test.service.ts';
 import { unplayable } from '../../services/agent-test.service.ts';
 import type { ResolvedAgentVersion } from '../../services/agent.service.ts';
-import { type FunctionCaller, analyzeCall, summarizeLatency } from '../../voice/index.ts';
+import { type FunctionCaller, type LlmSocketOpener, analyzeCall, summarizeLatency } from '../../voice/index.ts';
 import { buildEngine, engineNeedsMissingLlm } from '../engine-factory.ts';
 import { judgeAll } from './assertions.ts';
 import { MockedFunctions, RunArtefacts } from './mocks.ts';
+import { simulatedCall } from './simulated-call.ts';
 import { playTextCall } from './text-call.ts';
 
 /** Longest a case may play before it is ended as an error, ms. */
@@ -28,6 +31,17 @@ export interface SimulationRunnerDeps {
   functions?: (accountId: string, details: () => unknown) => FunctionCaller;
   /** Plays audio-mode cases; none: they end as an error saying so. */
   audio?: AudioCasePlayer;
+  /**
+   * Custom-LLM agents' sockets, as calls open them (under the webhook destination policy), and the
+   * call object their server is sent; none: such agents are not played.
+   */
+  customLlm?: SimulatedCustomLlm;
+}
+
+/** What a simulated call needs to reach a custom LLM's server. */
+export interface SimulatedCustomLlm {
+  open: LlmSocketOpener;
+  callDetails: (call: Call) => unknown;
 }
 
 export class SimulationRunner implements CaseRunner {
@@ -54,11 +68,15 @@ export class SimulationRunner implements CaseRunner {
     const started = performance.now();
     const missing = engineNeedsMissingLlm(agent.engine, this.#d.llm !== undefined);
     if (missing) return unplayable(testCase, agent.version, missing);
-    if (agent.engine.type === 'custom_llm') return unplayable(testCase, agent.version, "custom-LLM agents are not played by tests: their replies come from the customer's own server");
+    const customLlm = agent.engine.type === 'custom_llm' ? this.#d.customLlm : undefined;
+    if (agent.engine.type === 'custom_llm' && !customLlm) return unplayable(testCase, agent.version, 'custom-LLM agents are not played on this server');
     const details = () => ({ test_case_id: testCase.test_case_id, agent_id: agent.agentId, agent_version: agent.version, metadata: testCase.metadata, simulated: true });
     const real = testCase.allow_unmocked_functions ? this.#d.functions?.(accountId, details) : undefined;
     const functions = new MockedFunctions(testCase.tool_mocks, real);
     const artefacts = new RunArtefacts();
+    // A custom LLM's server is dialled as a call's would be; the first failure it causes ends the call with its reason.
+    let failure: string | undefined;
+    const call = simulatedCall(accountId, testCase, agent);
     const built = buildEngine({
       engine: agent.engine,
       llm: this.#d.llm,
@@ -66,8 +84,28 @@ export class SimulationRunner implements CaseRunner {
       functions,
       variables: () => ({ dynamic: testCase.dynamic_variables }),
       language: agent.config.language,
+      ...(customLlm
+        ? {
+            customLlm: {
+              callId: call.call_id,
+              open: customLlm.open,
+              callDetails: () => customLlm.callDetails(call),
+              onFailure: (reason: string) => void (failure ??= reason),
+              // Text mode has no turn-taking to interrupt: the server's own speech (agent_interrupt) is not played.
+              onUnprompted: () => {},
+              onMetadata: () => {},
+              scheduler: realScheduler,
+            },
+          }
+        : {}),
     });
-    const played = await playTextCall(built, testCase.caller, functions, this.#d.llm, signal);
+    let played;
+    try {
+      played = await playTextCall(built, testCase.caller, functions, this.#d.llm, signal, customLlm !== undefined);
+    } finally {
+      built.close?.();
+    }
+    if (failure) played.disconnectionReason = failure;
     const analysis = await analyzeCall({
       transcript: played.transcript.map((u, i) => ({ role: u.role, text: u.content, startMs: i, endMs: i, ...(u.cut_off ? { cutOff: true } : {}) })),
       disconnectionReason: played.disconnectionReason,

@@ -18,7 +18,7 @@ export interface TextCallOutcome {
   transcript: SimulatedUtterance[];
   nodePath: string[];
   latenciesMs: number[];
-  disconnectionReason: 'agent_hangup' | 'user_hangup';
+  disconnectionReason: string;
   outcome: EngineOutcome;
 }
 
@@ -29,8 +29,12 @@ interface Reply {
   latencyMs: number | null;
 }
 
-/** Plays `caller` against the built engine. Throws the engine's error (the runner reports it). */
-export async function playTextCall(built: BuiltEngine, caller: Caller, functions: MockedFunctions, llm: LlmProvider | undefined, signal: AbortSignal): Promise<TextCallOutcome> {
+/**
+ * Plays `caller` against the built engine. Throws the engine's error (the runner reports it).
+ * `reportsTools`: the engine's function calls run elsewhere (a custom LLM's server) and are only
+ * reported; they are recorded among the case's calls.
+ */
+export async function playTextCall(built: BuiltEngine, caller: Caller, functions: MockedFunctions, llm: LlmProvider | undefined, signal: AbortSignal, reportsTools = false): Promise<TextCallOutcome> {
   const engine = built.engine;
   const transcript: SimulatedUtterance[] = [];
   const nodePath: string[] = [];
@@ -56,6 +60,7 @@ export async function playTextCall(built: BuiltEngine, caller: Caller, functions
         if (first === null && out.text.trim()) first = performance.now() - started + functions.pendingDelayMs;
         text += out.text;
       } else if (out.type === 'hangup') ended = true;
+      else if (reportsTools) functions.reported(out);
     }
     notePosition();
     return { text: text.trim(), hungUp: ended, latencyMs: first };
@@ -123,7 +128,7 @@ async function playTurn(turn: ScriptTurn, userTurn: (text: string, options?: { d
 const HANG_UP = 'END_CALL';
 
 /** The persona's next words, or null when it hangs up. */
-async function personaTurn(llm: LlmProvider, caller: { persona: string; goal: string }, transcript: readonly SimulatedUtterance[], signal: AbortSignal): Promise<string | null> {
+export async function personaTurn(llm: LlmProvider, caller: { persona: string; goal: string }, transcript: readonly SimulatedUtterance[], signal: AbortSignal): Promise<string | null> {
   const conversation = transcript.map((u) => `${u.role === 'agent' ? 'Agent' : 'You'}: ${u.content}`).join('\n');
   const answer = await chatText(llm, {
     messages: [
