@@ -17,6 +17,7 @@ export function logProviderFailures(providers: Providers, log: Logger): Provider
     stt: loggedStt(providers.stt, log.child({ provider: providers.stt.id })),
     tts: loggedTts(providers.tts, log.child({ provider: providers.tts.id })),
     vad: loggedVad(providers.vad, log),
+    ...(providers.denoiser ? { denoiser: providers.denoiser } : {}),
     close: () => providers.close(),
   };
 }
