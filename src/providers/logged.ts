@@ -70,6 +70,7 @@ function loggedStt(stt: SttProvider, log: Logger): SttProvider {
         throw error;
       }),
     ...(stt.warm ? { warm: () => stt.warm!() } : {}),
+    ...(stt.capacity ? { capacity: () => stt.capacity!() } : {}),
     ...(stt.close ? { close: () => stt.close!() } : {}),
   };
 }
