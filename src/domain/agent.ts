@@ -197,9 +197,10 @@ export const AgentSettings = {
   version_title: Type.Optional(Nullable(Type.String({ maxLength: 256 }))),
   // --- issue 25: noise suppression ------------------------------------------------------------
   /**
-   * Retell's `denoising_mode`: `noise-cancellation` (the default) suppresses the noise in the
-   * caller's audio before the VAD and the recogniser hear it (RNNoise; docs/voice-pipeline.md);
-   * `no-denoise` hears it as it came. The recording keeps the caller's own audio either way.
+   * Retell's `denoising_mode`: `noise-cancellation` suppresses the noise in the caller's audio
+   * before the VAD and the recogniser hear it (RNNoise; docs/voice-pipeline.md); `no-denoise`
+   * (the default here, chosen by measurement: BENCHMARKS.md) hears it as it came. The recording
+   * keeps the caller's own audio either way.
    */
   denoising_mode: Type.Optional(Type.Union(DENOISING_MODES.map((m) => Type.Literal(m)))),
 };
@@ -351,7 +352,7 @@ export const AGENT_DEFAULTS = {
   opt_out_sensitive_data_storage: false,
   begin_message_delay_ms: 0,
   // issue 25
-  denoising_mode: 'noise-cancellation',
+  denoising_mode: 'no-denoise',
 } as const satisfies Omit<AgentConfig, 'response_engine'>;
 
 /** The response engine's definition as pinned by an agent version. */

@@ -295,8 +295,8 @@ export class CallSession implements CallScope {
       // Retell's agent fields (issue 26); versions saved before them have neither.
       volume: settings.volume ?? 1,
       normaliseForSpeech: settings.normalize_for_speech ?? false,
-      // Retell's denoising_mode (issue 25), with the server's suppressor; a call stored before it takes the default.
-      denoiser: settings.denoising_mode === 'no-denoise' ? undefined : this.#d.providers.denoiser,
+      // Retell's denoising_mode (issue 25), with the server's suppressor; a call stored before it takes the default, no-denoise.
+      denoiser: settings.denoising_mode === 'noise-cancellation' ? this.#d.providers.denoiser : undefined,
       language: settings.language,
       interruptionSensitivity: settings.interruption_sensitivity,
       endOfTurn: {
