@@ -38,7 +38,7 @@ export function realSpeechDir(): string {
   return process.env['REAL_SPEECH_DIR'] ?? fileURLToPath(new URL('../../shared/data/real-speech/', import.meta.url));
 }
 
-interface Item {
+export interface Item {
   file: string;
   text: string;
   rate: 8000 | 16000;
@@ -46,7 +46,7 @@ interface Item {
   digits?: string;
 }
 
-const COMMANDS = ['yes', 'no', 'up', 'down', 'left', 'right', 'on', 'off', 'stop', 'go'];
+export const COMMANDS = ['yes', 'no', 'up', 'down', 'left', 'right', 'on', 'off', 'stop', 'go'];
 const DIGIT_OF: Readonly<Record<string, string>> = {
   zero: '0', oh: '0', o: '0', one: '1', two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9',
 };
@@ -63,7 +63,7 @@ export function digitsOf(text: string): string {
 }
 
 /** A mono 16-bit PCM WAV's samples (the data chunk, wherever it sits). */
-function readWav(path: string): Int16Array {
+export function readWav(path: string): Int16Array {
   const b = readFileSync(path);
   let o = 12;
   while (o + 8 <= b.length) {
@@ -75,14 +75,14 @@ function readWav(path: string): Int16Array {
   throw new Error(`${path}: no data chunk`);
 }
 
-function padded(pcm: Int16Array, rate: number): Int16Array {
+export function padded(pcm: Int16Array, rate: number): Int16Array {
   const pad = (PAD_MS * rate) / 1000;
   const out = new Int16Array(pcm.length + 2 * pad);
   out.set(pcm, pad);
   return out;
 }
 
-async function to16k(pcm: Int16Array, rate: number): Promise<Int16Array> {
+export async function to16k(pcm: Int16Array, rate: number): Promise<Int16Array> {
   if (rate === 16000) return pcm;
   const r = await createResampler(rate, 16000);
   try {

@@ -220,6 +220,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     publicBaseUrl: config.publicBaseUrl,
     recordingLinks,
     checkEngine: engineCapabilityCheck(providers),
+    recogniserCapacity: () => providers.stt.capacity?.(),
     notifications,
   });
   const lifecycle = new CallLifecycle({
@@ -233,6 +234,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     publicBaseUrl: config.publicBaseUrl,
     recordingLinks,
     checkEngine: engineCapabilityCheck(providers),
+    recogniserCapacity: () => providers.stt.capacity?.(),
     leases: new LeaseRepository(store),
     serverId,
     leaseTtlMs: config.callLeaseTtlMs,

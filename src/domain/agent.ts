@@ -81,6 +81,10 @@ export function checkAnalysisFields(fields: readonly PostCallAnalysisField[], fi
   return null;
 }
 
+/** Retell's `denoising_mode` values this server applies (issue 25). */
+export const DENOISING_MODES = ['noise-cancellation', 'no-denoise'] as const;
+export type DenoisingMode = (typeof DENOISING_MODES)[number];
+
 /** Agent fields besides the response engine: what `agent_override.agent` may change for one call. */
 export const AgentSettings = {
   agent_name: Type.Optional(Nullable(Name())),
@@ -198,6 +202,14 @@ export const AgentSettings = {
   is_public: Type.Optional(Type.Boolean()),
   post_call_analysis_model: Type.Optional(Nullable(Name(64))),
   version_title: Type.Optional(Nullable(Type.String({ maxLength: 256 }))),
+  // --- issue 25: noise suppression ------------------------------------------------------------
+  /**
+   * Retell's `denoising_mode`: `noise-cancellation` suppresses the noise in the caller's audio
+   * before the VAD and the recogniser hear it (RNNoise; docs/voice-pipeline.md); `no-denoise`
+   * (the default here, chosen by measurement: BENCHMARKS.md) hears it as it came. The recording
+   * keeps the caller's own audio either way.
+   */
+  denoising_mode: Type.Optional(Type.Union(DENOISING_MODES.map((m) => Type.Literal(m)))),
 };
 
 /**
@@ -289,6 +301,8 @@ export interface AgentConfig {
   opt_out_sensitive_data_storage: boolean;
   voice_speed: number;
   pronunciation_dictionary: Array<{ word: string; alphabet: string; phoneme: string }> | null;
+  // issue 25
+  denoising_mode: DenoisingMode;
   // Accepted without effect (RETELL_AGENT_FIELDS_WITHOUT_EFFECT); absent when never set.
   voice_temperature?: number;
   begin_message_delay_ms?: number;
@@ -343,6 +357,8 @@ export const AGENT_DEFAULTS = {
   begin_message_delay_ms: 0,
   voice_speed: 1,
   pronunciation_dictionary: null,
+  // issue 25
+  denoising_mode: 'no-denoise',
 } as const satisfies Omit<AgentConfig, 'response_engine'>;
 
 /** The response engine's definition as pinned by an agent version. */

@@ -66,6 +66,17 @@ export const errors = {
       `The account has as many calls registered or ongoing as its concurrency limit allows (${limit}); try again once one has ended.`,
       { details: { concurrency_limit: limit } },
     ),
+  /**
+   * The server's embedded recogniser holds as many calls as it takes (POCKETSPHINX_MAX_STREAMS):
+   * answered as the account's concurrency limit is (429, the same code), before anything is created.
+   */
+  recogniserFull: (open: number, max: number) =>
+    new AppError(
+      'concurrency_limit_reached',
+      'rate_limited',
+      `This server's embedded speech recogniser is serving as many calls as it takes (${open} of ${max}); try again once one has ended.`,
+      { details: { server_recognition_streams: max } },
+    ),
   payloadTooLarge: (message: string) => new AppError('payload_too_large', 'too_large', message),
   /** A body-less request to a route whose body has required fields. */
   emptyBody: () => new AppError('invalid_json', 'invalid', 'The JSON body is empty.'),

@@ -310,6 +310,8 @@ export class CallSession implements CallScope {
       volume: settings.volume ?? 1,
       normaliseForSpeech: settings.normalize_for_speech ?? false,
       speech: { speed: settings.voice_speed ?? 1, pronunciations: settings.pronunciation_dictionary ?? [] },
+      // Retell's denoising_mode (issue 25), with the server's suppressor; a call stored before it takes the default, no-denoise.
+      denoiser: settings.denoising_mode === 'noise-cancellation' ? this.#d.providers.denoiser : undefined,
       language: settings.language,
       interruptionSensitivity: settings.interruption_sensitivity,
       endOfTurn: {

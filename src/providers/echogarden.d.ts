@@ -7,3 +7,7 @@ declare module '@echogarden/speex-resampler-wasm' {
   const factory: (moduleArg?: Record<string, unknown>) => Promise<unknown>;
   export default factory;
 }
+declare module '@echogarden/rnnoise-wasm' {
+  const factory: (moduleArg?: Record<string, unknown>) => Promise<unknown>;
+  export default factory;
+}

@@ -17,6 +17,7 @@ export function logProviderFailures(providers: Providers, log: Logger): Provider
     stt: loggedStt(providers.stt, log.child({ provider: providers.stt.id })),
     tts: loggedTts(providers.tts, log.child({ provider: providers.tts.id })),
     vad: loggedVad(providers.vad, log),
+    ...(providers.denoiser ? { denoiser: providers.denoiser } : {}),
     close: () => providers.close(),
   };
 }
@@ -69,6 +70,7 @@ function loggedStt(stt: SttProvider, log: Logger): SttProvider {
         throw error;
       }),
     ...(stt.warm ? { warm: () => stt.warm!() } : {}),
+    ...(stt.capacity ? { capacity: () => stt.capacity!() } : {}),
     ...(stt.close ? { close: () => stt.close!() } : {}),
   };
 }

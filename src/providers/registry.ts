@@ -4,6 +4,7 @@ import type { LlmProvider } from './llm.ts';
 import type { SttProvider } from './stt.ts';
 import type { TtsProvider } from './tts.ts';
 import type { VadProvider } from './vad.ts';
+import { createNoiseSuppressor, type NoiseSuppressorFactory } from './audio/rnnoise.ts';
 
 /**
  * A role's provider as configuration chose it: the descriptor's id and the options its
@@ -31,6 +32,11 @@ export interface Providers {
   stt: SttProvider;
   tts: TtsProvider;
   vad: VadProvider;
+  /**
+   * The noise suppressor calls whose agent asks for it (`denoising_mode`) run on the caller's
+   * audio (RNNoise, embedded); absent (test provider sets): no call is denoised.
+   */
+  denoiser?: NoiseSuppressorFactory;
   /** Closes providers that hold shared resources (the Flite worker); idempotent. */
   close(): Promise<void>;
 }
@@ -64,6 +70,7 @@ export function buildProviders(options: ProviderOptions): Providers {
     stt,
     tts,
     vad,
+    denoiser: createNoiseSuppressor,
     async close() {
       if (closed) return;
       closed = true;

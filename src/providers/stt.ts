@@ -141,6 +141,12 @@ export interface SttProvider {
    * background; the server calls it once it listens. Optional, never throws.
    */
   warm?(): void;
+  /**
+   * How many streams are open and how many it takes at once, where it bounds them (the embedded
+   * recogniser: POCKETSPHINX_MAX_STREAMS); absent or undefined: no bound here. New calls are
+   * refused while it is full (src/services/call-record.ts), before anything is created.
+   */
+  capacity?(): { open: number; max: number } | undefined;
   /** Releases shared resources (idempotent). */
   close?(): Promise<void>;
 }

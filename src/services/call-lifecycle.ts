@@ -17,7 +17,7 @@ import type { LeaseRepository } from '../storage/lease.repository.ts';
 import type { Executor, Store } from '../storage/store.ts';
 import type { AccessTokenSigner } from './access-token.ts';
 import type { AgentService, ResolvedAgentVersion } from './agent.service.ts';
-import { type EngineCapabilityCheck, type NewCallInput, newCallRecord } from './call-record.ts';
+import { type EngineCapabilityCheck, type NewCallInput, type RecogniserCapacity, newCallRecord } from './call-record.ts';
 import type { CallRetention } from './call.service.ts';
 import { type CallView, toCallView } from './call.view.ts';
 import type { EventOutbox } from './events.ts';
@@ -76,6 +76,8 @@ export interface CallLifecycleDeps {
   /** Makes the payload's signed `recording_url`. */
   recordingLinks?: RecordingLinks;
   checkEngine?: EngineCapabilityCheck;
+  /** The server's embedded recogniser's room: a call it cannot hold is refused at creation (issue 25). */
+  recogniserCapacity?: RecogniserCapacity;
   /** Leases on ongoing calls and their checkpoints. */
   leases: LeaseRepository;
   /** This process's id: the holder of the leases of the calls it runs (Runtime.serverId). */

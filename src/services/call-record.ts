@@ -22,6 +22,8 @@ export type NewCallInput = Static<typeof CreateWebCallBody>;
 
 /** Checks, at creation, that this server can run the agent's engine (e.g. an LLM is configured). */
 export type EngineCapabilityCheck = (agent: ResolvedAgentVersion, override: AgentOverride | undefined) => string | null;
+/** The server's room for one more call's recogniser stream (SttProvider.capacity); undefined: no bound. */
+export type RecogniserCapacity = () => { open: number; max: number } | undefined;
 
 export interface NewCallOptions {
   callType: CallType;
@@ -33,7 +35,7 @@ export interface NewCallOptions {
 
 /** A new call's record on `agent` (status `registered`); throws AppError when the input does not fit the agent. */
 export function newCallRecord(
-  deps: { agents: Pick<AgentService, 'checkCallSettings'>; checkEngine?: EngineCapabilityCheck | undefined },
+  deps: { agents: Pick<AgentService, 'checkCallSettings'>; checkEngine?: EngineCapabilityCheck | undefined; recogniserCapacity?: RecogniserCapacity | undefined },
   accountId: string,
   input: NewCallInput,
   agent: ResolvedAgentVersion,
@@ -44,6 +46,9 @@ export function newCallRecord(
   deps.agents.checkCallSettings(agent, input.agent_override?.agent);
   const capability = deps.checkEngine?.(agent, input.agent_override);
   if (capability) throw errors.invalidRequest(capability);
+  // A call the embedded recogniser has no room for is refused now, not cut off when it joins.
+  const room = deps.recogniserCapacity?.();
+  if (room && room.open >= room.max) throw errors.recogniserFull(room.open, room.max);
 
   const settings = settingsWithOverride(agent.config, input.agent_override);
   return {

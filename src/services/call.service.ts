@@ -18,7 +18,7 @@ import type { AgentService, ResolvedAgentVersion } from './agent.service.ts';
 import type { Principal } from './account.service.ts';
 import type { EventOutbox } from './events.ts';
 import { type CallView, toCallView } from './call.view.ts';
-import { type EngineCapabilityCheck, METADATA_MAX_BYTES, newCallRecord } from './call-record.ts';
+import { type EngineCapabilityCheck, METADATA_MAX_BYTES, type RecogniserCapacity, newCallRecord } from './call-record.ts';
 import type { CreateWebCallBody, ListCallsBody, UpdateCallBody } from './call.schemas.ts';
 import { toCallFilter } from './call-filters.ts';
 
@@ -64,6 +64,8 @@ export interface CallServiceDeps {
   /** Makes each read's signed `recording_url` (without it, the API-key route's URL). */
   recordingLinks?: RecordingLinks;
   checkEngine?: EngineCapabilityCheck;
+  /** The server's embedded recogniser's room: a call it cannot hold is refused at creation (issue 25). */
+  recogniserCapacity?: RecogniserCapacity;
   /** Tells the server holding a call that update-call changed it ('call_updates'). */
   notifications: Notifications;
 }

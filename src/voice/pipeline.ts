@@ -13,6 +13,8 @@ export { HYPOTHESIS_SETTLE_MS } from './end-of-turn.ts';
 import { BandProbe } from './band-probe.ts';
 import type { TurnLatency } from './latency.ts';
 import { vadStage } from './stages/vad.stage.ts';
+import { denoiseStage } from './stages/denoise.stage.ts';
+import type { NoiseSuppressor } from '../providers/audio/rnnoise.ts';
 import { turnStage } from './stages/turn.stage.ts';
 import { sttStage } from './stages/stt.stage.ts';
 import { PacedPlayout } from './playout.ts';
@@ -70,6 +72,7 @@ export class VoicePipeline {
   #inputFrames = 0;
   #stt: SttStream | undefined;
   #vad: VoiceActivityDetector | undefined;
+  #denoiser: NoiseSuppressor | undefined;
   #tasks: Promise<void>[] = [];
   /** Recognition deadlines armed on the scheduler (cleared at close). */
   readonly #deadlines = new Set<TimerHandle>();
@@ -190,6 +193,7 @@ export class VoicePipeline {
     this.#t0 = this.#time.now();
     try {
       this.#vad = await this.#o.vad.create({ aggressiveness: this.#o.vadAggressiveness ?? 2 });
+      this.#denoiser = await this.#o.denoiser?.();
       this.#stt = await this.#o.stt.openStream({
         signal: this.#ctrl.signal,
         onInterim: ({ text }) => {
@@ -257,6 +261,7 @@ export class VoicePipeline {
     await rolledBack;
     await this.#stt?.close();
     this.#vad?.close();
+    this.#denoiser?.close();
   }
 
   #hintRecogniser(): void {
@@ -274,7 +279,7 @@ export class VoicePipeline {
     try {
       const eot = this.#o.endOfTurn;
       const turnOptions = eot ? { endOfTurnMs: (silenceMs: number) => this.#endOfTurnMs(eot, silenceMs, stt) } : { endpointingMs: this.#o.endpointingMs };
-      const events = sttStage(turnStage(vadStage(this.#input, vad, signal, this.#o.minSpeechRms), turnOptions, signal), stt, signal, {
+      const events = sttStage(turnStage(vadStage(denoiseStage(this.#input, this.#denoiser, signal), vad, signal, this.#o.minSpeechRms), turnOptions, signal), stt, signal, {
         provider: this.#o.stt.id,
         now: () => this.#time.now(),
         timeoutMs: this.#o.recognitionTimeoutMs ?? DEFAULT_RECOGNITION_TIMEOUT_MS,

@@ -8,6 +8,7 @@ import type { SpeechStyle, TtsProvider } from '../providers/tts.ts';
 import type { VadProvider } from '../providers/vad.ts';
 import type { ResponseEngine } from './engines/types.ts';
 import type { EndOfTurnSettings } from './end-of-turn.ts';
+import type { NoiseSuppressorFactory } from '../providers/audio/rnnoise.ts';
 import type { TurnLatency } from './latency.ts';
 import type { TimedToolCall, Utterance } from './transcript.ts';
 
@@ -108,6 +109,12 @@ export interface VoicePipelineOptions {
    * Needs a streaming recogniser and an engine with `checkpoint`. Default false.
    */
   preemptive?: boolean;
+  /**
+   * Noise suppression of the caller's audio before the VAD and the recogniser (the agent's
+   * `denoising_mode`, src/voice/stages/denoise.stage.ts): one denoiser per call, created at start
+   * and closed at close. Absent: the audio is heard as it came.
+   */
+  denoiser?: NoiseSuppressorFactory;
   /** WebRTC VAD aggressiveness 0..3; default 2. */
   vadAggressiveness?: 0 | 1 | 2 | 3;
   /** Frames below this RMS (0..32768) are never speech; default 150 (about -47 dBFS). */

@@ -107,6 +107,8 @@ export const AgentResponse = Type.Object(
     is_public: Type.Optional(Type.Boolean()),
     post_call_analysis_model: Type.Optional(NullableString()),
     version_title: Type.Optional(NullableString()),
+    /** Issue 25: always answered (versions saved before the field take the default). */
+    denoising_mode: Type.Optional(Type.String()),
     accepted_without_effect: Type.Optional(
       Type.Array(Type.String(), { description: "Retell's agent fields set on this version that change nothing here (docs/retell.md says why for each)." }),
     ),

@@ -159,6 +159,11 @@ export class PocketsphinxStt implements SttProvider {
     this.#decoders.warm(this.#workerData(16_000));
   }
 
+  /** Streams open and the most the pool takes (library mode; process mode has no such bound). */
+  capacity(): { open: number; max: number } | undefined {
+    return this.mode() === 'library' ? { open: this.#decoders.streams, max: this.#decoders.maxStreams } : undefined;
+  }
+
   /** Frees the decoders of the provider's own pool (streams still holding one fail); idempotent. */
   async close(): Promise<void> {
     if (this.#ownsDecoders) await this.#decoders.close();
