@@ -76,7 +76,7 @@ const files = process.argv.slice(2);
 const args = [
   '--test',
   '--test-reporter=spec',
-  `--test-concurrency=${process.env.TEST_CONCURRENCY ?? '2'}`,
+  `--test-concurrency=${process.env.TEST_CONCURRENCY ?? '3'}`,
   '--test-timeout=180000',
   ...(files.length > 0 ? files : ['test/**/*.test.ts']),
 ];
