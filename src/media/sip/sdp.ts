@@ -19,26 +19,31 @@ export function chooseCodec(offer: SdpAudio): { codec: G711Codec; payloadType: n
 }
 
 export function answerSdp(host: string, port: number, media: { codec: G711Codec; payloadType: number; eventPayloadType: number | null }): string {
-  const family = host.includes(':') ? 'IP6' : 'IP4';
-  const session = Date.now();
-  const payloads = [media.payloadType, ...(media.eventPayloadType === null ? [] : [media.eventPayloadType])];
-  return [
-    'v=0',
-    `o=switchboard ${session} ${session} IN ${family} ${host}`,
-    's=switchboard',
-    `c=IN ${family} ${host}`,
-    't=0 0',
-    `m=audio ${port} RTP/AVP ${payloads.join(' ')}`,
-    `a=rtpmap:${media.payloadType} ${media.codec === 'pcmu' ? 'PCMU' : 'PCMA'}/8000`,
-    ...(media.eventPayloadType === null ? [] : [`a=rtpmap:${media.eventPayloadType} telephone-event/8000`, `a=fmtp:${media.eventPayloadType} 0-16`]),
-    'a=ptime:20',
-    'a=sendrecv',
-    '',
-  ].join('\r\n');
+  return sessionSdp(host, port, [
+    { payloadType: media.payloadType, rtpmap: `${media.codec === 'pcmu' ? 'PCMU' : 'PCMA'}/8000` },
+    ...(media.eventPayloadType === null ? [] : [telephoneEvent(media.eventPayloadType)]),
+  ]);
 }
 
 /** Our SDP offer (RFC 3264): PCMU, PCMA and telephone-event on the call's RTP port. */
 export function offerSdp(host: string, port: number): string {
+  return sessionSdp(host, port, [
+    { payloadType: 0, rtpmap: 'PCMU/8000' },
+    { payloadType: 8, rtpmap: 'PCMA/8000' },
+    telephoneEvent(TELEPHONE_EVENT_PAYLOAD_TYPE),
+  ]);
+}
+
+interface SdpFormat {
+  payloadType: number;
+  rtpmap: string;
+  fmtp?: string;
+}
+
+const telephoneEvent = (payloadType: number): SdpFormat => ({ payloadType, rtpmap: 'telephone-event/8000', fmtp: '0-16' });
+
+/** One audio stream's session description, 20 ms packets both ways, the formats in order of preference. */
+function sessionSdp(host: string, port: number, formats: readonly SdpFormat[]): string {
   const family = host.includes(':') ? 'IP6' : 'IP4';
   const session = Date.now();
   return [
@@ -47,11 +52,8 @@ export function offerSdp(host: string, port: number): string {
     's=switchboard',
     `c=IN ${family} ${host}`,
     't=0 0',
-    `m=audio ${port} RTP/AVP 0 8 ${TELEPHONE_EVENT_PAYLOAD_TYPE}`,
-    'a=rtpmap:0 PCMU/8000',
-    'a=rtpmap:8 PCMA/8000',
-    `a=rtpmap:${TELEPHONE_EVENT_PAYLOAD_TYPE} telephone-event/8000`,
-    `a=fmtp:${TELEPHONE_EVENT_PAYLOAD_TYPE} 0-16`,
+    `m=audio ${port} RTP/AVP ${formats.map((f) => f.payloadType).join(' ')}`,
+    ...formats.flatMap((f) => [`a=rtpmap:${f.payloadType} ${f.rtpmap}`, ...(f.fmtp ? [`a=fmtp:${f.payloadType} ${f.fmtp}`] : [])]),
     'a=ptime:20',
     'a=sendrecv',
     '',
