@@ -8,30 +8,14 @@
  * The server runs in this process over SQLite.
  */
 import dgram from 'node:dgram';
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
-import { createSilentLogger } from '../src/lib/logger.ts';
 import { fmt, machine, percentile } from './lib.ts';
+import { startSipBenchServer } from './sip.ts';
 
 type Log = (line: string) => void;
 
 export async function runSipOutboundBench(options: { log: Log; calls?: number }): Promise<string> {
-  const { loadConfig } = await import('../src/config/config.ts');
-  const { createRuntime } = await import('../src/runtime.ts');
-  const { buildApp } = await import('../src/app.ts');
-  const { EnergyVad, FakeTts } = await import('../src/providers/fake/fake.providers.ts');
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-bench-sipout-'));
-  const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', WEBHOOK_WORKER: 'false', LOG_LEVEL: 'warn', SIP_PORT: '0', SIP_RTP_PORT_MIN: '46000', SIP_RTP_PORT_MAX: '47000', WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' });
-  const providers = {
-    llm: undefined,
-    stt: { id: 'instant', languages: () => ['en-US'], openStream: async () => ({ write() {}, finalize: async () => ({ text: 'hello' }), close: async () => {} }) },
-    tts: new FakeTts({ msPerChar: 60 }),
-    vad: new EnergyVad(),
-    close: async () => {},
-  };
-  const runtime = await createRuntime(config, { logger: createSilentLogger(), providers });
-  const app = await buildApp(runtime);
+  const { runtime, app, close } = await startSipBenchServer('sb-bench-sipout-', { SIP_RTP_PORT_MIN: '46000', SIP_RTP_PORT_MAX: '47000', WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
   const sip = app.transports.get('sip') as unknown as { ready: Promise<void>; dialogCount: number };
@@ -108,9 +92,7 @@ export async function runSipOutboundBench(options: { log: Log; calls?: number })
   rtp.close();
   for (const list of [toInvite, toOngoing, registerMs]) list.sort((a, b) => a - b);
   options.log(`sip-outbound: to INVITE p50 ${fmt(percentile(toInvite, 50))} ms, to ongoing p50 ${fmt(percentile(toOngoing, 50))} ms, register-phone-call p50 ${fmt(percentile(registerMs, 50))} ms`);
-  await app.close();
-  await runtime.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  await close();
   return [
     `Machine: ${machine()}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} at the end.`,
     '',

@@ -54,13 +54,17 @@ async function waitFor<T>(check: () => T | undefined, timeoutMs: number): Promis
   }
 }
 
-export async function runSipBench(options: { log: Log; calls?: number; concurrent?: number }): Promise<string> {
+/**
+ * A server with SIP on and speech engines that cost nothing (an instant recogniser, fake
+ * synthesis), for the SIP benchmarks; `env` adds to its configuration.
+ */
+export async function startSipBenchServer(prefix: string, env: Record<string, string>) {
   const { loadConfig } = await import('../src/config/config.ts');
   const { createRuntime } = await import('../src/runtime.ts');
   const { buildApp } = await import('../src/app.ts');
   const { EnergyVad, FakeTts } = await import('../src/providers/fake/fake.providers.ts');
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-bench-sip-'));
-  const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', WEBHOOK_WORKER: 'false', LOG_LEVEL: 'warn', SIP_PORT: '0', SIP_INVITES_PER_MINUTE: '100000', SIP_RTP_PORT_MIN: '44000', SIP_RTP_PORT_MAX: '46000' });
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', WEBHOOK_WORKER: 'false', LOG_LEVEL: 'warn', SIP_PORT: '0', ...env });
   const providers = {
     llm: undefined,
     stt: { id: 'instant', languages: () => ['en-US'], openStream: async () => ({ write() {}, finalize: async () => ({ text: 'hello' }), close: async () => {} }) },
@@ -70,6 +74,16 @@ export async function runSipBench(options: { log: Log; calls?: number; concurren
   };
   const runtime = await createRuntime(config, { logger: createSilentLogger(), providers });
   const app = await buildApp(runtime);
+  const close = async () => {
+    await app.close();
+    await runtime.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  return { runtime, app, close };
+}
+
+export async function runSipBench(options: { log: Log; calls?: number; concurrent?: number }): Promise<string> {
+  const { runtime, app, close } = await startSipBenchServer('sb-bench-sip-', { SIP_INVITES_PER_MINUTE: '100000', SIP_RTP_PORT_MIN: '44000', SIP_RTP_PORT_MAX: '46000' });
   const sip = app.transports.get('sip') as unknown as { ready: Promise<void>; port: number; dialogCount: number };
   await sip.ready;
   const account = await runtime.services.accounts.createAccount({ trialEndsAt: null, rateLimitPerMinute: 10_000_000 });
@@ -151,9 +165,7 @@ export async function runSipBench(options: { log: Log; calls?: number; concurren
     p.rtp.socket.close();
   }
   options.log(`sip: ${answeredCount}/${concurrent} answered (${answered ? 'all' : 'not all'}) in ${fmt(setupMs, 0)} ms, ${withAudio} with >= 1 s of agent audio, ${live} live`);
-  await app.close();
-  await runtime.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  await close();
 
   return [
     `Machine: ${machine()}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} at the end.`,
