@@ -9,8 +9,9 @@ import { CUT_IN_SET, runCutInSet } from './cut-in-set.ts';
 
 test('the early-reply rate over the paused-utterance set is at most 5 %, and every utterance is answered', { timeout: 240_000 }, async (t) => {
   if (!hasPocketsphinx()) return t.skip(NO_POCKETSPHINX);
-  // Two callers at once, as on a server: the set takes half the time.
-  const results = await runCutInSet({ responsiveness: 1, minSilenceMs: 250, maxSilenceMs: 1200 }, CUT_IN_SET, true, 2);
+  // One caller at a time: two at once, beside the suite's other files, left the recogniser too far
+  // behind real time to answer within the wait (a CI run: 0 early, one unanswered).
+  const results = await runCutInSet({ responsiveness: 1, minSilenceMs: 250, maxSilenceMs: 1200 });
   assert.equal(results.length, CUT_IN_SET.length);
   assert.ok(CUT_IN_SET.every((u) => u.pauseMs >= 400 && u.pauseMs <= 700));
   const early = results.filter((r) => r.early);
