@@ -3,7 +3,8 @@
  * runs the whole suite with node's test runner, and says plainly what it skipped and why.
  * With SWITCHBOARD_TEST_STRICT=1 (set by .ci/run) a missing capability or any skipped test fails.
  *
- * Extra arguments are test files or globs: `npm test -- test/api/calls.test.ts`.
+ * Extra arguments are test files or globs: `npm test -- test/api/calls.test.ts`. The runner is
+ * scripts/test-run.ts.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -72,14 +73,8 @@ if (strict && skipped.length > 0) {
 }
 
 // 3. The suite.
-const files = process.argv.slice(2);
-const args = [
-  '--test',
-  '--test-reporter=spec',
-  `--test-concurrency=${process.env.TEST_CONCURRENCY ?? '3'}`,
-  '--test-timeout=180000',
-  ...(files.length > 0 ? files : ['test/**/*.test.ts']),
-];
+// scripts/test-run.ts runs the files longest first, TEST_CONCURRENCY (default 3) at once.
+const args = ['scripts/test-run.ts', ...process.argv.slice(2)];
 const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
 let tail = '';
 child.stdout.on('data', (chunk: Buffer) => {

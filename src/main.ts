@@ -142,7 +142,7 @@ async function main(): Promise<void> {
   // Before the first request: update-call pushes and key revocations from the other servers.
   await runtime.notifications.start();
   await app.listen({ port: config.port, host: config.host });
-  await logEngineAvailability(log.child({ component: 'providers' }), config.media.providers, config.media.providerProbeTimeoutMs);
+  await logEngineAvailability(log.child({ component: 'providers' }), config.media.providers, config.media.providerProbeTimeoutMs, config.knowledge.embeddings);
   // The embedded recogniser's decoders load now, not when the first caller speaks.
   runtime.media.providers.stt.warm?.();
   if (config.webhooks.worker) await runtime.services.webhookDispatcher.start();

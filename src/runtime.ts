@@ -274,6 +274,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   // Audio-mode cases run on the embedded engines unless they name the server's own providers.
   const configuredSpeech = options.providers ? { stt: providers.stt.id, tts: providers.tts.id } : { stt: config.media.providers.stt.id, tts: config.media.providers.tts.id };
   const testSpeech = new TestSpeech(providers, configuredSpeech, config.media.embedded);
+  // Agent tests reach the account's real functions (cases that allow unmocked ones) and custom LLMs as calls do.
+  const testFunctions = (accountId: string, details: () => unknown) => functionCaller({ accountId, callId: 'simulated', details }, testsStopped.signal);
+  const testCustomLlm = { open: openLlmSocket, callDetails: callForCustomLlm };
   const tests = new AgentTestService({
     store,
     serverId,
@@ -285,9 +288,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     checkProviders: (names) => testSpeech.problem(names),
     runner: new SimulationRunner({
       llm: providers.llm,
-      functions: (accountId, details) => functionCaller({ accountId, callId: 'simulated', details }, testsStopped.signal),
-      customLlm: { open: openLlmSocket, callDetails: callForCustomLlm },
-      audio: audioCasePlayer({ llm: providers.llm, speech: testSpeech, customLlm: { open: openLlmSocket, callDetails: callForCustomLlm }, timings: sessionTimings, endpoint: () => new LoopbackEndpoint({ realTime: false }), log: logger.child({ component: 'agent-tests' }) }),
+      functions: testFunctions,
+      customLlm: testCustomLlm,
+      audio: audioCasePlayer({ llm: providers.llm, speech: testSpeech, customLlm: testCustomLlm, functions: testFunctions, timings: sessionTimings, endpoint: () => new LoopbackEndpoint({ realTime: false }), log: logger.child({ component: 'agent-tests' }) }),
     }),
   });
   // Other servers' webhook events wake this server's delivery worker (which also polls).

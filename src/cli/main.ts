@@ -252,8 +252,9 @@ const commands: Record<string, Command> = {
   },
   async doctor(args) {
     parseArgs({ args, options: {}, strict: true });
-    const { providers, providerProbeTimeoutMs } = loadConfig(environment()).media;
-    const engines = await doctor(providers, providerProbeTimeoutMs);
+    const config = loadConfig(environment());
+    const { providers, providerProbeTimeoutMs } = config.media;
+    const engines = await doctor(providers, providerProbeTimeoutMs, config.knowledge.embeddings);
     return { ok: engines.every((e) => !e.selected || e.available), engines, features: featureReport(providers) };
   },
 };

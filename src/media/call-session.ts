@@ -7,12 +7,13 @@ import type { CallCheckpoint } from '../domain/call-checkpoint.ts';
 import type { CallOutcome } from '../services/call-lifecycle.ts';
 import type { Providers } from '../providers/registry.ts';
 import { preemptiveRepliesAvailable } from '../providers/features.ts';
-import { analyzeCall, DEFAULT_DTMF_OPTIONS, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, KNOWLEDGE_CHUNK_MAX_CHARS, KNOWLEDGE_RETRIEVALS_PER_CALL, NODE_TRANSITIONS_PER_CALL, VoicePipeline, type PipelineEvents, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller, type LlmSocketOpener, type LlmWebsocketReason, type TimedNodeTransition, type TimedRetrieval, type TurnContextSource, type Utterance, withBeginDelay } from '../voice/index.ts';
+import { analyzeCall, DEFAULT_DTMF_OPTIONS, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, NODE_TRANSITIONS_PER_CALL, VoicePipeline, type PipelineEvents, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller, type LlmSocketOpener, type LlmWebsocketReason, type TimedNodeTransition, type TurnContextSource, type Utterance, withBeginDelay } from '../voice/index.ts';
 import type { EngineSnapshot } from '../domain/agent.ts';
 import { matchVoice } from '../domain/voice.ts';
 import { CallRecorder } from './call-recorder.ts';
 import type { RecordingStore } from '../services/recording-store.ts';
 import { engineKnowledge, knowledgeContextSource, type KnowledgeRetriever } from './knowledge-context.ts';
+import { RetrievalRecord } from './retrieval-record.ts';
 import type { KnowledgePassage } from '../domain/knowledge-base.ts';
 import { type AgentForCall, buildEngine, effectiveEngine, effectiveSettings, engineNeedsMissingLlm } from './engine-factory.ts';
 import { type CallScope, runInCallScope } from './call-scope.ts';
@@ -135,8 +136,8 @@ export class CallSession implements CallScope {
   #engineType: EngineSnapshot['type'] | undefined;
   /** A conversation flow's moves, in order (bounded: NODE_TRANSITIONS_PER_CALL), and its nodes' names. */
   readonly #path: TimedNodeTransition[] = [];
-  /** The knowledge-base searches of the call's turns (bounded: KNOWLEDGE_RETRIEVALS_PER_CALL). */
-  readonly #retrievals: TimedRetrieval[] = [];
+  /** The knowledge-base searches of the call's turns (those of dropped preemptive replies taken back). */
+  readonly #retrievals = new RetrievalRecord();
   #nodeNames = new Map<string, string>();
   /** The flow's function nodes: a move from one is placed at its last function-call record. */
   #functionNodes = new Set<string>();
@@ -230,17 +231,8 @@ export class CallSession implements CallScope {
     const knowledge = engineKnowledge(engine);
     if (!knowledge || !this.#d.knowledge) return {};
     const onFailure = (error: unknown) => this.#d.log.warn({ err: error }, 'knowledge retrieval failed: the turn goes on without it');
-    const onChunks = (chunks: readonly KnowledgePassage[]) => this.#keepRetrieval(chunks);
+    const onChunks = (chunks: readonly KnowledgePassage[]) => this.#retrievals.keep(chunks, this.#pipeline?.elapsedMs() ?? 0);
     return { contextSource: knowledgeContextSource({ accountId: this.#call.account_id, ...knowledge, retriever: this.#d.knowledge, onFailure, onChunks }) };
-  }
-
-  /** A turn's search for the record (transcript_with_tool_calls), placed now: before the reply it feeds. */
-  #keepRetrieval(chunks: readonly KnowledgePassage[]): void {
-    if (this.#retrievals.length >= KNOWLEDGE_RETRIEVALS_PER_CALL) return;
-    this.#retrievals.push({
-      atMs: this.#pipeline?.elapsedMs() ?? 0,
-      chunks: chunks.map((c) => ({ text: c.text.slice(0, KNOWLEDGE_CHUNK_MAX_CHARS), score: c.score, source_id: c.source_id, knowledge_base_id: c.knowledge_base_id })),
-    });
   }
 
   async #start(): Promise<void> {
@@ -303,7 +295,8 @@ export class CallSession implements CallScope {
     const p = new VoicePipeline({
       ...this.#d.providers,
       // Retell's begin_message_delay_ms (issue 26): the opening waits; versions saved before it have none.
-      engine: withBeginDelay(built.engine, settings.begin_message_delay_ms ?? 0, this.#d.scheduler),
+      // A search made for a preemptive reply that is dropped is taken back with the engine's rollback.
+      engine: withBeginDelay(this.#retrievals.rollingBack(built.engine), settings.begin_message_delay_ms ?? 0, this.#d.scheduler),
       // A Retell voice id ('openai-Alloy') is spoken by the configured voice it names (domain/voice.ts).
       voiceId: matchVoice(this.#d.providers.tts.voices(), settings.voice_id)?.voice_id ?? settings.voice_id,
       // Retell's agent fields (issue 26); versions saved before them have neither.
@@ -538,7 +531,7 @@ export class CallSession implements CallScope {
         reason,
         transcript: transcript || null,
         transcriptObject: toTranscriptObject(utterances),
-        transcriptWithToolCalls: toTranscriptWithToolCalls(utterances, p?.toolCalls() ?? [], this.#path, this.#retrievals),
+        transcriptWithToolCalls: toTranscriptWithToolCalls(utterances, p?.toolCalls() ?? [], this.#path, this.#retrievals.entries),
         // Where the conversation was when it ended, for every client (the caller's own events aside).
         ...(this.#engineType === 'conversation_flow' && position !== null ? { currentNodeId: position } : {}),
         ...(this.#engineType === 'service_llm' && position !== null ? { currentState: position } : {}),

@@ -44,7 +44,8 @@ const NOTHING: TurnContext = Object.freeze({ passages: Object.freeze([]) });
 /**
  * The source of one call. The bases are checked to be the call's account's on the first search
  * (one deleted since the agent was saved is left out). Failures and timeouts find nothing and go
- * to `onFailure`; `onChunks` hears which chunks each turn used (for the call's record).
+ * to `onFailure`; `onChunks` hears which chunks each turn used (for the call's record): a search
+ * that outlived its turn's bound or its reply is not one the turn used.
  */
 export function knowledgeContextSource(
   options: EngineKnowledge & {
@@ -55,16 +56,17 @@ export function knowledgeContextSource(
   },
 ): TurnContextSource {
   let owned: Promise<ReadonlySet<string>> | undefined;
-  const search = async (query: string, scope: ReferenceScope | undefined): Promise<TurnContext> => {
+  type Found = TurnContext & { chunks?: readonly KnowledgePassage[] };
+  const search = async (query: string, scope: ReferenceScope | undefined): Promise<Found> => {
     owned ??= options.retriever.ownedBases(options.accountId, options.searchable).then((ids) => new Set(ids));
     const mine = await owned;
     const bases = (scope ? scope.knowledgeBaseIds : options.ids).filter((id) => mine.has(id));
     if (bases.length === 0) return NOTHING;
     const config = scope ? scopedConfig(options.config, scope) : options.config;
     const chunks = await options.retriever.retrieve(bases, query, config);
-    options.onChunks?.(chunks);
     return {
       passages: chunks.map((c) => ({ text: c.text, ...(c.heading ? { source: c.heading } : {}), score: c.score, knowledgeBaseId: c.knowledge_base_id, sourceId: c.source_id })),
+      chunks,
     };
   };
   return {
@@ -73,7 +75,7 @@ export function knowledgeContextSource(
       const query = turn.scope ? turn.userText.trim() : callerWords(turn);
       if (query === '') return NOTHING;
       let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<TurnContext>((resolve) => {
+      const timeout = new Promise<Found>((resolve) => {
         timer = setTimeout(() => {
           options.onFailure(new Error(`knowledge retrieval took over ${RETRIEVAL_TIMEOUT_MS} ms`));
           resolve(NOTHING);
@@ -83,12 +85,15 @@ export function knowledgeContextSource(
         if (signal.aborted) reject(signal.reason);
         signal.addEventListener('abort', () => reject(signal.reason), { once: true });
       });
-      const found = search(query, turn.scope).catch((error: unknown) => {
+      const found = search(query, turn.scope).catch((error: unknown): Found => {
         options.onFailure(error);
         return NOTHING;
       });
       try {
-        return await Promise.race([found, timeout, aborted]);
+        const { chunks, ...context } = await Promise.race([found, timeout, aborted]);
+        // Only a search the turn used is recorded: not one that came too late, nor one for a reply given up.
+        if (chunks) options.onChunks?.(chunks);
+        return context;
       } finally {
         clearTimeout(timer);
       }

@@ -1,5 +1,6 @@
 import type { AgentOverride } from '../domain/agent.ts';
 import type { EngineStatus } from '../providers/descriptor.ts';
+import type { OpenAiEmbeddingsOptions } from '../providers/openai/embeddings.ts';
 import { doctor, featureReport } from '../providers/doctor.ts';
 import type { ProviderOptions, Providers } from '../providers/registry.ts';
 import type { FlowTools } from '../voice/index.ts';
@@ -65,11 +66,12 @@ export function engineCapabilityCheck(providers: Pick<Providers, 'llm'>) {
  * warning. Then whether the features that need a capability (preemptive replies: interim results)
  * can run with the configured providers, and why not.
  */
-export async function logEngineAvailability(log: Logger, options: ProviderOptions, probeTimeoutMs = 0): Promise<EngineStatus[]> {
-  const report = await doctor(options, probeTimeoutMs);
+export async function logEngineAvailability(log: Logger, options: ProviderOptions, probeTimeoutMs = 0, embeddings: OpenAiEmbeddingsOptions | null = null): Promise<EngineStatus[]> {
+  const report = await doctor(options, probeTimeoutMs, embeddings);
   for (const e of report) {
     const fields = { engine: e.engine, role: e.role, selected: e.selected, available: e.available, detail: e.detail };
-    if (e.selected && !e.available) log.warn(fields, 'speech engine unavailable: calls that need it will end with an error');
+    if (e.selected && !e.available && e.role === 'embeddings') log.warn(fields, 'embeddings endpoint unavailable: knowledge bases answer from lexical retrieval alone');
+    else if (e.selected && !e.available) log.warn(fields, 'speech engine unavailable: calls that need it will end with an error');
     else log.info(fields, 'speech engine');
   }
   for (const f of featureReport(options)) log.info({ feature: f.feature, available: f.available, detail: f.detail }, 'speech feature');

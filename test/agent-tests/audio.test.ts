@@ -3,6 +3,8 @@
 // call leaves nothing among the account's calls. The call runs on a virtual clock: its silences
 // and the session's timers take no real time, so a minute of call plays in a few seconds.
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { STORES } from '../helpers/stores.ts';
@@ -67,17 +69,31 @@ for (const kind of STORES) {
       if (!system?.content?.startsWith('You are a caller')) return '{}';
       return asked?.content?.includes('Sales it is') ? 'END_CALL' : 'i want sales please';
     };
+    // A function backend the cases that allow unmocked functions reach for real.
+    const backendCalls: unknown[] = [];
+    const backend = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      req.on('end', () => {
+        backendCalls.push(JSON.parse(body));
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ state: 'open' }));
+      });
+    });
     before(async () => {
       const llmUrl = await llm.listen();
+      await new Promise<void>((resolve) => backend.listen(0, '127.0.0.1', resolve));
       // The server's own speech providers are the scripted fakes: cases run on the embedded engines
       // (PocketSphinx, Flite) unless they name the fakes. A recogniser that falls behind on a loaded
       // machine is given time rather than failing the call (error_asr).
-      h = await startHarness(kind.name, { STT_PROVIDER: 'fake', TTS_PROVIDER: 'fake', STT_TIMEOUT_MS: '60000', LLM_BASE_URL: llmUrl });
+      // The backend is on loopback: the destination policy lets it be reached, as an operator would.
+      h = await startHarness(kind.name, { STT_PROVIDER: 'fake', TTS_PROVIDER: 'fake', STT_TIMEOUT_MS: '60000', LLM_BASE_URL: llmUrl, WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' });
       key = (await h.account()).apiKey;
     });
     after(async () => {
       await h?.close();
       await llm.close();
+      backend.close();
     });
 
     it('a spoken script takes the keyword branch through the whole pipeline; nothing among real calls', { timeout: 150_000 }, async () => {
@@ -182,6 +198,38 @@ for (const kind of STORES) {
       assert.equal(opening.role, 'agent');
       assert.equal(opening.cut_off, true, JSON.stringify(spoken.transcript));
       assert.ok(!opening.content.includes('help with an order'), opening.content);
+    });
+
+    it('a case that allows unmocked functions reaches the real backend; one that does not is refused', async () => {
+      const url = `http://127.0.0.1:${(backend.address() as AddressInfo).port}/check`;
+      const flow = {
+        start_node_id: 'lookup',
+        tools: [{ tool_id: 't', type: 'custom', name: 'check', url, timeout_ms: 2_000, response_variables: { state: 'state' } }],
+        nodes: [
+          {
+            id: 'lookup', type: 'function', tool_id: 't', args: { account: '42' },
+            edges: [
+              { id: 'ok', destination_node_id: 'ok', transition_condition: { type: 'equation', operator: '&&', equations: [{ left: 'tool_call_status', operator: '==', right: 'success' }] } },
+              { id: 'else', destination_node_id: 'failed', transition_condition: { type: 'always' } },
+            ],
+          },
+          { id: 'ok', type: 'end', instruction: { type: 'static_text', text: 'The state is {{state}}.' } },
+          { id: 'failed', type: 'end', instruction: { type: 'static_text', text: 'It failed.' } },
+        ],
+      };
+      const agentId = await agentOn(h, key, flow, {});
+      const allowed = await audioCase(h, key, { agent_id: agentId, allow_unmocked_functions: true, metadata: { suite: 'audio' }, caller: { script: [] }, assertions: [{ type: 'node_reached', node_id: 'ok' }] });
+      const refused = await audioCase(h, key, { agent_id: agentId, caller: { script: [] }, assertions: [{ type: 'node_reached', node_id: 'failed' }] });
+      const before = backendCalls.length;
+      const run = await runToEnd(h, key, { agent_id: agentId, test_case_ids: [allowed, refused] });
+      const [real, mocked] = run.results;
+      assert.equal(real.passed, true, JSON.stringify({ error: real.error, assertions: real.assertions, transcript: real.transcript }));
+      assert.deepEqual(real.tool_calls, [{ name: 'check', arguments: { account: '42' }, result: '{"state":"open"}', mocked: false, ok: true }]);
+      assert.equal(mocked.passed, true, JSON.stringify({ error: mocked.error, assertions: mocked.assertions }));
+      assert.match(mocked.tool_calls[0].result, /not mocked/);
+      // Only the case that allows it reached the backend, which was told the case's metadata.
+      assert.equal(backendCalls.length, before + 1);
+      assert.deepEqual((backendCalls.at(-1) as { call: { metadata: unknown } }).call.metadata, { suite: 'audio' });
     });
   });
 }

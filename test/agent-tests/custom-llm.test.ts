@@ -70,16 +70,20 @@ for (const kind of STORES) {
       assert.deepEqual(details.call.retell_llm_dynamic_variables, { customer: 'Ada' });
     });
 
-    it('audio mode: the server\'s opening is spoken through the pipeline, in real time (its socket is not on the virtual clock)', { skip: !hasPocketsphinx(), timeout: 60_000 }, async () => {
+    it("audio mode: the server's opening is spoken through the pipeline, in real time (its socket is not on the virtual clock), and the functions it reports are recorded", { skip: !hasPocketsphinx(), timeout: 60_000 }, async () => {
       const created = await h.request({
         method: 'POST', url: '/create-test-case', key,
-        body: { agent_id: agentId, mode: 'audio', caller: { script: [] }, assertions: [{ type: 'transcript_contains', role: 'agent', text: 'Hello from your server' }] },
+        body: {
+          agent_id: agentId, mode: 'audio', caller: { script: [{ say: 'where is my order' }] },
+          assertions: [{ type: 'transcript_contains', role: 'agent', text: 'Hello from your server' }, { type: 'tool_called', name: 'lookup_order', args: { order_id: '42' } }],
+        },
       });
       assert.equal(created.status, 201, created.raw);
       const [result] = (await runToEnd(h, key, { agent_id: agentId, test_case_ids: [created.json.test_case_id] })).results;
       assert.equal(result.error, null);
       assert.equal(result.passed, true, JSON.stringify({ assertions: result.assertions, transcript: result.transcript }));
       assert.equal(result.clock, 'real_time');
+      assert.deepEqual(result.tool_calls, [{ name: 'lookup_order', arguments: { order_id: '42' }, result: '{"status":"shipped"}', mocked: false, ok: true }]);
     });
   });
 }

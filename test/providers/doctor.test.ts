@@ -2,6 +2,8 @@
 // lines in catalog order, the configured one's with its capabilities, and whether the features
 // that need a capability (preemptive replies: interim results) can run, and why not.
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import pino from 'pino';
 import { loadConfig } from '../../src/config/config.ts';
@@ -25,6 +27,7 @@ describe('doctor', () => {
         ['fvad', 'vad', false],
         ['speex-resampler', 'resampler', true],
         ['llm', 'llm', true],
+        ['openai-embeddings', 'embeddings', false],
       ],
     );
     const stt = lines.find((l) => l.engine === 'openai-transcription')!;
@@ -44,7 +47,7 @@ describe('doctor', () => {
       assert.match(ps.detail, /; wideband model: telephone-band callers \(phone lines, hands-free Bluetooth\) are heard badly, use STT_PROVIDER=deepgram or openai for them$/);
     }
     assert.equal(ps.capabilities && 'telephoneBand' in ps.capabilities && ps.capabilities.telephoneBand, 'poor');
-    assert.deepEqual(lines.at(-1), {
+    assert.deepEqual(lines.find((l) => l.role === 'llm'), {
       engine: 'llm', role: 'llm', selected: false, available: false,
       detail: 'no LLM configured: conversation flows with prompt nodes or prompt transitions, and service-LLM agents, are refused',
     });
@@ -53,7 +56,7 @@ describe('doctor', () => {
   it('reports the fake LLM chosen in code as scripted', async () => {
     const { providers } = loadConfig({}).media;
     const lines = await doctor({ ...providers, llm: { id: 'fake', options: {} } });
-    assert.equal(lines.at(-1)!.detail, 'scripted fake');
+    assert.equal(lines.find((l) => l.role === 'llm')!.detail, 'scripted fake');
   });
 
   it('says whether preemptive replies can run with the configured recogniser, and why not', () => {
@@ -70,6 +73,35 @@ describe('doctor', () => {
     const features = lines.filter((l) => l['msg'] === 'speech feature');
     assert.deepEqual(features.map((l) => [l['feature'], l['available'], l['detail']]), [['preemptive_replies', false, OFF]]);
     assert.ok(lines.some((l) => l['msg'] === 'speech engine' && l['engine'] === 'openai-transcription'));
+  });
+
+  it('checks the embeddings endpoint of knowledge bases: not configured, reachable, or refusing the key', async () => {
+    const seen: Array<string | undefined> = [];
+    const server = http.createServer((req, res) => {
+      seen.push(`${req.method} ${req.url} ${req.headers.authorization}`);
+      res.statusCode = req.headers.authorization === 'Bearer good' ? 200 : 401;
+      res.end('{"data":[]}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    try {
+      const none = (await doctor(loadConfig({}).media.providers, 1_000, loadConfig({}).knowledge.embeddings)).find((l) => l.role === 'embeddings')!;
+      assert.deepEqual([none.selected, none.detail], [false, 'not configured (EMBEDDINGS_BASE_URL): knowledge bases use lexical retrieval only']);
+      const good = loadConfig({ EMBEDDINGS_BASE_URL: base, EMBEDDINGS_API_KEY: 'good' });
+      const ok = (await doctor(good.media.providers, 1_000, good.knowledge.embeddings)).find((l) => l.role === 'embeddings')!;
+      assert.deepEqual([ok.selected, ok.available], [true, true], ok.detail);
+      assert.match(ok.detail, /^model text-embedding-3-small at .*; reachable \(GET .*\/v1\/models: 200\)$/);
+      assert.deepEqual(seen, ['GET /v1/models Bearer good']);
+      // The CLI says the same, and is not ok when the key is refused.
+      const res = await runCli(['doctor'], { EMBEDDINGS_BASE_URL: base, EMBEDDINGS_API_KEY: 'bad', PROVIDER_PROBE_TIMEOUT_MS: '2000', TTS_PROVIDER: 'fake', STT_PROVIDER: 'fake', VAD_PROVIDER: 'energy' });
+      const report = JSON.parse(res.stdout) as { ok: boolean; engines: Array<{ role: string; available: boolean; detail: string }> };
+      const refused = report.engines.find((e) => e.role === 'embeddings')!;
+      assert.equal(refused.available, false);
+      assert.match(refused.detail, /the endpoint refused the key \(GET .*\/v1\/models: 401\)/);
+      assert.equal(report.ok, false);
+    } finally {
+      server.close();
+    }
   });
 
   it('cli doctor prints the features beside the engines', async () => {

@@ -13,6 +13,9 @@ import type { ConversationFlow, FlowTools, FunctionCaller, FunctionOutcome, Resp
 import type { CustomFunction } from '../../src/domain/custom-function.ts';
 import type { ChatRequest } from '../../src/providers/llm.ts';
 import { Recorder, TestClock, WordStt, concat, feed, makePipeline, silence, tone } from './harness.ts';
+import type { KnowledgePassage } from '../../src/domain/knowledge-base.ts';
+import { knowledgeContextSource } from '../../src/media/knowledge-context.ts';
+import { RetrievalRecord } from '../../src/media/retrieval-record.ts';
 
 /** A synthesiser that needs `delayMs` of the test clock before its first audio, as a real one needs time. */
 class SlowTts extends FakeTts {
@@ -226,6 +229,46 @@ test('service LLM: a function call prepared for a turn that goes on is not sent;
   // The dropped reply asked the model once; the real turn's requests carry only the real words.
   const users = (req: ChatRequest) => req.messages.filter((m) => m.role === 'user').map((m) => m.content);
   assert.deepEqual(llm.requests.map(users), [['i need an appointment'], ['i need an appointment for tomorrow'], ['i need an appointment for tomorrow']]);
+});
+
+test("a knowledge search made for a dropped reply leaves the call's record with the engine's rollback; the real turn's stays", async () => {
+  const record = new RetrievalRecord();
+  const passage = (query: string): KnowledgePassage => ({ text: `about: ${query}`, score: 1, source_id: 'src_1', knowledge_base_id: 'kb_1' }) as KnowledgePassage;
+  const searched: string[] = [];
+  const contextSource = knowledgeContextSource({
+    accountId: 'acc', ids: ['kb_1'], searchable: ['kb_1'], config: {},
+    retriever: { ownedBases: async (_account, ids) => ids, retrieve: async (_bases, query) => (searched.push(query), [passage(query)]) },
+    onFailure: (error) => assert.fail(String(error)),
+    onChunks: (chunks) => record.keep(chunks, 0),
+  });
+  const llm = new FakeLlm(['Here is what I found.', 'Here is what I found.', 'Here is what I found.']);
+  const engine = record.rollingBack(new LlmEngine({ config: {}, llm, contextSource }));
+  const audio = concat(silence(300), tone(800), silence(400), tone(400), silence(2_000));
+  const r = await talk({ engine, stt: new WordStt('i need an appointment for tomorrow'), preemptive: true, audio, eot: { responsiveness: 1, minSilenceMs: 600, maxSilenceMs: 1_200 } });
+  assert.deepEqual(r.errors, []);
+  assert.deepEqual(r.preemptions, { used: 1, dropped: 1 });
+  // Searched for the dropped reply too, but only the real turn's search is kept.
+  assert.deepEqual(searched, ['i need an appointment', 'i need an appointment for tomorrow']);
+  assert.deepEqual(record.entries.map((e) => e.chunks.map((c) => c.text)), [['about: i need an appointment for tomorrow']]);
+});
+
+test('a knowledge search that outlives its turn is not recorded as one the turn used', async () => {
+  const record = new RetrievalRecord();
+  let answer!: (chunks: KnowledgePassage[]) => void;
+  const source = knowledgeContextSource({
+    accountId: 'acc', ids: ['kb_1'], searchable: ['kb_1'], config: {},
+    retriever: { ownedBases: async (_account, ids) => ids, retrieve: () => new Promise((resolve) => (answer = resolve)) },
+    onFailure: () => {},
+    onChunks: (chunks) => record.keep(chunks, 0),
+  });
+  const ctrl = new AbortController();
+  const asked = source.contextFor({ userText: 'where is my order', history: [{ role: 'user', content: 'where is my order' }] } as never, ctrl.signal);
+  await new Promise((resolve) => setImmediate(resolve));
+  ctrl.abort();
+  await assert.rejects(asked);
+  answer([{ text: 'late', score: 1, source_id: 's', knowledge_base_id: 'kb_1' } as KnowledgePassage]);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(record.entries, []);
 });
 
 test('an incomplete sentence is not answered ahead: nothing is prepared while the user trails off', async () => {

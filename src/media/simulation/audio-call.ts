@@ -9,17 +9,18 @@
  * (caller-clock.ts); the result says which (`clock`).
  */
 import { MAX_PERSONA_TURNS, type SimulatedUtterance, type TestCase, type TestCaseResult } from '../../domain/agent-test.ts';
+import type { ToolTranscriptEntry } from '../../domain/call.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { Providers } from '../../providers/registry.ts';
 import type { ResolvedAgentVersion } from '../../services/agent.service.ts';
-import { summarizeLatency } from '../../voice/index.ts';
+import { type FunctionCaller, summarizeLatency } from '../../voice/index.ts';
 import { CallSession, type SessionTimings } from '../call-session.ts';
 import type { CallEvent } from '../endpoint.ts';
 import { judgeAll } from './assertions.ts';
 import { type CallerClock, EngineActivity, RealTimeCallerClock, VirtualCallerClock, runsOnVirtualClock } from './caller-clock.ts';
 import { CallerLine, type SimulatedCallerEndpoint } from './caller-line.ts';
 import { MockedFunctions, RunArtefacts } from './mocks.ts';
-import { DISCARDED, SimulatedCallStore, simulatedCall } from './simulated-call.ts';
+import { DISCARDED, SimulatedCallStore, caseCallDetails, simulatedCall } from './simulated-call.ts';
 import type { TestSpeech } from './test-speech.ts';
 import type { SimulatedCustomLlm } from './case-runner.ts';
 import { DEFAULT_INTERRUPT_AFTER_WORDS, personaTurn } from './text-call.ts';
@@ -33,6 +34,8 @@ export interface AudioPlayerDeps {
   speech: TestSpeech;
   /** Custom-LLM agents' sockets; none: such agents' calls end as a call without a socket opener would. */
   customLlm?: SimulatedCustomLlm;
+  /** The account's real function caller, for cases that allow unmocked functions; none: they are refused. */
+  functions?: (accountId: string, details: () => unknown) => FunctionCaller;
   /** The call sessions' timings (the server's: STT_TIMEOUT_MS...). */
   timings: SessionTimings;
   /** A new caller-side endpoint that hands audio over at once (the loopback endpoint, realTime off). */
@@ -72,6 +75,12 @@ function concat(parts: readonly Int16Array[]): Int16Array {
   return out;
 }
 
+/** A function call in the call's record, as a custom LLM's server reported it, recorded as text mode records it. */
+function reportToolCall(functions: MockedFunctions, entry: ToolTranscriptEntry): void {
+  if (entry.role === 'tool_call_invocation') functions.reported({ type: 'tool_call_invocation', tool_call_id: entry.tool_call_id, name: entry.name, arguments: entry.arguments });
+  else if (entry.role === 'tool_call_result') functions.reported({ type: 'tool_call_result', tool_call_id: entry.tool_call_id, content: entry.content });
+}
+
 /** Plays audio-mode cases (the SimulationRunner's AudioCasePlayer). */
 export function audioCasePlayer(deps: AudioPlayerDeps) {
   return async (accountId: string, testCase: TestCase, agent: ResolvedAgentVersion, signal: AbortSignal): Promise<TestCaseResult> => {
@@ -93,7 +102,8 @@ export function audioCasePlayer(deps: AudioPlayerDeps) {
       llm: speech.llm ? activity.llm(speech.llm) : undefined,
     };
     const store = new SimulatedCallStore(call);
-    const functions = new MockedFunctions(testCase.tool_mocks, undefined, { waitDelays: true, scheduler: clock.scheduler });
+    const real = testCase.allow_unmocked_functions ? deps.functions?.(accountId, caseCallDetails(testCase, agent)) : undefined;
+    const functions = new MockedFunctions(testCase.tool_mocks, real, { waitDelays: true, scheduler: clock.scheduler });
     const artefacts = new RunArtefacts();
     const endpoint = deps.endpoint();
     const session = new CallSession(call, agent, endpoint, {
@@ -182,6 +192,8 @@ export function audioCasePlayer(deps: AudioPlayerDeps) {
     const latencies = outcome.latency?.e2e.values ?? [];
     const reason = outcome.reason;
     const callSuccessful = outcome.callAnalysis?.call_successful ?? false;
+    // A custom LLM's server runs its functions itself and reports them: they are in the call's record, not in `functions`.
+    if (agent.engine.type === 'custom_llm') for (const entry of outcome.transcriptWithToolCalls ?? []) reportToolCall(functions, entry);
     const variables = { ...testCase.dynamic_variables };
     const assertions = await judgeAll(testCase.assertions, { transcript, nodePath, toolCalls: functions.calls, variables, disconnectionReason: reason, callSuccessful, latenciesMs: latencies }, deps.llm, signal);
     const latency = summarizeLatency(latencies);

@@ -15,7 +15,7 @@ import { type FunctionCaller, type LlmSocketOpener, analyzeCall, summarizeLatenc
 import { buildEngine, engineNeedsMissingLlm } from '../engine-factory.ts';
 import { judgeAll } from './assertions.ts';
 import { MockedFunctions, RunArtefacts } from './mocks.ts';
-import { simulatedCall } from './simulated-call.ts';
+import { caseCallDetails, simulatedCall } from './simulated-call.ts';
 import { playTextCall } from './text-call.ts';
 
 /** Longest a case may play before it is ended as an error, ms. */
@@ -70,8 +70,7 @@ export class SimulationRunner implements CaseRunner {
     if (missing) return unplayable(testCase, agent.version, missing);
     const customLlm = agent.engine.type === 'custom_llm' ? this.#d.customLlm : undefined;
     if (agent.engine.type === 'custom_llm' && !customLlm) return unplayable(testCase, agent.version, 'custom-LLM agents are not played on this server');
-    const details = () => ({ test_case_id: testCase.test_case_id, agent_id: agent.agentId, agent_version: agent.version, metadata: testCase.metadata, simulated: true });
-    const real = testCase.allow_unmocked_functions ? this.#d.functions?.(accountId, details) : undefined;
+    const real = testCase.allow_unmocked_functions ? this.#d.functions?.(accountId, caseCallDetails(testCase, agent)) : undefined;
     const functions = new MockedFunctions(testCase.tool_mocks, real);
     const artefacts = new RunArtefacts();
     // A custom LLM's server is dialled as a call's would be; the first failure it causes ends the call with its reason.

@@ -59,3 +59,8 @@ export const DISCARDED: RecordingStore = {
   delete: async () => {},
   recover: async () => null,
 };
+
+/** What a function the case reaches for real is told about the call: the case, its agent version and metadata. */
+export function caseCallDetails(testCase: TestCase, agent: ResolvedAgentVersion): () => unknown {
+  return () => ({ test_case_id: testCase.test_case_id, agent_id: agent.agentId, agent_version: agent.version, metadata: testCase.metadata, simulated: true });
+}
