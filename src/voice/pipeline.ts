@@ -382,7 +382,7 @@ export class VoicePipeline {
     if (!text) return;
     this.#begun = true;
     await this.#speculations.rollback; // the engine is back where the turn began, if a prepared reply was dropped
-    this.#record.addUtterance({ role: 'user', text, startMs: job.startMs, endMs: job.endMs, heardAtMs: job.heardAtMs });
+    this.#record.addUtterance({ role: 'user', text, startMs: job.startMs, endMs: job.endMs, heardAtMs: job.heardAtMs, ...(settled.result.words ? { words: settled.result.words } : {}) });
     // Speech over the agent that did not interrupt it (too short for the sensitivity) is kept in
     // the transcript but not answered.
     if (job.backchannel) return;
