@@ -186,6 +186,7 @@ export const AgentSettings = {
       ),
     ),
   ),
+  /** Short words ("okay", "uh-huh") said quietly while the caller speaks at length, out of the transcript (voice/backchannel.ts); default false. */
   enable_backchannel: Type.Optional(Type.Boolean()),
   backchannel_frequency: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   backchannel_words: Type.Optional(Nullable(Type.Array(Type.String({ minLength: 1, maxLength: 50 }), { maxItems: 50 }))),
@@ -218,9 +219,6 @@ export const AgentSettings = {
  */
 export const RETELL_AGENT_FIELDS_WITHOUT_EFFECT = {
   voice_temperature: 'no voice here has a variability control',
-  enable_backchannel: 'backchannels are not built',
-  backchannel_frequency: 'backchannels are not built',
-  backchannel_words: 'backchannels are not built',
   ambient_sound: 'no ambient sound is mixed in',
   ambient_sound_volume: 'no ambient sound is mixed in',
   fallback_voice_ids: 'one synthesiser serves a call; no fallback voice is tried',
@@ -306,6 +304,7 @@ export interface AgentConfig {
   // Accepted without effect (RETELL_AGENT_FIELDS_WITHOUT_EFFECT); absent when never set.
   voice_temperature?: number;
   begin_message_delay_ms?: number;
+  // Backchannels (voice/backchannel.ts); absent when never set.
   enable_backchannel?: boolean;
   backchannel_frequency?: number;
   backchannel_words?: string[] | null;
@@ -423,8 +422,11 @@ export function completeAgentConfig(stored: AgentConfig): AgentConfig {
   return { ...AGENT_DEFAULTS, ...stored };
 }
 
-/** Fields that take effect but have no default: absent, the server's own setting applies (webhook_timeout_ms: WEBHOOK_TIMEOUT_MS). */
-const AGENT_FIELDS_WITHOUT_DEFAULT: ReadonlySet<string> = new Set(['webhook_timeout_ms']);
+/**
+ * Fields that take effect but have no default: absent, the server's own setting applies
+ * (webhook_timeout_ms: WEBHOOK_TIMEOUT_MS; the backchannel fields: none, Retell's frequency and words).
+ */
+const AGENT_FIELDS_WITHOUT_DEFAULT: ReadonlySet<string> = new Set(['webhook_timeout_ms', 'enable_backchannel', 'backchannel_frequency', 'backchannel_words']);
 
 /** Merges fields given (undefined = keep) over a base config. */
 export function mergeAgentConfig(base: AgentConfig, changes: Partial<Record<keyof AgentConfig, unknown>>): AgentConfig {

@@ -105,6 +105,8 @@ export interface TranscriptEntry {
   end_ms: number;
   /** The agent was interrupted before it finished this utterance. */
   cut_off: boolean;
+  /** Retell's word times: each word with its start and end, seconds from the start of the call; only where the recogniser gives them. */
+  words?: Array<{ word: string; start: number; end: number }>;
 }
 
 /**

@@ -7,7 +7,7 @@ import type { CallCheckpoint } from '../domain/call-checkpoint.ts';
 import type { CallOutcome } from '../services/call-lifecycle.ts';
 import type { Providers } from '../providers/registry.ts';
 import { preemptiveRepliesAvailable } from '../providers/features.ts';
-import { analyzeCall, DEFAULT_DTMF_OPTIONS, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, NODE_TRANSITIONS_PER_CALL, VoicePipeline, type PipelineEvents, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller, type LlmSocketOpener, type LlmWebsocketReason, type TimedNodeTransition, type TurnContextSource, type Utterance, withBeginDelay } from '../voice/index.ts';
+import { analyzeCall, DEFAULT_BACKCHANNEL_FREQUENCY, DEFAULT_DTMF_OPTIONS, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, NODE_TRANSITIONS_PER_CALL, VoicePipeline, type PipelineEvents, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller, type LlmSocketOpener, type LlmWebsocketReason, type TimedNodeTransition, type TurnContextSource, type Utterance, withBeginDelay } from '../voice/index.ts';
 import type { EngineSnapshot } from '../domain/agent.ts';
 import { matchVoice } from '../domain/voice.ts';
 import { CallRecorder } from './call-recorder.ts';
@@ -128,6 +128,8 @@ export class CallSession implements CallScope {
   #reachedEnd: () => Pick<EngineOutcome, 'reachedEnd' | 'ending' | 'names'> = () => ({ reachedEnd: false, names: [] });
   #utterance = 0;
   #talkStartMs: number | undefined;
+  /** Backchannels said so far (the call's log line at its end). */
+  #backchannels = 0;
   #lastAudioAt: number;
   #timers: TimerHandle[] = [];
   #conversation: ConversationTimers | undefined;
@@ -303,6 +305,8 @@ export class CallSession implements CallScope {
       volume: settings.volume ?? 1,
       normaliseForSpeech: settings.normalize_for_speech ?? false,
       speech: { speed: settings.voice_speed ?? 1, pronunciations: settings.pronunciation_dictionary ?? [] },
+      // Retell's backchannels (issue 26): short words while the caller speaks at length, out of the transcript.
+      ...(settings.enable_backchannel ? { backchannel: { frequency: settings.backchannel_frequency ?? DEFAULT_BACKCHANNEL_FREQUENCY, words: settings.backchannel_words ?? [] } } : {}),
       // Retell's denoising_mode (issue 25), with the server's suppressor; a call stored before it takes the default, no-denoise.
       denoiser: settings.denoising_mode === 'noise-cancellation' ? this.#d.providers.denoiser : undefined,
       language: settings.language,
@@ -374,6 +378,11 @@ export class CallSession implements CallScope {
       this.#recorder?.agent(pcm, this.#talkStartMs);
       this.#talkStartMs = undefined;
       this.#endpoint.playAudio(pcm);
+    });
+    // A backchannel's frames go to the recording's agent channel where it was said; it is no reply.
+    on('backchannel', ({ atMs }) => {
+      this.#talkStartMs = atMs;
+      this.#backchannels += 1;
     });
     on('agent_start_talking', ({ atMs }) => {
       this.#conversation?.agentStarted();
@@ -544,7 +553,7 @@ export class CallSession implements CallScope {
     } catch (error) {
       this.#d.log.error({ err: error }, 'storing the finished call failed');
     }
-    this.#d.log.info({ reason, durationMs: Math.round(elapsedMs), preemptiveReplies: p?.preemptions(), transport: this.#endpoint.transport }, 'call ended');
+    this.#d.log.info({ reason, durationMs: Math.round(elapsedMs), preemptiveReplies: p?.preemptions(), backchannels: this.#backchannels, transport: this.#endpoint.transport }, 'call ended');
     const status = statusForReason(reason);
     this.guard('endpoint_end', () => this.#endpoint.end({ reason, status: status === 'error' ? 'error' : 'ended' }))();
   }

@@ -12,7 +12,23 @@
 export interface SttResult {
   /** Final text of the utterance; '' when nothing was recognised. */
   readonly text: string;
+  /**
+   * The words with their times, where the recogniser gives them: ms from the first sample of the
+   * utterance written to the stream (the pipeline places them on the call's timeline). Absent
+   * where it gives none.
+   */
+  readonly words?: readonly SttWord[];
 }
+
+/** One recognised word and when it was said, ms from the start of its utterance's audio. */
+export interface SttWord {
+  readonly word: string;
+  readonly startMs: number;
+  readonly endMs: number;
+}
+
+/** Words kept per utterance at most (a recogniser's answer is a peer's: bounded). */
+export const MAX_WORDS_PER_UTTERANCE = 1_000;
 
 export interface SttStream {
   /** Appends audio of the current utterance. Never blocks; implementations bound their buffers. */

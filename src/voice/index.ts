@@ -1,5 +1,6 @@
 // Public surface of the voice pipeline, for the media layer and the CLI.
-export { VoicePipeline, bargeInThresholdMs, DEFAULT_RECOGNITION_TIMEOUT_MS, type VoicePipelineOptions, type PipelineEvents, type HangupReason, type FailureReason } from './pipeline.ts';
+export { bargeInThresholdMs } from './barge-in.ts';
+export { VoicePipeline, DEFAULT_RECOGNITION_TIMEOUT_MS, type VoicePipelineOptions, type PipelineEvents, type HangupReason, type FailureReason } from './pipeline.ts';
 export { DtmfCollector, DEFAULT_DTMF_OPTIONS, type DtmfOptions } from './dtmf.ts';
 export { FlowEngine, flowNeedsLlm, type FlowEngineOptions } from './engines/flow.engine.ts';
 export { LlmEngine, type LlmEngineOptions } from './engines/llm.engine.ts';
@@ -15,3 +16,4 @@ export { analyzeCall, embeddedAnalysis, embeddedSuccess, type CallAnalysis } fro
 export { redactTranscript, redactText, type RedactionResult, type RedactedSpan } from './redact.ts';
 export { withBeginDelay } from './begin-delay.ts';
 export { overrideEngine } from './engine-override.ts';
+export { DEFAULT_BACKCHANNEL_FREQUENCY } from './backchannel.ts';

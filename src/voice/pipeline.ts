@@ -23,6 +23,8 @@ import { Replies, type TurnTiming } from './reply.ts';
 import { Speculations } from './speculation.ts';
 import type { FailureReason, HangupReason, PipelineEvents, VoicePipelineOptions } from './pipeline.types.ts';
 import { keyedTurn, type PipelineJob as Job } from './pipeline-job.ts';
+import { bargeInThresholdMs } from './barge-in.ts';
+import { Backchannels } from './backchannel.ts';
 
 export type { FailureReason, HangupReason, PipelineEvents, VoicePipelineOptions } from './pipeline.types.ts';
 
@@ -36,13 +38,6 @@ export const PREEMPT_AFTER_MS = 100;
 export const DEFAULT_RECOGNITION_TIMEOUT_MS = 5_000;
 /** User audio this far behind the call's clock follows a gap, not jitter: the timeline skips the gap. */
 export const MAX_INPUT_LAG_MS = 300;
-
-/** Speech needed to interrupt the agent, ms, for a sensitivity in 0..1 (Infinity at 0). */
-export function bargeInThresholdMs(sensitivity: number): number {
-  const s = Math.min(1, Math.max(0, sensitivity));
-  if (s === 0) return Number.POSITIVE_INFINITY;
-  return Math.round((60 + (1 - s) * 440) / FRAME_MS) * FRAME_MS;
-}
 
 /**
  * The voice pipeline of one call, with no I/O of its own: feed it the user's audio (16 kHz,
@@ -92,12 +87,15 @@ export class VoicePipeline {
   #busy = false;
   /** Keypad input being collected into a turn (created on the first key). */
   #digits: DtmfCollector | undefined;
+  /** The agent's backchannels (Retell's enable_backchannel; voice/backchannel.ts). */
+  readonly #backchannels: Backchannels | undefined;
 
   constructor(options: VoicePipelineOptions) {
     this.#o = { interruptionSensitivity: 1, startSpeaker: 'agent', endpointingMs: 500, timers: true, outputLeadMs: 80, ...options };
     this.#time = options.scheduler ?? realScheduler;
     this.#input = new Channel({ capacity: options.inputQueueFrames ?? 50, overflow: 'drop_oldest' });
     this.#bargeInMs = bargeInThresholdMs(this.#o.interruptionSensitivity);
+    this.#backchannels = options.backchannel ? new Backchannels(options.backchannel) : undefined;
     this.#record = new ConversationRecord({
       transcript: (transcript) => this.#emit('transcript_update', transcript),
       toolCall: (call) => this.#emit('tool_call', call),
@@ -209,6 +207,7 @@ export class VoicePipeline {
     }
     if (this.#closed) return;
     this.#tasks.push(this.#listenLoop(this.#stt, this.#vad), this.#respondLoop());
+    if (this.#backchannels) this.#tasks.push(this.#backchannels.prepare(this.#o, this.#ctrl.signal));
     if (this.#o.startSpeaker === 'agent') this.#beginOnce();
   }
 
@@ -297,6 +296,7 @@ export class VoicePipeline {
             this.#userHasSpoken = true;
             this.#segmentOverAgent = this.#replies.active;
             this.#segmentInterrupted = false;
+            this.#backchannels?.timer.utteranceStarted();
             this.#emit('user_start_talking');
             break;
           case 'speech':
@@ -307,6 +307,9 @@ export class VoicePipeline {
               this.#speculations.dropPending(); // the user goes on
             } else if (ev.silenceMs >= PREEMPT_AFTER_MS) {
               this.#speculations.consider(this.#interim, this.#idle());
+            }
+            if (this.#backchannels?.timer.frame({ offsetMs: ev.frame.offsetMs, ...ev }, this.#idle() && !this.#playout.speaking)) {
+              this.#backchannels.play(this.#playout, (word) => this.#emit('backchannel', { atMs: this.elapsedMs(), word }));
             }
             if (this.#replies.active && ev.voicedMs >= this.#bargeInMs) {
               // A reply the engine holds uninterruptible plays on; the words over it are answered after it.
@@ -379,7 +382,7 @@ export class VoicePipeline {
     if (!text) return;
     this.#begun = true;
     await this.#speculations.rollback; // the engine is back where the turn began, if a prepared reply was dropped
-    this.#record.addUtterance({ role: 'user', text, startMs: job.startMs, endMs: job.endMs, heardAtMs: job.heardAtMs });
+    this.#record.addUtterance({ role: 'user', text, startMs: job.startMs, endMs: job.endMs, heardAtMs: job.heardAtMs, ...(settled.result.words ? { words: settled.result.words } : {}) });
     // Speech over the agent that did not interrupt it (too short for the sensitivity) is kept in
     // the transcript but not answered.
     if (job.backchannel) return;

@@ -1,4 +1,5 @@
 import type { DtmfOptions } from './dtmf.ts';
+import type { BackchannelSettings } from './backchannel.ts';
 /**
  * The events and options of a VoicePipeline (src/voice/pipeline.ts).
  */
@@ -51,6 +52,11 @@ export interface PipelineEvents {
   latency: (record: TurnLatency) => void;
   /** A function call's invocation or result, as the engine reported it (the call's record keeps them). */
   tool_call: (call: TimedToolCall) => void;
+  /**
+   * The agent says a backchannel (`word`) while the user speaks, out of band (voice/backchannel.ts):
+   * its frames follow as `agent_audio` without `agent_start_talking`; `atMs` places them on the call's timeline.
+   */
+  backchannel: (info: { atMs: number; word: string }) => void;
   /** Once per kind: the call's transcript or function-call records reached their bound (src/voice/record-bounds.ts). */
   record_bound: (info: { what: 'transcript' | 'tool_calls' }) => void;
 }
@@ -70,6 +76,8 @@ export interface VoicePipelineOptions {
   normaliseForSpeech?: boolean;
   /** Speaking rate and pronunciations handed to the synthesiser (the agent's `voice_speed`, `pronunciation_dictionary`). */
   speech?: SpeechStyle;
+  /** Short words said while the user speaks at length (the agent's `enable_backchannel` and its settings); absent: none. */
+  backchannel?: BackchannelSettings;
   /** The call's BCP-47 language, handed to the recogniser (SttOpenOptions.language); default the provider's. */
   language?: string;
   /**

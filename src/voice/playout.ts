@@ -67,6 +67,10 @@ export class PacedPlayout implements Playout {
   #drained: (() => void) | undefined;
   #drainedP: Promise<void> = Promise.resolve();
   #closed = false;
+  /** Out-of-band audio (a backchannel) played while no segment speaks, paced the same way. */
+  #aside: readonly Int16Array[] = [];
+  #asideAt = 0;
+  #asideStart = 0;
 
   constructor(options: PacerOptions) {
     this.#s = options.scheduler;
@@ -111,6 +115,26 @@ export class PacedPlayout implements Playout {
     return this.#drainedP;
   }
 
+  /**
+   * Plays `frames` out of band (a backchannel): paced like a segment, but with no `started` or
+   * `stopped` event and no played position, only while no segment speaks. A segment that starts
+   * speaking drops what is left of it; one already playing wins, and `frames` are dropped.
+   * Returns whether it was taken.
+   */
+  aside(frames: readonly Int16Array[]): boolean {
+    if (this.#closed || this.#speaking || this.asidePlaying) return false;
+    this.#aside = frames;
+    this.#asideAt = 0;
+    this.#asideStart = this.#s.now();
+    this.tick();
+    return true;
+  }
+
+  /** Out-of-band audio is still being sent. */
+  get asidePlaying(): boolean {
+    return this.#asideAt < this.#aside.length;
+  }
+
   /** Whether the current segment's audio has begun (and not ended). */
   get speaking(): boolean {
     return this.#speaking;
@@ -133,6 +157,8 @@ export class PacedPlayout implements Playout {
    * speaking, as a goodbye cut short by the end is not a barge-in).
    */
   stop(): void {
+    this.#aside = [];
+    this.#asideAt = 0;
     if (this.#speaking) {
       this.#speaking = false;
       this.#events.stopped(false);
@@ -146,18 +172,23 @@ export class PacedPlayout implements Playout {
     if (this.#timer) this.#s.clear(this.#timer);
     this.#queue.close();
     this.#queue.clear();
+    this.#aside = [];
     this.#end();
   }
 
   /** Sends frames up to real time + lead, and ends the segment once all of it has played. */
   tick(): void {
-    if (!this.#open || this.#closed) return;
+    if (this.#closed) return;
+    this.#tickAside();
+    if (!this.#open) return;
     const now = this.#s.now();
     if (!this.#speaking) {
       if (this.#queue.size === 0) {
         if (this.#finished) this.#end();
         return;
       }
+      this.#aside = []; // the segment's speech wins over a backchannel
+      this.#asideAt = 0;
       this.#speaking = true;
       this.#talkStart = now;
       this.#sentMs = 0;
@@ -182,6 +213,20 @@ export class PacedPlayout implements Playout {
     } else {
       // Underrun (synthesis slower than playback): do not build up a debt to burst out later.
       this.#talkStart = Math.max(this.#talkStart, now - this.#sentMs);
+    }
+  }
+
+  #tickAside(): void {
+    if (this.#speaking) return;
+    const until = this.#s.now() - this.#asideStart + this.#leadMs;
+    while (this.#asideAt < this.#aside.length && this.#asideAt * FRAME_MS < until) {
+      const frame = this.#aside[this.#asideAt++]!;
+      this.#events.frame(frame);
+      if (this.#closed || this.#speaking) return;
+    }
+    if (!this.asidePlaying) {
+      this.#aside = [];
+      this.#asideAt = 0;
     }
   }
 

@@ -23,6 +23,8 @@ export interface Utterance {
    * play, so that transcript_with_tool_calls can place the calls between them.
    */
   sentences?: Array<{ text: string; startMs: number }>;
+  /** The recognised words with their times on the call's timeline, ms, where the recogniser gives them (a user's utterance). */
+  words?: ReadonlyArray<{ word: string; startMs: number; endMs: number }>;
 }
 
 /** The call object's `transcript` string: one "Agent: ..." / "User: ..." line per utterance. */
@@ -37,7 +39,11 @@ export function formatTranscript(utterances: readonly Utterance[]): string {
 export function toTranscriptObject(utterances: readonly Utterance[]): TranscriptEntry[] {
   return utterances
     .filter((u) => u.text.trim())
-    .map((u) => ({ role: u.role, content: u.text, start_ms: Math.round(u.startMs), end_ms: Math.round(u.endMs), cut_off: u.cutOff === true }));
+    .map((u) => ({
+      role: u.role, content: u.text, start_ms: Math.round(u.startMs), end_ms: Math.round(u.endMs), cut_off: u.cutOff === true,
+      // Retell's word times: seconds from the start of the call, where the recogniser gave them.
+      ...(u.words && u.words.length > 0 ? { words: u.words.map((w) => ({ word: w.word, start: Math.round(w.startMs) / 1000, end: Math.round(w.endMs) / 1000 })) } : {}),
+    }));
 }
 
 /** Utterances back from a stored `transcript_object` (for redaction). */

@@ -60,9 +60,6 @@ for (const kind of STORES) {
       for (const [field, value] of Object.entries(RETELL_FIELDS)) assert.deepEqual(agent[field], value, field);
       assert.deepEqual(agent.accepted_without_effect, [
         'voice_temperature',
-        'enable_backchannel',
-        'backchannel_frequency',
-        'backchannel_words',
         'ambient_sound',
         'ambient_sound_volume',
         'fallback_voice_ids',
@@ -71,7 +68,7 @@ for (const kind of STORES) {
         'voicemail_option',
         'post_call_analysis_model',
         'version_title',
-      ], 'volume, normalize_for_speech, begin_message_delay_ms, voice_speed, pronunciation_dictionary and webhook_timeout_ms change the call; is_public false asks for nothing');
+      ], 'volume, normalize_for_speech, begin_message_delay_ms, voice_speed, pronunciation_dictionary, the backchannel fields and webhook_timeout_ms change the call; is_public false asks for nothing');
       assert.deepEqual(json(await retell.agent.retrieve(agent.agent_id)).accepted_without_effect, agent.accepted_without_effect);
 
       const neutral = json(
@@ -80,7 +77,7 @@ for (const kind of STORES) {
           backchannel_frequency: undefined, backchannel_words: [], ambient_sound: null, fallback_voice_ids: null, enable_voicemail_detection: false, voicemail_option: null, post_call_analysis_model: null, version_title: null,
         } as never),
       );
-      assert.deepEqual(neutral.accepted_without_effect, ['backchannel_frequency', 'stt_mode'], 'set to their neutral values, the others ask for nothing');
+      assert.deepEqual(neutral.accepted_without_effect, ['stt_mode'], 'set to their neutral values, the others ask for nothing');
 
       const plain = json(await retell.agent.create({ voice_id: 'flite-kal16', response_engine: engine() }));
       assert.deepEqual([plain.accepted_without_effect, plain.volume, plain.normalize_for_speech, plain.voice_speed, plain.pronunciation_dictionary], [[], 1, false, 1, null]);

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { DeepgramStt } from '../../src/providers/deepgram/deepgram.stt.ts';
 
 /** A local server speaking Deepgram's live protocol: binary audio up, JSON Results down. */
-async function fakeDeepgram(words: string[], options: { answerDelaysMs?: number[] } = {}) {
+async function fakeDeepgram(words: string[], options: { answerDelaysMs?: number[]; timed?: boolean } = {}) {
   const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
   await new Promise<void>((r) => wss.once('listening', () => r()));
   const seen = { auth: '', query: '', bytes: 0, finalizes: 0, closeStream: 0 };
@@ -13,16 +13,20 @@ async function fakeDeepgram(words: string[], options: { answerDelaysMs?: number[
     seen.auth = String(req.headers.authorization);
     seen.query = String(req.url);
     let pending = 0;
+    let total = 0;
     ws.on('message', (data, isBinary) => {
       if (isBinary) {
         seen.bytes += (data as Buffer).length;
         pending += (data as Buffer).length;
+        total += (data as Buffer).length;
         // Every 0.2 s of audio: an interim, then a final segment with the next word.
         if (pending >= 6400) {
           pending = 0;
           const w = words.shift() ?? '';
           ws.send(JSON.stringify({ type: 'Results', is_final: false, speech_final: false, channel: { alternatives: [{ transcript: w + '…' }] } }));
-          ws.send(JSON.stringify({ type: 'Results', is_final: true, speech_final: false, channel: { alternatives: [{ transcript: w }] } }));
+          // Deepgram's word times: seconds from the stream's first sample (the last 0.2 s: this word).
+          const timed = options.timed ? { words: [{ word: w, punctuated_word: w, start: (total - 6400) / 32_000, end: total / 32_000, confidence: 0.9 }] } : {};
+          ws.send(JSON.stringify({ type: 'Results', is_final: true, speech_final: false, channel: { alternatives: [{ transcript: w, ...timed }] } }));
         }
         return;
       }
@@ -98,4 +102,27 @@ test('deepgram: an answer that comes after the finalize timeout is not handed to
   assert.deepEqual(await s.finalize(), { text: 'two' }, 'the late answer to the first Finalize is discarded');
   await s.close();
   await srv.close();
+});
+
+test("deepgram: the words' times, from the start of each utterance's audio (Deepgram times them from the stream's start)", async () => {
+  const srv = await fakeDeepgram(['hello', 'there', 'second'], { timed: true });
+  const stt = new DeepgramStt({ url: srv.url, apiKey: 'dg-key', model: 'nova-2' });
+  const s = await stt.openStream();
+  for (let i = 0; i < 20; i++) s.write(new Int16Array(320));
+  assert.deepEqual((await s.finalize()).words, [
+    { word: 'hello', startMs: 0, endMs: 200 },
+    { word: 'there', startMs: 200, endMs: 400 },
+  ]);
+  // The second utterance's audio starts 400 ms into the stream: its words are timed from there.
+  for (let i = 0; i < 10; i++) s.write(new Int16Array(320));
+  assert.deepEqual((await s.finalize()).words, [{ word: 'second', startMs: 0, endMs: 200 }]);
+  await s.close();
+  await srv.close();
+  // A server that gives no words: none (not an empty guess).
+  const plain = await fakeDeepgram(['hi']);
+  const p = await new DeepgramStt({ url: plain.url, apiKey: 'k' }).openStream();
+  for (let i = 0; i < 10; i++) p.write(new Int16Array(320));
+  assert.equal((await p.finalize()).words, undefined);
+  await p.close();
+  await plain.close();
 });

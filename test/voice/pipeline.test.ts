@@ -4,7 +4,8 @@ import { FakeLlm, FakeStt, FakeTts, EnergyVad } from '../../src/providers/fake/f
 import { FlowEngine } from '../../src/voice/engines/flow.engine.ts';
 import { LlmEngine } from '../../src/voice/engines/llm.engine.ts';
 import type { ConversationFlow } from '../../src/voice/engines/types.ts';
-import { MAX_INPUT_LAG_MS, VoicePipeline, bargeInThresholdMs } from '../../src/voice/pipeline.ts';
+import { MAX_INPUT_LAG_MS, VoicePipeline } from '../../src/voice/pipeline.ts';
+import { bargeInThresholdMs } from '../../src/voice/barge-in.ts';
 import { TestClock, Recorder, feed, flush, makePipeline, silence, tone, concat } from './harness.ts';
 
 const flow: ConversationFlow = {

@@ -1,7 +1,7 @@
 import WebSocket from 'ws';
 import { wsDataToBuffer } from '../../lib/ws-data.ts';
 import { parseBoundedJson } from '../../lib/bounded-json.ts';
-import type { SttCapabilities, SttInterim, SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
+import { MAX_WORDS_PER_UTTERANCE, type SttCapabilities, type SttInterim, type SttOpenOptions, type SttProvider, type SttResult, type SttStream, type SttWord } from '../stt.ts';
 import { ProviderError } from '../errors.ts';
 import { ANY_LANGUAGE } from '../../lib/language-tags.ts';
 
@@ -52,7 +52,22 @@ interface ResultsMessage {
   is_final?: boolean;
   speech_final?: boolean;
   from_finalize?: boolean;
-  channel?: { alternatives?: Array<{ transcript?: string }> };
+  channel?: { alternatives?: Array<{ transcript?: string; words?: unknown }> };
+}
+
+/** Deepgram's `words` of an alternative (seconds from the stream's first sample), checked field by field, in ms. */
+function wordsOf(alternative: { words?: unknown } | undefined): SttWord[] {
+  const words = alternative?.words;
+  if (!Array.isArray(words)) return [];
+  const out: SttWord[] = [];
+  for (const w of words.slice(0, MAX_WORDS_PER_UTTERANCE) as Array<Record<string, unknown> | null>) {
+    const word = w?.['punctuated_word'] ?? w?.['word'];
+    const start = w?.['start'];
+    const end = w?.['end'];
+    if (typeof word !== 'string' || typeof start !== 'number' || typeof end !== 'number' || !Number.isFinite(start) || !Number.isFinite(end) || end < start) continue;
+    out.push({ word: word.slice(0, 100), startMs: start * 1000, endMs: end * 1000 });
+  }
+  return out;
 }
 
 /**
@@ -129,6 +144,8 @@ interface Waiter {
    */
   settled: boolean;
   cleanup: () => void;
+  /** Where its utterance's audio began on the stream, ms from the stream's first sample. */
+  baseMs: number;
 }
 
 /** After close, how long the server has to answer our close frame before the socket is dropped, ms. */
@@ -139,6 +156,11 @@ class DeepgramStream implements SttStream {
   readonly #o: DeepgramOptions;
   /** Final segments since the last answered Finalize. */
   #finals: string[] = [];
+  /** Their words, ms from the stream's first sample (as Deepgram times them). */
+  #words: SttWord[] = [];
+  /** Samples written on the socket so far, and where the current utterance began (undefined: none begun). */
+  #written = 0;
+  #utteranceAt: number | undefined;
   /** One entry per Finalize sent and not yet answered, in the order sent. */
   readonly #waiters: Waiter[] = [];
   #failure: ProviderError | undefined;
@@ -161,7 +183,12 @@ class DeepgramStream implements SttStream {
       const said = Array.isArray(alternatives) ? (alternatives[0] as { transcript?: unknown } | undefined)?.transcript : undefined;
       const text = typeof said === 'string' ? said.trim().slice(0, MAX_SEGMENT_CHARS) : '';
       // An utterance's text is bounded however many segments the server sends.
-      if (m.is_final && text && this.#finals.reduce((n, f) => n + f.length, 0) < MAX_SEGMENT_CHARS) this.#finals.push(text);
+      if (m.is_final && text && this.#finals.reduce((n, f) => n + f.length, 0) < MAX_SEGMENT_CHARS) {
+        this.#finals.push(text);
+        // Deepgram's times run from the stream's first sample; the pipeline writes only utterances.
+        const words = wordsOf(Array.isArray(alternatives) ? alternatives[0] : undefined);
+        this.#words.push(...words.slice(0, MAX_WORDS_PER_UTTERANCE - this.#words.length));
+      }
       if (m.from_finalize) {
         this.#answer();
       } else if (text && onInterim && this.#waiters.length === 0 && !this.#closed) {
@@ -187,11 +214,15 @@ class DeepgramStream implements SttStream {
   #answer(): void {
     const w = this.#waiters.shift();
     const text = this.#finals.join(' ').trim();
+    const words = this.#words;
     this.#finals = [];
+    this.#words = [];
     if (!w || w.settled) return;
     w.settled = true;
     w.cleanup();
-    w.resolve({ text });
+    // The pipeline writes only utterances: Deepgram's times are moved to the start of this one's audio.
+    const shifted = words.map((x) => ({ word: x.word, startMs: Math.max(0, x.startMs - w.baseMs), endMs: Math.max(0, x.endMs - w.baseMs) }));
+    w.resolve(shifted.length > 0 ? { text, words: shifted } : { text });
   }
 
   #rejectAll(error: unknown): void {
@@ -207,6 +238,8 @@ class DeepgramStream implements SttStream {
     if (this.#closed || this.#ws.readyState !== WebSocket.OPEN) return;
     // Bounded: when the socket is this far behind, drop audio rather than grow memory.
     if (this.#ws.bufferedAmount > (this.#o.maxBufferedBytes ?? 320_000)) return;
+    this.#utteranceAt ??= this.#written;
+    this.#written += pcm.length;
     this.#ws.send(Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength));
   }
 
@@ -226,6 +259,7 @@ class DeepgramStream implements SttStream {
         resolve,
         reject,
         settled: false,
+        baseMs: ((this.#utteranceAt ?? this.#written) * 1000) / 16_000,
         // No answer in time: the utterance is what arrived so far (a server that never marks
         // from_finalize still works, one turn at a time). A late answer is then discarded.
         timer: setTimeout(() => {
@@ -234,6 +268,7 @@ class DeepgramStream implements SttStream {
           w.cleanup();
           const text = this.#finals.join(' ').trim();
           this.#finals = [];
+          this.#words = [];
           resolve({ text });
         }, this.#o.finalizeTimeoutMs ?? 3000),
         cleanup: () => {
@@ -243,6 +278,7 @@ class DeepgramStream implements SttStream {
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       this.#waiters.push(w);
+      this.#utteranceAt = undefined; // the next sample written begins the next utterance
       this.#ws.send(JSON.stringify({ type: 'Finalize' }));
     });
   }

@@ -1,4 +1,4 @@
-import type { SttResult, SttStream } from '../../providers/stt.ts';
+import { MAX_WORDS_PER_UTTERANCE, type SttResult, type SttStream } from '../../providers/stt.ts';
 import { ProviderError } from '../../providers/errors.ts';
 import type { TurnEvent } from './turn.stage.ts';
 
@@ -34,9 +34,12 @@ export async function* sttStage(
   options: SttStageOptions,
 ): AsyncIterable<SttEvent> {
   const { now } = options;
+  /** Where the utterance's audio (its pre-roll first) begins on the call's timeline, ms. */
+  let audioStartMs = 0;
   for await (const ev of events) {
     if (signal.aborted) return;
     if (ev.type === 'speech_start') {
+      audioStartMs = ev.preroll[0]?.offsetMs ?? ev.startMs;
       for (const f of ev.preroll) stream.write(f.pcm);
       yield ev;
     } else if (ev.type === 'speech') {
@@ -44,8 +47,9 @@ export async function* sttStage(
       yield ev;
     } else if (ev.type === 'speech_end') {
       const turn = new AbortController();
+      const startMs = audioStartMs;
       const finalized = stream.finalize(AbortSignal.any([signal, turn.signal])).then(
-        (result): SettledTranscript => ({ ok: true, result, atMs: now() }),
+        (result): SettledTranscript => ({ ok: true, result: onTimeline(result, startMs), atMs: now() }),
         (error: unknown): SettledTranscript => ({ ok: false, error, atMs: now() }),
       );
       const timedOut = options.after(options.timeoutMs).then((): SettledTranscript => {
@@ -58,4 +62,11 @@ export async function* sttStage(
       yield ev;
     }
   }
+}
+
+/** `result` with its word times (ms from the start of the utterance's audio) moved onto the call's timeline. */
+function onTimeline(result: SttResult, audioStartMs: number): SttResult {
+  if (!result.words) return result;
+  const words = result.words.slice(0, MAX_WORDS_PER_UTTERANCE).map((w) => ({ word: w.word, startMs: audioStartMs + w.startMs, endMs: audioStartMs + w.endMs }));
+  return { text: result.text, words };
 }
