@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeStt, FakeTts, EnergyVad } from '../../src/providers/fake/fake.providers.ts';
 import type { SttExpectation, SttOpenOptions, SttProvider } from '../../src/providers/stt.ts';
-import { directedGrammar, phrasePlausible, sequencePlausible } from '../../src/providers/pocketsphinx/directed.ts';
+import { directedGrammar, phrasePlausible, sequencePlausible, spansAnswer } from '../../src/providers/pocketsphinx/directed.ts';
 import { FlowEngine } from '../../src/voice/engines/flow.engine.ts';
 import { nodeExpectation } from '../../src/voice/engines/expected.ts';
 import type { ConversationFlow, FlowNode } from '../../src/voice/engines/types.ts';
@@ -36,6 +36,14 @@ test('the grammar of a closed expectation: its phrases, yes/no words, digit or n
   assert.equal(directedGrammar({ closed: true, phrases: ['<bad>', ''], values: [] }), undefined, 'nothing decodable: the language model decodes');
   assert.ok(sequencePlausible(4, 5) && !sequencePlausible(1, 8), 'a sentence is not forced into digits');
   assert.ok(phrasePlausible(1, 2) && !phrasePlausible(1, 6), 'nor into a keyword');
+});
+
+test('a phrase only the lattice holds is taken at a closed node when it spans enough of the speech: a misheard answer, not a short word inside a sentence', () => {
+  const sentence = [{ word: 'this', start: 35, end: 57 }, { word: 'is', start: 58, end: 71 }, { word: 'routine', start: 175, end: 227 }, { word: 'is', start: 228, end: 245 }, { word: 'it', start: 246, end: 274 }];
+  assert.equal(spansAnswer({ phrase: 'yes', start: 227, end: 245, posterior: 0.009 }, sentence), false, '"yes" over "is" in a 2.4 s sentence');
+  const misheard = [{ word: 'the', start: 10, end: 20 }, { word: 'stat', start: 21, end: 66 }];
+  assert.equal(spansAnswer({ phrase: 'stop', start: 20, end: 63, posterior: 0.002 }, misheard), true, '"stop" over most of a short answer');
+  assert.equal(spansAnswer({ phrase: 'stop', start: 0, end: 10, posterior: 0.002 }, []), true, 'nothing heard: nothing to weigh against');
 });
 
 const flow: ConversationFlow = {

@@ -17,7 +17,7 @@
 import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { SttExpectation } from '../stt.ts';
-import { DIRECTED_MIN_POSTERIOR, directedGrammar, phrasePlausible, sequencePlausible, type DirectedGrammar } from './directed.ts';
+import { DIRECTED_MIN_POSTERIOR, directedGrammar, phrasePlausible, sequencePlausible, spansAnswer, type DirectedGrammar } from './directed.ts';
 import { containsPhrase, PHRASE_MIN_POSTERIOR, strongest, withPhrase, type PhraseEvidence, type TimedWord } from './expected-phrase.ts';
 
 export interface DecoderWorkerData {
@@ -330,7 +330,8 @@ function grammarAnswer(audio: readonly Int16Array[]): string {
 /**
  * Directed recognition of the utterance just ended by the language model: the grammar chooses
  * the expected answer that best fits the audio, and the answer is taken only when the open
- * language model's lattice of the same audio holds it (a phrase, at DIRECTED_MIN_POSTERIOR) or
+ * language model's lattice of the same audio holds it (a phrase, at DIRECTED_MIN_POSTERIOR, over
+ * enough of the speech: spansAnswer) or
  * the language model heard little more speech than it (phrasePlausible, sequencePlausible). Otherwise the caller said something
  * else, and the language model's text stands, so the flow's else edge is taken.
  */
@@ -340,15 +341,16 @@ function directedText(grammar: DirectedGrammar, audio: readonly Int16Array[]): s
   const evidence = latticeEvidence([...new Set([...grammar.phrases, ...bias])], DIRECTED_MIN_POSTERIOR);
   const path = bestPath();
   const answer = grammarAnswer(audio);
+  // A phrase only the lattice holds is taken where it spans enough of the speech (spansAnswer).
   const biased = (): string => {
     if (bias.length === 0 || containsPhrase(open, bias)) return open;
-    const found = strongest(evidence, PHRASE_MIN_POSTERIOR);
+    const found = strongest(evidence.filter((e) => spansAnswer(e, path)), PHRASE_MIN_POSTERIOR);
     return found ? withPhrase(path, found) : open;
   };
   if (!answer) return biased();
   if (grammar.phrases.includes(answer)) {
     if (containsPhrase(open, [answer])) return open;
-    const found = strongest(evidence.filter((e) => e.phrase === answer), DIRECTED_MIN_POSTERIOR);
+    const found = strongest(evidence.filter((e) => e.phrase === answer && spansAnswer(e, path)), DIRECTED_MIN_POSTERIOR);
     if (found) return withPhrase(path, found);
     return phrasePlausible(answer.split(' ').length, path.length) ? answer : biased();
   }
