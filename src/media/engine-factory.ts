@@ -125,7 +125,7 @@ export function buildEngine(o: BuildEngineOptions): BuiltEngine {
   }
   if (e.type === 'custom_llm') {
     if (!o.customLlm) throw new Error('custom-LLM engine without a socket opener');
-    const engine = new CustomLlmEngine({ url: e.llm_websocket_url, ...o.customLlm, ...(o.contextSource ? { contextSource: o.contextSource } : {}) });
+    const engine = new CustomLlmEngine({ url: e.llm_websocket_url, ...o.customLlm, ...(o.contextSource ? { contextSource: o.contextSource } : {}), canTransfer: o.canTransfer === true });
     // The agent begins: the engine dials the server and speaks its begin message, if any (empty: the user speaks first).
     return { engine, startSpeaker: 'agent', beginAfterUserSilenceMs: undefined, position: () => undefined, close: () => engine.close(), remind: () => engine.remind() };
   }
