@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { FlowTool, checkFunctions } from './custom-function.ts';
+import { FlowTool, TransferDestination, TransferOption, checkFunctions } from './custom-function.ts';
 import { KbConfig, KnowledgeBaseIds } from './knowledge-base.ts';
 import { Name, Strict, StringMap, Text } from './schema-kit.ts';
 
@@ -45,7 +45,11 @@ export const ExtractVariable = Strict({
   description: Type.Optional(Text(1024)),
 });
 
-export const NODE_TYPES = ['conversation', 'end', 'create_lead', 'create_ticket', 'function', 'knowledge'] as const;
+export const NODE_TYPES = ['conversation', 'end', 'create_lead', 'create_ticket', 'function', 'knowledge', 'transfer_call', 'press_digit'] as const;
+/** The keys a press_digit node sends: 0-9, * and #, with `,` for a pause (PRESS_DIGIT_PAUSE_MS). */
+export const NODE_DIGITS_PATTERN = '^[0-9*#,]{1,32}$';
+/** How long each `,` of a press_digit node's digits waits, ms (a phone's dialling pause). */
+export const PRESS_DIGIT_PAUSE_MS = 500;
 export const FlowNode = Strict({
   id: GraphId,
   name: Type.Optional(Name()),
@@ -96,6 +100,18 @@ export const FlowNode = Strict({
   knowledge_base_ids: Type.Optional(KnowledgeBaseIds),
   /** knowledge: retrieval settings; `filter_score` decides found / not found (default: every chunk that matches is found). */
   kb_config: Type.Optional(KbConfig),
+  /** transfer_call (issue 24): where the call goes, an E.164 number or a SIP URI (Retell's shape). */
+  transfer_destination: Type.Optional(TransferDestination),
+  /** transfer_call: a cold transfer (the only kind carried; default). */
+  transfer_option: Type.Optional(TransferOption),
+  /** press_digit (issue 24): the keys sent, in order; each `,` pauses PRESS_DIGIT_PAUSE_MS. */
+  digits: Type.Optional(Type.String({ pattern: NODE_DIGITS_PATTERN, description: 'Keys 0-9, * and #; a comma pauses 500 ms.' })),
+  /**
+   * transfer_call and press_digit: the edge taken when the node's action fails (the call cannot be
+   * transferred or cannot send keys: a web call; the carrier refused). Its condition is not judged.
+   * Without it, a failure ends the call. Retell's transfer node names its failure edge `edge`.
+   */
+  edge: Type.Optional(FlowEdge),
 });
 
 export const StartSpeaker = Type.Union([Type.Literal('agent'), Type.Literal('user')]);
@@ -159,6 +175,8 @@ export function checkFlowGraph(flow: ConversationFlowDefinition): string | null 
       return `node "${node.id}" is not a knowledge node: only knowledge nodes have knowledge_base_ids and kb_config`;
     }
   }
+  const phoneProblem = checkPhoneNodes(flow.nodes);
+  if (phoneProblem) return phoneProblem;
   const nodeIds = new Set<string>();
   for (const node of flow.nodes) {
     if (nodeIds.has(node.id)) return `duplicate node id "${node.id}"`;
@@ -169,13 +187,35 @@ export function checkFlowGraph(flow: ConversationFlowDefinition): string | null 
   for (const node of flow.nodes) {
     if (node.type === 'end' && (node.edges?.length ?? 0) > 0) return `end node "${node.id}" cannot have edges`;
     if (node.type !== 'end' && node.success !== undefined) return `node "${node.id}" is not an end node: only end nodes are marked with success`;
-    for (const edge of node.edges ?? []) {
+    for (const edge of [...(node.edges ?? []), ...(node.edge ? [node.edge] : [])]) {
       if (edgeIds.has(edge.id)) return `duplicate edge id "${edge.id}"`;
       edgeIds.add(edge.id);
       if (!nodeIds.has(edge.destination_node_id)) {
         return `edge "${edge.id}" of node "${node.id}" points at unknown node "${edge.destination_node_id}"`;
       }
     }
+  }
+  return null;
+}
+
+/**
+ * The phone nodes' fields (issue 24): a transfer_call node names its transfer_destination and
+ * leaves the call (no `edges`, only its failure `edge`); a press_digit node names its digits and
+ * says nothing (no instruction); no other node has these fields.
+ */
+function checkPhoneNodes(nodes: readonly FlowNode[]): string | null {
+  for (const node of nodes) {
+    const transfer = node.type === 'transfer_call';
+    const press = node.type === 'press_digit';
+    if (transfer && node.transfer_destination === undefined) return `transfer_call node "${node.id}" needs a transfer_destination`;
+    if (transfer && (node.edges?.length ?? 0) > 0) return `transfer_call node "${node.id}" leaves the call: it has no edges, only the edge taken when the transfer fails`;
+    if (!transfer && (node.transfer_destination !== undefined || node.transfer_option !== undefined)) {
+      return `node "${node.id}" is not a transfer_call node: only transfer_call nodes have transfer_destination and transfer_option`;
+    }
+    if (press && node.digits === undefined) return `press_digit node "${node.id}" needs digits`;
+    if (press && node.instruction !== undefined) return `press_digit node "${node.id}" says nothing: it has no instruction`;
+    if (!press && node.digits !== undefined) return `node "${node.id}" is not a press_digit node: only press_digit nodes have digits`;
+    if (!transfer && !press && node.edge !== undefined) return `node "${node.id}" has an edge for a failure: only transfer_call and press_digit nodes have one`;
   }
   return null;
 }

@@ -61,6 +61,16 @@ export type EndCallTool = Static<typeof EndCallTool>;
 /** Where a transfer goes: an E.164 number, or a SIP URI (`sip:desk@pbx.example.com`). */
 export const TRANSFER_DESTINATION_PATTERN = '^(\\+[1-9][0-9]{1,14}|sips?:[^\\s<>"]{3,250})$';
 
+/** Where a `transfer_call` tool or flow node sends the call: Retell's predefined destination. */
+export const TransferDestination = Strict({
+  type: Type.Literal('predefined'),
+  number: Type.String({ pattern: TRANSFER_DESTINATION_PATTERN, description: 'E.164 number or SIP URI.' }),
+  /** Accepted for Retell's clients: the number is always checked (E.164 or a SIP URI). */
+  ignore_e164_validation: Type.Optional(Type.Boolean()),
+});
+/** How the call is handed over: a cold transfer only (the agent leaves the call). */
+export const TransferOption = Strict({ type: Type.Literal('cold_transfer'), show_transferee_as_caller: Type.Optional(Type.Boolean()) });
+
 /**
  * Retell's `transfer_call` tool (issue 24): the model hands a phone call to `transfer_destination`
  * and the agent leaves it (a cold transfer: REFER on SIP, `<Dial>` on Twilio). Only a
@@ -71,13 +81,8 @@ export const TransferCallTool = Strict({
   type: Type.Literal('transfer_call'),
   name: FunctionName,
   description: Type.Optional(Text(4096)),
-  transfer_destination: Strict({
-    type: Type.Literal('predefined'),
-    number: Type.String({ pattern: TRANSFER_DESTINATION_PATTERN, description: 'E.164 number or SIP URI.' }),
-    /** Accepted for Retell's clients: the number is always checked (E.164 or a SIP URI). */
-    ignore_e164_validation: Type.Optional(Type.Boolean()),
-  }),
-  transfer_option: Type.Optional(Strict({ type: Type.Literal('cold_transfer'), show_transferee_as_caller: Type.Optional(Type.Boolean()) })),
+  transfer_destination: TransferDestination,
+  transfer_option: Type.Optional(TransferOption),
   /** Say `execution_message_description` before the transfer. */
   speak_during_execution: Type.Optional(Type.Boolean()),
   execution_message_description: Type.Optional(Text(1024)),

@@ -61,11 +61,10 @@ export interface EndOptions {
    */
   deadline?: number;
   /**
-   * The agent transfers the call (reason `call_transfer`): the endpoint hands it to this
-   * destination first; the call then ends `call_transfer` with `transfer_destination` set, or
-   * `agent_hangup` when the carrier refused (the log says why).
+   * The carrier took the call on in a transfer (reason `call_transfer`): where it went, stored as
+   * the call's `transfer_destination`.
    */
-  transferTo?: string;
+  transferredTo?: string;
 }
 
 export interface SessionDeps {
@@ -151,6 +150,8 @@ export class CallSession implements CallScope {
   #checkpointing: Promise<void> | undefined;
   #checkpointAgain = false;
   #ending: Promise<void> | undefined;
+  /** Where the call is being transferred, while the carrier has not answered (#transfer). */
+  #transferringTo: string | undefined;
   /** Cuts the post-call analysis short (a deadline, see EndOptions). */
   readonly #analysisCut = new AbortController();
   /** Aborted when the call ends: stops function requests still running. */
@@ -172,8 +173,8 @@ export class CallSession implements CallScope {
     this.#lastAudioAt = deps.scheduler.now();
     this.sink = {
       audio: this.guard('endpoint_audio', (pcm: Int16Array) => this.#onAudio(pcm)),
-      hangup: this.guard('endpoint_hangup', () => void this.end('user_hangup')),
-      lost: this.guard('endpoint_lost', () => void this.end('client_disconnected')),
+      hangup: this.guard('endpoint_hangup', () => void this.#callerLeft('user_hangup')),
+      lost: this.guard('endpoint_lost', () => void this.#callerLeft('client_disconnected')),
       flood: this.guard('endpoint_flood', () => this.#onFlood()),
       dtmf: this.guard('endpoint_dtmf', (digits: string) => this.#pipeline?.pushDigits(digits)),
     };
@@ -336,6 +337,8 @@ export class CallSession implements CallScope {
       // What the caller heard of a reply is read from the endpoint's played position where it has one.
       ...(endpoint.playedMs ? { playedMs: () => endpoint.playedMs?.() } : {}),
       ...(endpoint.outputLeadMs !== undefined ? { outputLeadMs: endpoint.outputLeadMs } : {}),
+      // A phone endpoint hands the call over when the engine transfers it (issue 24).
+      ...(endpoint.transfer ? { transfer: (destination: string) => this.#transfer(destination) } : {}),
     });
     this.#pipeline = p;
     this.#recorder = new CallRecorder(this.#d.recordings.open(this.callId));
@@ -433,7 +436,7 @@ export class CallSession implements CallScope {
     });
     on('hangup', ({ reason, transferTo }) => {
       this.#checkPosition();
-      void this.end(reason, transferTo === undefined ? {} : { transferTo });
+      void this.end(reason, transferTo === undefined ? {} : { transferredTo: transferTo });
     });
   }
 
@@ -474,8 +477,7 @@ export class CallSession implements CallScope {
    */
   end(reason: DisconnectionReason, options: EndOptions = {}): Promise<void> {
     if (options.deadline !== undefined) this.#cutAnalysisBy(options.deadline);
-    this.#ending ??= this.#transferFirst(reason, options.transferTo)
-      .then((ended) => this.#finish(ended.reason, ended.transferDestination))
+    this.#ending ??= this.#finish(reason, reason === 'call_transfer' ? options.transferredTo : undefined)
       .catch((error: unknown) => {
         this.#d.log.error({ err: error }, 'call end failed');
       })
@@ -484,20 +486,30 @@ export class CallSession implements CallScope {
   }
 
   /**
-   * A transfer the engine asked for, before the call ends (EndOptions.transferTo): the endpoint's
-   * carrier takes the call, bounded by the endpoint; what the caller does meanwhile (a hang-up)
-   * joins this end. A call that cannot be transferred, or whose carrier refused, ends `agent_hangup`.
+   * The engine transfers the call (the pipeline asks once the agent's words have played): the
+   * endpoint's carrier takes it, bounded by the endpoint. A refusal is logged and rejects: the
+   * engine hears of it (a flow's failure edge) or the call ends `agent_hangup`.
    */
-  async #transferFirst(reason: DisconnectionReason, transferTo: string | undefined): Promise<{ reason: DisconnectionReason; transferDestination?: string }> {
-    if (reason !== 'call_transfer') return { reason };
+  async #transfer(destination: string): Promise<void> {
+    this.#transferringTo = destination;
     try {
-      if (transferTo === undefined || !this.#endpoint.transfer) throw new Error('this call cannot be transferred');
-      await this.#endpoint.transfer(transferTo);
-      return { reason, transferDestination: transferTo };
+      if (!this.#endpoint.transfer) throw new Error('this call cannot be transferred');
+      await this.#endpoint.transfer(destination);
     } catch (error) {
-      this.#d.log.warn({ err: error, transport: this.#endpoint.transport }, 'transfer failed: the call ends agent_hangup');
-      return { reason: 'agent_hangup' };
+      this.#d.log.warn({ err: error, transport: this.#endpoint.transport }, 'transfer failed');
+      throw error;
+    } finally {
+      this.#transferringTo = undefined;
     }
+  }
+
+  /**
+   * The caller hung up or was lost. While a transfer is in flight, that is the carrier taking the
+   * call on (the caller's phone leaves us for the new call: RFC 5589 6.1): the call ends `call_transfer`.
+   */
+  #callerLeft(reason: 'user_hangup' | 'client_disconnected'): Promise<void> {
+    const destination = this.#transferringTo;
+    return destination === undefined ? this.end(reason) : this.end('call_transfer', { transferredTo: destination });
   }
 
   async #finish(reason: DisconnectionReason, transferDestination?: string): Promise<void> {

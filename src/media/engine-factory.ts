@@ -63,9 +63,9 @@ export interface BuildEngineOptions {
   customLlm?: CustomLlmDeps;
   /** Reference material for each turn (issue 29: the engine's knowledge bases, media/knowledge-context.ts). */
   contextSource?: TurnContextSource;
-  /** The call's endpoint can transfer it (a phone call): a service LLM offers its `transfer_call` tools. */
+  /** The call's endpoint can transfer it (a phone call): a service LLM offers its `transfer_call` tools, a flow's transfer_call nodes transfer. */
   canTransfer?: boolean;
-  /** Presses keys on the call (a phone call's endpoint can): a service LLM offers its `press_digit` tools. */
+  /** Presses keys on the call (a phone call's endpoint can): a service LLM offers its `press_digit` tools, a flow's press_digit nodes send theirs. */
   keypad?: (digits: string) => Promise<void>;
 }
 
@@ -112,6 +112,8 @@ export function buildEngine(o: BuildEngineOptions): BuiltEngine {
       ...(o.onEdgeError ? { onEdgeError: o.onEdgeError } : {}),
       ...(o.language ? { language: o.language } : {}),
       ...(o.contextSource ? { contextSource: o.contextSource } : {}),
+      // What the call can do for the flow's transfer_call and press_digit nodes (issue 24).
+      phone: { canTransfer: o.canTransfer === true, ...(o.keypad ? { keypad: o.keypad } : {}) },
     });
     return {
       engine,
@@ -123,7 +125,7 @@ export function buildEngine(o: BuildEngineOptions): BuiltEngine {
   }
   if (e.type === 'custom_llm') {
     if (!o.customLlm) throw new Error('custom-LLM engine without a socket opener');
-    const engine = new CustomLlmEngine({ url: e.llm_websocket_url, ...o.customLlm, ...(o.contextSource ? { contextSource: o.contextSource } : {}) });
+    const engine = new CustomLlmEngine({ url: e.llm_websocket_url, ...o.customLlm, ...(o.contextSource ? { contextSource: o.contextSource } : {}), canTransfer: o.canTransfer === true });
     // The agent begins: the engine dials the server and speaks its begin message, if any (empty: the user speaks first).
     return { engine, startSpeaker: 'agent', beginAfterUserSilenceMs: undefined, position: () => undefined, close: () => engine.close(), remind: () => engine.remind() };
   }

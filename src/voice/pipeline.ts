@@ -20,6 +20,7 @@ import { sttStage } from './stages/stt.stage.ts';
 import { PacedPlayout } from './playout.ts';
 import { DtmfCollector } from './dtmf.ts';
 import { Replies, type TurnTiming } from './reply.ts';
+import { settleHangup } from './transfer.ts';
 import { Speculations } from './speculation.ts';
 import type { FailureReason, HangupReason, PipelineEvents, VoicePipelineOptions } from './pipeline.types.ts';
 import { keyedTurn, type PipelineJob as Job } from './pipeline-job.ts';
@@ -132,7 +133,7 @@ export class VoicePipeline {
       heard: (utterance) => this.#record.addUtterance(utterance),
       latency: (record) => this.#record.addLatency(record),
       failed: (reason, error) => this.#fail(reason, error),
-      hangup: (ending) => this.#end(ending.reason, ending.reason === 'call_transfer' ? ending.destination : undefined),
+      hangup: (ending) => settleHangup(ending, { engine: this.#o.engine, transfer: this.#o.transfer, end: (r, to) => this.#end(r, to), resume: () => this.speakUnprompted() }),
     });
     this.#speculations = new Speculations({
       engine: this.#o.engine,

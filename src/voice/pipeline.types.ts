@@ -43,7 +43,7 @@ export interface PipelineEvents {
   audio_band: (info: { band: 'wide' | 'narrow'; highFraction: number }) => void;
   /**
    * The call should end now; emitted once. Errors are preceded by an `error` event. With
-   * `call_transfer`, `transferTo` is where the engine asked the call to go (the endpoint transfers it).
+   * `call_transfer`, `transferTo` is where the call went: the carrier took it on (`transfer`).
    */
   hangup: (info: { reason: HangupReason; transferTo?: string }) => void;
   /** `message` is the failure's own; `cause` is the error itself (its `cause` chain may quote an upstream's answer: log it, never show it). */
@@ -64,6 +64,12 @@ export interface PipelineEvents {
 export interface VoicePipelineOptions {
   /** How keypad input becomes turns (a phone's DTMF, `pushDigits`); absent: keys are ignored (agent's allow_user_dtmf false). */
   dtmf?: DtmfOptions;
+  /**
+   * Hands the call to a number or SIP URI (a phone endpoint's cold transfer), when the engine asks
+   * (EngineHangup `call_transfer`), after its words have played; rejects when the carrier refused.
+   * Absent: the call cannot be transferred (a web call).
+   */
+  transfer?: (destination: string) => Promise<void>;
   stt: SttProvider;
   tts: TtsProvider;
   vad: VadProvider;

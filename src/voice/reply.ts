@@ -57,7 +57,7 @@ export interface ReplyHost {
   /** The reply failed (not aborted): the call ends with `reason`. */
   failed(reason: FailureReason, error: unknown): void;
   /** The engine hung up (or transferred the call) once the reply had played: the call ends `agent_hangup` (or `call_transfer`). */
-  hangup(ending: EngineHangup): void;
+  hangup(ending: EngineHangup): void | Promise<void>;
 }
 
 /** The state of one reply while it runs. */
@@ -267,7 +267,7 @@ export class Replies {
       if (contextMs !== undefined) lat.contextMs = Math.round(contextMs);
       h.latency(lat);
     }
-    if (hangup) h.hangup(hangup);
+    if (hangup) await h.hangup(hangup);
   }
 }
 

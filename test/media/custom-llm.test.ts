@@ -150,6 +150,24 @@ for (const kind of STORES) {
       assert.equal(llm.of(client.callId, 'response_required').length, 0);
     });
 
+    it('transfer_number on a web call: the words are said, the refusal is recorded, and the call goes on', { timeout: 20_000 }, async () => {
+      llm.behave = (ws) => send(ws, { response_type: 'response', response_id: 0, content: 'Let me transfer you.', content_complete: true, transfer_number: '+14155550100' });
+      llm.onEvent = (ws, event) => {
+        // The call is still there after the refused transfer: the server speaks again, and ends it.
+        if (event.interaction_type !== 'update_only' || event.transcript.length !== 1 || event.turntaking !== 'user_turn') return;
+        send(ws, { response_type: 'agent_interrupt', interrupt_id: 1, content: 'I am still here. Bye.', content_complete: true, end_call: true });
+      };
+      const agent = await s.api('POST', '/create-agent', { response_engine: { type: 'custom_llm', llm_websocket_url: llm.url }, reminder_max_count: 0 });
+      const client = await s.call(agent.json.agent_id as string);
+      assert.equal((await client.ended).disconnection_reason, 'agent_hangup');
+      const call = (await s.api('GET', `/v2/get-call/${client.callId}`)).json;
+      assert.deepEqual((call.transcript_object as Array<{ content: string }>).map((u) => u.content), ['Let me transfer you.', 'I am still here. Bye.']);
+      assert.equal(call.transfer_destination ?? null, null);
+      const tools = (call.transcript_with_tool_calls as Array<Record<string, unknown>>).filter((u) => String(u['role']).startsWith('tool_call'));
+      assert.deepEqual(tools.map((u) => u['name'] ?? u['content']), ['transfer_call', 'error: this call cannot be transferred (it is not a phone call)']);
+      assert.equal(tools[0]?.['arguments'], '{"number":"+14155550100"}');
+    });
+
     it('reminder_required after the agent\'s reminder_trigger_ms of user silence, at most reminder_max_count in a row', { timeout: 20_000 }, async () => {
       llm.behave = (ws) => send(ws, { response_type: 'response', response_id: 0, content: 'Hello.', content_complete: true });
       llm.onEvent = (ws, event) => {

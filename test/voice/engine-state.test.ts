@@ -138,6 +138,7 @@ function flowConversation(): FlowConversation {
     late: [lateResult('1')],
     functionSent: true,
     path: ['greet', 'ask'],
+    transfer: { nodeId: 'desk', toolCallId: 'tool_call_3', failure: 'busy' },
   };
   return conversation;
 }

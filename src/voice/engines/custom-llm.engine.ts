@@ -8,9 +8,10 @@ import { parseBoundedJson } from '../../lib/bounded-json.ts';
 import { ToolCallBudget } from '../record-bounds.ts';
 import type { EngineOutcome, EngineOutput, RespondOptions, ResponseEngine, ToolCallRecord } from './types.ts';
 import { knowledgeBaseChunks, type KnowledgeBaseChunk } from './custom-llm.knowledge.ts';
-import { ResponseStream } from './custom-llm.stream.ts';
+import { ResponseStream, applyContent, isRecord, recordOnly, toolRecord } from './custom-llm.stream.ts';
+import { CANNOT_TRANSFER } from './flow.phone.ts';
 import { LlmTranscript } from './custom-llm.transcript.ts';
-import { BEGIN_WAIT_MS, HOLD_ON_TEXT, MAX_PENDING_INTERRUPTS, MAX_RESPONSE_CHARS, PING_INTERVAL_MS, PING_TIMEOUT_MS, RECONNECT_ATTEMPTS_PER_CALL, RECONNECT_BUDGET_MS, reconnectDelayMs } from './custom-llm.settings.ts';
+import { BEGIN_WAIT_MS, HOLD_ON_TEXT, MAX_PENDING_INTERRUPTS, PING_INTERVAL_MS, PING_TIMEOUT_MS, RECONNECT_ATTEMPTS_PER_CALL, RECONNECT_BUDGET_MS, reconnectDelayMs } from './custom-llm.settings.ts';
 import type { CustomLlmEngineOptions, LlmSocket, LlmSocketEnd, LlmWebsocketReason } from './custom-llm.settings.ts';
 
 export * from './custom-llm.settings.ts';
@@ -46,6 +47,9 @@ export class CustomLlmEngine implements ResponseEngine {
   /** The records this engine keeps queued are bounded like those the call keeps. */
   readonly #toolBudget = new ToolCallBudget();
   #endCall = false;
+  /** transfer_number records so far (ids), and the one the carrier has not answered yet. */
+  #transfers = 0;
+  #transferring: string | undefined;
   /** agent_interrupt streams by interrupt_id, and those not spoken yet, in order. */
   readonly #interrupts = new Map<number, ResponseStream>();
   /** The highest interrupt_id spoken (or cut off): later frames of it, or of lower ids, are stale. */
@@ -135,6 +139,26 @@ export class CustomLlmEngine implements ResponseEngine {
     return { reachedEnd: this.#endCall, ...(this.#endCall ? { ending } : {}), variables: {}, names: [] };
   }
 
+  /** A response's `transfer_number`, after its words: recorded, then the transfer; a web call says why and goes on. */
+  *#transfer(number: string): Iterable<EngineOutput> {
+    const id = `transfer_call_${++this.#transfers}`;
+    yield { type: 'tool_call_invocation', tool_call_id: id, name: 'transfer_call', arguments: JSON.stringify({ number }) };
+    if (!this.#o.canTransfer) return yield { type: 'tool_call_result', tool_call_id: id, content: CANNOT_TRANSFER };
+    this.#endCall = true;
+    this.#transferring = id;
+    yield { type: 'hangup', reason: 'call_transfer', destination: number };
+  }
+
+  /** The carrier refused the transfer: the record says why (spoken as unprompted output) and the call goes on. */
+  transferFailed(_destination: string, why: string): boolean {
+    const id = this.#transferring;
+    if (id === undefined) return false;
+    this.#transferring = undefined;
+    this.#endCall = false;
+    this.#unprompted.push(recordOnly({ type: 'tool_call_result', tool_call_id: id, content: `error: the transfer failed (${why})` }));
+    return true;
+  }
+
   /** Closes the socket (the call ended); idempotent. */
   close(): void {
     this.#closed = true;
@@ -180,7 +204,8 @@ export class CustomLlmEngine implements ResponseEngine {
         if (item.kind === 'text') yield { type: 'text', text: item.text };
         else if (item.kind === 'tool') yield item.record;
         else {
-          if (item.endCall) {
+          if (item.transferTo !== undefined) yield* this.#transfer(item.transferTo);
+          else if (item.endCall) {
             this.#endCall = true;
             yield { type: 'hangup', reason: 'agent_hangup' };
           }
@@ -335,33 +360,20 @@ export class CustomLlmEngine implements ResponseEngine {
       case 'response': {
         const id = event.response_id;
         if (typeof id !== 'number' || !Number.isInteger(id) || id < 0) return 'a response without an integer response_id';
-        if (event.content !== undefined && typeof event.content !== 'string') return 'a response whose content is not a string';
         // A stale response (the user spoke again since) is ignored.
         if (id !== this.#current.id) return null;
-        const content = typeof event.content === 'string' ? event.content : '';
-        this.#current.chars += content.length;
-        if (this.#current.chars > MAX_RESPONSE_CHARS) return `a response longer than ${MAX_RESPONSE_CHARS} characters`;
-        if (event.no_interruption_allowed === true) this.#current.noInterruption = true;
-        if (content) this.#current.push({ kind: 'text', text: content });
-        if (event.content_complete === true || event.end_call === true) this.#current.push({ kind: 'done', endCall: event.end_call === true });
-        return null;
+        return applyContent(this.#current, event, 'a response');
       }
-      case 'tool_call_invocation': {
-        if (typeof event.tool_call_id !== 'string' || typeof event.name !== 'string') return 'a tool_call_invocation without tool_call_id and name';
-        const args = typeof event.arguments === 'string' ? event.arguments : JSON.stringify(event.arguments ?? {});
-        this.#tool({ type: 'tool_call_invocation', tool_call_id: event.tool_call_id, name: event.name, arguments: args });
-        return null;
-      }
+      case 'tool_call_invocation':
       case 'tool_call_result': {
-        if (typeof event.tool_call_id !== 'string') return 'a tool_call_result without tool_call_id';
-        const content = typeof event.content === 'string' ? event.content : JSON.stringify(event.content ?? '');
-        this.#tool({ type: 'tool_call_result', tool_call_id: event.tool_call_id, content: content.slice(0, MAX_RESPONSE_CHARS) });
+        const record = toolRecord(event);
+        if (typeof record === 'string') return record;
+        this.#tool(record);
         return null;
       }
       case 'agent_interrupt': {
         const id = event.interrupt_id;
         if (typeof id !== 'number' || !Number.isInteger(id) || id < 0) return 'an agent_interrupt without an integer interrupt_id';
-        if (event.content !== undefined && typeof event.content !== 'string') return 'an agent_interrupt whose content is not a string';
         if (id <= this.#lastInterruptDone) return null;
         let stream = this.#interrupts.get(id);
         if (!stream) {
@@ -372,13 +384,7 @@ export class CustomLlmEngine implements ResponseEngine {
           this.#o.onUnprompted?.();
         }
         if (stream.complete) return null;
-        const content = typeof event.content === 'string' ? event.content : '';
-        stream.chars += content.length;
-        if (stream.chars > MAX_RESPONSE_CHARS) return `an agent_interrupt longer than ${MAX_RESPONSE_CHARS} characters`;
-        if (event.no_interruption_allowed === true) stream.noInterruption = true;
-        if (content) stream.push({ kind: 'text', text: content });
-        if (event.content_complete === true || event.end_call === true) stream.push({ kind: 'done', endCall: event.end_call === true });
-        return null;
+        return applyContent(stream, event, 'an agent_interrupt');
       }
       case 'metadata':
         this.#o.onMetadata?.(event.metadata ?? null);
@@ -439,8 +445,4 @@ export class CustomLlmEngine implements ResponseEngine {
     this.#current.wake?.();
     this.#o.onFailure(reason, detail);
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

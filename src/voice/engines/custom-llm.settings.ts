@@ -91,4 +91,6 @@ export interface CustomLlmEngineOptions {
   now?: () => number;
   /** The backoff's jitter, in [0, 1); default Math.random. */
   random?: () => number;
+  /** The call can be transferred (a phone call): a response's `transfer_number` is honoured; default false (refused, in the record). */
+  canTransfer?: boolean;
 }

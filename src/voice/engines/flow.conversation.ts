@@ -6,6 +6,7 @@ import type { ChatMessage } from '../../providers/llm.ts';
 import { copyState, type CopyRules } from './state.ts';
 import { variableMap } from './variables.ts';
 import type { EngineEnding, FlowNode, FunctionOutcome, ToolCallRecord } from './types.ts';
+import type { PendingTransfer } from './flow.phone.ts';
 
 /** A function node's request still running when its turn was cut short (barge-in). */
 export interface PendingFunction {
@@ -53,6 +54,8 @@ export interface FlowConversation {
    * the call's path, with the nodes a reply passed through without waiting for the user.
    */
   path: string[];
+  /** A transfer_call node's transfer asked for and not settled (flow.phone.ts). */
+  transfer: PendingTransfer | undefined;
 }
 
 /**
@@ -73,6 +76,7 @@ export const FLOW_CONVERSATION_COPY: CopyRules<FlowConversation> = {
   late: 'list',
   functionSent: 'value',
   path: 'value',
+  transfer: 'value',
 };
 
 /** A conversation about to begin at `start`. */
@@ -90,6 +94,7 @@ export function newFlowConversation(start: FlowNode): FlowConversation {
     late: [],
     functionSent: false,
     path: [],
+    transfer: undefined,
   };
 }
 

@@ -2,11 +2,13 @@ import type { LlmProvider } from '../../providers/llm.ts';
 import type { SttExpectation } from '../../providers/stt.ts';
 import { extractVariable } from './extract.ts';
 import { mergePhrases, namesFromVariables, nodeExpectation, nodePhrases } from './expected.ts';
-import { renderTemplate, resolveVariables, variable } from './variables.ts';
+import { renderTemplate, resolveVariables } from './variables.ts';
+import { endingAt, failedNodeEnding } from './flow.ending.ts';
+import { speakPromptStep } from './flow.prompt.ts';
+import { runToolNode } from './flow.tools.ts';
+import { CANNOT_PRESS, CANNOT_TRANSFER, NO_PHONE, phoneInvocation, pressDigits, type FlowPhone } from './flow.phone.ts';
 import { applyResponseVariables, callFunction, confirmedTurn, typedArgs } from './functions.ts';
 import { abortable } from '../../lib/abortable.ts';
-import { languageInstruction } from './language.ts';
-import { SPOKEN_STYLE } from './prompt.ts';
 import { NODE_TRANSITIONS_PER_CALL } from '../record-bounds.ts';
 import { askPromptEdges, chooseEdge } from './transitions.ts';
 import { NO_TURN_CONTEXT, turnReference, type ReferenceLookup, type TurnContextSource } from './context.ts';
@@ -19,7 +21,6 @@ import {
   type ToolCallRecord,
   type CallVariables,
   type ConversationFlow,
-  type EngineEnding,
   type EngineOutcome,
   type EngineOutput,
   type FlowEdge,
@@ -57,6 +58,8 @@ export interface FlowEngineOptions {
   contextSource?: TurnContextSource;
   /** Monotonic milliseconds, for the timings reported (RespondOptions.onTiming); default performance.now(). */
   now?: () => number;
+  /** What the call can do on a phone line, for transfer_call and press_digit nodes; default NO_PHONE (a web call). */
+  phone?: FlowPhone;
 }
 
 /** Variables a `function` node sets for the edges after it (docs/custom-functions.md). */
@@ -91,6 +94,7 @@ export class FlowEngine implements ResponseEngine {
   /** The caller's words a `knowledge` node has yet to answer this turn ('' once answered, and on the agent's turns). */
   #question = '';
   #onTiming: RespondOptions['onTiming'];
+  readonly #phone: FlowPhone;
 
   constructor(options: FlowEngineOptions) {
     this.#flow = options.flow;
@@ -104,6 +108,7 @@ export class FlowEngine implements ResponseEngine {
     this.#language = options.language;
     this.#contextSource = options.contextSource ?? NO_TURN_CONTEXT;
     this.#now = options.now ?? (() => performance.now());
+    this.#phone = options.phone ?? NO_PHONE;
     this.#reference = turnReference(this.#contextSource, '', { now: this.#now });
     const startId = options.startNodeId ?? options.flow.start_node_id;
     const start = this.#nodes.get(startId);
@@ -220,11 +225,15 @@ export class FlowEngine implements ResponseEngine {
     this.#conversation.current = node;
     if (this.#conversation.path.length <= NODE_TRANSITIONS_PER_CALL) this.#conversation.path.push(node.id);
     // The ending is decided on entering the end node: a caller hanging up during its goodbye does not undo it.
-    if (node.type === 'end') this.#conversation.ending ??= this.#endingAt(node);
+    if (node.type === 'end') this.#conversation.ending ??= endingAt(node, this.#conversation.elseFrom);
     this.#conversation.functionSent = false;
     if (node.type === 'function') {
       yield* this.#runFunction(node, signal);
       yield* this.#leave(node, signal, hops);
+      return;
+    }
+    if (node.type === 'transfer_call' || node.type === 'press_digit') {
+      yield* this.#phoneNode(node, signal, hops);
       return;
     }
     // Entered on the caller's words (from a node before it), a knowledge node answers them at once.
@@ -240,7 +249,7 @@ export class FlowEngine implements ResponseEngine {
     }
     if (node.type === 'create_lead' || node.type === 'create_ticket') {
       await confirmedTurn(this.#confirmed, signal);
-      await this.#runTool(node);
+      await runToolNode(node, { tools: this.#tools, vars: this.variables(), history: this.#conversation.history, onToolError: this.#onToolError });
       signal.throwIfAborted();
       const next = await this.#chooseEdge(node, '', signal);
       if (next) yield* this.#enter(next, signal, hops + 1);
@@ -257,28 +266,9 @@ export class FlowEngine implements ResponseEngine {
       return;
     }
     const llm = this.#requireLlm(`node ${node.id} has a prompt instruction`);
-    const system = [
-      renderTemplate(this.#flow.global_prompt ?? '', vars),
-      `Current step: ${renderTemplate(ins.text, vars)}`,
-      SPOKEN_STYLE,
-      this.#language ? languageInstruction(this.#language) : '',
-    ]
-      .filter(Boolean)
-      .join('\n\n');
     const reference = await this.#reference(this.#conversation.history, signal);
-    try {
-      for await (const d of llm.chat({
-        messages: [{ role: 'system', content: system }, ...reference, ...this.#conversation.history],
-        ...(this.#flow.model ? { model: this.#flow.model } : {}),
-        ...(this.#flow.model_temperature !== undefined ? { temperature: this.#flow.model_temperature } : {}),
-        signal,
-      })) {
-        if (d.type === 'text' && d.text) yield { type: 'text', text: d.text };
-      }
-    } catch (e) {
-      if (signal.aborted) throw e;
-      throw new EngineError('error_llm', 'LLM failed while speaking a prompt node', e);
-    }
+    const step = { instruction: ins.text, vars, history: [...reference, ...this.#conversation.history], ...(this.#language ? { language: this.#language } : {}) };
+    yield* speakPromptStep(llm, this.#flow, step, signal);
   }
 
   /**
@@ -296,6 +286,66 @@ export class FlowEngine implements ResponseEngine {
     const next = await this.#chooseEdge(node, question, signal);
     if (next) yield* this.#enter(next, signal, hops + 1);
     else if (!answer) yield* this.#speakInstruction(node, signal);
+  }
+
+  /**
+   * A transfer_call node speaks its instruction, then asks for the transfer (the call's owner
+   * makes it once the words have played: `transferFailed` brings a refusal back); a press_digit
+   * node sends its keys and moves on. Where the call cannot, the failure is recorded and `#fail` follows.
+   */
+  async *#phoneNode(node: FlowNode, signal: AbortSignal, hops: number): AsyncIterable<EngineOutput> {
+    if (node.type === 'transfer_call') yield* this.#speakInstruction(node, signal);
+    await confirmedTurn(this.#confirmed, signal);
+    const toolCallId = `tool_call_${++this.#conversation.toolCallSeq}`;
+    yield phoneInvocation(node, toolCallId);
+    if (node.type === 'transfer_call') {
+      const destination = node.transfer_destination?.number;
+      if (!this.#phone.canTransfer || destination === undefined) return yield* this.#fail(node, toolCallId, CANNOT_TRANSFER, signal, hops);
+      this.#conversation.transfer = { nodeId: node.id, toolCallId };
+      this.#conversation.reachedEnd = true;
+      yield { type: 'hangup', reason: 'call_transfer', destination };
+      return;
+    }
+    const keypad = this.#phone.keypad;
+    if (!keypad) return yield* this.#fail(node, toolCallId, CANNOT_PRESS, signal, hops);
+    try {
+      await pressDigits(keypad, node.digits ?? '', signal);
+    } catch (error) {
+      if (signal.aborted) throw error;
+      return yield* this.#fail(node, toolCallId, `error: the keys could not be sent (${(error as Error).message})`, signal, hops);
+    }
+    yield { type: 'tool_call_result', tool_call_id: toolCallId, content: `pressed ${node.digits ?? ''}` };
+    yield* this.#leave(node, signal, hops);
+  }
+
+  /** A phone node failed: the failure is recorded, then its failure edge is taken, or the call ends. */
+  async *#fail(node: FlowNode, toolCallId: string, content: string, signal: AbortSignal, hops: number): AsyncIterable<EngineOutput> {
+    yield { type: 'tool_call_result', tool_call_id: toolCallId, content };
+    if (node.edge) return yield* this.#enter(this.#destination(node.edge), signal, hops + 1);
+    this.#conversation.ending ??= failedNodeEnding(node, content.replace(/^error: /, ''));
+    this.#conversation.reachedEnd = true;
+    yield { type: 'hangup', reason: 'agent_hangup' };
+  }
+
+  /**
+   * The carrier refused the transfer a transfer_call node asked for: the flow goes on from the
+   * node's failure edge (or ends), in `unprompted`. False when no transfer of this flow is pending.
+   */
+  transferFailed(_destination: string, why: string): boolean {
+    const transfer = this.#conversation.transfer;
+    if (!transfer || transfer.failure !== undefined) return false;
+    transfer.failure = why;
+    return true;
+  }
+
+  /** What the flow says after a refused transfer (transferFailed): the record, then the failure edge's node. */
+  async *unprompted(signal: AbortSignal): AsyncIterable<EngineOutput> {
+    const transfer = this.#conversation.transfer;
+    const node = transfer ? this.#nodes.get(transfer.nodeId) : undefined;
+    if (!transfer || transfer.failure === undefined || !node) return;
+    this.#conversation.transfer = undefined;
+    this.#conversation.reachedEnd = false;
+    yield* this.#fail(node, transfer.toolCallId, `error: the transfer failed (${transfer.failure})`, signal, 0);
   }
 
   /** Takes the first edge that holds after a function node (no user words), if any. */
@@ -357,57 +407,6 @@ export class FlowEngine implements ResponseEngine {
     const late = this.#conversation.late;
     this.#conversation.late = [];
     for (const r of late) yield r.record;
-  }
-
-  async #runTool(node: FlowNode): Promise<void> {
-    const vars = this.variables();
-    try {
-      if (node.type === 'create_lead') {
-        const t = node.lead ?? {};
-        const fields = {
-          name: renderTemplate(t.name ?? '{{name}}', vars),
-          phone: renderTemplate(t.phone ?? '{{phone}}', vars),
-          ...(t.email !== undefined || variable(vars, 'email') ? { email: renderTemplate(t.email ?? '{{email}}', vars) } : {}),
-          ...(t.notes !== undefined ? { notes: renderTemplate(t.notes, vars) } : {}),
-        };
-        await this.#tools?.createLead(fields);
-      } else {
-        const t = node.ticket ?? {};
-        const fields = {
-          subject: renderTemplate(t.subject ?? node.name ?? 'Support request', vars),
-          description: renderTemplate(t.description ?? this.#lastUserText(), vars),
-          ...(t.priority !== undefined ? { priority: renderTemplate(t.priority, vars) } : {}),
-        };
-        await this.#tools?.createTicket(fields);
-      }
-    } catch (e) {
-      // A failed lead must not end the conversation; the flow continues and the failure is reported.
-      this.#onToolError?.(node.id, e);
-    }
-  }
-
-  #lastUserText(): string {
-    for (let i = this.#conversation.history.length - 1; i >= 0; i--) {
-      const m = this.#conversation.history[i];
-      if (m?.role === 'user') return m.content;
-    }
-    return '';
-  }
-
-  /**
-   * An end node's ending: its `success` mark when it has one; unmarked, a success unless the
-   * turn that led here took an else edge (an `always` edge of a conversation node that has other
-   * edges, taken because none of them matched: the fallback path).
-   */
-  #endingAt(node: FlowNode): EngineEnding {
-    const base = { via: 'end_node' as const, nodeId: node.id };
-    if (node.success !== undefined) {
-      return { ...base, successful: node.success, marked: true, detail: `end node "${node.id}" (marked ${node.success ? 'a success' : 'a failure path'})` };
-    }
-    if (this.#conversation.elseFrom !== undefined) {
-      return { ...base, successful: false, marked: false, detail: `end node "${node.id}" reached through the else edge of "${this.#conversation.elseFrom}"` };
-    }
-    return { ...base, successful: true, marked: false, detail: `end node "${node.id}"` };
   }
 
   async #chooseEdge(node: FlowNode, userText: string, signal: AbortSignal): Promise<FlowNode | undefined> {

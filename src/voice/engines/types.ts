@@ -150,6 +150,12 @@ export interface ResponseEngine {
    */
   unprompted?(signal: AbortSignal): AsyncIterable<EngineOutput>;
   /**
+   * The transfer the engine asked for (EngineHangup `call_transfer`) failed: the carrier refused,
+   * or the call cannot be transferred. True when the engine goes on (its words come from
+   * `unprompted`: a flow's failure edge); false or absent, the call ends `agent_hangup`.
+   */
+  transferFailed?(destination: string, why: string): boolean;
+  /**
    * Whether the user may barge in on the reply playing now; absent: always. A custom LLM's
    * response sent with `no_interruption_allowed` plays to its end, and what the user said over it
    * is answered after it. Read by the pipeline when speech over the agent would interrupt it.

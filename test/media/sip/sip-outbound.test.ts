@@ -3,7 +3,8 @@
 // agent; it rings and is cancelled; it refuses busy), and a small trunk written here speaks real SIP
 // over UDP where the test must see the wire: a digest challenge (401 and 407, SHA-256 and MD5,
 // checked against the RFC's computation done here), a lost INVITE retransmitted, the callee's BYE,
-// and the keys a service LLM presses (press_digit), decoded here from their RFC 4733 packets.
+// and the keys a service LLM presses (press_digit) or a flow's press_digit node sends, decoded here
+// from their RFC 4733 packets.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import dgram from 'node:dgram';
@@ -24,6 +25,8 @@ class TestTrunk {
   readonly requests: SipRequest[] = [];
   readonly rtp = dgram.createSocket('udp4');
   rtpPackets: Buffer[] = [];
+  /** When each of rtpPackets arrived, ms (Date.now()). */
+  rtpAt: number[] = [];
   onRequest: (request: SipRequest, from: dgram.RemoteInfo) => void = () => {};
 
   async start(): Promise<void> {
@@ -33,7 +36,10 @@ class TestTrunk {
       this.requests.push(message);
       this.onRequest(message, from);
     });
-    this.rtp.on('message', (data) => this.rtpPackets.push(data));
+    this.rtp.on('message', (data) => {
+      this.rtpPackets.push(data);
+      this.rtpAt.push(Date.now());
+    });
     await Promise.all([new Promise<void>((r) => this.socket.bind(0, '127.0.0.1', r)), new Promise<void>((r) => this.rtp.bind(0, '127.0.0.1', r))]);
   }
   get port(): number {
@@ -303,6 +309,40 @@ describe('outbound calls over a SIP trunk', { skip: !hasBaresip() && NO_BARESIP 
       const tools = (ended.transcript_with_tool_calls as Array<{ role: string; name?: string; content?: string }>).filter((u) => u.role.startsWith('tool_call'));
       assert.deepEqual(tools.map((u) => u.role), ['tool_call_invocation', 'tool_call_result'], JSON.stringify(ended.transcript_with_tool_calls));
       assert.equal(tools[1]?.content, 'pressed 1#');
+    } finally {
+      trunk.close();
+    }
+  });
+
+  it("a flow's press_digit node sends its keys as RFC 4733 events, a pause at the comma, then moves on", { timeout: 20_000 }, async () => {
+    const trunk = new TestTrunk();
+    await trunk.start();
+    try {
+      const agentId = await s.flowAgent({
+        start_node_id: 'menu',
+        nodes: [
+          { id: 'menu', type: 'press_digit', digits: '1,#', edges: [{ id: 'on', destination_node_id: 'done', transition_condition: { type: 'always' } }] },
+          { id: 'done', type: 'end', instruction: { type: 'static_text', text: 'Thanks. Goodbye.' } },
+        ],
+      });
+      await importNumber('+14155550307', `127.0.0.1:${trunk.port}`, agentId);
+      trunk.onRequest = (request, from) => {
+        if (request.method === 'BYE') return trunk.respond(request, from, 200, 'OK');
+        if (request.method === 'INVITE') trunk.respond(request, from, 200, 'OK', [`Contact: <sip:callee@127.0.0.1:${trunk.port}>`, 'Content-Type: application/sdp'], trunk.answerSdp());
+      };
+      const call = await s.api('POST', '/v2/create-phone-call', { from_number: '+14155550307', to_number: '+14155550992' });
+      assert.equal(call.status, 201, JSON.stringify(call.json));
+      const ended = await endedCall(call.json.call_id as string);
+      assert.equal(ended.disconnection_reason, 'agent_hangup', 'the flow moved on to its end node after the keys');
+      const byTimestamp = new Map<number, Buffer[]>();
+      for (const p of trunk.rtpPackets.filter((p) => ((p[1] as number) & 0x7f) === 101)) byTimestamp.set(p.readUInt32BE(4), [...(byTimestamp.get(p.readUInt32BE(4)) ?? []), p]);
+      assert.equal([...byTimestamp.values()].map((packets) => '0123456789*#'[packets[0]?.[12] as number]).join(''), '1#');
+      // The comma's pause: the second key's first packet arrives 500 ms or more after the first key's last.
+      const [first, second] = [...byTimestamp.values()];
+      const gap = (trunk.rtpAt[trunk.rtpPackets.indexOf(second?.[0] as Buffer)] ?? 0) - (trunk.rtpAt[trunk.rtpPackets.indexOf(first?.at(-1) as Buffer)] ?? 0);
+      assert.ok(gap >= 450, `the comma paused ${gap} ms`);
+      const tools = (ended.transcript_with_tool_calls as Array<{ role: string; name?: string; content?: string }>).filter((u) => u.role.startsWith('tool_call'));
+      assert.deepEqual(tools.map((u) => u.name ?? u.content), ['press_digit', 'pressed 1,#']);
     } finally {
       trunk.close();
     }
