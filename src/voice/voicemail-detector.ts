@@ -11,8 +11,8 @@
  *   spreads it over its harmonics and moves);
  * - a greeting's words: "leave a message", "not available", "after the tone", "voicemail", ...
  *   in the transcript (GREETING_PHRASES);
- * - a long uninterrupted greeting: voiced audio with no pause of HUMAN_PAUSE_MS for
- *   LONG_GREETING_MS (people answer "Hello?" and wait; machines talk on).
+ * - a long uninterrupted greeting: talk with no pause of HUMAN_PAUSE_MS for LONG_GREETING_MS
+ *   (people answer "Hello?" and wait; machines talk on).
  * A short first utterance followed by a pause (`human_pause`), a callee who says nothing for
  * SILENT_CALLEE_MS (`silence`: people who wait for the caller to speak), and the end of the
  * window (`timeout`, Retell: detection stops and the call goes on) decide a human.
@@ -31,7 +31,7 @@ const TONE_WINDOW = FRAME_SAMPLES * 2;
 
 /** A steady tone at least this long is a beep, ms (answering machines: 200 ms to 1 s). */
 export const BEEP_MIN_MS = 160;
-/** Voiced audio with no pause this long is a machine's greeting, ms (Twilio's speech threshold is 2400). */
+/** Talk with no pause of HUMAN_PAUSE_MS for this long is a machine's greeting, ms (Twilio's speech threshold is 2400). */
 export const LONG_GREETING_MS = 3_000;
 /** A pause this long after a short first utterance is a person waiting for an answer, ms. */
 export const HUMAN_PAUSE_MS = 800;
@@ -96,7 +96,7 @@ export class VoicemailDetector {
   #previous = new Int16Array(FRAME_SAMPLES);
   #frames = 0;
   #state: 'listening' | 'machine' | 'human' | 'done' = 'listening';
-  /** Voiced audio of the current stretch (pauses shorter than HUMAN_PAUSE_MS join it), ms. */
+  /** The current stretch of talk, from its first voiced frame (pauses shorter than HUMAN_PAUSE_MS join it), and its voiced audio, ms. */
   #stretchMs = 0;
   #voicedInStretchMs = 0;
   #quietMs = 0;
@@ -175,7 +175,8 @@ export class VoicemailDetector {
       this.#quietMs = 0;
       this.#stretchMs += VM_FRAME_MS;
       this.#voicedInStretchMs += VM_FRAME_MS;
-      if (this.#voicedInStretchMs >= LONG_GREETING_MS) return this.#machine('long_greeting');
+      // The stretch's span, from its first voiced frame to now (its short pauses included).
+      if (this.#stretchMs >= LONG_GREETING_MS) return this.#machine('long_greeting');
     } else {
       this.#quietMs += VM_FRAME_MS;
       if (this.#stretchMs > 0) this.#stretchMs += VM_FRAME_MS;
