@@ -6,9 +6,9 @@
  *
  * What decides, in the order a machine usually gives itself away (Twilio's AMD and the hosted
  * agents decide on the same cues):
- * - a beep: one steady tone between 400 and 2000 Hz held BEEP_MIN_MS (Goertzel power at 25 Hz
- *   steps over a 40 ms window; a tone puts nearly all of a window's energy in one bin, speech
- *   spreads it over its harmonics and moves);
+ * - a beep: one steady tone between 400 and 2000 Hz held BEEP_MIN_MS (Goertzel power over a
+ *   40 ms window at 8 kHz, at 50 Hz steps then 25 Hz around the strongest; a tone puts nearly all
+ *   of a window's energy in one bin, speech spreads it over its harmonics and moves);
  * - a greeting's words: "leave a message", "not available", "after the tone", "voicemail", ...
  *   in the transcript (GREETING_PHRASES);
  * - a long uninterrupted greeting: talk with no pause of HUMAN_PAUSE_MS for LONG_GREETING_MS
@@ -26,8 +26,9 @@
 export const VM_FRAME_MS = 20;
 const SAMPLE_RATE = 16_000;
 const FRAME_SAMPLES = (SAMPLE_RATE * VM_FRAME_MS) / 1000;
-/** The tone search's window: two frames, so that its bins are 25 Hz apart. */
-const TONE_WINDOW = FRAME_SAMPLES * 2;
+/** The tone search's window: two frames taken at 8 kHz (pairs averaged: a beep is in the phone band), so that its bins are 25 Hz apart. */
+const TONE_RATE = 8_000;
+const TONE_WINDOW = FRAME_SAMPLES;
 
 /** A steady tone at least this long is a beep, ms (answering machines: 200 ms to 1 s). */
 export const BEEP_MIN_MS = 160;
@@ -77,11 +78,10 @@ export interface VoicemailDetectorOptions {
   soundRms?: number;
 }
 
-/** Goertzel bins from 400 to 2000 Hz, 25 Hz apart, as their coefficient 2cos(2πf/rate). */
-const TONE_BINS = Array.from({ length: (2000 - 400) / 25 + 1 }, (_, i) => {
-  const hz = 400 + i * 25;
-  return { hz, coeff: 2 * Math.cos((2 * Math.PI * hz) / SAMPLE_RATE) };
-});
+/** The Goertzel coefficient 2cos(2πf/rate) of `hz` in the tone window. */
+const coeffOf = (hz: number) => 2 * Math.cos((2 * Math.PI * hz) / TONE_RATE);
+/** The coarse search: 400 to 2000 Hz, 50 Hz apart; the best bin is then refined 25 Hz either side. */
+const COARSE_BINS = Array.from({ length: (2000 - 400) / 50 + 1 }, (_, i) => 400 + i * 50);
 /** Share of a window's energy in its strongest bin above which it is a tone (a pure tone gives about 0.9-1). */
 const TONALITY = 0.6;
 /** A beep's frequency may drift this much frame to frame, Hz. */
@@ -108,6 +108,8 @@ export class VoicemailDetector {
   #machineAtMs = 0;
   #heard = '';
   readonly #out: VoicemailDecision[] = [];
+  /** The tone search's window (reused). */
+  readonly #toneWindow = new Float64Array(TONE_WINDOW);
 
   constructor(options: VoicemailDetectorOptions) {
     const { min, max } = VOICEMAIL_TIMEOUT_BOUNDS_MS;
@@ -222,29 +224,37 @@ export class VoicemailDetector {
    * energy is not in one bin (Goertzel: the power at each bin, against the window's energy).
    */
   #toneOf(frame: Int16Array): number | null {
-    const window = new Float64Array(TONE_WINDOW);
-    window.set(this.#previous);
-    window.set(frame, FRAME_SAMPLES);
+    const window = this.#toneWindow;
+    const half = FRAME_SAMPLES / 2;
+    for (let i = 0; i < half; i++) {
+      window[i] = (this.#previous[2 * i]! + this.#previous[2 * i + 1]!) / 2;
+      window[half + i] = (frame[2 * i]! + frame[2 * i + 1]!) / 2;
+    }
     let energy = 0;
     for (const x of window) energy += x * x;
     if (energy === 0) return null;
-    let bestPower = 0;
-    let bestHz = 0;
-    for (const { hz, coeff } of TONE_BINS) {
-      let s1 = 0;
-      let s2 = 0;
-      for (let i = 0; i < TONE_WINDOW; i++) {
-        const s0 = window[i]! + coeff * s1 - s2;
-        s2 = s1;
-        s1 = s0;
-      }
-      const power = s1 * s1 + s2 * s2 - coeff * s1 * s2;
-      if (power > bestPower) {
-        bestPower = power;
-        bestHz = hz;
-      }
-    }
+    let best = { hz: 0, power: 0 };
+    for (const hz of COARSE_BINS) best = strongest(best, hz, goertzel(window, hz));
+    const coarse = best.hz;
+    for (const hz of [coarse - 25, coarse + 25]) if (hz >= 400 && hz <= 2000) best = strongest(best, hz, goertzel(window, hz));
     // A sinusoid of amplitude A over N samples: power (A·N/2)², energy A²·N/2, so power/(energy·N/2) is 1.
-    return bestPower / ((energy * TONE_WINDOW) / 2) >= TONALITY ? bestHz : null;
+    return best.power / ((energy * TONE_WINDOW) / 2) >= TONALITY ? best.hz : null;
   }
+}
+
+/** The power at `hz` in `window` (Goertzel). */
+function goertzel(window: Float64Array, hz: number): number {
+  const coeff = coeffOf(hz);
+  let s1 = 0;
+  let s2 = 0;
+  for (let i = 0; i < window.length; i++) {
+    const s0 = window[i]! + coeff * s1 - s2;
+    s2 = s1;
+    s1 = s0;
+  }
+  return s1 * s1 + s2 * s2 - coeff * s1 * s2;
+}
+
+function strongest(best: { hz: number; power: number }, hz: number, power: number): { hz: number; power: number } {
+  return power > best.power ? { hz, power } : best;
 }

@@ -101,11 +101,11 @@ for (const kind of STORES.slice(0, 1)) {
     it('with hangup as the action, the machine is hung up on at once', { timeout: 30_000 }, async () => {
       const agentId = await s.flowAgent(FLOW, { enable_voicemail_detection: true, voicemail_option: { action: { type: 'hangup' } } });
       const { call, stream } = await place(agentId);
-      void stream.say(greeting);
-      assert.equal(await stream.closed, 1000);
+      // The greeting is still being played when we hang up (its audio paced by the test's clock, not the machine's load).
+      const first = await Promise.race([stream.closed.then((code) => `closed ${code}`), stream.say(greeting).then(() => 'greeting played')]);
+      assert.equal(first, 'closed 1000', 'hung up during the greeting');
       const row = await ended(call.call_id);
       assert.equal(row.disconnection_reason, 'voicemail_reached');
-      assert.ok(row.duration_ms < 4_500, `hung up during the greeting (${row.duration_ms} ms)`);
       assert.equal(stream.sent('media').length, 0);
     });
 
