@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, sip-outbound, twilio, agent-tests, knowledge, knowledge-recall, knowledge-documents, webrtc, streamed, embedded-scale, denoise; all by default) and
+ * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, sip-outbound, twilio, agent-tests, knowledge, knowledge-recall, knowledge-documents, webrtc, streamed, embedded-scale, denoise, voicemail; all by default) and
  * prints their tables, ready to paste into BENCHMARKS.md. Each part measures against a baseline
  * run by the same script on the same machine, because these shared machines are noisy.
  */
@@ -20,6 +20,7 @@ import { runTwilioBench } from './twilio.ts';
 import { runStreamedBench } from './streamed.ts';
 import { runEmbeddedScaleBench } from './embedded-scale.ts';
 import { runDenoiseBench } from './denoise.ts';
+import { runVoicemailBench } from './voicemail.ts';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -41,6 +42,7 @@ const parts: Record<string, () => Promise<string>> = {
   streamed: () => runStreamedBench({ log }),
   'embedded-scale': () => runEmbeddedScaleBench({ log }),
   denoise: () => runDenoiseBench({ log }),
+  voicemail: () => runVoicemailBench({ log }),
 };
 
 const wanted = process.argv.slice(2);

@@ -18,6 +18,12 @@ export interface SipConfig {
   readonly invitesPerMinute: number;
   /** How long a call we place over a trunk may ring before its INVITE is cancelled and it ends `dial_no_answer`, ms (SIP_RING_TIMEOUT_MS, default 60 000). */
   readonly ringTimeoutMs: number;
+  /**
+   * Digest credentials inbound INVITEs must answer (SIP_INBOUND_AUTH_USERNAME and
+   * SIP_INBOUND_AUTH_PASSWORD, both or neither); null (the default): inbound INVITEs are not
+   * challenged (carriers deliver calls unauthenticated; SIP_ALLOWED_CIDRS limits who may send them).
+   */
+  readonly inboundAuth: { username: string; password: string } | null;
 }
 
 /** SIP_* variables; null when SIP_PORT is not set. Bad values go to `problems`, named. */
@@ -38,6 +44,11 @@ export function readSipConfig(reader: EnvReader, problems: string[], host: strin
   const rtpPortMin = reader.integer('SIP_RTP_PORT_MIN', 10_000, 1024, 65_534);
   const rtpPortMax = reader.integer('SIP_RTP_PORT_MAX', 20_000, 1025, 65_535);
   if (rtpPortMax - rtpPortMin < 2) problems.push('SIP_RTP_PORT_MAX must be at least SIP_RTP_PORT_MIN + 2');
+  const authUser = reader.optional('SIP_INBOUND_AUTH_USERNAME');
+  const authPassword = reader.optional('SIP_INBOUND_AUTH_PASSWORD');
+  if ((authUser === null) !== (authPassword === null)) problems.push('SIP_INBOUND_AUTH_USERNAME and SIP_INBOUND_AUTH_PASSWORD must be set together');
+  if (authUser !== null && !/^[\x21-\x7e]{1,128}$/.test(authUser)) problems.push('SIP_INBOUND_AUTH_USERNAME must be 1 to 128 printable characters without spaces');
+  if (authPassword !== null && (authPassword.length < 8 || authPassword.length > 256)) problems.push('SIP_INBOUND_AUTH_PASSWORD must be 8 to 256 characters');
   return {
     port,
     bindHost,
@@ -47,5 +58,6 @@ export function readSipConfig(reader: EnvReader, problems: string[], host: strin
     rtpPortMax,
     invitesPerMinute: reader.integer('SIP_INVITES_PER_MINUTE', 120, 1, 1_000_000),
     ringTimeoutMs: reader.integer('SIP_RING_TIMEOUT_MS', 60_000, 1_000, 600_000),
+    inboundAuth: authUser !== null && authPassword !== null ? { username: authUser, password: authPassword } : null,
   };
 }

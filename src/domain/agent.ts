@@ -81,6 +81,22 @@ export function checkAnalysisFields(fields: readonly PostCallAnalysisField[], fi
   return null;
 }
 
+/**
+ * Retell's `voicemail_option` (issue 24): `hangup` ends the call at once; `static_text` waits for
+ * the beep (or the greeting's end), speaks `text` and hangs up; `prompt` has the server's LLM
+ * write the message from `text` (the call's dynamic variables filled in), spoken the same way.
+ */
+export const VoicemailOption = Strict({
+  action: Type.Union([
+    Strict({ type: Type.Literal('hangup') }),
+    Strict({ type: Type.Literal('static_text'), text: Type.String({ minLength: 1, maxLength: 2_000 }) }),
+    Strict({ type: Type.Literal('prompt'), text: Type.String({ minLength: 1, maxLength: 2_000 }) }),
+  ]),
+});
+export type VoicemailOptionValue = Static<typeof VoicemailOption>;
+/** The voicemail fields: they take effect, and have no default (absent: detection off). */
+const VOICEMAIL_FIELDS = ['enable_voicemail_detection', 'voicemail_option', 'voicemail_detection_timeout_ms', 'voicemail_message'] as const;
+
 /** Retell's `denoising_mode` values this server applies (issue 25). */
 export const DENOISING_MODES = ['noise-cancellation', 'no-denoise'] as const;
 export type DenoisingMode = (typeof DENOISING_MODES)[number];
@@ -196,8 +212,10 @@ export const AgentSettings = {
   ambient_sound_volume: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
   fallback_voice_ids: Type.Optional(Nullable(Type.Array(Name(128), { maxItems: 10 }))),
   stt_mode: Type.Optional(Type.Union(['fast', 'accurate', 'custom'].map((m) => Type.Literal(m)))),
+  /** Issue 24: answering-machine detection on outbound phone calls (voice/voicemail-detector.ts; docs/telephony.md). Default false. */
   enable_voicemail_detection: Type.Optional(Type.Boolean()),
-  voicemail_option: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true, maxProperties: 10 }))),
+  /** Issue 24: what the agent does on a machine (Retell's shape); null or absent: hang up. */
+  voicemail_option: Type.Optional(Nullable(VoicemailOption)),
   /** Attempt timeout of deliveries to `webhook_url`, ms (1000 to 60000), capped at WEBHOOK_TIMEOUT_MS; absent: that (docs/webhooks.md). */
   webhook_timeout_ms: Type.Optional(Type.Integer({ minimum: 1_000, maximum: 60_000 })),
   is_public: Type.Optional(Type.Boolean()),
@@ -211,6 +229,11 @@ export const AgentSettings = {
    * keeps the caller's own audio either way.
    */
   denoising_mode: Type.Optional(Type.Union(DENOISING_MODES.map((m) => Type.Literal(m)))),
+  // --- issue 24: voicemail detection ----------------------------------------------------------
+  /** How long the detection listens after the answer, ms (Retell's range, 5000 to 180000; absent: 30000). */
+  voicemail_detection_timeout_ms: Type.Optional(Type.Integer({ minimum: 5_000, maximum: 180_000 })),
+  /** Retell's older field: the message left on a machine, when `voicemail_option` does not say (static text). */
+  voicemail_message: Type.Optional(Nullable(Type.String({ maxLength: 2_000 }))),
 };
 
 /**
@@ -223,8 +246,6 @@ export const RETELL_AGENT_FIELDS_WITHOUT_EFFECT = {
   ambient_sound_volume: 'no ambient sound is mixed in',
   fallback_voice_ids: 'one synthesiser serves a call; no fallback voice is tried',
   stt_mode: 'the recogniser has one mode',
-  enable_voicemail_detection: 'voicemail detection is not built',
-  voicemail_option: 'voicemail detection is not built',
   is_public: 'agents have no public page',
   post_call_analysis_model: 'the analysis runs on the configured LLM',
   version_title: 'titles are kept for publish-agent-version, as list-agent-versions shows them',
@@ -313,7 +334,9 @@ export interface AgentConfig {
   fallback_voice_ids?: string[] | null;
   stt_mode?: string;
   enable_voicemail_detection?: boolean;
-  voicemail_option?: Record<string, unknown> | null;
+  voicemail_option?: VoicemailOptionValue | null;
+  voicemail_detection_timeout_ms?: number;
+  voicemail_message?: string | null;
   webhook_timeout_ms?: number;
   is_public?: boolean;
   post_call_analysis_model?: string | null;
@@ -424,9 +447,10 @@ export function completeAgentConfig(stored: AgentConfig): AgentConfig {
 
 /**
  * Fields that take effect but have no default: absent, the server's own setting applies
- * (webhook_timeout_ms: WEBHOOK_TIMEOUT_MS; the backchannel fields: none, Retell's frequency and words).
+ * (webhook_timeout_ms: WEBHOOK_TIMEOUT_MS; the backchannel fields: none, Retell's frequency and
+ * words; the voicemail fields: no detection).
  */
-const AGENT_FIELDS_WITHOUT_DEFAULT: ReadonlySet<string> = new Set(['webhook_timeout_ms', 'enable_backchannel', 'backchannel_frequency', 'backchannel_words']);
+const AGENT_FIELDS_WITHOUT_DEFAULT: ReadonlySet<string> = new Set(['webhook_timeout_ms', 'enable_backchannel', 'backchannel_frequency', 'backchannel_words', ...VOICEMAIL_FIELDS]);
 
 /** Merges fields given (undefined = keep) over a base config. */
 export function mergeAgentConfig(base: AgentConfig, changes: Partial<Record<keyof AgentConfig, unknown>>): AgentConfig {

@@ -154,6 +154,8 @@ export interface CallAnalysis {
    * agent declares fields (every value null without an LLM or when it fails).
    */
   custom_analysis_data?: Record<string, CustomAnalysisValue>;
+  /** Retell's: the call reached an answering machine; present on calls that listened for one (issue 24, voicemail detection). */
+  in_voicemail?: boolean;
 }
 
 /** Distribution of one latency kind, ms (the call object's `latency.e2e` etc.). */

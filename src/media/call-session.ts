@@ -20,6 +20,8 @@ import { type CallScope, runInCallScope } from './call-scope.ts';
 import type { CallEndpoint, CallEvent, EndpointSink, TranscriptLine } from './endpoint.ts';
 import { ConversationTimers } from './conversation-timers.ts';
 import { describeFailure, failureMessage } from './failures.ts';
+import { voicemailGateFor } from './voicemail.ts';
+import type { VoicemailGate } from '../voice/voicemail-gate.ts';
 
 /** The call lifecycle's operations a session uses (services never import media: media depends on them). */
 export interface SessionCallService {
@@ -118,6 +120,8 @@ export class CallSession implements CallScope {
   readonly #d: SessionDeps;
   #vars: CallVariables;
   #pipeline: VoicePipeline | undefined;
+  /** Answering-machine detection (outbound phone calls whose agent asks for it; media/voicemail.ts). */
+  #voicemail: VoicemailGate | undefined;
   #recorder: CallRecorder | undefined;
   #position: (() => string | undefined) | undefined;
   #enginePath: (() => readonly string[]) | undefined;
@@ -295,11 +299,27 @@ export class CallSession implements CallScope {
     const remind = built.remind;
 
     const endpoint = this.#endpoint;
+    // Issue 24: on an outbound phone call, the agent does not talk over an answering machine's greeting.
+    const voicemail = voicemailGateFor({
+      call: this.#call,
+      settings,
+      vars: this.#vars,
+      llm: this.#d.providers.llm,
+      log: this.#d.log,
+      hooks: {
+        startSpeaker: built.startSpeaker,
+        onMachine: () => this.#pipeline?.speakUnprompted(),
+        lastUserStartMs: () => this.#pipeline?.transcript().findLast((u) => u.role === 'user')?.startMs,
+        elapsedMs: () => this.#pipeline?.elapsedMs() ?? 0,
+      },
+    });
+    this.#voicemail = voicemail;
+    // Retell's begin_message_delay_ms (issue 26): the opening waits; versions saved before it have none.
+    // A search made for a preemptive reply that is dropped is taken back with the engine's rollback.
+    const delayed = withBeginDelay(this.#retrievals.rollingBack(built.engine), settings.begin_message_delay_ms ?? 0, this.#d.scheduler);
     const p = new VoicePipeline({
       ...this.#d.providers,
-      // Retell's begin_message_delay_ms (issue 26): the opening waits; versions saved before it have none.
-      // A search made for a preemptive reply that is dropped is taken back with the engine's rollback.
-      engine: withBeginDelay(this.#retrievals.rollingBack(built.engine), settings.begin_message_delay_ms ?? 0, this.#d.scheduler),
+      engine: voicemail ? voicemail.wrap(delayed) : delayed,
       // A Retell voice id ('openai-Alloy') is spoken by the configured voice it names (domain/voice.ts).
       voiceId: matchVoice(this.#d.providers.tts.voices(), settings.voice_id)?.voice_id ?? settings.voice_id,
       // Retell's agent fields (issue 26); versions saved before them have neither.
@@ -419,8 +439,13 @@ export class CallSession implements CallScope {
           : 'caller audio is telephone-band (nothing above 4 kHz)',
       );
     });
-    on('user_interim', ({ text }) => this.#tell({ type: 'interim', lines: pipeline.transcript().map(toLine), text }));
+    on('user_interim', ({ text }) => {
+      this.#voicemail?.heard(text);
+      this.#tell({ type: 'interim', lines: pipeline.transcript().map(toLine), text });
+    });
     on('transcript_update', (utterances) => {
+      const last = utterances.at(-1);
+      if (last?.role === 'user') this.#voicemail?.heard(last.text);
       this.#tell({ type: 'transcript', lines: utterances.map(toLine) });
       this.#checkPosition();
       this.#checkpoint();
@@ -458,6 +483,7 @@ export class CallSession implements CallScope {
   #onAudio(pcm: Int16Array): void {
     if (this.#ending || !this.#pipeline) return;
     this.#lastAudioAt = this.#d.scheduler.now();
+    this.#voicemail?.audio(pcm);
     const atMs = this.#pipeline.pushAudio(pcm);
     if (atMs !== undefined) this.#recorder?.user(pcm, atMs);
   }
@@ -521,6 +547,7 @@ export class CallSession implements CallScope {
     this.#checkPosition();
     const position = this.#position?.() ?? null;
     this.#callOver.abort(new Error('the call ended'));
+    this.#voicemail?.close();
     this.#closeEngine?.();
     await p?.close();
     const utterances = p?.transcript() ?? [];
@@ -557,7 +584,8 @@ export class CallSession implements CallScope {
         ...(this.#engineType === 'conversation_flow' && position !== null ? { currentNodeId: position } : {}),
         ...(this.#engineType === 'service_llm' && position !== null ? { currentState: position } : {}),
         recordingPath,
-        callAnalysis: analysis,
+        // Retell's in_voicemail, on the calls that listened for a machine.
+        callAnalysis: this.#voicemail ? { ...analysis, in_voicemail: reason === 'voicemail_reached' || this.#voicemail.inVoicemail === true } : analysis,
         latency: latencyReport(p?.latencies() ?? []),
         media: this.#endpoint.mediaStats?.() ?? null,
         ...(transferDestination === undefined ? {} : { transferDestination }),

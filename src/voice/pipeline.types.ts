@@ -16,7 +16,7 @@ import type { TimedToolCall, Utterance } from './transcript.ts';
 /** Why a call fails inside the pipeline: a provider (by kind), or an error nothing expected (a bug: `error_unknown`). */
 export type FailureReason = 'error_asr' | 'error_llm' | 'error_tts' | 'error_unknown';
 /** Why the pipeline ends the call: the agent hung up, transferred the call (a phone call), or a stage failed. */
-export type HangupReason = 'agent_hangup' | 'call_transfer' | FailureReason;
+export type HangupReason = 'agent_hangup' | 'call_transfer' | 'voicemail_reached' | FailureReason;
 
 /** Events of a VoicePipeline; listeners are called synchronously, in order of registration. */
 export interface PipelineEvents {

@@ -64,11 +64,9 @@ for (const kind of STORES) {
         'ambient_sound_volume',
         'fallback_voice_ids',
         'stt_mode',
-        'enable_voicemail_detection',
-        'voicemail_option',
         'post_call_analysis_model',
         'version_title',
-      ], 'volume, normalize_for_speech, begin_message_delay_ms, voice_speed, pronunciation_dictionary, the backchannel fields and webhook_timeout_ms change the call; is_public false asks for nothing');
+      ], 'volume, normalize_for_speech, begin_message_delay_ms, voice_speed, pronunciation_dictionary, the backchannel fields, webhook_timeout_ms and the voicemail fields change the call; is_public false asks for nothing');
       assert.deepEqual(json(await retell.agent.retrieve(agent.agent_id)).accepted_without_effect, agent.accepted_without_effect);
 
       const neutral = json(

@@ -109,6 +109,9 @@ export const AgentResponse = Type.Object(
     version_title: Type.Optional(NullableString()),
     /** Issue 25: always answered (versions saved before the field take the default). */
     denoising_mode: Type.Optional(Type.String()),
+    /** Issue 24: voicemail detection (answered when set). */
+    voicemail_detection_timeout_ms: Type.Optional(Type.Integer()),
+    voicemail_message: Type.Optional(NullableString()),
     accepted_without_effect: Type.Optional(
       Type.Array(Type.String(), { description: "Retell's agent fields set on this version that change nothing here (docs/retell.md says why for each)." }),
     ),

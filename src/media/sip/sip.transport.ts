@@ -28,6 +28,7 @@ import { SipCallEndpoint } from './sip.endpoint.ts';
 import { inboundAdmission } from '../inbound-admission.ts';
 import type { Call } from '../../domain/call.ts';
 import type { PhoneNumber, PhoneNumberReach } from '../../domain/phone-number.ts';
+import { DigestVerifier } from './digest-server.ts';
 import { OutboundInvite } from './sip-dialer.ts';
 import { answerSdp, chooseCodec, offerSdp } from './sdp.ts';
 import {
@@ -91,6 +92,8 @@ interface Dialog {
 export class SipTransport implements TransportHandle {
   readonly #context: TransportContext;
   readonly #config: SipConfig;
+  /** Inbound digest authentication, when configured (SipConfig.inboundAuth). */
+  readonly #digest: DigestVerifier | null;
   readonly #socket: dgram.Socket;
   readonly #dialogs = new Map<string, Dialog>();
   readonly #invites: TokenBuckets;
@@ -106,6 +109,7 @@ export class SipTransport implements TransportHandle {
   constructor(context: TransportContext, config: SipConfig) {
     this.#context = context;
     this.#config = config;
+    this.#digest = config.inboundAuth ? new DigestVerifier({ credentials: config.inboundAuth, realm: config.publicHost }) : null;
     this.#invites = new TokenBuckets(systemClock);
     this.#allowed = config.allowedCidrs.map((cidr) => ipaddr.parseCIDR(cidr));
     this.#dropped = context.metrics.counter('switchboard_sip_dropped_total', 'SIP messages dropped or refused before a call, by reason.', ['reason']);
@@ -247,6 +251,12 @@ export class SipTransport implements TransportHandle {
       return;
     }
     if (this.#allowed.length > 0 && !this.#isAllowed(remote.address)) return refuse(403, 'Forbidden', 'source_not_allowed');
+    // Opt-in digest on inbound INVITEs (SIP_INBOUND_AUTH_*): challenged, then the answer checked.
+    if (this.#digest) {
+      const verdict = this.#digest.verify(invite.headers.one('authorization'), 'INVITE');
+      if (verdict.kind === 'challenge') return refuse(401, 'Unauthorized', 'auth_challenge', this.#digest.challenge(verdict.stale).map((value) => ['WWW-Authenticate', value]));
+      if (verdict.kind === 'wrong') return refuse(403, 'Forbidden', 'auth_failed');
+    }
     if (this.#dialogs.size >= MAX_DIALOGS) return refuse(503, 'Service Unavailable', 'busy');
     const callId = invite.headers.one('call-id') ?? '';
     const localTag = randomTag();

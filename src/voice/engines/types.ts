@@ -108,9 +108,10 @@ export type EngineOutput = { type: 'text'; text: string } | EngineHangup | ToolC
 /**
  * The engine ends the call once the reply has played: a hang-up, or a cold transfer of a phone
  * call to `destination` (an E.164 number or a SIP URI; issue 24), which only an engine told the
- * call can be transferred asks for.
+ * call can be transferred asks for; `voicemail_reached` once the message is left on an answering
+ * machine (voice/voicemail-gate.ts).
  */
-export type EngineHangup = { type: 'hangup'; reason: 'agent_hangup' } | { type: 'hangup'; reason: 'call_transfer'; destination: string };
+export type EngineHangup = { type: 'hangup'; reason: 'agent_hangup' | 'voicemail_reached' } | { type: 'hangup'; reason: 'call_transfer'; destination: string };
 
 /** The contract between the pipeline and a response engine (flow, service LLM, or a test fake). */
 export interface ResponseEngine {
