@@ -17,7 +17,8 @@ export const RETRIEVAL_TIMEOUT_MS = 1_000;
 /** What retrieval needs of the knowledge service. */
 export interface KnowledgeRetriever {
   ownedBases(accountId: string, ids: readonly string[]): Promise<readonly string[]>;
-  retrieve(baseIds: readonly string[], query: string, config?: KbConfig): Promise<KnowledgePassage[]>;
+  /** `query`: a question, or the caller's last turns, oldest first (earlier turns weigh less). */
+  retrieve(baseIds: readonly string[], query: string | readonly string[], config?: KbConfig): Promise<KnowledgePassage[]>;
 }
 
 /** An engine's knowledge bases: those every turn searches, with their settings, and all a turn's scope may name. */
@@ -55,7 +56,7 @@ export function knowledgeContextSource(
   },
 ): TurnContextSource {
   let owned: Promise<ReadonlySet<string>> | undefined;
-  const search = async (query: string, scope: ReferenceScope | undefined): Promise<TurnContext> => {
+  const search = async (query: string | readonly string[], scope: ReferenceScope | undefined): Promise<TurnContext> => {
     owned ??= options.retriever.ownedBases(options.accountId, options.searchable).then((ids) => new Set(ids));
     const mine = await owned;
     const bases = (scope ? scope.knowledgeBaseIds : options.ids).filter((id) => mine.has(id));
@@ -71,7 +72,7 @@ export function knowledgeContextSource(
     async contextFor(turn: TurnQuery, signal: AbortSignal): Promise<TurnContext> {
       // A scoped search (a flow's knowledge node) answers this turn's words alone.
       const query = turn.scope ? turn.userText.trim() : callerWords(turn);
-      if (query === '') return NOTHING;
+      if (query.length === 0) return NOTHING;
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<TurnContext>((resolve) => {
         timer = setTimeout(() => {
@@ -104,10 +105,10 @@ function scopedConfig(config: KbConfig, scope: ReferenceScope): KbConfig {
 }
 
 /** The caller's last QUERY_USER_TURNS turns (this one included), oldest first. */
-function callerWords(turn: TurnQuery): string {
-  if (turn.userText.trim() === '') return '';
+function callerWords(turn: TurnQuery): string[] {
+  if (turn.userText.trim() === '') return [];
   const said = turn.history.filter((m) => m.role === 'user' && typeof m.content === 'string').map((m) => m.content as string);
   const last = said.slice(-QUERY_USER_TURNS);
   if (last.at(-1) !== turn.userText) last.push(turn.userText);
-  return last.slice(-QUERY_USER_TURNS).join(' ');
+  return last.slice(-QUERY_USER_TURNS);
 }
