@@ -357,22 +357,13 @@ export class KnowledgeService {
   }
 
   async #drain(): Promise<void> {
-    while (this.#queue.length > 0) {
-      const ingested = new Set<string>();
-      for (let next = this.#queue.shift(); next; next = this.#queue.shift()) {
-        try {
-          await this.#ingest(next.baseId, next.sourceId);
-          ingested.add(next.baseId);
-        } catch (error) {
-          // The store failed: the source stays in progress and is ingested again at the next start.
-          this.#d.log.warn({ err: error, sourceId: next.sourceId }, 'knowledge source ingestion failed');
-        }
+    for (let next = this.#queue.shift(); next; next = this.#queue.shift()) {
+      try {
+        await this.#ingest(next.baseId, next.sourceId);
+      } catch (error) {
+        // The store failed: the source stays in progress and is ingested again at the next start.
+        this.#d.log.warn({ err: error, sourceId: next.sourceId }, 'knowledge source ingestion failed');
       }
-      // The bases changed are indexed for retrieval once the queue is empty (not after every
-      // source), so that the next search (a call's turn) need not wait for it; sources queued
-      // meanwhile are ingested next.
-      if (this.#closing.signal.aborted) return;
-      if (ingested.size > 0) await this.#d.knowledge.warm([...ingested]).catch((error: unknown) => this.#d.log.warn({ err: error }, 'knowledge index not built after ingestion'));
     }
   }
 

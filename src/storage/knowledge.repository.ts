@@ -252,12 +252,6 @@ export class KnowledgeRepository {
     });
   }
 
-  /** Builds (or confirms current) the in-process index of each of the bases, as a search would: after an ingestion, so the next search need not wait. */
-  async warm(baseIds: readonly string[]): Promise<void> {
-    const stamps = await this.#baseStamps(baseIds);
-    for (const [baseId, stamp] of stamps) if (stamp.chunks > 0 && stamp.chunks <= this.#indexes.maxChunks) await this.#indexes.index(baseId, stamp, () => this.#indexedChunks(baseId));
-  }
-
   /** The content stamp of each of the bases that has sources (one grouped aggregate over their sources). */
   async #baseStamps(baseIds: readonly string[]): Promise<Map<string, ContentStamp>> {
     const rows = await this.#db
