@@ -23,7 +23,7 @@ export interface KnowledgeRetriever {
 
 /** An engine's knowledge bases: those every turn searches, with their settings, and all a turn's scope may name. */
 export interface EngineKnowledge {
-  /** Searched on every turn (a service LLM's); [] when only scoped searches run (a flow's knowledge nodes). */
+  /** Searched on every turn that asks an LLM (a service LLM's, a flow's own); [] when only scoped searches run (a flow's knowledge nodes). */
   ids: readonly string[];
   config: KbConfig;
   /** Every knowledge base the engine names: `ids` and those of a flow's knowledge nodes. */
@@ -33,8 +33,10 @@ export interface EngineKnowledge {
 /** The knowledge bases and retrieval settings of an engine, or null when it names none. */
 export function engineKnowledge(engine: EngineSnapshot): EngineKnowledge | null {
   if (engine.type === 'conversation_flow') {
-    const searchable = [...new Set(engine.definition.nodes.flatMap((n) => (n.type === 'knowledge' ? (n.knowledge_base_ids ?? []) : [])))];
-    return searchable.length === 0 ? null : { ids: [], config: {}, searchable };
+    // The flow's own bases serve its conversation nodes' LLM requests; its knowledge nodes search theirs (scoped).
+    const { knowledge_base_ids: ids = [], kb_config: config = {}, nodes } = engine.definition;
+    const searchable = [...new Set([...ids, ...nodes.flatMap((n) => (n.type === 'knowledge' ? (n.knowledge_base_ids ?? []) : []))])];
+    return searchable.length === 0 ? null : { ids, config, searchable };
   }
   const { knowledge_base_ids: ids = [], kb_config: config = {} } = engine.type === 'custom_llm' ? engine : engine.definition;
   return ids.length === 0 ? null : { ids, config, searchable: ids };
