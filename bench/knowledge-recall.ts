@@ -44,14 +44,24 @@ interface Question {
   answers: Answer[];
 }
 
-function load(): { documents: Array<{ name: string; body: string }>; questions: Question[] } {
+/**
+ * The question sets: the first set (the misses it showed guided the changes to the ranking) and a
+ * held-out set over the same documents, written before those changes and never used to choose
+ * one, which shows whether a change generalises or only fits the first set.
+ */
+const SETS = [
+  { name: 'first set', file: 'questions.json' },
+  { name: 'held-out', file: 'heldout.json' },
+] as const;
+
+function load(): { documents: Array<{ name: string; body: string }>; sets: Array<{ name: string; questions: Question[] }> } {
   const documents = fs
     .readdirSync(DATA)
     .filter((f) => f.endsWith('.md') && f !== 'README.md')
     .sort()
     .map((name) => ({ name, body: fs.readFileSync(path.join(DATA, name), 'utf8') }));
-  const { questions } = JSON.parse(fs.readFileSync(path.join(DATA, 'questions.json'), 'utf8')) as { questions: Question[] };
-  return { documents, questions };
+  const sets = SETS.map(({ name, file }) => ({ name, questions: (JSON.parse(fs.readFileSync(path.join(DATA, file), 'utf8')) as { questions: Question[] }).questions }));
+  return { documents, sets };
 }
 
 const answers = (q: Question, chunk: { heading: string; text: string }) => q.answers.some((a) => a.heading === chunk.heading && (a.contains === undefined || chunk.text.includes(a.contains)));
@@ -59,6 +69,7 @@ const answers = (q: Question, chunk: { heading: string; text: string }) => q.ans
 interface Result {
   store: string;
   ranking: string;
+  set: string;
   answered: number;
   total: number;
   chunks: number;
@@ -66,8 +77,8 @@ interface Result {
   randomRecall: number;
 }
 
-async function measure(store: 'sqlite' | 'postgres', ranking: string, env: Record<string, string>, log: (l: string) => void): Promise<Result> {
-  const { documents, questions } = load();
+async function measure(store: 'sqlite' | 'postgres', ranking: string, env: Record<string, string>, log: (l: string) => void): Promise<Result[]> {
+  const { documents, sets } = load();
   let runtime: Runtime | null = null;
   try {
     runtime = await createRuntime(loadConfig({ LOG_LEVEL: 'silent', ...env }), { logger: createSilentLogger() });
@@ -81,6 +92,8 @@ async function measure(store: 'sqlite' | 'postgres', ranking: string, env: Recor
     const view = await knowledge.getKnowledgeBase(account.account_id, kb.knowledge_base_id);
     if (view.status !== 'complete') throw new Error(`ingestion ended ${view.status}: ${view.knowledge_base_sources.map((s) => s.error).join('; ')}`);
     const chunks = await runtime.store.db.selectFrom('knowledge_base_chunks').select(['heading', 'text']).where('knowledge_base_id', '=', kb.knowledge_base_id).execute();
+    const results: Result[] = [];
+    for (const { name: set, questions } of sets) {
     // Every question must have an answer in the corpus, or the set is broken, not the retrieval.
     for (const q of questions) if (!chunks.some((c) => answers(q, c))) throw new Error(`no chunk answers "${q.question}"`);
     const randomRecall = questions.reduce((sum, q) => {
@@ -92,8 +105,10 @@ async function measure(store: 'sqlite' | 'postgres', ranking: string, env: Recor
       const got = await knowledge.retrieve([kb.knowledge_base_id], q.question, { top_k: TOP_K });
       if (!got.some((c) => answers(q, c))) missed.push(q.question);
     }
-    log(`knowledge-recall ${store} ${ranking}: ${questions.length - missed.length}/${questions.length}`);
-    return { store, ranking, answered: questions.length - missed.length, total: questions.length, chunks: chunks.length, missed, randomRecall };
+    log(`knowledge-recall ${store} ${ranking} ${set}: ${questions.length - missed.length}/${questions.length}`);
+    results.push({ store, ranking, set, answered: questions.length - missed.length, total: questions.length, chunks: chunks.length, missed, randomRecall });
+    }
+    return results;
   } finally {
     await runtime?.close();
   }
@@ -118,13 +133,13 @@ export async function runKnowledgeRecallBench(options: KnowledgeRecallOptions): 
           if (!bin) throw new Error('PostgreSQL server binaries not found');
           cluster = await startCluster(bin);
         }
-        results.push(await measure(store, 'lexical', envFor(), options.log));
-        results.push(await measure(store, 'hybrid, hashed-words embedder (fusion check, not a model)', { ...envFor(), EMBEDDINGS_BASE_URL: embeddingsUrl, EMBEDDINGS_MODEL: 'hashed-words' }, options.log));
+        results.push(...await measure(store, 'lexical', envFor(), options.log));
+        results.push(...await measure(store, 'hybrid, hashed-words embedder (fusion check, not a model)', { ...envFor(), EMBEDDINGS_BASE_URL: embeddingsUrl, EMBEDDINGS_MODEL: 'hashed-words' }, options.log));
         const real = process.env.EMBEDDINGS_BASE_URL;
         if (real) {
           const model = process.env.EMBEDDINGS_MODEL ?? 'text-embedding-3-small';
           const key = process.env.EMBEDDINGS_API_KEY;
-          results.push(await measure(store, `hybrid, ${model}`, { ...envFor(), EMBEDDINGS_BASE_URL: real, EMBEDDINGS_MODEL: model, ...(key ? { EMBEDDINGS_API_KEY: key } : {}) }, options.log));
+          results.push(...await measure(store, `hybrid, ${model}`, { ...envFor(), EMBEDDINGS_BASE_URL: real, EMBEDDINGS_MODEL: model, ...(key ? { EMBEDDINGS_API_KEY: key } : {}) }, options.log));
         }
       } finally {
         cluster?.stop();
@@ -137,13 +152,13 @@ export async function runKnowledgeRecallBench(options: KnowledgeRecallOptions): 
   const pct = (n: number) => `${fmt(100 * n, 1)} %`;
   const first = results[0]!;
   return [
-    `${machine()}; ${first.total} questions over ${first.chunks} chunks (bench/recall-corpus/), answer passage in the top ${TOP_K}`,
+    `${machine()}; questions over ${first.chunks} chunks (bench/recall-corpus/), answer passage in the top ${TOP_K}`,
     '',
-    '| store | ranking | recall@3 | answered | random pick of 3 (baseline) |',
-    '|---|---|---|---|---|',
-    ...results.map((r) => `| ${r.store} | ${r.ranking === 'lexical' ? 'lexical (BM25)' : r.ranking} | ${pct(r.answered / r.total)} | ${r.answered}/${r.total} | ${pct(r.randomRecall)} |`),
+    '| store | ranking | question set | recall@3 | answered | random pick of 3 (baseline) |',
+    '|---|---|---|---|---|---|',
+    ...results.map((r) => `| ${r.store} | ${r.ranking === 'lexical' ? 'lexical (BM25)' : r.ranking} | ${r.set} | ${pct(r.answered / r.total)} | ${r.answered}/${r.total} | ${pct(r.randomRecall)} |`),
     '',
-    ...results.map((r) => `Missed, ${r.store} ${r.ranking}: ${r.missed.length === 0 ? 'none' : r.missed.map((q) => `"${q}"`).join('; ')}`),
+    ...results.map((r) => `Missed, ${r.store} ${r.ranking}, ${r.set}: ${r.missed.length === 0 ? 'none' : r.missed.map((q) => `"${q}"`).join('; ')}`),
   ].join('\n');
 }
 

@@ -11,6 +11,8 @@
  *
  * Rows per store:
  *  - baseline: one chunk read by primary key (the store's floor for a query);
+ *  - ranked in the store: the store's own full-text ranking (KnowledgeRepository.searchInStore),
+ *    the path before the in-process index, for the ratio in the same run;
  *  - retrieval: KnowledgeService.retrieve(top_k 3), as a call's turn runs it;
  *  - ingestion: the documents added through the service and ingested (chunked, stored, indexed),
  *    in pages of 500 words per second, beside the chunker alone on the same text (its baseline).
@@ -24,7 +26,8 @@ import { loadConfig } from '../src/config/config.ts';
 import { createRuntime, type Runtime } from '../src/runtime.ts';
 import { createSilentLogger } from '../src/lib/logger.ts';
 import { chunkDocument } from '../src/domain/knowledge-chunks.ts';
-import { KNOWLEDGE_LIMITS } from '../src/domain/knowledge-base.ts';
+import { KNOWLEDGE_LIMITS, queryTerms } from '../src/domain/knowledge-base.ts';
+import { KnowledgeRepository } from '../src/storage/knowledge.repository.ts';
 import { findPostgresBin, startCluster } from '../scripts/postgres.ts';
 import { fmt, machine, percentile } from './lib.ts';
 
@@ -169,6 +172,10 @@ async function benchStore(store: 'sqlite' | 'postgres', o: { chunks: number; que
     };
     const db = runtime.store.db;
     const baseline = await time((i) => db.selectFrom('knowledge_base_chunks').select(['id', 'text']).where('id', '=', ids[(i * 7919) % ids.length]!).executeTakeFirst());
+    // The store's own ranking (the path every search took before the in-process index; now only
+    // for bases too large to index), measured in the same run for the ratio.
+    const inStore = new KnowledgeRepository(runtime.store);
+    const storeRanked = await time((i) => inStore.searchInStore([kb.knowledge_base_id], queryTerms(asked[i % asked.length]!), 3));
     let found = 0;
     const retrieval = await time(async (i) => {
       const chunks = await knowledge.retrieve([kb.knowledge_base_id], asked[i % asked.length]!, { top_k: 3 });
@@ -176,6 +183,7 @@ async function benchStore(store: 'sqlite' | 'postgres', o: { chunks: number; que
     });
     return [
       { store, what: 'baseline: one chunk by primary key', p50: percentile(baseline, 50), p99: percentile(baseline, 99), extra: '' },
+      { store, what: `ranked in the store (FTS5 / tsvector, the path before), top 3 of ${stored} chunks`, p50: percentile(storeRanked, 50), p99: percentile(storeRanked, 99), extra: '' },
       {
         store,
         what: `retrieval, top 3 of ${stored} chunks`,

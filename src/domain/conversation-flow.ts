@@ -134,6 +134,11 @@ export const ConversationFlowDefinition = Strict({
   /** Custom functions the flow's `function` nodes call, by `tool_id`. */
   tools: Type.Optional(Type.Array(FlowTool, { maxItems: 100 })),
   ...ConversationFlowSettings,
+  // Issue 29: the flow's knowledge bases (Retell's flow-level fields): every LLM request of its
+  // conversation nodes (their replies and prompt-edge choices) carries the passages retrieved for
+  // the caller's last turns, as a service LLM's does. A `knowledge` node searches its own bases.
+  knowledge_base_ids: Type.Optional(KnowledgeBaseIds),
+  kb_config: Type.Optional(KbConfig),
 });
 export type ConversationFlowDefinition = Static<typeof ConversationFlowDefinition>;
 export type FlowNode = Static<typeof FlowNode>;

@@ -198,7 +198,7 @@ export interface KnowledgePassage extends RetrievedChunk {
 export const MAX_QUERY_TERMS = 32;
 
 /** Words that say nothing about what a question is about; both stores leave them out of a search. */
-const STOPWORDS = new Set(
+export const STOPWORDS = new Set(
   ('a about above after again all am an and any are as at be because been before being below between both but by can could did do does doing ' +
     "down during each few for from further had has have having he her here hers him his how i if in into is it its itself just me more most my " +
     'no nor not now of off on once only or other our ours out over own same she should so some such than that the their theirs them then there ' +

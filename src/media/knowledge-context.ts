@@ -17,12 +17,13 @@ export const RETRIEVAL_TIMEOUT_MS = 1_000;
 /** What retrieval needs of the knowledge service. */
 export interface KnowledgeRetriever {
   ownedBases(accountId: string, ids: readonly string[]): Promise<readonly string[]>;
-  retrieve(baseIds: readonly string[], query: string, config?: KbConfig): Promise<KnowledgePassage[]>;
+  /** `query`: a question, or the caller's last turns, oldest first (earlier turns weigh less). */
+  retrieve(baseIds: readonly string[], query: string | readonly string[], config?: KbConfig): Promise<KnowledgePassage[]>;
 }
 
 /** An engine's knowledge bases: those every turn searches, with their settings, and all a turn's scope may name. */
 export interface EngineKnowledge {
-  /** Searched on every turn (a service LLM's); [] when only scoped searches run (a flow's knowledge nodes). */
+  /** Searched on every turn that asks an LLM (a service LLM's, a flow's own); [] when only scoped searches run (a flow's knowledge nodes). */
   ids: readonly string[];
   config: KbConfig;
   /** Every knowledge base the engine names: `ids` and those of a flow's knowledge nodes. */
@@ -32,8 +33,10 @@ export interface EngineKnowledge {
 /** The knowledge bases and retrieval settings of an engine, or null when it names none. */
 export function engineKnowledge(engine: EngineSnapshot): EngineKnowledge | null {
   if (engine.type === 'conversation_flow') {
-    const searchable = [...new Set(engine.definition.nodes.flatMap((n) => (n.type === 'knowledge' ? (n.knowledge_base_ids ?? []) : [])))];
-    return searchable.length === 0 ? null : { ids: [], config: {}, searchable };
+    // The flow's own bases serve its conversation nodes' LLM requests; its knowledge nodes search theirs (scoped).
+    const { knowledge_base_ids: ids = [], kb_config: config = {}, nodes } = engine.definition;
+    const searchable = [...new Set([...ids, ...nodes.flatMap((n) => (n.type === 'knowledge' ? (n.knowledge_base_ids ?? []) : []))])];
+    return searchable.length === 0 ? null : { ids, config, searchable };
   }
   const { knowledge_base_ids: ids = [], kb_config: config = {} } = engine.type === 'custom_llm' ? engine : engine.definition;
   return ids.length === 0 ? null : { ids, config, searchable: ids };
@@ -57,7 +60,7 @@ export function knowledgeContextSource(
 ): TurnContextSource {
   let owned: Promise<ReadonlySet<string>> | undefined;
   type Found = TurnContext & { chunks?: readonly KnowledgePassage[] };
-  const search = async (query: string, scope: ReferenceScope | undefined): Promise<Found> => {
+  const search = async (query: string | readonly string[], scope: ReferenceScope | undefined): Promise<Found> => {
     owned ??= options.retriever.ownedBases(options.accountId, options.searchable).then((ids) => new Set(ids));
     const mine = await owned;
     const bases = (scope ? scope.knowledgeBaseIds : options.ids).filter((id) => mine.has(id));
@@ -73,7 +76,7 @@ export function knowledgeContextSource(
     async contextFor(turn: TurnQuery, signal: AbortSignal): Promise<TurnContext> {
       // A scoped search (a flow's knowledge node) answers this turn's words alone.
       const query = turn.scope ? turn.userText.trim() : callerWords(turn);
-      if (query === '') return NOTHING;
+      if (query.length === 0) return NOTHING;
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<Found>((resolve) => {
         timer = setTimeout(() => {
@@ -109,10 +112,10 @@ function scopedConfig(config: KbConfig, scope: ReferenceScope): KbConfig {
 }
 
 /** The caller's last QUERY_USER_TURNS turns (this one included), oldest first. */
-function callerWords(turn: TurnQuery): string {
-  if (turn.userText.trim() === '') return '';
+function callerWords(turn: TurnQuery): string[] {
+  if (turn.userText.trim() === '') return [];
   const said = turn.history.filter((m) => m.role === 'user' && typeof m.content === 'string').map((m) => m.content as string);
   const last = said.slice(-QUERY_USER_TURNS);
   if (last.at(-1) !== turn.userText) last.push(turn.userText);
-  return last.slice(-QUERY_USER_TURNS).join(' ');
+  return last.slice(-QUERY_USER_TURNS);
 }

@@ -133,6 +133,7 @@ export class AgentService {
   async createFlow(accountId: string, definition: ConversationFlowDefinition): Promise<ConversationFlowView> {
     assertValid(this.#checkFlow(definition));
     await this.#checkFlowKnowledge(accountId, definition.nodes);
+    await this.#checkKnowledgeBases(accountId, definition.knowledge_base_ids);
     const record = this.#newEngine(accountId, newId('conversationFlow'), definition);
     await this.#repo.insertEngine('conversation_flows', record);
     return flowView(record);
@@ -144,6 +145,7 @@ export class AgentService {
 
   async updateFlow(accountId: string, id: string, changes: Partial<ConversationFlowDefinition>) {
     if (changes.nodes) await this.#checkFlowKnowledge(accountId, changes.nodes);
+    await this.#checkKnowledgeBases(accountId, changes.knowledge_base_ids);
     return flowView(await this.#updateEngine('conversation_flows', accountId, id, changes, (flow) => this.#checkFlow(flow)));
   }
 

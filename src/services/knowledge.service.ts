@@ -11,7 +11,6 @@ import {
   FILE_FORMATS_TEXT,
   documentFormat,
   fetchedFormat,
-  queryTerms,
   type KbConfig,
   type KnowledgeBaseCreateInput,
   type KnowledgeBaseStatus,
@@ -21,6 +20,7 @@ import {
   type RetrievedChunk,
 } from '../domain/knowledge-base.ts';
 import { chunkDocument, type DocumentChunk } from '../domain/knowledge-chunks.ts';
+import { weightedQuery, type QueryTerm } from '../domain/knowledge-terms.ts';
 import { FUSION_CANDIDATES, fuseRanks, type Embedder } from '../domain/knowledge-embeddings.ts';
 import { extractDocument, fetchUrlDocument, type UrlFetcher } from './knowledge-documents.ts';
 import { KnowledgeRefresher } from './knowledge-refresh.ts';
@@ -199,13 +199,15 @@ export class KnowledgeService {
   }
 
   /**
-   * The chunks of `baseIds` (already checked to be the caller's) that best answer `query`, best
-   * first: at most `top_k` (default 3), none scoring below `filter_score` (default 0). Lexical;
-   * with an embedder, the lexical ranking fused with the vector ranking (`#hybrid`).
+   * The chunks of `baseIds` (already checked to be the caller's) that best answer `query` (a
+   * question, or the caller's last turns, oldest first: earlier turns weigh less, knowledge-terms.ts),
+   * best first: at most `top_k` (default 3), none scoring below `filter_score` (default 0).
+   * Lexical; with an embedder, the lexical ranking fused with the vector ranking (`#hybrid`).
    */
-  async retrieve(baseIds: readonly string[], query: string, config: KbConfig = {}): Promise<KnowledgePassage[]> {
-    const text = query.slice(0, KNOWLEDGE_LIMITS.queryChars);
-    const terms = queryTerms(text);
+  async retrieve(baseIds: readonly string[], query: string | readonly string[], config: KbConfig = {}): Promise<KnowledgePassage[]> {
+    const turns = typeof query === 'string' ? [query] : query;
+    const text = turns.join(' ').slice(-KNOWLEDGE_LIMITS.queryChars);
+    const terms = weightedQuery(turns.map((turn) => turn.slice(-KNOWLEDGE_LIMITS.queryChars)));
     const topK = config.top_k ?? DEFAULT_TOP_K;
     const embedder = this.#d.embedder;
     const chunks = embedder ? await this.#hybrid(embedder, baseIds, text, terms, topK) : await this.#d.knowledge.search(baseIds, terms, topK);
@@ -230,7 +232,7 @@ export class KnowledgeService {
    * cannot be embedded, or the vectors read, within QUERY_EMBEDDING_TIMEOUT_MS (the endpoint
    * failing or slow; a base set too large to keep), the lexical ranking alone, with its own scores.
    */
-  async #hybrid(embedder: Embedder, baseIds: readonly string[], text: string, terms: readonly string[], topK: number): Promise<RetrievedChunk[]> {
+  async #hybrid(embedder: Embedder, baseIds: readonly string[], text: string, terms: readonly QueryTerm[], topK: number): Promise<RetrievedChunk[]> {
     if (baseIds.length === 0 || text.trim() === '') return [];
     const deadline = performance.now() + QUERY_EMBEDDING_TIMEOUT_MS;
     const [lexical, vector] = await Promise.all([

@@ -1,6 +1,8 @@
 import { sql, type Selectable } from 'kysely';
 import type { DocumentFormat, RetrievedChunk } from '../domain/knowledge-base.ts';
 import type { DocumentChunk } from '../domain/knowledge-chunks.ts';
+import type { QueryTerm } from '../domain/knowledge-terms.ts';
+import { type ChunkIndex, KnowledgeIndexCache, rankChunks } from './knowledge-index.ts';
 import { type ContentStamp, inverseDocumentFrequency, selectiveTerms, TermStats } from './knowledge-term-stats.ts';
 import { type Neighbour, VectorIndex } from './knowledge-vectors.ts';
 import { vectorBytes } from '../lib/vectors.ts';
@@ -20,9 +22,12 @@ export class KnowledgeRepository {
   readonly #dialect: Dialect;
   readonly #termStats = new TermStats();
   readonly #vectors = new VectorIndex();
-  constructor(store: Store) {
+  readonly #indexes: KnowledgeIndexCache;
+  /** `maxIndexedChunks`: chunks indexed in the process at most (knowledge-index.ts; tests lower it). */
+  constructor(store: Store, options: { maxIndexedChunks?: number } = {}) {
     this.#db = store.db;
     this.#dialect = store.dialect;
+    this.#indexes = new KnowledgeIndexCache(options.maxIndexedChunks);
   }
 
   async insertBase(row: KnowledgeBaseRow, db: Executor = this.#db): Promise<void> {
@@ -224,16 +229,59 @@ export class KnowledgeRepository {
   }
 
   /**
-   * The `limit` chunks of the bases that best match `terms` (queryTerms), best first, BM25-ranked,
-   * by the terms worth ranking by (`selectiveTerms`: a term found in more than half the chunks is
-   * left out, as BM25 weighs it near zero). SQLite: FTS5's bm25() (heading matches weigh twice).
-   * PostgreSQL: BM25's shape over full-text search: each term's inverse document frequency in these
-   * bases times its ts_rank in the chunk (which saturates with the term's frequency and is
-   * normalised by the chunk's length), summed. `score` maps that relevance into (0, 1).
+   * The `limit` chunks of the bases that best answer `query` (knowledge-terms.ts's weighted
+   * terms), best first, ranked with BM25F in the process (knowledge-index.ts): one round trip
+   * reads the bases' content stamps, a base whose index is missing or stale has its chunks read
+   * and indexed, and the chunks found are read by id. `score` maps the relevance into (0, 1).
+   * Bases holding together more chunks than the process indexes (MAX_INDEXED_CHUNKS) are ranked
+   * by the store instead (`searchInStore`, by the words of the caller's last turn).
    */
-  async search(baseIds: readonly string[], terms: readonly string[], limit: number): Promise<RetrievedChunk[]> {
+  async search(baseIds: readonly string[], query: readonly QueryTerm[], limit: number): Promise<RetrievedChunk[]> {
+    if (baseIds.length === 0 || query.length === 0) return [];
+    const stamps = await this.#baseStamps(baseIds);
+    const total = sumStamps(stamps.values());
+    if (total.chunks === 0) return [];
+    if (total.chunks > this.#indexes.maxChunks) return this.searchInStore(baseIds, query.filter((t) => t.weight === 1).map((t) => t.term), limit, total);
+    const pending: Array<Promise<ChunkIndex>> = [];
+    for (const [baseId, stamp] of stamps) if (stamp.chunks > 0) pending.push(this.#indexes.index(baseId, stamp, () => this.#indexedChunks(baseId)));
+    const ranked = rankChunks(await Promise.all(pending), query, limit);
+    const byId = new Map((await this.chunksByIds(ranked.map((r) => r.id))).map((c) => [c.chunk_id, c]));
+    return ranked.flatMap(({ id, relevance }) => {
+      const chunk = byId.get(id);
+      return chunk ? [{ ...chunk, score: relevance / (relevance + 1) }] : [];
+    });
+  }
+
+  /** The content stamp of each of the bases that has sources (one grouped aggregate over their sources). */
+  async #baseStamps(baseIds: readonly string[]): Promise<Map<string, ContentStamp>> {
+    const rows = await this.#db
+      .selectFrom('knowledge_base_sources')
+      .select((eb) => ['knowledge_base_id', eb.fn.countAll<number>().as('sources'), eb.fn.max('updated_at').as('updated_at'), eb.fn.sum<number>('chunk_count').as('chunks')])
+      .where('knowledge_base_id', 'in', [...baseIds])
+      .groupBy('knowledge_base_id')
+      .execute();
+    return new Map(rows.map((row) => [row.knowledge_base_id, { sources: Number(row.sources), updatedAt: Number(row.updated_at ?? 0), chunks: Number(row.chunks ?? 0) }]));
+  }
+
+  /** A base's chunks as its index is built from them. */
+  async #indexedChunks(baseId: string): Promise<Array<{ id: number; heading: string; text: string }>> {
+    const rows = await this.#db.selectFrom('knowledge_base_chunks').select(['id', 'heading', 'text']).where('knowledge_base_id', '=', baseId).orderBy('id').execute();
+    return rows.map((row) => ({ id: Number(row.id), heading: row.heading, text: row.text }));
+  }
+
+  /**
+   * The store's own ranking, for bases too large to index in the process: the `limit` chunks of
+   * the bases that best match `terms` (unweighted, as queryTerms gives them), best first,
+   * BM25-ranked, by the terms worth ranking by (`selectiveTerms`: a term found in more than half
+   * the chunks is left out, as BM25 weighs it near zero). SQLite: FTS5's bm25() (heading matches
+   * weigh twice). PostgreSQL: BM25's shape over full-text search: each term's inverse document
+   * frequency in these bases times its ts_rank in the chunk (which saturates with the term's
+   * frequency and is normalised by the chunk's length), summed. `score` maps that relevance into
+   * (0, 1).
+   */
+  async searchInStore(baseIds: readonly string[], terms: readonly string[], limit: number, known?: ContentStamp): Promise<RetrievedChunk[]> {
     if (baseIds.length === 0 || terms.length === 0) return [];
-    const stamp = await this.#contentStamp(baseIds);
+    const stamp = known ?? (await this.#contentStamp(baseIds));
     if (stamp.chunks === 0) return [];
     const df = await this.#termStats.frequencies(baseIds, stamp, terms, (term) => this.#documentFrequency(baseIds, term));
     const selected = selectiveTerms(df, stamp.chunks);
@@ -339,6 +387,17 @@ export class KnowledgeRepository {
 function ftsQuery(baseIds: readonly string[], terms: readonly string[]): string {
   const phrase = (text: string) => `"${text.replaceAll('"', '""')}"`;
   return `base_key : (${baseIds.map((id) => phrase(id.slice(-32))).join(' OR ')}) AND {heading text} : (${terms.map(phrase).join(' OR ')})`;
+}
+
+/** The stamp of several bases together, from each one's. */
+function sumStamps(stamps: Iterable<ContentStamp>): ContentStamp {
+  const sum = { sources: 0, updatedAt: 0, chunks: 0 };
+  for (const s of stamps) {
+    sum.sources += s.sources;
+    sum.updatedAt = Math.max(sum.updatedAt, s.updatedAt);
+    sum.chunks += s.chunks;
+  }
+  return sum;
 }
 
 /** A source's chunk vectors, in the chunks' order, and their model. */

@@ -99,6 +99,38 @@ for (const kind of STORES) {
       assert.doesNotMatch(injected[0]!.content!, /Ignore previous/);
     });
 
+    it("gives a flow's conversation nodes the passages of the flow's knowledge bases (Retell's flow-level knowledge_base_ids), and refuses ids that are not the account's", { timeout: 30_000 }, async () => {
+      chat.answer = () => 'We are closed on Sundays.';
+      const flow = {
+        start_node_id: 'help',
+        knowledge_base_ids: [kbId],
+        kb_config: { top_k: 2 },
+        nodes: [{ id: 'help', type: 'conversation', instruction: { type: 'prompt', text: "Answer the caller's questions about the shop." }, edges: [] }],
+      };
+      const agentId = await s.flowAgent(flow);
+      const call = await ask(agentId, 'are you open on sunday');
+      const request = chat.requests.find((r) => r.messages.at(-1)?.content === 'are you open on sunday');
+      assert.ok(request, 'the conversation node asked the LLM to answer the caller');
+      const reference = request.messages.filter((m) => m.content?.startsWith(REFERENCE_PREAMBLE));
+      assert.equal(reference.length, 1, 'one reference message');
+      assert.equal(reference[0]!.role, 'user');
+      assert.match(reference[0]!.content!, /\[1\] \(source: Harbor Bikes help > Opening hours\)\nOur shop on Quay Street/);
+      assert.ok(reference[0]!.content!.match(/^\[\d+\]/gm)!.length <= 2, "the flow's kb_config (top_k 2)");
+      assert.doesNotMatch(request.messages[0]!.content!, /Quay Street/, 'nothing retrieved reaches the system prompt');
+      assert.equal(call.latency.knowledge_base.num, 1);
+      assert.equal(call.call_status, 'ended');
+
+      const refused = await s.api('POST', '/create-conversation-flow', { ...flow, knowledge_base_ids: [kbId, 'knowledge_base_0000'] });
+      assert.equal(refused.status, 400);
+      assert.match(refused.json.message, /^knowledge_base_ids\.1: /);
+      const created = await s.api('POST', '/create-conversation-flow', flow);
+      assert.equal(created.status, 201, JSON.stringify(created.json));
+      assert.deepEqual([created.json.knowledge_base_ids, created.json.kb_config], [[kbId], { top_k: 2 }]);
+      const update = await s.api('PATCH', `/update-conversation-flow/${created.json.conversation_flow_id}`, { knowledge_base_ids: ['knowledge_base_0000'] });
+      assert.equal(update.status, 400);
+      assert.match(update.json.message, /^knowledge_base_ids\.0: /);
+    });
+
     it('asks nothing of an LLM without knowledge bases, and refuses ids that are not the account\'s', async () => {
       chat.answer = () => 'Hello.';
       const agentId = await llmAgent({});

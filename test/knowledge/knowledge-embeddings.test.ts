@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { STORES } from '../helpers/stores.ts';
-import { queryTerms } from '../../src/domain/knowledge-base.ts';
+import { weightedQuery } from '../../src/domain/knowledge-terms.ts';
 import { fuseRanks } from '../../src/domain/knowledge-embeddings.ts';
 import { ConfigError, loadConfig } from '../../src/config/config.ts';
 import { KnowledgeRepository } from '../../src/storage/knowledge.repository.ts';
@@ -63,7 +63,7 @@ for (const kind of STORES) {
       assert.equal(ingestion[0]!.input[0], 'Returns\nRefunds are paid to the original card within fourteen days of the return arriving at our warehouse.', 'a chunk is embedded as shown: headings, then text');
 
       const question = 'Can I get my money back?';
-      const lexical = await new KnowledgeRepository(h.testStore.store).search([hybrid.id], queryTerms(question), 3);
+      const lexical = await new KnowledgeRepository(h.testStore.store).search([hybrid.id], weightedQuery([question]), 3);
       assert.deepEqual(lexical, [], 'no word of the question is in the documents');
       const found = await search(h, key, hybrid.id, question);
       assert.equal(titleOf(found[0]!), 'Returns', 'money is close to refunds');
@@ -89,7 +89,7 @@ for (const kind of STORES) {
 
       // The expected order, computed here from the two rankings on their own.
       const repo = new KnowledgeRepository(h.testStore.store);
-      const lexical = (await repo.search([base.id], queryTerms(query), 50)).map((c) => c.chunk_id);
+      const lexical = (await repo.search([base.id], weightedQuery([query]), 50)).map((c) => c.chunk_id);
       const rows = await h.testStore.store.db.selectFrom('knowledge_base_chunks').select(['id', 'heading', 'text']).where('knowledge_base_id', '=', base.id).execute();
       const q = unit(testEmbedding(query));
       const vector = rows

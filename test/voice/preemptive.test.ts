@@ -237,7 +237,7 @@ test("a knowledge search made for a dropped reply leaves the call's record with 
   const searched: string[] = [];
   const contextSource = knowledgeContextSource({
     accountId: 'acc', ids: ['kb_1'], searchable: ['kb_1'], config: {},
-    retriever: { ownedBases: async (_account, ids) => ids, retrieve: async (_bases, query) => (searched.push(query), [passage(query)]) },
+    retriever: { ownedBases: async (_account, ids) => ids, retrieve: async (_bases, query) => { const words = [query].flat().join(' | '); searched.push(words); return [passage(words)]; } },
     onFailure: (error) => assert.fail(String(error)),
     onChunks: (chunks) => record.keep(chunks, 0),
   });

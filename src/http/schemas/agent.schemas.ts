@@ -26,6 +26,8 @@ export const ConversationFlowResponse = Type.Object(
     model: Type.Optional(Type.String()),
     model_temperature: Type.Optional(Type.Number()),
     begin_after_user_silence_ms: Type.Optional(Type.Integer()),
+    knowledge_base_ids: Type.Optional(Type.Array(Type.String())),
+    kb_config: Type.Optional(KbConfig),
     ...Timestamps,
   },
   { title: 'ConversationFlow' },

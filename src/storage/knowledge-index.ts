@@ -1,0 +1,186 @@
+/**
+ * Knowledge-base retrieval in the process (issue 29): an inverted index of each base's chunks,
+ * ranked with BM25F, built from the store's chunks and kept until the base's content changes.
+ *
+ * Why in the process: one search then costs one round trip to the store (the bases' content
+ * stamps, to see whether an index is still current) plus the chunks it returns, whatever the store,
+ * and ranks the same way on SQLite and PostgreSQL (the stores' own full-text rankings differ in
+ * stemming and weighting; this one uses knowledge-terms.ts on both). Every server of a store sees
+ * a change through the stamp read with each search, so a base changed on one server is indexed
+ * again on the others at their next search of it.
+ *
+ * Ranking: BM25 (k1 1.2, b 0.75) over each chunk's heading and text as one field in which a
+ * heading's terms count HEADING_WEIGHT times (BM25F), each query term's contribution multiplied by
+ * its weight (knowledge-terms.ts). Term statistics (document frequencies, average length) are
+ * those of all the bases searched together. As in the store's ranking, in collections of at least
+ * SELECTIVE_MIN_CHUNKS chunks a term found in more than half of them is left out unless no rarer
+ * term is found (BM25 weighs it near zero, and it would add every chunk as a near-zero match).
+ */
+import type { QueryTerm } from '../domain/knowledge-terms.ts';
+import { indexTerms } from '../domain/knowledge-terms.ts';
+import type { ContentStamp } from './knowledge-term-stats.ts';
+import { SELECTIVE_MIN_CHUNKS, sameStamp } from './knowledge-term-stats.ts';
+
+export const BM25_K1 = 1.2;
+export const BM25_B = 0.75;
+/** How many times a term of a chunk's headings counts against one of its text. */
+export const HEADING_WEIGHT = 2;
+/**
+ * Chunks indexed at most in the process, all bases together (about 1.5 KB each, so about 75 MB):
+ * the bases searched least recently are forgotten beyond it, and a search whose bases together
+ * hold more is ranked by the store (KnowledgeRepository).
+ */
+export const MAX_INDEXED_CHUNKS = 50_000;
+
+/** A chunk as an index is built from it. */
+export interface IndexedChunk {
+  id: number;
+  heading: string;
+  text: string;
+}
+
+interface Postings {
+  /** Positions of the chunks holding the term, ascending. */
+  docs: Uint32Array;
+  /** The term's weighted frequency in each of them (heading occurrences count HEADING_WEIGHT). */
+  freqs: Float32Array;
+}
+
+/** The inverted index of one base's chunks. Immutable once built. */
+export class ChunkIndex {
+  /** Chunk ids by position. */
+  readonly ids: Float64Array;
+  /** Weighted lengths (terms) by position. */
+  readonly lengths: Float32Array;
+  readonly totalLength: number;
+  readonly #postings: Map<string, Postings>;
+
+  constructor(chunks: readonly IndexedChunk[]) {
+    this.ids = new Float64Array(chunks.length);
+    this.lengths = new Float32Array(chunks.length);
+    const building = new Map<string, { docs: number[]; freqs: number[] }>();
+    let total = 0;
+    chunks.forEach((chunk, position) => {
+      this.ids[position] = chunk.id;
+      const counts = new Map<string, number>();
+      const heading = indexTerms(chunk.heading);
+      const text = indexTerms(chunk.text);
+      for (const term of heading) counts.set(term, (counts.get(term) ?? 0) + HEADING_WEIGHT);
+      for (const term of text) counts.set(term, (counts.get(term) ?? 0) + 1);
+      const length = heading.length * HEADING_WEIGHT + text.length;
+      this.lengths[position] = length;
+      total += length;
+      for (const [term, freq] of counts) {
+        let list = building.get(term);
+        if (!list) building.set(term, (list = { docs: [], freqs: [] }));
+        list.docs.push(position);
+        list.freqs.push(freq);
+      }
+    });
+    this.totalLength = total;
+    this.#postings = new Map([...building].map(([term, list]) => [term, { docs: Uint32Array.from(list.docs), freqs: Float32Array.from(list.freqs) }]));
+  }
+
+  get size(): number {
+    return this.ids.length;
+  }
+
+  /** In how many chunks `term` occurs. */
+  documentFrequency(term: string): number {
+    return this.#postings.get(term)?.docs.length ?? 0;
+  }
+
+  postings(term: string): Postings | undefined {
+    return this.#postings.get(term);
+  }
+}
+
+/** A chunk a ranking found: its id and BM25 relevance (> 0). */
+export interface Ranked {
+  id: number;
+  relevance: number;
+}
+
+/**
+ * The `limit` chunks of `indexes` (searched as one collection) most relevant to `query`, most
+ * relevant first (ties: the lower id first). Chunks matching no term are left out.
+ */
+export function rankChunks(indexes: readonly ChunkIndex[], query: readonly QueryTerm[], limit: number): Ranked[] {
+  const chunks = indexes.reduce((n, index) => n + index.size, 0);
+  if (chunks === 0 || query.length === 0 || limit <= 0) return [];
+  const averageLength = Math.max(1, indexes.reduce((n, index) => n + index.totalLength, 0) / chunks);
+  const matched = query.flatMap(({ term, weight }) => {
+    const df = indexes.reduce((n, index) => n + index.documentFrequency(term), 0);
+    return df === 0 ? [] : [{ term, df, weight: weight * Math.log(1 + (chunks - df + 0.5) / (df + 0.5)) }];
+  });
+  const rarest = Math.min(...matched.map((t) => t.df));
+  const weighted = chunks < SELECTIVE_MIN_CHUNKS ? matched : matched.filter((t) => t.df <= chunks / 2 || t.df === rarest);
+  const found: Ranked[] = [];
+  for (const index of indexes) {
+    const scores = new Float64Array(index.size);
+    for (const { term, weight } of weighted) {
+      const list = index.postings(term);
+      if (!list) continue;
+      for (let i = 0; i < list.docs.length; i++) {
+        const doc = list.docs[i]!;
+        const tf = list.freqs[i]!;
+        const norm = BM25_K1 * (1 - BM25_B + (BM25_B * index.lengths[doc]!) / averageLength);
+        scores[doc]! += (weight * tf * (BM25_K1 + 1)) / (tf + norm);
+      }
+    }
+    for (let doc = 0; doc < scores.length; doc++) if (scores[doc]! > 0) found.push({ id: index.ids[doc]!, relevance: scores[doc]! });
+  }
+  return found.sort((a, b) => b.relevance - a.relevance || a.id - b.id).slice(0, limit);
+}
+
+/**
+ * The current index of each base, by its content stamp: built on a base's first search and
+ * again after its content changes (`load` reads its chunks), forgotten least recently used first
+ * beyond `maxChunks` (default MAX_INDEXED_CHUNKS). One build per base at a time; searches
+ * meanwhile wait for it.
+ */
+export class KnowledgeIndexCache {
+  readonly maxChunks: number;
+  readonly #entries = new Map<string, { stamp: ContentStamp; index: Promise<ChunkIndex> }>();
+  #chunks = 0;
+  readonly #sizes = new Map<string, number>();
+
+  constructor(maxChunks = MAX_INDEXED_CHUNKS) {
+    this.maxChunks = maxChunks;
+  }
+
+  /** The index of `baseId` for content `stamp`, building it when missing or stale. */
+  index(baseId: string, stamp: ContentStamp, load: () => Promise<IndexedChunk[]>): Promise<ChunkIndex> {
+    const entry = this.#entries.get(baseId);
+    this.#entries.delete(baseId); // re-inserted last: the most recently used
+    if (entry && sameStamp(entry.stamp, stamp)) {
+      this.#entries.set(baseId, entry);
+      return entry.index;
+    }
+    this.#forget(baseId);
+    const index = load().then((chunks) => new ChunkIndex(chunks));
+    // A failed build is forgotten, so the next search tries again.
+    index.catch(() => {
+      if (this.#entries.get(baseId)?.index === index) this.#forget(baseId);
+    });
+    this.#entries.set(baseId, { stamp, index });
+    this.#sizes.set(baseId, stamp.chunks);
+    this.#chunks += stamp.chunks;
+    for (const oldest of this.#entries.keys()) {
+      if (this.#chunks <= this.maxChunks || oldest === baseId) break;
+      this.#forget(oldest);
+    }
+    return index;
+  }
+
+  /** Chunks held (by the stamps of the bases indexed), for tests and metrics. */
+  get chunks(): number {
+    return this.#chunks;
+  }
+
+  #forget(baseId: string): void {
+    this.#entries.delete(baseId);
+    this.#chunks -= this.#sizes.get(baseId) ?? 0;
+    this.#sizes.delete(baseId);
+  }
+}

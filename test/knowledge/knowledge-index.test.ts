@@ -1,0 +1,163 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { porterStem } from '../../src/domain/porter-stemmer.ts';
+import { EARLIER_TURN_WEIGHT, indexTerms, weightedQuery } from '../../src/domain/knowledge-terms.ts';
+import { ChunkIndex, KnowledgeIndexCache, rankChunks } from '../../src/storage/knowledge-index.ts';
+import { KnowledgeRepository } from '../../src/storage/knowledge.repository.ts';
+import { chunkDocument } from '../../src/domain/knowledge-chunks.ts';
+import { knowledgeContextSource } from '../../src/media/knowledge-context.ts';
+import { STORES, openTestStore, type TestStore } from '../helpers/stores.ts';
+
+describe('knowledge terms', () => {
+  it("stems as Porter's algorithm does (his published examples)", () => {
+    const pairs: Array<[string, string]> = [
+      ['caresses', 'caress'], ['ponies', 'poni'], ['agreed', 'agre'], ['plastered', 'plaster'], ['motoring', 'motor'],
+      ['conflated', 'conflat'], ['hopping', 'hop'], ['filing', 'file'], ['happy', 'happi'], ['relational', 'relat'],
+      ['generalization', 'gener'], ['triplicate', 'triplic'], ['hopeful', 'hope'], ['allowance', 'allow'],
+      ['adjustment', 'adjust'], ['adoption', 'adopt'], ['cease', 'ceas'], ['controll', 'control'], ['sky', 'sky'],
+    ];
+    for (const [word, stem] of pairs) assert.equal(porterStem(word), stem, word);
+    assert.equal(porterStem('ab'), 'ab');
+    assert.equal(porterStem('café'), 'café', 'words beyond a-z are left as they are');
+  });
+
+  it('indexes and asks in the same stemmed terms, without stopwords or conversational padding', () => {
+    assert.deepEqual(indexTerms('The server crashed while delivering'), ['server', 'crash', 'deliv']);
+    const query = weightedQuery(['Hey, I was wondering: what happens when servers crash?']);
+    assert.deepEqual(query, [{ term: 'server', weight: 1 }, { term: 'crash', weight: 1 }]);
+  });
+
+  it("weighs the caller's earlier turn below the last, each term at its highest weight", () => {
+    const query = weightedQuery(['my bike has a puncture', 'what about the warranty on the bike']);
+    const weight = new Map(query.map((t) => [t.term, t.weight]));
+    assert.equal(weight.get('warranti'), 1);
+    assert.equal(weight.get('bike'), 1, 'in both turns: the last turn wins');
+    assert.equal(weight.get('punctur'), EARLIER_TURN_WEIGHT);
+  });
+});
+
+describe("a call's retrieval query", () => {
+  it("hands retrieval the caller's last two turns, oldest first, so the earlier one weighs less", async () => {
+    const asked: unknown[] = [];
+    const source = knowledgeContextSource({
+      accountId: 'acct_test',
+      ids: ['kb_1'],
+      searchable: ['kb_1'],
+      config: {},
+      retriever: { ownedBases: async (_, ids) => ids, retrieve: async (_, query) => (asked.push(query), []) },
+      onFailure: (e) => assert.fail(String(e)),
+    });
+    const history = [
+      { role: 'user' as const, content: 'hello' },
+      { role: 'user' as const, content: 'my bike has a puncture' },
+      { role: 'assistant' as const, content: 'Sorry to hear it.' },
+      { role: 'user' as const, content: 'is that under warranty' },
+    ];
+    await source.contextFor({ userText: 'is that under warranty', history }, new AbortController().signal);
+    assert.deepEqual(asked, [['my bike has a puncture', 'is that under warranty']]);
+  });
+});
+
+describe('in-process BM25F ranking', () => {
+  const chunks = [
+    { id: 1, heading: 'Shop > Opening hours', text: 'We open at nine and close at six; closed on Sundays.' },
+    { id: 2, heading: 'Shop > Repairs', text: 'Punctures are mended while you wait. The shop is busy on Saturdays.' },
+    { id: 3, heading: 'Shop > Warranty', text: 'Frames carry a lifetime warranty; a punctured tube is not covered.' },
+  ];
+  const index = new ChunkIndex(chunks);
+
+  it('matches a word in any of its forms', () => {
+    const ranked = rankChunks([index], weightedQuery(['is the shop closing on sunday']), 3);
+    assert.equal(ranked[0]?.id, 1);
+  });
+
+  it('weighs a heading above the text, and an earlier turn below the last', () => {
+    assert.equal(rankChunks([index], weightedQuery(['warranty for a puncture']), 3)[0]?.id, 3, 'the heading says warranty');
+    assert.equal(rankChunks([index], weightedQuery(['when do you open', 'and repairs']), 3)[0]?.id, 2, 'the last turn leads');
+    assert.equal(rankChunks([index], weightedQuery(['and repairs', 'when do you open']), 3)[0]?.id, 1);
+  });
+
+  it('leaves out chunks that match nothing, and ranks several bases as one collection', () => {
+    assert.deepEqual(rankChunks([index], weightedQuery(['zeppelin']), 3), []);
+    const other = new ChunkIndex([{ id: 10, heading: 'Rentals', text: 'Rent a bike by the day; Sundays included.' }]);
+    assert.deepEqual(
+      rankChunks([index, other], weightedQuery(['rent on sunday']), 3).map((r) => r.id),
+      [10, 1],
+    );
+  });
+
+  it('forgets the least recently used bases beyond its bound, and rebuilds a base whose stamp changed', async () => {
+    const cache = new KnowledgeIndexCache(5);
+    let loads = 0;
+    const load = async () => {
+      loads++;
+      return chunks;
+    };
+    const stamp = (n: number) => ({ sources: 1, updatedAt: n, chunks: 3 });
+    await cache.index('kb_a', stamp(1), load);
+    await cache.index('kb_a', stamp(1), load);
+    assert.equal(loads, 1, 'built once for one content');
+    await cache.index('kb_a', stamp(2), load);
+    assert.equal(loads, 2, 'built again when the content changed');
+    await cache.index('kb_b', stamp(1), load);
+    assert.equal(cache.chunks, 3, 'a is forgotten: 6 chunks would pass the bound of 5');
+    await cache.index('kb_a', stamp(2), load);
+    assert.equal(loads, 4);
+  });
+});
+
+for (const kind of STORES) {
+  describe(`knowledge retrieval in the process on ${kind.name}`, { skip: kind.skip }, () => {
+    let ts: TestStore;
+    before(async () => {
+      ts = await openTestStore(kind.name);
+    });
+    after(async () => ts?.close());
+
+    let n = 0;
+    async function base(documents: Array<{ title: string; text: string }>): Promise<{ id: string; sources: string[] }> {
+      const id = `kb_${(++n).toString(16).padStart(32, '0')}`;
+      const repo = new KnowledgeRepository(ts.store);
+      await repo.insertBase({ id, account_id: 'acct_test', name: 'test', created_at: 1, updated_at: 1, auto_refresh: 0 });
+      const sources: string[] = [];
+      for (const doc of documents) sources.push(await addSource(id, doc, 10 + sources.length));
+      return { id, sources };
+    }
+    async function addSource(baseId: string, doc: { title: string; text: string }, now: number): Promise<string> {
+      const repo = new KnowledgeRepository(ts.store);
+      const sourceId = `kbs_${(++n).toString(16).padStart(32, '0')}`;
+      await repo.insertSources([{ id: sourceId, knowledge_base_id: baseId, type: 'text', title: doc.title, format: 'text', url: null, body: null, status: 'in_progress', error: null, created_at: now, updated_at: now }]);
+      await ts.store.transaction((tx) => repo.completeSource(baseId, sourceId, chunkDocument(doc.title, doc.text, 'text'), now, tx));
+      return sourceId;
+    }
+
+    it('ranks with stems on both stores alike, and every server sees a change at its next search', async () => {
+      const kb = await base([
+        { title: 'Opening hours', text: 'We open at nine and close at six.' },
+        { title: 'Repairs', text: 'Punctures are mended while you wait.' },
+      ]);
+      const one = new KnowledgeRepository(ts.store);
+      const two = new KnowledgeRepository(ts.store);
+      const found = await one.search([kb.id], weightedQuery(['when are you closing']), 3);
+      assert.deepEqual(found.map((c) => c.source_id), [kb.sources[0]]);
+      assert.ok(found[0]!.score > 0 && found[0]!.score < 1);
+      assert.deepEqual(await one.search([kb.id], weightedQuery(['rentals']), 3), []);
+      // Another server of the store adds a source; the first finds it without being told.
+      await addSource(kb.id, { title: 'Rentals', text: 'Bikes are rented by the day.' }, 50);
+      assert.equal((await two.search([kb.id], weightedQuery(['renting']), 3))[0]?.text, 'Bikes are rented by the day.');
+      assert.equal((await one.search([kb.id], weightedQuery(['renting']), 3))[0]?.text, 'Bikes are rented by the day.');
+      await ts.store.transaction((tx) => one.deleteSource(kb.sources[1]!, tx));
+      assert.deepEqual(await two.search([kb.id], weightedQuery(['punctures']), 3), [], 'a deleted source is gone on every server');
+    });
+
+    it("ranks in the store when the bases hold more chunks than the process indexes", async () => {
+      const kb = await base([
+        { title: 'Opening hours', text: 'We open at nine and close at six.' },
+        { title: 'Repairs', text: 'Punctures are mended while you wait.' },
+      ]);
+      const small = new KnowledgeRepository(ts.store, { maxIndexedChunks: 1 });
+      const found = await small.search([kb.id], weightedQuery(['punctures mended']), 3);
+      assert.deepEqual(found.map((c) => c.source_id), [kb.sources[1]]);
+    });
+  });
+}
