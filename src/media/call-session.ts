@@ -19,6 +19,7 @@ import { type CallScope, runInCallScope } from './call-scope.ts';
 import type { CallEndpoint, CallEvent, EndpointSink, TranscriptLine } from './endpoint.ts';
 import { ConversationTimers } from './conversation-timers.ts';
 import { describeFailure, failureMessage } from './failures.ts';
+import { ReservedStt } from '../providers/reserved-stt.ts';
 
 /** The call lifecycle's operations a session uses (services never import media: media depends on them). */
 export interface SessionCallService {
@@ -300,8 +301,11 @@ export class CallSession implements CallScope {
     const remind = built.remind;
 
     const endpoint = this.#endpoint;
+    const stt = this.#d.providers.stt;
     const p = new VoicePipeline({
       ...this.#d.providers,
+      // Its stream takes the recogniser room held for it since it was created (issue 25).
+      stt: stt instanceof ReservedStt ? stt.forCall(this.callId) : stt,
       // Retell's begin_message_delay_ms (issue 26): the opening waits; versions saved before it have none.
       engine: withBeginDelay(built.engine, settings.begin_message_delay_ms ?? 0, this.#d.scheduler),
       // A Retell voice id ('openai-Alloy') is spoken by the configured voice it names (domain/voice.ts).

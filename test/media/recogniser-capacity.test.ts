@@ -2,6 +2,8 @@
 // open) is refused at create-web-call with the account concurrency limit's answer (429,
 // `concurrency_limit_reached`), before anything is created; once a call ends its room is free
 // again. Before, the call was created and then cut off when its stream was refused at the join.
+// A created call holds its room until it joins (src/providers/reserved-stt.ts): the next create
+// is refused before the first has joined, and deleting the first gives its room back.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { WebCallClient } from '../../src/client/web-call-client.ts';
@@ -43,6 +45,33 @@ for (const kind of STORES) {
         return r.status === 201 ? r : undefined;
       }, 5_000, 100);
       assert.equal(again.status, 201);
+    });
+
+    it('a created call holds its room until it joins: the next is refused before the join, delete gives the room back, the join is never refused', { timeout: 60_000 }, async () => {
+      const agentId = await s.flowAgent(flow, { denoising_mode: 'no-denoise' });
+      for (const c of (await s.api('POST', '/v2/list-calls', {})).json as Array<{ call_id: string; call_status: string }>) {
+        if (c.call_status === 'registered') assert.equal((await s.api('DELETE', `/v2/delete-call/${c.call_id}`)).status, 204);
+      }
+      const first = await s.api('POST', '/v2/create-web-call', { agent_id: agentId });
+      assert.equal(first.status, 201, JSON.stringify(first.json));
+      // Nothing is open yet, but the room is first's until it joins.
+      const raced = await s.api('POST', '/v2/create-web-call', { agent_id: agentId });
+      assert.equal(raced.status, 429, JSON.stringify(raced.json));
+      assert.equal(raced.json.code, 'concurrency_limit_reached');
+
+      assert.equal((await s.api('DELETE', `/v2/delete-call/${first.json.call_id}`)).status, 204);
+      const second = await s.api('POST', '/v2/create-web-call', { agent_id: agentId });
+      assert.equal(second.status, 201, JSON.stringify(second.json));
+      const client = await WebCallClient.join({ url: s.baseUrl, accessToken: second.json.access_token });
+      await client.waitFor('agent_start_talking', 10_000); // joined: its stream opened in the room held for it
+      assert.equal((await s.api('POST', '/v2/create-web-call', { agent_id: agentId })).status, 429);
+      await client.hangup();
+      await client.ended;
+      const ended = await eventually(async () => {
+        const r = await s.api('GET', `/v2/get-call/${second.json.call_id}`);
+        return r.json.call_status === 'ended' ? r : undefined;
+      }, 5_000, 100);
+      assert.equal(ended.json.disconnection_reason, 'user_hangup');
     });
   });
 }
