@@ -309,7 +309,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     metrics,
     store,
     notifications,
-    services: { accounts, agents, calls, lifecycle, recordings, recordingLinks, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, webhookPump: webhookParts.pump, leads, tickets, phoneNumbers, phoneCalls: new PhoneCallService({ lifecycle, phoneNumbers, accounts }), knowledge, housekeeping, tests },
+    services: { accounts, agents, calls, lifecycle, recordings, recordingLinks, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, webhookPump: webhookParts.pump, leads, tickets, phoneNumbers, phoneCalls: new PhoneCallService({ lifecycle, phoneNumbers, accounts, recogniserFull: () => recogniser.full() }), knowledge, housekeeping, tests },
     media: { providers, sessions, inboundCalls: inboundCallAskerFor({ client: webhookParts.functionClient, secrets: webhookParts.webhooks, clock, log: logger.child({ component: 'inbound_webhook' }) }) },
     close() {
       // Calls in progress end first (server_shutdown), while the store can still record them.

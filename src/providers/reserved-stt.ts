@@ -60,6 +60,12 @@ export class ReservedStt implements SttProvider {
     return inner && { open: inner.open + this.reserved(), max: inner.max };
   }
 
+  /** Whether streams open plus rooms held fill the recogniser (a carrier's webhook answers busy then). */
+  full(): boolean {
+    const room = this.capacity();
+    return room !== undefined && room.open >= room.max;
+  }
+
   /** Calls holding room now (their join windows not yet over). */
   reserved(): number {
     const now = this.#clock.now();
