@@ -9,7 +9,8 @@
 // SIP call gets 486 Busy Here (baresip, Debian, as the phone), an inbound Twilio call
 // <Reject reason="busy"/> from the voice webhook (a local server speaking Twilio's wire
 // protocol), an outbound create-phone-call 429; no call row is made for any of them. Once the
-// holder is deleted, a Twilio call gets its stream. One server for all, to keep the suite short.
+// holder is deleted, a placed call holds the room while it rings and gives it back once it rang out,
+// and a Twilio call gets its stream. One server for all, to keep the suite short.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { WebCallClient } from '../../src/client/web-call-client.ts';
@@ -150,6 +151,16 @@ for (const kind of STORES) {
       }
 
       assert.equal((await s.api('DELETE', `/v2/delete-call/${holder}`)).status, 204);
+      // A placed call holds the room while it rings; rung out unanswered, it gives it back.
+      const ringing = await s.api('POST', '/v2/create-phone-call', { from_number: TWILIO_NUMBER, to_number: '+14155550777' });
+      assert.equal(ringing.status, 201, JSON.stringify(ringing.json));
+      assert.equal((await s.api('POST', '/v2/create-web-call', { agent_id: agentId })).status, 429, 'the ringing call holds the room');
+      assert.equal(await twilio.fail(ringing.json.telephony_identifier, 'no-answer'), 204);
+      assert.equal((await s.api('GET', `/v2/get-call/${ringing.json.call_id}`)).json.disconnection_reason, 'dial_no_answer');
+      const after = await s.api('POST', '/v2/create-web-call', { agent_id: agentId });
+      assert.equal(after.status, 201, 'its room was given back');
+      assert.equal((await s.api('DELETE', `/v2/delete-call/${after.json.call_id}`)).status, 204);
+
       const again = await twilio.ring(`${PUBLIC}/twilio/voice`, { from: '+14155550123', to: TWILIO_NUMBER });
       assert.match(again.twiml, /<Connect><Stream/);
       assert.ok(await eventually(async () => (await calls()).find((c) => c.call_status === 'ongoing'), 10_000));
