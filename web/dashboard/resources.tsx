@@ -248,7 +248,7 @@ export function ResourcePage({ api, kind, id, focus }: { api: Api; kind: Kind; i
             </div>
           )}
           {mode === 'form' && isAgent ? (
-            <AgentForm api={api} draft={draft} onChange={setDraft} />
+            <AgentForm api={api} draft={draft} onChange={setDraft} error={error} withoutEffect={(item.data?.accepted_without_effect as string[] | undefined) ?? []} />
           ) : mode === 'form' && isFlow ? (
             <LazyFlowBuilder flow={draft} onChange={setDraft} error={error} isNew={isNew} />
           ) : (
