@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { after, before, describe, test } from 'node:test';
 import { ALL_SETTINGS, SETTING_GROUPS, settingId } from '../../web/dashboard/agent-settings.ts';
-import { ARTIFACTS_DIR, type Browser, NOT_BUILT, NO_CHROMIUM, assertFitsWidth, launchBrowser, screenshot, speechWav } from './browser.ts';
+import { ARTIFACTS_DIR, type Browser, NOT_BUILT, NO_CHROMIUM, assertFitsWidth, eventually, launchBrowser, screenshot, speechWav } from './browser.ts';
 import { type WebServer, createDemoAgent, startWebServer } from './server.ts';
 
 /** Screenshots of the page at 1280 and 390 px; at 390 px nothing may scroll sideways. */
@@ -29,7 +29,7 @@ describe('dashboard agent form', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 120_
   let page: Page;
   const consoleErrors: string[] = [];
   before(async () => {
-    web = await startWebServer();
+    web = await startWebServer({ ACCESS_TOKEN_TTL_MS: '1500', TOKEN_SWEEP_INTERVAL_MS: '200' }); // unjoined calls expire at once
     browser = await launchBrowser({ microphoneWav: await speechWav(path.join(ARTIFACTS_DIR, 'agent-form-microphone.wav'), 'hello', 100, 100) });
     page = await browser.newPage();
     page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
@@ -122,4 +122,21 @@ describe('dashboard agent form', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 120_
     assert.deepEqual(consoleErrors.filter((e) => !/status of 400/.test(e)), []);
   });
 
+  test('a call nobody joined is one line saying so and what to do, registered and then expired', async () => {
+    const { agentId } = await createDemoAgent(web, 'Unjoined');
+    const created = await web.api('POST', '/v2/create-web-call', { agent_id: agentId });
+    assert.equal(created.status, 201, JSON.stringify(created.json));
+    const callId: string = created.json.call_id;
+    await page.goto(`${web.baseUrl}/dashboard#/calls/${callId}`);
+    await page.waitForSelector('#call-unjoined');
+    assert.match((await page.textContent('#call-unjoined')) ?? '', /registered.*not joined yet.*access token/s);
+    assert.equal(await page.locator('main .card').count(), 0, 'no empty cards');
+    await bothWidths(page, 'dashboard-call-registered');
+    await eventually(async () => (await web.api('GET', `/v2/get-call/${callId}`)).json.disconnection_reason === 'error_user_not_joined', 10_000, 'the token expired');
+    await page.reload();
+    await page.waitForSelector('#call-unjoined');
+    assert.match((await page.textContent('#call-unjoined')) ?? '', /error.*Never joined.*Create a call and join it at once/s);
+    assert.equal(await page.locator('main .card').count(), 0, 'no empty cards');
+    await bothWidths(page, 'dashboard-call-unjoined');
+  });
 });
