@@ -122,6 +122,27 @@ describe('dashboard agent form', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 120_
     assert.deepEqual(consoleErrors.filter((e) => !/status of 400/.test(e)), []);
   });
 
+  test('voice preview: a sentence spoken with the form\'s voice and speed plays in an audio element', async () => {
+    const { agentId } = await createDemoAgent(web, 'Preview');
+    await page.goto(`${web.baseUrl}/dashboard#/agents/${agentId}`);
+    await page.waitForSelector('#agent-form select#agent-voice');
+    await page.selectOption('#agent-voice', 'flite-slt');
+    await page.fill('#voice-preview-text', 'Thank you for calling Harbor Bikes.');
+    const asked = page.waitForRequest('**/v2/voice-preview');
+    await page.click('#voice-preview-play');
+    assert.deepEqual((await asked).postDataJSON(), { text: 'Thank you for calling Harbor Bikes.', voice_id: 'flite-slt', voice_speed: 1, volume: 1, normalize_for_speech: false });
+    await page.waitForSelector('#voice-preview-audio');
+    // It plays: the element has the sample's length and its clock moves.
+    const normal = await eventually(() => page.$eval('#voice-preview-audio', (a) => ((a as HTMLAudioElement).duration > 0 ? (a as HTMLAudioElement).duration : null)), 10_000, 'the sample loaded');
+    assert.ok(normal > 1 && normal < 6, `about 2 s of speech, got ${normal} s`);
+    await eventually(() => page.$eval('#voice-preview-audio', (a) => (a as HTMLAudioElement).currentTime > 0.2), 10_000, 'the sample playing');
+    // At speed 2 the sample is shorter: the preview follows the unsaved form.
+    await page.fill('#agent-voice-speed', '2');
+    await page.click('#voice-preview-play');
+    await eventually(() => page.$eval('#voice-preview-audio', (a, before) => ((a as HTMLAudioElement).duration > 0 && (a as HTMLAudioElement).duration < before * 0.75 ? true : null), normal), 10_000, 'a shorter sample at speed 2');
+    await bothWidths(page, 'dashboard-agent-voice-preview');
+  });
+
   test('a call nobody joined is one line saying so and what to do, registered and then expired', async () => {
     const { agentId } = await createDemoAgent(web, 'Unjoined');
     const created = await web.api('POST', '/v2/create-web-call', { agent_id: agentId });

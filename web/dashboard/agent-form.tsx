@@ -5,11 +5,11 @@
  * are kept as they are.
  */
 import { Fragment } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { type Api, ApiError } from './api.ts';
 import { type AgentDraft, SETTING_GROUPS, type SettingGroup, fieldOfError, settingId } from './agent-settings.ts';
 import { SettingInput, readSetting, shownDefault, writeSetting } from './setting-input.tsx';
-import { messageOf, useAsync } from './ui.tsx';
+import { ErrorBox, messageOf, useAsync } from './ui.tsx';
 
 export type { AgentDraft };
 
@@ -55,6 +55,46 @@ function VoicePicker({ api, value, onChange }: { api: Api; value: string; onChan
   );
 }
 
+/** Longest preview text (the API's bound: MAX_PREVIEW_TEXT_LENGTH in src/http/routes/voice.routes.ts). */
+const PREVIEW_MAX_CHARS = 300;
+
+/**
+ * Hear the voice: a sentence spoken by the server's speech engine (POST /v2/voice-preview) with
+ * the draft's voice, speed, volume, pronunciations and normalising, saved or not.
+ */
+function VoicePreview({ api, draft }: { api: Api; draft: AgentDraft }) {
+  const [text, setText] = useState('Hello, thanks for calling. How can I help you today?');
+  const [url, setUrl] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => () => {
+    if (url) URL.revokeObjectURL(url);
+  }, [url]);
+  const play = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      const style = Object.fromEntries(['voice_id', 'voice_speed', 'volume', 'normalize_for_speech', 'pronunciation_dictionary'].filter((k) => draft[k] !== undefined && draft[k] !== null).map((k) => [k, draft[k]]));
+      const response = await api.raw('POST', '/v2/voice-preview', { text, ...style });
+      setUrl(URL.createObjectURL(await response.blob()));
+    } catch (e) {
+      setError(messageOf(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="voice-preview" id="voice-preview">
+      <div class="row">
+        <input id="voice-preview-text" aria-label="Sentence to hear" value={text} maxLength={PREVIEW_MAX_CHARS} onInput={(e) => setText((e.target as HTMLInputElement).value)} />
+        <button type="button" class="secondary" id="voice-preview-play" disabled={busy || text.trim() === ''} onClick={() => void play()}>{busy ? 'Speaking…' : 'Hear it'}</button>
+      </div>
+      {url && <audio id="voice-preview-audio" src={url} controls autoplay />}
+      <ErrorBox error={error} id="voice-preview-error" />
+    </div>
+  );
+}
+
 interface EngineChoice {
   id: string;
   label: string;
@@ -76,7 +116,7 @@ function SettingFields({ api, group, draft, onChange, errorField, error }: { api
               <label for={id}>{setting.label}{setting.noEffect && <> <span class="badge no-effect" title="Accepted as Retell does; without effect on this server">no effect</span></>}</label>
               <div>
                 {setting.key === 'voice_id' ? (
-                  <VoicePicker api={api} value={typeof value === 'string' ? value : ''} onChange={change} />
+                  <><VoicePicker api={api} value={typeof value === 'string' ? value : ''} onChange={change} /><VoicePreview api={api} draft={draft} /></>
                 ) : (
                   <SettingInput setting={setting} value={value} onChange={change} invalid={invalid} />
                 )}
