@@ -3,6 +3,7 @@
  * agent setting in its group with its help and default; settings of every kind changed and saved
  * as a new version (what the API then answers is checked); a Retell field without effect marked so
  * from the answer's `accepted_without_effect`; the API's 400 shown on the field it names.
+ * The voice preview heard in the page; a service LLM made with its form; a call nobody joined.
  * Screenshots at 1280 and 390 px, nothing wider than 390 px.
  */
 import assert from 'node:assert/strict';
@@ -141,6 +142,68 @@ describe('dashboard agent form', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 120_
     await page.click('#voice-preview-play');
     await eventually(() => page.$eval('#voice-preview-audio', (a, before) => ((a as HTMLAudioElement).duration > 0 && (a as HTMLAudioElement).duration < before * 0.75 ? true : null), normal), 10_000, 'a shorter sample at speed 2');
     await bothWidths(page, 'dashboard-agent-voice-preview');
+  });
+
+  test('a service LLM made with its form: model, prompt, tools, states; the JSON one tab away is exactly what was saved', async () => {
+    await page.goto(`${web.baseUrl}/dashboard#/llms/new`);
+    await page.waitForSelector('#llm-form');
+    assert.equal(await page.inputValue('#llm-prompt'), 'You are a helpful assistant.', 'the template');
+    await page.fill('#llm-model', 'gpt-4o-mini');
+    await page.fill('#llm-temperature', '0.3');
+    await page.fill('#llm-prompt', 'You take bookings for Harbor Bikes.');
+    await page.fill('#llm-begin-message', 'Harbor Bikes, how can I help?');
+    // Tools of every state: a custom function and end_call.
+    await page.click('#llm-general-tools [data-action="add-tool"]');
+    await page.fill('#llm-general-tools [data-tool="0"] [data-field="name"]', 'check_order');
+    await page.fill('#llm-general-tools [data-tool="0"] [data-field="url"]', 'https://orders.example.com/status');
+    await page.fill('#llm-general-tools-0-parameters', '{"type":"object","properties":{"order":{"type":"string"}}}');
+    await page.selectOption('#llm-general-tools > .row [data-action="tool-type"]', 'end_call');
+    await page.click('#llm-general-tools > .row [data-action="add-tool"]');
+    // Two states, an edge from the first to the second, a transfer_call in the second.
+    await page.click('#llm-add-state');
+    await page.click('#llm-add-state');
+    await page.fill('#llm-states [data-state="0"] [data-field="name"]', 'greeting');
+    await page.fill('#llm-states [data-state="0"] [data-field="state_prompt"]', 'Find out what the caller wants.');
+    await page.fill('#llm-states [data-state="1"] [data-field="name"]', 'booking');
+    await page.click('#llm-states [data-state="0"] [data-action="add-edge"]');
+    await page.fill('#llm-states [data-state="0"] [data-edge="0"] [data-field="edge_description"]', 'The caller wants to book.');
+    await page.selectOption('#llm-state-1-tools [data-action="tool-type"]', 'transfer_call');
+    await page.click('#llm-state-1-tools [data-action="add-tool"]');
+    await page.fill('#llm-state-1-tools [data-tool="0"] [data-field="number"]', '+15550123');
+    await page.fill('#llm-top-k', '4');
+    await bothWidths(page, 'dashboard-llm-form');
+    await page.click('#save');
+    await page.waitForURL(/#\/llms\/llm_/);
+    const llmId = /#\/llms\/([^/]+)$/.exec(page.url())![1]!;
+    const saved = (await web.api('GET', `/get-service-llm/${llmId}`)).json;
+    assert.deepEqual(
+      { model: saved.model, t: saved.model_temperature, prompt: saved.general_prompt, begin: saved.begin_message, tools: saved.general_tools, states: saved.states, kb: saved.kb_config },
+      {
+        model: 'gpt-4o-mini', t: 0.3, prompt: 'You take bookings for Harbor Bikes.', begin: 'Harbor Bikes, how can I help?',
+        tools: [
+          { type: 'custom', name: 'check_order', url: 'https://orders.example.com/status', parameters: { type: 'object', properties: { order: { type: 'string' } } } },
+          { type: 'end_call', name: 'end_call' },
+        ],
+        states: [
+          { name: 'greeting', state_prompt: 'Find out what the caller wants.', edges: [{ destination_state_name: 'booking', description: 'The caller wants to book.' }] },
+          { name: 'booking', tools: [{ type: 'transfer_call', name: 'transfer_call', transfer_destination: { type: 'predefined', number: '+15550123' } }] },
+        ],
+        kb: { top_k: 4 },
+      },
+    );
+    // The JSON tab holds what was saved (less the fields the server sets), and back to the form unchanged.
+    await page.waitForSelector('#llm-form');
+    await page.click('#tab-json');
+    const json = JSON.parse(await page.inputValue('#json-editor'));
+    const { llm_id: _id, created_at: _c, last_modification_timestamp: _m, accepted_without_effect: _a, ...editable } = saved;
+    assert.deepEqual(json, editable);
+    await page.click('#tab-form');
+    assert.equal(await page.inputValue('#llm-states [data-state="1"] [data-field="name"]'), 'booking');
+    // A refusal is shown on its field: a state edge to a state that does not exist.
+    await page.fill('#llm-states [data-state="0"] [data-edge="0"] [data-field="destination_state_name"]', 'nowhere');
+    await page.click('#save');
+    await page.waitForSelector('#llm-states-error');
+    assert.match((await page.textContent('#llm-states-error')) ?? '', /nowhere/);
   });
 
   test('a call nobody joined is one line saying so and what to do, registered and then expired', async () => {

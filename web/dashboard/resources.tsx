@@ -4,6 +4,7 @@ import { formatTime } from '../shared/call-views.tsx';
 import type { Api } from './api.ts';
 import { AgentForm, type AgentDraft, VersionDiff, jsonError } from './agent-form.tsx';
 import { KnowledgeLink } from './knowledge.tsx';
+import { LlmForm } from './llm-form.tsx';
 import { TestCall } from './test-call.tsx';
 import { Card, ErrorBox, Json, Loading, go, messageOf, useAsync } from './ui.tsx';
 
@@ -157,7 +158,8 @@ export function ResourcePage({ api, kind, id, focus }: { api: Api; kind: Kind; i
     [kind.route, id],
   );
   const isFlow = kind.route === 'flows';
-  const hasForm = isAgent || isFlow;
+  const isLlm = kind.route === 'llms';
+  const hasForm = isAgent || isFlow || isLlm;
   const [mode, setMode] = useState<'form' | 'json'>(hasForm ? 'form' : 'json');
   const [text, setText] = useState('');
   const [draft, setDraft] = useState<AgentDraft>({});
@@ -249,6 +251,8 @@ export function ResourcePage({ api, kind, id, focus }: { api: Api; kind: Kind; i
           )}
           {mode === 'form' && isAgent ? (
             <AgentForm api={api} draft={draft} onChange={setDraft} error={error} withoutEffect={(item.data?.accepted_without_effect as string[] | undefined) ?? []} />
+          ) : mode === 'form' && isLlm ? (
+            <LlmForm api={api} draft={draft} onChange={setDraft} error={error} />
           ) : mode === 'form' && isFlow ? (
             <LazyFlowBuilder flow={draft} onChange={setDraft} error={error} isNew={isNew} />
           ) : (
