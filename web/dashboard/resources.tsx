@@ -4,7 +4,7 @@ import { formatTime } from '../shared/call-views.tsx';
 import type { Api } from './api.ts';
 import { AgentForm, type AgentDraft, VersionDiff, jsonError } from './agent-form.tsx';
 import { KnowledgeLink } from './knowledge.tsx';
-import { LlmForm } from './llm-form.tsx';
+import type { AgentDraft as LlmDraft } from './agent-settings.ts';
 import { TestCall } from './test-call.tsx';
 import { Card, ErrorBox, Json, Loading, go, messageOf, useAsync } from './ui.tsx';
 
@@ -117,6 +117,15 @@ function LazyFlowBuilder(props: { flow: Record<string, unknown>; onChange: (flow
   if (!module.data) return <p class="muted">Loading the builder…</p>;
   const { FlowBuilder } = module.data;
   return <FlowBuilder {...props} />;
+}
+
+/** The service-LLM form, loaded on first use (a separate chunk, as the flow builder is). */
+function LazyLlmForm(props: { api: Api; draft: LlmDraft; onChange: (next: LlmDraft) => void; error: string | null }) {
+  const module = useAsync(() => import('./llm-form.tsx'), []);
+  if (module.error) return <ErrorBox error={`Could not load the form: ${module.error}`} />;
+  if (!module.data) return <p class="muted">Loading the form…</p>;
+  const { LlmForm } = module.data;
+  return <LlmForm {...props} />;
 }
 
 /** The agents whose response engine is this flow. */
@@ -252,7 +261,7 @@ export function ResourcePage({ api, kind, id, focus }: { api: Api; kind: Kind; i
           {mode === 'form' && isAgent ? (
             <AgentForm api={api} draft={draft} onChange={setDraft} error={error} withoutEffect={(item.data?.accepted_without_effect as string[] | undefined) ?? []} />
           ) : mode === 'form' && isLlm ? (
-            <LlmForm api={api} draft={draft} onChange={setDraft} error={error} />
+            <LazyLlmForm api={api} draft={draft} onChange={setDraft} error={error} />
           ) : mode === 'form' && isFlow ? (
             <LazyFlowBuilder flow={draft} onChange={setDraft} error={error} isNew={isNew} />
           ) : (
