@@ -111,7 +111,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   await app.register(async (authed) => {
     requireApiKey(authed, runtime.services.accounts);
     await authed.register(agentRoutes(runtime.services.agents));
-    await authed.register(voiceRoutes(runtime.services.agents));
+    await authed.register(voiceRoutes(runtime.services.agents, runtime.services.voicePreviews));
     await authed.register(callRoutes(runtime.services.calls));
     await authed.register(pagedRoutes(runtime.services.calls, runtime.services.agents));
     await authed.register(recordingRoutes({ calls: runtime.services.calls, recordings: runtime.services.recordings }));

@@ -4,6 +4,10 @@ import type { Logger } from './lib/logger.ts';
 import { Metrics } from './lib/metrics.ts';
 import { type Scheduler, realScheduler } from './lib/scheduler.ts';
 import { TokenBuckets } from './lib/token-bucket.ts';
+import { VoicePreviewService } from './services/voice-preview.service.ts';
+import { PREVIEW_LIMITS, synthesisePreview } from './voice/voice-preview.ts';
+import { errors } from './domain/errors.ts';
+import { ProviderError } from './providers/errors.ts';
 import { AccountRepository } from './storage/account.repository.ts';
 import { AgentRepository } from './storage/agent.repository.ts';
 import { CallRepository } from './storage/call.repository.ts';
@@ -90,6 +94,8 @@ export interface Services {
   housekeeping: HousekeepingService;
   /** Agent tests: test cases and runs of simulated calls (issue 28). */
   tests: AgentTestService;
+  /** Voice previews: a short text spoken with an agent's voice settings (issue 27). */
+  voicePreviews: VoicePreviewService;
 }
 
 /** Everything a process runs on: config, clock, store and the services over it. */
@@ -301,6 +307,17 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   // Other servers' webhook events wake this server's delivery worker (which also polls).
   const wakeWorker = () => webhookParts.dispatcher.wake();
   notifications.subscribe('switchboard_webhooks', { onMessage: wakeWorker, onResync: wakeWorker });
+  const voicePreviews = new VoicePreviewService({
+    speech: speechCatalog(providers),
+    limiter: new TokenBuckets(clock),
+    synthesise: async (text, style) => {
+      try {
+        return await synthesisePreview(providers.tts, text, style, PREVIEW_LIMITS);
+      } catch (error) {
+        throw errors.speechUnavailable(`The speech engine (${providers.tts.id}) could not speak the preview: ${error instanceof ProviderError ? error.message : 'it failed'}.`, error);
+      }
+    },
+  });
   notifications.subscribe('call_updates', { onMessage: (callId) => sessions.onCallUpdated(callId), onResync: () => sessions.resyncCalls() });
 
   let closing: Promise<void> | null = null;
@@ -312,7 +329,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     metrics,
     store,
     notifications,
-    services: { accounts, agents, calls, lifecycle, recordings, recordingLinks, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, webhookPump: webhookParts.pump, leads, tickets, phoneNumbers, phoneCalls: new PhoneCallService({ lifecycle, phoneNumbers, accounts, recogniserFull: () => recogniser.full() }), knowledge, housekeeping, tests },
+    services: { accounts, agents, calls, lifecycle, recordings, recordingLinks, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, webhookPump: webhookParts.pump, leads, tickets, phoneNumbers, phoneCalls: new PhoneCallService({ lifecycle, phoneNumbers, accounts, recogniserFull: () => recogniser.full() }), knowledge, housekeeping, tests, voicePreviews },
     media: { providers, sessions, inboundCalls: inboundCallAskerFor({ client: webhookParts.functionClient, secrets: webhookParts.webhooks, clock, log: logger.child({ component: 'inbound_webhook' }) }) },
     close() {
       // Calls in progress end first (server_shutdown), while the store can still record them.

@@ -102,6 +102,8 @@ export const errors = {
   webrtcInvalid: (message: string) => new AppError('invalid_request', 'invalid', message),
   /** The server holds as many WebRTC sessions still connecting as it may. */
   webrtcBusy: () => new AppError('webrtc_busy', 'unavailable', 'Too many WebRTC sessions are connecting; try again shortly, or join over the WebSocket.', { retryAfterMs: 1_000 }),
+  /** The speech synthesiser failed or took too long to speak a voice preview (issue 27); the message says which. */
+  speechUnavailable: (message: string, cause?: unknown) => new AppError('tts_unavailable', 'unavailable', message, { retryAfterMs: 1_000, cause }),
   /** The server is shutting down. */
   serverShuttingDown: () => new AppError('server_shutting_down', 'unavailable', 'The server is shutting down; try again shortly.', { retryAfterMs: 1_000 }),
   /** A call that cannot be deleted while it runs. */

@@ -1,15 +1,17 @@
 /**
- * The agent's common settings as a form (name, voice, language, interruption sensitivity, max
- * duration, silence end, webhook URL, storage policy, response engine), and the diff between
- * two agent versions. The form edits the same object as the JSON editor: fields it does not show
+ * The agent form: every agent setting (agent-settings.ts), grouped as Retell's dashboard groups
+ * them, the voice picked from the server's voices, the response engine; and the diff between two
+ * agent versions. The form edits the same object as the JSON editor: fields it does not show
  * are kept as they are.
  */
-import { useState } from 'preact/hooks';
+import { Fragment } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
 import { type Api, ApiError } from './api.ts';
-import { messageOf, useAsync } from './ui.tsx';
+import { type AgentDraft, SETTING_GROUPS, type SettingGroup, fieldOfError, settingId } from './agent-settings.ts';
+import { SettingInput, readSetting, shownDefault, writeSetting } from './setting-input.tsx';
+import { ErrorBox, messageOf, useAsync } from './ui.tsx';
 
-/** The editable part of an agent (the JSON editor's object). */
-export type AgentDraft = Record<string, unknown>;
+export type { AgentDraft };
 
 /** One entry of `GET /list-voices` (Retell's shape; only these fields are read). */
 interface Voice {
@@ -19,8 +21,6 @@ interface Voice {
   gender?: string;
   accent?: string;
 }
-
-const STORAGE = ['everything', 'everything_except_pii', 'basic_attributes_only'];
 
 /** The voice picker: the server's voices, or a plain field when it has no list (404) or it fails. */
 function VoicePicker({ api, value, onChange }: { api: Api; value: string; onChange: (v: string) => void }) {
@@ -55,14 +55,90 @@ function VoicePicker({ api, value, onChange }: { api: Api; value: string; onChan
   );
 }
 
+/** Longest preview text (the API's bound: MAX_PREVIEW_TEXT_LENGTH in src/http/routes/voice.routes.ts). */
+const PREVIEW_MAX_CHARS = 300;
+
+/**
+ * Hear the voice: a sentence spoken by the server's speech engine (POST /v2/voice-preview) with
+ * the draft's voice, speed, volume, pronunciations and normalising, saved or not.
+ */
+function VoicePreview({ api, draft }: { api: Api; draft: AgentDraft }) {
+  const [text, setText] = useState('Hello, thanks for calling. How can I help you today?');
+  const [url, setUrl] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => () => {
+    if (url) URL.revokeObjectURL(url);
+  }, [url]);
+  const play = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      const style = Object.fromEntries(['voice_id', 'voice_speed', 'volume', 'normalize_for_speech', 'pronunciation_dictionary'].filter((k) => draft[k] !== undefined && draft[k] !== null).map((k) => [k, draft[k]]));
+      const response = await api.raw('POST', '/v2/voice-preview', { text, ...style });
+      setUrl(URL.createObjectURL(await response.blob()));
+    } catch (e) {
+      setError(messageOf(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="voice-preview" id="voice-preview">
+      <div class="row">
+        <input id="voice-preview-text" aria-label="Sentence to hear" value={text} maxLength={PREVIEW_MAX_CHARS} onInput={(e) => setText((e.target as HTMLInputElement).value)} />
+        <button type="button" class="secondary" id="voice-preview-play" disabled={busy || text.trim() === ''} onClick={() => void play()}>{busy ? 'Speaking…' : 'Hear it'}</button>
+      </div>
+      {url && <audio id="voice-preview-audio" src={url} controls autoplay />}
+      <ErrorBox error={error} id="voice-preview-error" />
+    </div>
+  );
+}
+
 interface EngineChoice {
   id: string;
   label: string;
 }
 
-/** The agent form; `onChange` receives the whole draft with the field changed. */
-export function AgentForm({ api, draft, onChange }: { api: Api; draft: AgentDraft; onChange: (next: AgentDraft) => void }) {
+/** One group's settings (the voice has its picker and a preview). */
+function SettingFields({ api, group, draft, onChange, errorField, error }: { api: Api; group: SettingGroup; draft: AgentDraft; onChange: (next: AgentDraft) => void; errorField: string | null; error: string | null }) {
+  return (
+    <fieldset class="setting-group" id={`agent-group-${group.id}`}>
+      <legend>{group.title}</legend>
+      <div class="form">
+        {group.settings.map((setting) => {
+          const id = settingId(setting);
+          const invalid = errorField !== null && setting.key.split('.')[0] === errorField;
+          const value = readSetting(draft, setting.key);
+          const change = (v: unknown) => onChange(writeSetting(draft, setting.key, v));
+          return (
+            <Fragment key={setting.key}>
+              <label for={id}>{setting.label}{setting.noEffect && <> <span class="badge no-effect" title="Accepted as Retell does; without effect on this server">no effect</span></>}</label>
+              <div>
+                {setting.key === 'voice_id' ? (
+                  <><VoicePicker api={api} value={typeof value === 'string' ? value : ''} onChange={change} /><VoicePreview api={api} draft={draft} /></>
+                ) : (
+                  <SettingInput setting={setting} value={value} onChange={change} invalid={invalid} />
+                )}
+              </div>
+              <span class="hint" data-hint={setting.key}>{setting.help} Default: {shownDefault(setting)}.</span>
+              {invalid && error && <span class="field-error" id={`${id}-error`} role="alert">{error}</span>}
+            </Fragment>
+          );
+        })}
+      </div>
+    </fieldset>
+  );
+}
+
+/**
+ * The agent form; `onChange` receives the whole draft with the field changed. `error` is the
+ * API's refusal of the last save, shown again on the field it names; `withoutEffect` is the
+ * answer's `accepted_without_effect`.
+ */
+export function AgentForm({ api, draft, onChange, error = null, withoutEffect = [] }: { api: Api; draft: AgentDraft; onChange: (next: AgentDraft) => void; error?: string | null; withoutEffect?: readonly string[] }) {
   const set = (field: string, value: unknown) => onChange({ ...draft, [field]: value });
+  const errorField = error ? fieldOfError(error) : null;
   const engine = (draft.response_engine ?? { type: 'conversation_flow' }) as { type: string; conversation_flow_id?: string; llm_id?: string; llm_websocket_url?: string };
   const engines = useAsync(async (): Promise<Record<string, EngineChoice[]>> => {
     const [flows, llms] = await Promise.all([
@@ -77,45 +153,17 @@ export function AgentForm({ api, draft, onChange }: { api: Api; draft: AgentDraf
   const engineIdField = engine.type === 'service_llm' ? 'llm_id' : 'conversation_flow_id';
   const engineId = (engine.type === 'service_llm' ? engine.llm_id : engine.conversation_flow_id) ?? '';
   const choices = engines.data?.[engine.type] ?? [];
-  const num = (e: Event) => (e.target as HTMLInputElement).valueAsNumber;
-  const ms = (field: string) => {
-    const value = draft[field];
-    return typeof value === 'number' ? value : undefined;
-  };
 
   return (
-    <div class="form" id="agent-form">
-      <label for="agent-name">Name</label>
-      <input id="agent-name" value={(draft.agent_name as string | null) ?? ''} maxLength={256} onInput={(e) => set('agent_name', (e.target as HTMLInputElement).value || null)} />
-
-      <label for="agent-voice">Voice</label>
-      <div><VoicePicker api={api} value={(draft.voice_id as string | undefined) ?? ''} onChange={(v) => set('voice_id', v)} /></div>
-
-      <label for="agent-language">Language</label>
-      <input id="agent-language" value={(draft.language as string | undefined) ?? ''} placeholder="en-US" maxLength={35} onInput={(e) => set('language', (e.target as HTMLInputElement).value)} />
-
-      <label for="agent-interruption">Interruption sensitivity</label>
-      <input id="agent-interruption" type="number" min={0} max={1} step={0.05} value={(draft.interruption_sensitivity as number | undefined) ?? ''} onInput={(e) => set('interruption_sensitivity', num(e))} />
-      <span class="hint">0 (the user never interrupts the agent) to 1 (any speech interrupts).</span>
-
-      <label for="agent-max-duration">Max duration (min)</label>
-      <input id="agent-max-duration" type="number" min={1} max={120} step={1} value={ms('max_call_duration_ms') === undefined ? '' : ms('max_call_duration_ms')! / 60_000} onInput={(e) => set('max_call_duration_ms', Math.round(num(e) * 60_000))} />
-      <span class="hint">1 to 120 minutes; the call ends at the cap.</span>
-
-      <label for="agent-silence">End after silence (s)</label>
-      <input id="agent-silence" type="number" min={10} max={3600} step={1} value={ms('end_call_after_silence_ms') === undefined ? '' : ms('end_call_after_silence_ms')! / 1000} onInput={(e) => set('end_call_after_silence_ms', Math.round(num(e) * 1000))} />
-      <span class="hint">10 s to 1 h of silence from both sides ends the call.</span>
-
-      <label for="agent-webhook">Webhook URL</label>
-      <input id="agent-webhook" type="url" placeholder="https://example.com/hooks (optional)" value={(draft.webhook_url as string | null) ?? ''} onInput={(e) => set('webhook_url', (e.target as HTMLInputElement).value || null)} />
-
-      <label for="agent-storage">Storage</label>
-      <select id="agent-storage" value={(draft.data_storage_setting as string | undefined) ?? 'everything'} onChange={(e) => set('data_storage_setting', (e.target as HTMLSelectElement).value)}>
-        {STORAGE.map((s) => <option key={s} value={s}>{s}</option>)}
-      </select>
-
+    <div id="agent-form">
+      {withoutEffect.length > 0 && (
+        <p class="notice" id="agent-without-effect">Set, and accepted as Retell does, but without effect on this server: {withoutEffect.join(', ')}.</p>
+      )}
+      <fieldset class="setting-group" id="agent-group-engine">
+      <legend>Response engine and knowledge</legend>
+      <div class="form">
       <label for="agent-engine-type">Response engine</label>
-      <select id="agent-engine-type" value={engine.type} onChange={(e) => {
+      <select id="agent-engine-type" class={errorField === 'response_engine' ? 'invalid' : undefined} value={engine.type} onChange={(e) => {
         const type = (e.target as HTMLSelectElement).value;
         const first = engines.data?.[type]?.[0]?.id ?? '';
         set('response_engine', type === 'custom_llm' ? { type, llm_websocket_url: '' } : type === 'service_llm' ? { type, llm_id: first } : { type, conversation_flow_id: first });
@@ -128,7 +176,7 @@ export function AgentForm({ api, draft, onChange }: { api: Api; draft: AgentDraf
       {engine.type === 'custom_llm' ? <>
       <label for="agent-llm-url">LLM WebSocket URL</label>
       <div>
-        <input id="agent-llm-url" type="url" placeholder="wss://example.com/llm-websocket" value={engine.llm_websocket_url ?? ''} onInput={(e) => set('response_engine', { type: 'custom_llm', llm_websocket_url: (e.target as HTMLInputElement).value })} />
+        <input id="agent-llm-url" type="url" placeholder="wss://example.com/llm-websocket" value={engine.llm_websocket_url ?? ''} onInput={(e) => set('response_engine', { ...engine, llm_websocket_url: (e.target as HTMLInputElement).value })} />
         <span class="hint">Each call dials this URL + /call_id and speaks Retell's LLM WebSocket protocol (docs/custom-llm.md).</span>
       </div>
       </> : <>
@@ -140,8 +188,14 @@ export function AgentForm({ api, draft, onChange }: { api: Api; draft: AgentDraf
         </select>
         {engines.error && <span class="hint">Could not list the engines: {engines.error}</span>}
         {engine.type === 'conversation_flow' && engineId && <> <a href={`#/flows/${engineId}`}>Open the flow</a></>}
+        {engine.type === 'service_llm' && engineId && <> <a href={`#/llms/${engineId}`}>Open the LLM</a></>}
       </div>
       </>}
+      <span class="hint">Knowledge bases belong to the service LLM (its knowledge_base_ids and kb_config) or to a custom LLM's engine: see the Knowledge bases card.</span>
+      {errorField === 'response_engine' && error && <span class="field-error" id="agent-engine-type-error" role="alert">{error}</span>}
+      </div>
+      </fieldset>
+      {SETTING_GROUPS.map((group) => <SettingFields key={group.id} api={api} group={group} draft={draft} onChange={onChange} errorField={errorField} error={error} />)}
     </div>
   );
 }

@@ -171,6 +171,24 @@ function mediaSummary(media: Call['media']): string {
   return `${media.transport}, ${media.codec} ${media.sample_rate / 1000} kHz; ${inbound}; out ${count(media.packets_out)} packets (${kb(media.bytes_out)})`;
 }
 
+/**
+ * One plain line for a call nobody talked on, or null: created and not joined yet (`registered`),
+ * expired unjoined (`error_user_not_joined`), or joined without a sound (`error_no_audio_received`)
+ * and nothing said. Such a call has no transcript, recording, latency or analysis to show.
+ */
+export function unjoinedLine(c: Pick<Call, 'call_status' | 'disconnection_reason' | 'transcript_object'>): string | null {
+  if (c.call_status === 'registered') {
+    return 'Created, not joined yet: join it with the access token from its creation answer before the token expires (30 s by default: ACCESS_TOKEN_TTL_MS) with the web SDK, cli join or Test call on the agent, or it ends as error_user_not_joined.';
+  }
+  if (c.disconnection_reason === 'error_user_not_joined') {
+    return 'Never joined: nobody connected with its access token before it expired, so there is nothing to show. Create a call and join it at once (the web SDK, cli join, or Test call on the agent).';
+  }
+  if (c.disconnection_reason === 'error_no_audio_received' && !(Array.isArray(c.transcript_object) && c.transcript_object.length > 0)) {
+    return 'Joined, but no audio arrived, so there is nothing to show: check the microphone permission and the connection (docs/media-protocol.md), then call again.';
+  }
+  return null;
+}
+
 export function CallPage({ api, callId }: { api: Api; callId: string }) {
   const call = useAsync(() => api.get<Call>(`/v2/get-call/${encodeURIComponent(callId)}`), [callId]);
   const [audio, setAudio] = useState<HTMLAudioElement | null>(null);
@@ -183,7 +201,12 @@ export function CallPage({ api, callId }: { api: Api; callId: string }) {
       <p><a href="#/calls">← Calls</a></p>
       <h1>Call <code class="id">{callId}</code></h1>
       <Loading state={call} />
-      {c && (
+      {c && unjoinedLine(c) !== null && (
+        <p class="notice" id="call-unjoined">
+          <Badge value={c.call_status} /> {unjoinedLine(c)} Agent: <a href={`#/agents/${c.agent_id}`}>{c.agent_name ?? c.agent_id}</a> v{c.agent_version}; created {formatTime(c.created_at)}.
+        </p>
+      )}
+      {c && unjoinedLine(c) === null && (
         <>
           <div class="grid2">
             <Card title="Status" id="call-status">

@@ -4,6 +4,7 @@ import { formatTime } from '../shared/call-views.tsx';
 import type { Api } from './api.ts';
 import { AgentForm, type AgentDraft, VersionDiff, jsonError } from './agent-form.tsx';
 import { KnowledgeLink } from './knowledge.tsx';
+import type { AgentDraft as LlmDraft } from './agent-settings.ts';
 import { TestCall } from './test-call.tsx';
 import { Card, ErrorBox, Json, Loading, go, messageOf, useAsync } from './ui.tsx';
 
@@ -118,6 +119,15 @@ function LazyFlowBuilder(props: { flow: Record<string, unknown>; onChange: (flow
   return <FlowBuilder {...props} />;
 }
 
+/** The service-LLM form, loaded on first use (a separate chunk, as the flow builder is). */
+function LazyLlmForm(props: { api: Api; draft: LlmDraft; onChange: (next: LlmDraft) => void; error: string | null }) {
+  const module = useAsync(() => import('./llm-form.tsx'), []);
+  if (module.error) return <ErrorBox error={`Could not load the form: ${module.error}`} />;
+  if (!module.data) return <p class="muted">Loading the form…</p>;
+  const { LlmForm } = module.data;
+  return <LlmForm {...props} />;
+}
+
 /** The agents whose response engine is this flow. */
 function FlowAgents({ api, flowId }: { api: Api; flowId: string }) {
   const agents = useAsync(() => api.get<Record<string, any>[]>('/list-agents'), [flowId]);
@@ -157,7 +167,8 @@ export function ResourcePage({ api, kind, id, focus }: { api: Api; kind: Kind; i
     [kind.route, id],
   );
   const isFlow = kind.route === 'flows';
-  const hasForm = isAgent || isFlow;
+  const isLlm = kind.route === 'llms';
+  const hasForm = isAgent || isFlow || isLlm;
   const [mode, setMode] = useState<'form' | 'json'>(hasForm ? 'form' : 'json');
   const [text, setText] = useState('');
   const [draft, setDraft] = useState<AgentDraft>({});
@@ -248,7 +259,9 @@ export function ResourcePage({ api, kind, id, focus }: { api: Api; kind: Kind; i
             </div>
           )}
           {mode === 'form' && isAgent ? (
-            <AgentForm api={api} draft={draft} onChange={setDraft} />
+            <AgentForm api={api} draft={draft} onChange={setDraft} error={error} withoutEffect={(item.data?.accepted_without_effect as string[] | undefined) ?? []} />
+          ) : mode === 'form' && isLlm ? (
+            <LazyLlmForm api={api} draft={draft} onChange={setDraft} error={error} />
           ) : mode === 'form' && isFlow ? (
             <LazyFlowBuilder flow={draft} onChange={setDraft} error={error} isNew={isNew} />
           ) : (
