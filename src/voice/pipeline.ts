@@ -8,7 +8,7 @@ import type { TimedToolCall, Utterance } from './transcript.ts';
 import { UTTERANCE_MAX_CHARS, capText } from './record-bounds.ts';
 import { ConversationRecord } from './conversation-record.ts';
 import { expectedPhrases, hintRecogniser } from './recogniser-hints.ts';
-import { type EndOfTurnSettings, turnEndSilenceMs } from './end-of-turn.ts';
+import { turnEndSilenceMs } from './end-of-turn.ts';
 export { HYPOTHESIS_SETTLE_MS } from './end-of-turn.ts';
 import { BandProbe } from './band-probe.ts';
 import type { TurnLatency } from './latency.ts';
@@ -278,7 +278,7 @@ export class VoicePipeline {
     const signal = this.#ctrl.signal;
     try {
       const eot = this.#o.endOfTurn;
-      const turnOptions = eot ? { endOfTurnMs: (silenceMs: number) => this.#endOfTurnMs(eot, silenceMs, stt) } : { endpointingMs: this.#o.endpointingMs };
+      const turnOptions = eot ? { endOfTurnMs: (silenceMs: number) => turnEndSilenceMs(eot, silenceMs, stt.pendingMs?.(), this.#interim) } : { endpointingMs: this.#o.endpointingMs };
       const events = sttStage(turnStage(vadStage(denoiseStage(this.#input, this.#denoiser, signal), vad, signal, this.#o.minSpeechRms), turnOptions, signal), stt, signal, {
         provider: this.#o.stt.id,
         now: () => this.#time.now(),
@@ -336,10 +336,6 @@ export class VoicePipeline {
   #idle(): boolean {
     if (this.#ended || this.#closed) return false;
     return !this.#replies.active && !this.#busy && this.#jobs.size === 0 && !(this.#segmentOverAgent && !this.#segmentInterrupted);
-  }
-
-  #endOfTurnMs(eot: EndOfTurnSettings, silenceMs: number, stt: SttStream): number {
-    return turnEndSilenceMs(eot, silenceMs, stt.pendingMs?.(), this.#interim);
   }
 
   #maybeBeginAfterSilence(audioMs: number): void {
