@@ -1,6 +1,6 @@
 /**
  * The terms retrieval ranks by (issue 29): the words of chunks and of the caller's question,
- * lower-cased, stopwords left out, and stemmed with Porter's algorithm (porter-stemmer.ts), the
+ * lower-cased, stopwords left out, and stemmed with Porter's algorithm (the `stemmer` package), the
  * same way for every store, so "crashes" finds "crashed". A question's terms carry weights: the
  * caller's last turn counts fully, the turn before it half.
  *
@@ -9,7 +9,7 @@
  * chunks' own terms added to the query) both lowered recall on the benchmark's questions.
  */
 import { MAX_QUERY_TERMS, STOPWORDS } from './knowledge-base.ts';
-import { porterStem } from './porter-stemmer.ts';
+import { stemmer } from 'stemmer';
 
 /** A stemmed term of a question and how much a match counts (1: a word of the caller's last turn). */
 export interface QueryTerm {
@@ -39,7 +39,8 @@ const stems = new Map<string, string>();
 function stem(word: string): string {
   let found = stems.get(word);
   if (found === undefined) {
-    found = porterStem(word);
+    // Porter's algorithm (the `stemmer` package, as SQLite's FTS5 `porter` tokenizer stems), on words of a-z only.
+    found = /^[a-z]+$/.test(word) ? stemmer(word) : word;
     if (stems.size >= 100_000) stems.clear();
     stems.set(word, found);
   }
