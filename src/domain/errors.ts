@@ -102,6 +102,9 @@ export const errors = {
   webrtcInvalid: (message: string) => new AppError('invalid_request', 'invalid', message),
   /** The server holds as many WebRTC sessions still connecting as it may. */
   webrtcBusy: () => new AppError('webrtc_busy', 'unavailable', 'Too many WebRTC sessions are connecting; try again shortly, or join over the WebSocket.', { retryAfterMs: 1_000 }),
+  /** An ICE restart over the bounds of one WebRTC session (docs/media-protocol.md, "ICE restarts"). */
+  webrtcRestartLimited: (message: string, retryAfterMs?: number) =>
+    new AppError('webrtc_restart_limited', 'rate_limited', message, retryAfterMs === undefined ? { retryable: false } : { retryAfterMs }),
   /** The server is shutting down. */
   serverShuttingDown: () => new AppError('server_shutting_down', 'unavailable', 'The server is shutting down; try again shortly.', { retryAfterMs: 1_000 }),
   /** A call that cannot be deleted while it runs. */
