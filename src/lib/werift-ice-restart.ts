@@ -8,8 +8,19 @@
  */
 import type { RTCPeerConnection } from 'werift';
 
-/** Starts the connectivity checks of every ICE transport of `pc` that has the peer's credentials but no nominated pair. */
-export function startRestartedIce(pc: RTCPeerConnection): Promise<void> {
+/** How often the answerer looks for the offerer's first check, ms. */
+const POLL_MS = 20;
+
+/**
+ * Starts the connectivity checks of every ICE transport of `pc` that has the peer's credentials but
+ * no nominated pair. The answerer passes `waitForPeerMs`: its checks start once the offerer's first
+ * check has arrived (werift answers it and keeps it for then), that is once the offerer holds the
+ * answer; checks sent before would meet an agent that does not know the new credentials yet, and a
+ * check list that fails that way is not retried.
+ */
+export async function startRestartedIce(pc: RTCPeerConnection, waitForPeerMs = 0): Promise<void> {
   const waiting = pc.iceTransports.filter((t) => t.state !== 'closed' && t.connection.remoteUsername !== '' && t.connection.nominated === undefined);
-  return Promise.all(waiting.map((t) => t.start())).then(() => undefined);
+  const heard = () => waiting.every((t) => (t.connection as unknown as { earlyChecks?: unknown[] }).earlyChecks?.length !== 0);
+  for (let waited = 0; waitForPeerMs > 0 && waited < waitForPeerMs && !heard(); waited += POLL_MS) await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  await Promise.all(waiting.map((t) => t.start()));
 }

@@ -14,8 +14,9 @@ const RTC_ENV = { RTC_BIND_ADDRESS: '127.0.0.1', RTC_ICE_TCP: 'false' };
 for (const kind of STORES) {
   describe(`WebRTC web calls (${kind.name})`, { skip: kind.skip }, () => {
     let s: MediaServer;
+    const providers = fakeProviders(['hello'], { msPerChar: 30 });
     before(async () => {
-      s = await startMediaServer(kind.name, { providers: fakeProviders(['hello'], { msPerChar: 30 }), env: RTC_ENV });
+      s = await startMediaServer(kind.name, { providers, env: RTC_ENV });
     });
     after(async () => {
       await s.close();
@@ -122,16 +123,18 @@ for (const kind of STORES) {
       const a = new UdpRelay({ loss: 0, jitterMs: 0 });
       const b = new UdpRelay({ loss: 0, jitterMs: 0 });
       let network = a;
+      let client: WebCallClient | undefined;
       try {
         const agentId = await s.flowAgent(HELLO);
         const { callId, accessToken } = await token(agentId);
-        const client = await WebCallClient.join({ url: s.baseUrl, accessToken, transport: 'webrtc', iceAddress: '127.0.0.1', timeoutMs: 15_000, rewriteSdp: (sdp, type) => network.rewrite(sdp, type === 'offer' ? 'client' : 'server') });
+        client = await WebCallClient.join({ url: s.baseUrl, accessToken, transport: 'webrtc', iceAddress: '127.0.0.1', timeoutMs: 15_000, rewriteSdp: (sdp, type) => network.rewrite(sdp, type === 'offer' ? 'client' : 'server') });
         await client.waitFor('agent_stop_talking', 10_000);
         a.close();
         await client.play(silence(500)); // sent into the void
         network = b;
         await client.restartIce();
         // Media and events flow on the new path: the caller is heard, the transcript comes back.
+        providers.stt.push('hello');
         await client.play(tone(600));
         await client.play(silence(1_200));
         await client.waitFor((e) => e.type === 'update' && e.final && e.transcript.some((t) => t.role === 'user' && t.content === 'hello'), 10_000);
@@ -142,6 +145,7 @@ for (const kind of STORES) {
         assert.equal(call.disconnection_reason, 'user_hangup');
         assert.ok(call.media.packets_in > 50);
       } finally {
+        client?.drop();
         a.close();
         b.close();
       }

@@ -276,7 +276,7 @@ async function restartIce(session: RtcSession, sdp: string, publicIp: string | n
     await pc.setLocalDescription(await pc.createAnswer());
     await gathered(pc, GATHER_TIMEOUT_MS);
     // The checks run once the caller has the answer too; a restart that never connects is the endpoint's timer's.
-    void startRestartedIce(pc).then(() => endpoint.restarted(), () => {});
+    void startRestartedIce(pc, RESTART_INTERVAL_MS * 4).then(() => endpoint.restarted(), () => {});
     return advertised(pc.localDescription?.sdp ?? '', publicIp);
   } catch {
     throw errors.webrtcInvalid('body/sdp could not be negotiated as an ICE restart of this session: the same media, new ICE credentials.');
