@@ -250,6 +250,13 @@ export class WebCallClient {
     this.#ws.terminate();
   }
 
+  /** Over WebRTC: restarts ICE on the call's session (a changed network; docs/media-protocol.md, "ICE restarts"). */
+  restartIce(): Promise<void> {
+    const ws: unknown = this.#ws;
+    if (!(ws instanceof RtcSocket)) return Promise.reject(new Error('ICE restarts are for calls over WebRTC'));
+    return ws.restartIce();
+  }
+
   /** Stops sending audio but keeps the socket open (tests: a client that stalls). */
   stall(): void {
     this.#stopSender();

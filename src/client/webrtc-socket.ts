@@ -9,10 +9,17 @@
 import { EventEmitter } from 'node:events';
 import { MediaStreamTrack, RTCPeerConnection, RtpHeader, RtpPacket } from 'werift';
 import { parseBoundedJson } from '../lib/bounded-json.ts';
+import { startRestartedIce } from '../lib/werift-ice-restart.ts';
 import { FRAME_SAMPLES, OpusCodec, TICKS_PER_SAMPLE } from '../providers/audio/opus.ts';
 
 /** The signalling routes (src/media/webrtc/webrtc.transport.ts). */
 const SESSIONS_PATH = '/v2/webrtc/sessions';
+/** ICE restarts the client attempts on its own when the connection fails or stays disconnected (the server takes five). */
+const AUTO_RESTARTS = 3;
+/** How long the connection may stay `disconnected` before the client restarts ICE, ms. */
+const DISCONNECTED_RESTART_MS = 1_000;
+/** How long a restart may take to connect before the client gives up on the call, ms (the server waits 10 s). */
+const RESTART_CONNECT_MS = 8_000;
 
 export interface RtcSocketOptions {
   /** The server's base URL (http(s)://host:port). */
@@ -54,6 +61,9 @@ export class RtcSocket extends EventEmitter {
   readonly #out = { sequence: 1, timestamp: 0 };
   readonly #options: RtcSocketOptions;
   #ended = false;
+  #restarts = 0;
+  #restarting: Promise<void> | undefined;
+  #stateTimer: NodeJS.Timeout | undefined;
   /** RTP packets and bytes of Opus sent and received (benchmarks read the bitrate). */
   readonly traffic = { packetsOut: 0, bytesOut: 0, packetsIn: 0, bytesIn: 0 };
 
@@ -89,7 +99,12 @@ export class RtcSocket extends EventEmitter {
       }),
     );
     this.#pc.connectionStateChange.subscribe((state) => {
-      if (state === 'failed' || state === 'closed') this.#finish(1006);
+      clearTimeout(this.#stateTimer);
+      // Before the answer there is no session to restart: a failure is the end.
+      if (state === 'closed' || (state === 'failed' && !this.sessionUrl)) this.#finish(1006);
+      // The path broke (a network change): restart ICE on the same session, a bounded number of times.
+      else if (state === 'failed') this.#autoRestart();
+      else if (state === 'disconnected' && this.sessionUrl) this.#stateTimer = setTimeout(() => this.#autoRestart(), DISCONNECTED_RESTART_MS);
     });
   }
 
@@ -122,6 +137,46 @@ export class RtcSocket extends EventEmitter {
     if (res.status !== 201 || typeof body.sdp !== 'string') throw new RtcSignallingError(res.status, body.code ?? 'signalling_failed', body.message ?? `HTTP ${res.status}`);
     this.sessionUrl = new URL(res.headers.get('location') ?? '', this.#options.baseUrl).href;
     await pc.setRemoteDescription({ type: 'answer', sdp: await this.#rewrite(body.sdp, 'answer') });
+  }
+
+  /**
+   * ICE restart (docs/media-protocol.md, "ICE restarts"): a new offer with new ICE credentials and
+   * the candidates of the network as it is now, sent on the session's PATCH; the server's answer is
+   * applied. The call, its data channel and its media go on once the new path connects. Resolves
+   * once connected again; rejects with the server's refusal or after RESTART_CONNECT_MS.
+   */
+  restartIce(): Promise<void> {
+    this.#restarting ??= this.#restart().finally(() => (this.#restarting = undefined));
+    return this.#restarting;
+  }
+
+  async #restart(): Promise<void> {
+    const pc = this.#pc;
+    if (!this.sessionUrl || this.#ended) throw new Error('no session to restart');
+    await pc.setLocalDescription(await pc.createOffer({ iceRestart: true }));
+    await gatheredOrAfter(pc, 2_000);
+    const res = await fetch(this.sessionUrl, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${this.#options.accessToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ sdp: await this.#rewrite(pc.localDescription?.sdp ?? '', 'offer') }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const body = (await res.json().catch(() => ({}))) as { sdp?: string; code?: string; message?: string };
+    if (res.status !== 200 || typeof body.sdp !== 'string') throw new RtcSignallingError(res.status, body.code ?? 'signalling_failed', body.message ?? `HTTP ${res.status}`);
+    await pc.setRemoteDescription({ type: 'answer', sdp: await this.#rewrite(body.sdp, 'answer') });
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      startRestartedIce(pc),
+      new Promise<never>((_resolve, reject) => (timer = setTimeout(() => reject(new Error(`ICE did not connect within ${RESTART_CONNECT_MS} ms of the restart`)), RESTART_CONNECT_MS))),
+    ]).finally(() => clearTimeout(timer));
+  }
+
+  /** The connection broke on its own: restart ICE (AUTO_RESTARTS at most), else the call is lost. */
+  #autoRestart(): void {
+    if (this.#ended || this.#restarting) return;
+    if (this.#restarts >= AUTO_RESTARTS) return this.#finish(1006);
+    this.#restarts += 1;
+    this.restartIce().catch(() => this.#finish(1006));
   }
 
   async #rewrite(sdp: string, type: 'offer' | 'answer'): Promise<string> {
@@ -164,8 +219,22 @@ export class RtcSocket extends EventEmitter {
     if (this.#ended) return;
     this.#ended = true;
     this.readyState = RtcSocket.CLOSED;
+    clearTimeout(this.#stateTimer);
     void this.#pc.close().catch(() => {});
     this.#codec.close();
     this.emit('close', code);
   }
+}
+
+/** Resolves once the connection's own candidates are gathered, or after `ms`. */
+async function gatheredOrAfter(pc: RTCPeerConnection, ms: number): Promise<void> {
+  if (pc.iceGatheringState === 'complete') return;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    pc.iceGatheringStateChange.subscribe((state) => {
+      if (state !== 'complete') return;
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }

@@ -104,6 +104,9 @@ export const errors = {
   webrtcBusy: () => new AppError('webrtc_busy', 'unavailable', 'Too many WebRTC sessions are connecting; try again shortly, or join over the WebSocket.', { retryAfterMs: 1_000 }),
   /** The speech synthesiser failed or took too long to speak a voice preview (issue 27); the message says which. */
   speechUnavailable: (message: string, cause?: unknown) => new AppError('tts_unavailable', 'unavailable', message, { retryAfterMs: 1_000, cause }),
+  /** An ICE restart over the bounds of one WebRTC session (docs/media-protocol.md, "ICE restarts"). */
+  webrtcRestartLimited: (message: string, retryAfterMs?: number) =>
+    new AppError('webrtc_restart_limited', 'rate_limited', message, retryAfterMs === undefined ? { retryable: false } : { retryAfterMs }),
   /** The server is shutting down. */
   serverShuttingDown: () => new AppError('server_shutting_down', 'unavailable', 'The server is shutting down; try again shortly.', { retryAfterMs: 1_000 }),
   /** A call that cannot be deleted while it runs. */

@@ -103,6 +103,30 @@ describe('WebRTC web calls in Chromium', { skip, timeout: 180_000 }, () => {
     await page.close();
   });
 
+  test('ICE restart mid-call: the SDK re-offers on the session, the call goes on and ends as the page says', async () => {
+    const { page, callId, result } = await startCall(browser, greeter);
+    assert.equal(result, 'started');
+    await eventually(async () => (await events(page)).find((e) => e.name === 'agent_stop_talking'), 20_000, 'the greeting sent');
+    const before = (await media(callId)).media;
+    assert.equal(before, null, 'the call is still running');
+    const restarted = await page.evaluate(() => (window as any).client.restartIce().then(() => 'ok', (e: { code: string; message: string }) => `${e.code}: ${e.message}`));
+    assert.equal(restarted, 'ok');
+    await new Promise((resolve) => setTimeout(resolve, 2_000)); // the microphone on the new path
+    await page.evaluate(() => (window as any).client.stopCall());
+    const ended = await eventually(async () => (await events(page)).find((e) => e.name === 'call_ended'), 10_000, 'call_ended');
+    assert.equal(ended.payload.disconnection_reason, 'user_hangup');
+    const call = await eventually(async () => {
+      const c = await media(callId);
+      return c.media ? c : undefined;
+    }, 15_000, 'the call stored');
+    assert.equal(call.media.transport, 'webrtc');
+    // The microphone's 20 ms packets arrived all along, also after the restart (a broken path would lose the last 2 s).
+    const expected = (call.end_timestamp - call.start_timestamp) / 20;
+    assert.ok(call.media.packets_in > 0.85 * expected, `packets_in ${call.media.packets_in} of about ${Math.round(expected)}`);
+    assert.deepEqual((await events(page)).filter((e) => e.name === 'error'), []);
+    await page.close();
+  });
+
   test('the agent hangs up: call_ended reaches the page over the data channel', async () => {
     const { page, callId, result } = await startCall(browser, bye);
     assert.equal(result, 'started');

@@ -14,8 +14,9 @@ const RTC_ENV = { RTC_BIND_ADDRESS: '127.0.0.1', RTC_ICE_TCP: 'false' };
 for (const kind of STORES) {
   describe(`WebRTC web calls (${kind.name})`, { skip: kind.skip }, () => {
     let s: MediaServer;
+    const providers = fakeProviders(['hello'], { msPerChar: 30 });
     before(async () => {
-      s = await startMediaServer(kind.name, { providers: fakeProviders(['hello'], { msPerChar: 30 }), env: RTC_ENV });
+      s = await startMediaServer(kind.name, { providers, env: RTC_ENV });
     });
     after(async () => {
       await s.close();
@@ -115,6 +116,67 @@ for (const kind of STORES) {
       assert.equal(end.call_status, 'ended');
       assert.equal(end.disconnection_reason, 'agent_hangup');
       assert.ok(client.agentPcm().length > 0, 'the goodbye was heard first');
+    });
+
+    it('ICE restart: the caller\'s network changes mid-call, a new offer on the session\'s PATCH moves the call to the new path', { timeout: 40_000 }, async () => {
+      // Two networks: the call starts through relay A, which then vanishes; the restart goes through B.
+      const a = new UdpRelay({ loss: 0, jitterMs: 0 });
+      const b = new UdpRelay({ loss: 0, jitterMs: 0 });
+      let network = a;
+      let client: WebCallClient | undefined;
+      try {
+        const agentId = await s.flowAgent(HELLO);
+        const { callId, accessToken } = await token(agentId);
+        client = await WebCallClient.join({ url: s.baseUrl, accessToken, transport: 'webrtc', iceAddress: '127.0.0.1', timeoutMs: 15_000, rewriteSdp: (sdp, type) => network.rewrite(sdp, type === 'offer' ? 'client' : 'server') });
+        await client.waitFor('agent_stop_talking', 10_000);
+        a.close();
+        await client.play(silence(500)); // sent into the void
+        network = b;
+        await client.restartIce();
+        // Media and events flow on the new path: the caller is heard, the transcript comes back.
+        providers.stt.push('hello');
+        await client.play(tone(600));
+        await client.play(silence(1_200));
+        await client.waitFor((e) => e.type === 'update' && e.final && e.transcript.some((t) => t.role === 'user' && t.content === 'hello'), 10_000);
+        assert.ok(b.counts.rtp > 30, `RTP through the new network: ${b.counts.rtp} packets`);
+        const end = await client.hangup();
+        assert.equal(end.disconnection_reason, 'user_hangup', 'the same call went on and ended as the caller said');
+        const call = (await s.api('GET', `/v2/get-call/${callId}`)).json;
+        assert.equal(call.disconnection_reason, 'user_hangup');
+        assert.ok(call.media.packets_in > 50);
+      } finally {
+        client?.drop();
+        a.close();
+        b.close();
+      }
+    });
+
+    it('ICE restarts are bounded: new credentials only, one every 2 s, a PATCH carries candidates or an offer', { timeout: 20_000 }, async () => {
+      const agentId = await s.flowAgent(HELLO);
+      const { callId, accessToken } = await token(agentId);
+      const auth = { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' };
+      const offer = await fetch(`${s.baseUrl}/v2/webrtc/sessions`, { method: 'POST', headers: auth, body: JSON.stringify({ sdp: CHROMIUM_LIKE_OFFER }) });
+      assert.equal(offer.status, 201);
+      const url = `${s.baseUrl}${offer.headers.get('location')}`;
+      const patch = async (body: unknown) => {
+        const res = await fetch(url, { method: 'PATCH', headers: auth, body: JSON.stringify(body) });
+        return { status: res.status, body: (await res.json().catch(() => ({}))) as { code?: string; message?: string; sdp?: string } };
+      };
+      const restartOffer = (ufrag: string) => CHROMIUM_LIKE_OFFER.replaceAll('a=ice-ufrag:abcd', `a=ice-ufrag:${ufrag}`).replaceAll('a=ice-pwd:abcdefghijklmnopqrstuvwx', `a=ice-pwd:${ufrag}efghijklmnopqrstuvwx`);
+      const same = await patch({ sdp: CHROMIUM_LIKE_OFFER });
+      assert.equal(same.status, 400);
+      assert.match(same.body.message ?? '', /body\/sdp must carry new ICE credentials/);
+      const both = await patch({ sdp: restartOffer('wxyz'), candidates: [{ candidate: '' }] });
+      assert.equal(both.status, 400);
+      const first = await patch({ sdp: restartOffer('wxyz') });
+      assert.equal(first.status, 200, JSON.stringify(first.body));
+      assert.match(first.body.sdp ?? '', /a=ice-ufrag:/);
+      assert.doesNotMatch(first.body.sdp ?? '', /a=ice-ufrag:abcd/);
+      const again = await patch({ sdp: restartOffer('stuv') });
+      assert.equal(again.status, 429);
+      assert.equal(again.body.code, 'webrtc_restart_limited');
+      assert.equal((await s.api('GET', `/v2/get-call/${callId}`)).json.call_status, 'registered', 'a restart redeems nothing');
+      await fetch(url, { method: 'DELETE', headers: auth });
     });
 
     it('a token redeemed over WebRTC cannot join the WebSocket, nor WebRTC again', { timeout: 30_000 }, async () => {

@@ -313,6 +313,21 @@ export class WebCallClient extends TypedEmitter<WebCallEvents> {
     this.#session?.capture?.port.postMessage({ type: 'mute', muted: false } satisfies CaptureCommand);
   }
 
+  /**
+   * Over WebRTC: restarts ICE now, for a page that knows the network changed (the window's `online`
+   * event); the SDK restarts by itself when the connection fails or stays disconnected. Resolves
+   * once the call is connected again; a call over the WebSocket rejects with `invalid_argument`.
+   */
+  async restartIce(): Promise<void> {
+    const rtc = this.#state === 'ongoing' ? this.#session?.rtc : null;
+    if (!rtc) throw new WebCallError('invalid_argument', 'restartIce() is for an ongoing call over WebRTC.');
+    try {
+      await rtc.restartIce();
+    } catch (error) {
+      throw error instanceof WebCallError ? error : new WebCallError('connection_failed', error instanceof Error ? error.message : String(error), { cause: error });
+    }
+  }
+
   /** Resumes audio output where a browser blocked autoplay (call it from a click). */
   async startAudioPlayback(): Promise<void> {
     await this.#session?.context?.resume();

@@ -22,6 +22,8 @@ export interface RtcLink {
   send(text: string): void;
   /** The agent's audio received and played so far, in samples at 48 kHz (the inbound RTP stream's `totalSamplesReceived`), and the microphone's level (0 to 1). */
   stats(): Promise<{ samples: number; inputLevel: number }>;
+  /** ICE restart on the call's session (a changed network): resolves once connected again, rejects if the server refuses it or it does not connect in time. */
+  restartIce(): Promise<void>;
   /** Closes the connection and stops the agent's audio; idempotent. */
   close(): void;
 }
@@ -46,6 +48,12 @@ export interface RtcJoinOptions {
 const SESSIONS = '/v2/webrtc/sessions';
 /** How long a close waits for messages that arrived with it before it counts as a lost connection, ms. */
 const CLOSE_SETTLE_MS = 250;
+/** ICE restarts the SDK attempts on its own when the connection fails or stays disconnected (the server takes five). */
+const AUTO_RESTARTS = 3;
+/** How long the connection may stay `disconnected` before the SDK restarts ICE, ms. */
+const DISCONNECTED_RESTART_MS = 1_000;
+/** How long a restart may take to connect before the call counts as lost, ms (the server waits 10 s). */
+const RESTART_CONNECT_MS = 8_000;
 
 export async function joinWebRtc(options: RtcJoinOptions): Promise<{ link: RtcLink; started: CallStartedMessage }> {
   if (typeof RTCPeerConnection === 'undefined') throw new RtcUnavailable('This browser has no RTCPeerConnection.');
@@ -120,8 +128,26 @@ export async function joinWebRtc(options: RtcJoinOptions): Promise<{ link: RtcLi
       if (!closed) setTimeout(() => !closed && options.onClosed(), CLOSE_SETTLE_MS);
     };
     channel.onclose = lost;
+    // A network change breaks the ICE path: restart ICE on the same session (docs/media-protocol.md,
+    // "ICE restarts"), a bounded number of times, before the connection counts as lost.
+    let restarting: Promise<void> | null = null;
+    let restarts = 0;
+    let stateTimer: ReturnType<typeof setTimeout> | undefined;
+    const restartIce = (): Promise<void> => {
+      restarting ??= restart(pc, `${sessionUrl}`, auth).finally(() => (restarting = null));
+      return restarting;
+    };
+    const autoRestart = () => {
+      if (closed || restarting) return;
+      if (restarts >= AUTO_RESTARTS) return lost();
+      restarts += 1;
+      restartIce().catch(lost);
+    };
     pc.onconnectionstatechange = () => {
-      if (pc.connectionState === 'failed' || pc.connectionState === 'closed') lost();
+      clearTimeout(stateTimer);
+      if (pc.connectionState === 'closed') lost();
+      else if (pc.connectionState === 'failed') autoRestart();
+      else if (pc.connectionState === 'disconnected') stateTimer = setTimeout(autoRestart, DISCONNECTED_RESTART_MS);
     };
     return {
       started,
@@ -138,7 +164,11 @@ export async function joinWebRtc(options: RtcJoinOptions): Promise<{ link: RtcLi
           });
           return { samples, inputLevel };
         },
-        close,
+        restartIce,
+        close: () => {
+          clearTimeout(stateTimer);
+          close();
+        },
       },
     };
   } catch (error) {
@@ -147,6 +177,24 @@ export async function joinWebRtc(options: RtcJoinOptions): Promise<{ link: RtcLi
     close();
     throw error;
   }
+}
+
+/** One ICE restart: a new offer with new credentials on the session's PATCH, the answer applied, then connected (RESTART_CONNECT_MS at most). */
+async function restart(pc: RTCPeerConnection, sessionUrl: string, auth: Record<string, string>): Promise<void> {
+  await pc.setLocalDescription(await pc.createOffer({ iceRestart: true }));
+  await gathered(pc, 2_000);
+  const answer = await request(sessionUrl, { method: 'PATCH', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ sdp: pc.localDescription?.sdp }) });
+  await pc.setRemoteDescription({ type: 'answer', sdp: String(answer.sdp) });
+  if (pc.connectionState === 'connected') return;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new RtcUnavailable(`WebRTC did not reconnect within ${RESTART_CONNECT_MS} ms of the ICE restart.`)), RESTART_CONNECT_MS);
+    pc.addEventListener('connectionstatechange', function connected() {
+      if (pc.connectionState !== 'connected') return;
+      clearTimeout(timer);
+      pc.removeEventListener('connectionstatechange', connected);
+      resolve();
+    });
+  });
 }
 
 /** JSON from a signalling route: 401s are the token's refusals (final); anything else unusable is RtcUnavailable. */

@@ -53,8 +53,10 @@ const CLOSE_UNSENT_MS = 5_000;
  * sent RTP cannot be recalled.
  */
 const OUTPUT_LEAD_MS = 40;
-/** A connection `disconnected` this long (consent freshness lost, RFC 7675) is a lost caller, ms. */
+/** A connection `disconnected` this long (consent freshness lost, RFC 7675) is a lost caller, unless it restarts ICE, ms. */
 const DISCONNECTED_LOST_MS = 5_000;
+/** An ICE restart whose new path has not connected after this long is a lost caller, ms. */
+const RESTART_LOST_MS = 10_000;
 
 export interface WebRtcEndpointOptions {
   counters: RtcInboundCounters;
@@ -86,6 +88,8 @@ export class WebRtcEndpoint implements CallEndpoint {
   /** The utterance the agent is speaking (the `clear` message names it). */
   #utteranceId = 'utt_0';
   #disconnectedTimer: NodeJS.Timeout | undefined;
+  /** An ICE restart answered, waiting for its new path to connect. */
+  #restartTimer: NodeJS.Timeout | undefined;
   /** The close after the last message (end or refusal), once scheduled, and whether that message has gone out. */
   #closing: NodeJS.Timeout | undefined;
   #lastSent = false;
@@ -109,8 +113,9 @@ export class WebRtcEndpoint implements CallEndpoint {
     channel.onMessage.subscribe((data) => this.#onMessage(data));
     pc.connectionStateChange.subscribe((state) => {
       clearTimeout(this.#disconnectedTimer);
+      if (state === 'connected') clearTimeout(this.#restartTimer);
       if (state === 'failed' || state === 'closed') this.#gone();
-      // Consent freshness lost: the network may come back (ICE restarts are not offered), else the caller is gone.
+      // Consent freshness lost: the network may come back or the caller restart ICE, else the caller is gone.
       else if (state === 'disconnected') this.#disconnectedTimer = setTimeout(() => this.#gone(), DISCONNECTED_LOST_MS).unref();
     });
   }
@@ -253,6 +258,22 @@ export class WebRtcEndpoint implements CallEndpoint {
     };
   }
 
+  /**
+   * The caller restarted ICE (its network changed; the transport answered its new offer): the call
+   * waits for the new path, RESTART_LOST_MS at most, whatever state the old one was in.
+   */
+  restarting(): void {
+    if (this.#closed) return;
+    clearTimeout(this.#disconnectedTimer);
+    clearTimeout(this.#restartTimer);
+    this.#restartTimer = setTimeout(() => this.#gone(), RESTART_LOST_MS).unref();
+  }
+
+  /** The restarted ICE nominated a pair: the call is on its new path. */
+  restarted(): void {
+    clearTimeout(this.#restartTimer);
+  }
+
   /** The caller hung up through signalling (DELETE on its session): as the data channel's `hangup`. */
   hangup(): void {
     if (!this.#closed) this.#sink?.hangup();
@@ -275,6 +296,7 @@ export class WebRtcEndpoint implements CallEndpoint {
     if (this.#closed) return;
     this.#closed = true;
     clearTimeout(this.#disconnectedTimer);
+    clearTimeout(this.#restartTimer);
     clearTimeout(this.#closing);
     this.#pending.length = 0;
     this.#codec.close();

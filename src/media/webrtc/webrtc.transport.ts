@@ -5,7 +5,7 @@
  *
  *   GET    /v2/webrtc/ice-servers       the STUN/TURN servers for this call (TURN credentials made per call)
  *   POST   /v2/webrtc/sessions          the SDP offer in, the answer out (201, Location: the session)
- *   PATCH  /v2/webrtc/sessions/:id      trickled ICE candidates of the caller (204)
+ *   PATCH  /v2/webrtc/sessions/:id      trickled ICE candidates of the caller (204), or an ICE restart's offer (200, the answer)
  *   DELETE /v2/webrtc/sessions/:id      hang-up (204)
  *
  * Every request carries `Authorization: Bearer <access_token>`. The offer only checks the token;
@@ -18,6 +18,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { MediaStreamTrack, RTCPeerConnection, RTCRtpCodecParameters, RtcpRrPacket, RtcpSrPacket, type PeerConfig } from 'werift';
 import type { IceServer, RtcConfig } from '../../config/rtc.config.ts';
+import { startRestartedIce } from '../../lib/werift-ice-restart.ts';
 import { errors } from '../../domain/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { CallRefused, type SessionRegistry } from '../session-registry.ts';
@@ -36,6 +37,10 @@ const MAX_CONNECTING_PER_TOKEN = 3;
 const MAX_CANDIDATES = 64;
 /** How long gathering the server's own candidates may take before the answer goes without the rest, ms. */
 const GATHER_TIMEOUT_MS = 2_000;
+/** ICE restarts one session takes at most (a caller whose network changes: each one a new path). */
+const MAX_RESTARTS = 5;
+/** The least time between two ICE restarts of one session, ms. */
+const RESTART_INTERVAL_MS = 2_000;
 
 const SessionParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const OfferBody = Type.Object({
@@ -47,7 +52,11 @@ const Candidate = Type.Object({
   sdp_mid: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Null()])),
   sdp_mline_index: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 16 }), Type.Null()])),
 });
-const CandidatesBody = Type.Object({ candidates: Type.Array(Candidate, { minItems: 1, maxItems: MAX_CANDIDATES }) });
+/** PATCH: trickled candidates, or a new offer with new ICE credentials (an ICE restart). */
+const PatchBody = Type.Object({
+  candidates: Type.Optional(Type.Array(Candidate, { minItems: 1, maxItems: MAX_CANDIDATES })),
+  sdp: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_SDP_CHARS })),
+});
 
 /** One call's WebRTC session as this server holds it. */
 interface RtcSession {
@@ -55,9 +64,14 @@ interface RtcSession {
   token: string;
   endpoint: WebRtcEndpoint;
   pc: RTCPeerConnection;
+  /** Candidates trickled since the last offer (each ICE restart starts a new count). */
   candidates: number;
   /** The registry joined the call (media flowed and the token was redeemed). */
   joined: boolean;
+  /** ICE restarts taken, when the last one began (monotonic ms), and whether one is being answered. */
+  restarts: number;
+  restartedAt: number;
+  restarting: boolean;
 }
 
 export const webrtcTransport: Transport = {
@@ -132,7 +146,7 @@ export function attachWebRtcTransport(context: TransportContext): TransportHandl
     const track = new MediaStreamTrack({ kind: 'audio' });
     const channel = pc.createDataChannel('events', { negotiated: true, id: 0, ordered: true });
     const endpoint = new WebRtcEndpoint(pc, track, channel, { counters, now, dtx: /usedtx=1/.test(sdp) });
-    const session: RtcSession = { id: `rtc_${randomBytes(12).toString('base64url')}`, token, endpoint, pc, candidates: 0, joined: false };
+    const session: RtcSession = { id: `rtc_${randomBytes(12).toString('base64url')}`, token, endpoint, pc, candidates: 0, joined: false, restarts: 0, restartedAt: -Infinity, restarting: false };
     pc.onTrack.subscribe((remote) => endpoint.receive(remote));
     let answer: string;
     try {
@@ -186,9 +200,12 @@ export function attachWebRtcTransport(context: TransportContext): TransportHandl
     return { session_id: session.id, sdp: answer };
   });
 
-  http.patch(`${WEBRTC_PATH}/sessions/:id`, { schema: { hide: true, params: SessionParams, body: CandidatesBody } }, async (request, reply) => {
+  http.patch(`${WEBRTC_PATH}/sessions/:id`, { schema: { hide: true, params: SessionParams, body: PatchBody } }, async (request, reply) => {
     const session = sessionOf(request as FastifyRequest<{ Params: { id: string } }>);
-    const { candidates } = request.body as { candidates: { candidate: string; sdp_mid?: string | null; sdp_mline_index?: number | null }[] };
+    const body = request.body as { candidates?: { candidate: string; sdp_mid?: string | null; sdp_mline_index?: number | null }[]; sdp?: string };
+    if ((body.candidates === undefined) === (body.sdp === undefined)) throw errors.webrtcInvalid('body must carry either candidates or sdp (an ICE restart\'s offer), not both.');
+    if (body.sdp !== undefined) return { sdp: await restartIce(session, body.sdp, rtc.publicIp, now()) };
+    const candidates = body.candidates ?? [];
     if (session.candidates + candidates.length > MAX_CANDIDATES) throw errors.webrtcInvalid(`body/candidates: a session takes at most ${MAX_CANDIDATES} candidates.`);
     session.candidates += candidates.length;
     for (const [i, c] of candidates.entries()) {
@@ -231,6 +248,48 @@ async function join(registry: SessionRegistry, session: RtcSession, log: Logger)
     log.error({ err: error }, 'webrtc join failed');
     session.endpoint.refuse('internal_error', 'The call could not be joined.');
   }
+}
+
+/**
+ * An ICE restart (RFC 8445 9; JSEP's `restartIce`): the caller's network changed, and its new
+ * offer carries new ICE credentials and candidates. werift's answerer restarts its ICE agent when
+ * the remote credentials change and keeps the DTLS association, the SRTP keys and the data channel:
+ * the call goes on, on the token already redeemed. Bounded per session: MAX_RESTARTS, one at a
+ * time, RESTART_INTERVAL_MS apart; the endpoint drops the caller if the new path does not connect.
+ */
+async function restartIce(session: RtcSession, sdp: string, publicIp: string | null, nowMs: number): Promise<string> {
+  const { pc, endpoint } = session;
+  if (session.restarts >= MAX_RESTARTS) throw errors.webrtcRestartLimited(`A WebRTC session takes at most ${MAX_RESTARTS} ICE restarts.`);
+  const wait = session.restartedAt + RESTART_INTERVAL_MS - nowMs;
+  if (session.restarting || wait > 0) throw errors.webrtcRestartLimited(`ICE restarts of one session are at least ${RESTART_INTERVAL_MS} ms apart.`, Math.max(wait, 100));
+  const credentials = iceCredentialsOf(sdp);
+  if (!/^v=0\r?\n/.test(sdp) || !/^m=audio /m.test(sdp) || credentials === null) throw errors.webrtcInvalid('body/sdp must be an SDP offer with an audio m-line and ICE credentials.');
+  if (credentials === iceCredentialsOf(pc.remoteDescription?.sdp ?? '')) throw errors.webrtcInvalid('body/sdp must carry new ICE credentials (a=ice-ufrag, a=ice-pwd): a session is renegotiated only to restart ICE.');
+  session.restarting = true;
+  session.restarts += 1;
+  session.restartedAt = nowMs;
+  session.candidates = 0;
+  // From here the call waits for the new path (a bounded time): the old one is taken as gone.
+  endpoint.restarting();
+  try {
+    await pc.setRemoteDescription({ type: 'offer', sdp });
+    await pc.setLocalDescription(await pc.createAnswer());
+    await gathered(pc, GATHER_TIMEOUT_MS);
+    // The checks run once the caller has the answer too; a restart that never connects is the endpoint's timer's.
+    void startRestartedIce(pc, RESTART_INTERVAL_MS * 4).then(() => endpoint.restarted(), () => {});
+    return advertised(pc.localDescription?.sdp ?? '', publicIp);
+  } catch {
+    throw errors.webrtcInvalid('body/sdp could not be negotiated as an ICE restart of this session: the same media, new ICE credentials.');
+  } finally {
+    session.restarting = false;
+  }
+}
+
+/** The first `ice-ufrag:ice-pwd` of an SDP, or null. */
+function iceCredentialsOf(sdp: string): string | null {
+  const ufrag = /^a=ice-ufrag:(\S+)/m.exec(sdp)?.[1];
+  const pwd = /^a=ice-pwd:(\S+)/m.exec(sdp)?.[1];
+  return ufrag && pwd ? `${ufrag}:${pwd}` : null;
 }
 
 /** The werift configuration of one call's peer connection. */
