@@ -52,7 +52,6 @@ import { USER_AGENT } from './webhooks/signer.ts';
 import { llmSocketOpener } from './media/llm-websocket.ts';
 import { type Providers, buildProviders, speechCatalog } from './providers/registry.ts';
 import { logProviderFailures } from './providers/logged.ts';
-import { ReservedStt } from './providers/reserved-stt.ts';
 import { DEFAULT_SESSION_TIMINGS, type SessionTimings } from './media/call-session.ts';
 import { engineCapabilityCheck, flowToolsFor } from './media/media-runtime.ts';
 import { TranscriptPiiRedactor } from './media/pii-redactor.ts';
@@ -161,11 +160,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   notifications.subscribe('api_key_revocations', { onMessage: () => accounts.forgetCachedKeys(), onResync: () => accounts.forgetCachedKeys() });
   // Where webhooks may go (WEBHOOK_ALLOWED_CIDRS): URLs are judged when set and at every connect.
   const destinations = new DestinationPolicy(config.webhooks.allowedCidrs);
-  const loggedProviders = logProviderFailures(options.providers ?? buildProviders(config.media.providers), logger.child({ component: 'providers' }));
-  // The embedded recogniser's room, held for each call from its creation to its join (issue 25):
-  // every stream of this process opens through it.
-  const recogniser = new ReservedStt(loggedProviders.stt, clock);
-  const providers: Providers = { ...loggedProviders, stt: recogniser };
+  const providers = logProviderFailures(options.providers ?? buildProviders(config.media.providers), logger.child({ component: 'providers' }));
   const documentFetcher = new DocumentFetcher({
     policy: destinations,
     maxBytes: KNOWLEDGE_LIMITS.urlBytes,
@@ -231,7 +226,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     publicBaseUrl: config.publicBaseUrl,
     recordingLinks,
     checkEngine: engineCapabilityCheck(providers),
-    recogniser,
+    recogniserCapacity: () => providers.stt.capacity?.(),
     notifications,
   });
   const lifecycle = new CallLifecycle({
@@ -245,7 +240,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     publicBaseUrl: config.publicBaseUrl,
     recordingLinks,
     checkEngine: engineCapabilityCheck(providers),
-    recogniser,
+    recogniserCapacity: () => providers.stt.capacity?.(),
     leases: new LeaseRepository(store),
     serverId,
     leaseTtlMs: config.callLeaseTtlMs,
@@ -329,7 +324,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     metrics,
     store,
     notifications,
-    services: { accounts, agents, calls, lifecycle, recordings, recordingLinks, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, webhookPump: webhookParts.pump, leads, tickets, phoneNumbers, phoneCalls: new PhoneCallService({ lifecycle, phoneNumbers, accounts, recogniserFull: () => recogniser.full() }), knowledge, housekeeping, tests, voicePreviews },
+    services: { accounts, agents, calls, lifecycle, recordings, recordingLinks, webhooks: webhookParts.webhooks, webhookDispatcher: webhookParts.dispatcher, webhookPump: webhookParts.pump, leads, tickets, phoneNumbers, phoneCalls: new PhoneCallService({ lifecycle, phoneNumbers, accounts }), knowledge, housekeeping, tests, voicePreviews },
     media: { providers, sessions, inboundCalls: inboundCallAskerFor({ client: webhookParts.functionClient, secrets: webhookParts.webhooks, clock, log: logger.child({ component: 'inbound_webhook' }) }) },
     close() {
       // Calls in progress end first (server_shutdown), while the store can still record them.

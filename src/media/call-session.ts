@@ -22,7 +22,6 @@ import { ConversationTimers } from './conversation-timers.ts';
 import { describeFailure, failureMessage } from './failures.ts';
 import { voicemailGateFor } from './voicemail.ts';
 import type { VoicemailGate } from '../voice/voicemail-gate.ts';
-import { ReservedStt } from '../providers/reserved-stt.ts';
 
 /** The call lifecycle's operations a session uses (services never import media: media depends on them). */
 export interface SessionCallService {
@@ -318,11 +317,8 @@ export class CallSession implements CallScope {
     // Retell's begin_message_delay_ms (issue 26): the opening waits; versions saved before it have none.
     // A search made for a preemptive reply that is dropped is taken back with the engine's rollback.
     const delayed = withBeginDelay(this.#retrievals.rollingBack(built.engine), settings.begin_message_delay_ms ?? 0, this.#d.scheduler);
-    const stt = this.#d.providers.stt;
     const p = new VoicePipeline({
       ...this.#d.providers,
-      // Its stream takes the recogniser room held for it since it was created (issue 25).
-      stt: stt instanceof ReservedStt ? stt.forCall(this.callId) : stt,
       engine: voicemail ? voicemail.wrap(delayed) : delayed,
       // A Retell voice id ('openai-Alloy') is spoken by the configured voice it names (domain/voice.ts).
       voiceId: matchVoice(this.#d.providers.tts.voices(), settings.voice_id)?.voice_id ?? settings.voice_id,

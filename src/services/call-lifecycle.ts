@@ -17,7 +17,7 @@ import type { LeaseRepository } from '../storage/lease.repository.ts';
 import type { Executor, Store } from '../storage/store.ts';
 import type { AccessTokenSigner } from './access-token.ts';
 import type { AgentService, ResolvedAgentVersion } from './agent.service.ts';
-import { type EngineCapabilityCheck, type NewCallInput, type RecogniserReservations, ADMITTED_JOIN_WINDOW_MS, newCallRecord, storingCall } from './call-record.ts';
+import { type EngineCapabilityCheck, type NewCallInput, type RecogniserCapacity, newCallRecord } from './call-record.ts';
 import type { CallRetention } from './call.service.ts';
 import { type CallView, toCallView } from './call.view.ts';
 import type { EventOutbox } from './events.ts';
@@ -76,8 +76,8 @@ export interface CallLifecycleDeps {
   /** Makes the payload's signed `recording_url`. */
   recordingLinks?: RecordingLinks;
   checkEngine?: EngineCapabilityCheck;
-  /** The server's embedded recogniser's room: a call it cannot hold is refused at creation, one it can holds its room until it joins (issue 25). */
-  recogniser?: RecogniserReservations;
+  /** The server's embedded recogniser's room: a call it cannot hold is refused at creation (issue 25). */
+  recogniserCapacity?: RecogniserCapacity;
   /** Leases on ongoing calls and their checkpoints. */
   leases: LeaseRepository;
   /** This process's id: the holder of the leases of the calls it runs (Runtime.serverId). */
@@ -161,21 +161,19 @@ export class CallLifecycle {
     const now = this.#d.clock.now();
     const agent = await this.#d.agents.resolveVersion(input.accountId, input.agent_id, input.agent_version);
     const row: Call = {
-      ...newCallRecord(this.#d, input.accountId, input, agent, now, { callType: input.callType, tokenExpiresAt: now, joinBy: now + ADMITTED_JOIN_WINDOW_MS, phone: input.phone }),
+      ...newCallRecord(this.#d, input.accountId, input, agent, now, { callType: input.callType, tokenExpiresAt: now, phone: input.phone }),
       call_status: 'ongoing',
       start_timestamp: now,
       token_used_at: now,
     };
-    await storingCall(this.#d, row.call_id, async () => {
-      const hook = await this.#agentWebhook(row);
-      await this.#d.store.transaction(async (trx) => {
-        const limit = input.concurrencyLimit;
-        // Counted and inserted in one transaction, under the account's lock: holds across servers.
-        if (limit !== null && (await this.#d.calls.countLiveLocked(input.accountId, trx)) >= limit) throw errors.concurrencyLimitReached(limit);
-        await this.#d.calls.insert(row, trx);
-        await this.#d.leases.insert(row.call_id, this.#d.serverId, now + this.#d.leaseTtlMs, trx);
-        await this.#recordAgentEvent(trx, hook, 'call_started', row.account_id, this.#view(row));
-      });
+    const hook = await this.#agentWebhook(row);
+    await this.#d.store.transaction(async (trx) => {
+      const limit = input.concurrencyLimit;
+      // Counted and inserted in one transaction, under the account's lock: holds across servers.
+      if (limit !== null && (await this.#d.calls.countLiveLocked(input.accountId, trx)) >= limit) throw errors.concurrencyLimitReached(limit);
+      await this.#d.calls.insert(row, trx);
+      await this.#d.leases.insert(row.call_id, this.#d.serverId, now + this.#d.leaseTtlMs, trx);
+      await this.#recordAgentEvent(trx, hook, 'call_started', row.account_id, this.#view(row));
     });
     return { call: row, agent };
   }
@@ -189,13 +187,11 @@ export class CallLifecycle {
     const now = this.#d.clock.now();
     const agent = await this.#d.agents.resolveVersion(input.accountId, input.agent_id, input.agent_version);
     const row = newCallRecord(this.#d, input.accountId, input, agent, now, { callType: input.callType, tokenExpiresAt: now + ringMs, phone: input.phone });
-    await storingCall(this.#d, row.call_id, () =>
-      this.#d.store.transaction(async (trx) => {
-        const limit = input.concurrencyLimit;
-        if (limit !== null && (await this.#d.calls.countLiveLocked(input.accountId, trx)) >= limit) throw errors.concurrencyLimitReached(limit);
-        await this.#d.calls.insert(row, trx);
-      }),
-    );
+    await this.#d.store.transaction(async (trx) => {
+      const limit = input.concurrencyLimit;
+      if (limit !== null && (await this.#d.calls.countLiveLocked(input.accountId, trx)) >= limit) throw errors.concurrencyLimitReached(limit);
+      await this.#d.calls.insert(row, trx);
+    });
     return row;
   }
 
@@ -239,8 +235,6 @@ export class CallLifecycle {
    * policy, and `call.finished` in the same transaction. Returns false if it had already ended.
    */
   async finishCall(callId: string, outcome: CallOutcome): Promise<boolean> {
-    // An ending call holds no recogniser room (it never joined, or its join failed).
-    this.#d.recogniser?.release(callId);
     const before = await this.#d.calls.findById(callId);
     if (!before || isFinal(before.call_status)) return false;
     // Read outside the transaction: on SQLite the transaction holds the only connection.

@@ -22,41 +22,20 @@ export type NewCallInput = Static<typeof CreateWebCallBody>;
 
 /** Checks, at creation, that this server can run the agent's engine (e.g. an LLM is configured). */
 export type EngineCapabilityCheck = (agent: ResolvedAgentVersion, override: AgentOverride | undefined) => string | null;
-/**
- * Room held on this server's bounded recogniser for calls admitted and not yet joined
- * (src/providers/reserved-stt.ts): a call that was admitted is never refused at its join.
- */
-export interface RecogniserReservations {
-  /** Holds one stream for `callId` until `untilMs`; returns the room when there is none (nothing held then). */
-  reserve(callId: string, untilMs: number): { open: number; max: number } | undefined;
-  /** Gives `callId`'s room back; idempotent. */
-  release(callId: string): void;
-}
-
-/**
- * How long a call admitted to start at once (an inbound phone call: no token to redeem) holds
- * its recogniser stream before its session opens it, ms. Its session opens the stream within a
- * second or two; a call whose session fails first ends, which releases it sooner.
- */
-export const ADMITTED_JOIN_WINDOW_MS = 15_000;
+/** The server's room for one more call's recogniser stream (SttProvider.capacity); undefined: no bound. */
+export type RecogniserCapacity = () => { open: number; max: number } | undefined;
 
 export interface NewCallOptions {
   callType: CallType;
   /** When the call's access token expires, epoch ms. */
   tokenExpiresAt: number;
-  /** Until when its recogniser stream is held for its join, epoch ms; default tokenExpiresAt. */
-  joinBy?: number;
   /** A phone call's fields (issue 24). */
   phone?: PhoneCallFields | undefined;
 }
 
-/**
- * A new call's record on `agent` (status `registered`), with its recogniser stream held until it
- * joins (the caller releases it when the record is not stored); throws AppError when the input
- * does not fit the agent or this server's embedded recogniser has no room.
- */
+/** A new call's record on `agent` (status `registered`); throws AppError when the input does not fit the agent. */
 export function newCallRecord(
-  deps: { agents: Pick<AgentService, 'checkCallSettings'>; checkEngine?: EngineCapabilityCheck | undefined; recogniser?: RecogniserReservations | undefined },
+  deps: { agents: Pick<AgentService, 'checkCallSettings'>; checkEngine?: EngineCapabilityCheck | undefined; recogniserCapacity?: RecogniserCapacity | undefined },
   accountId: string,
   input: NewCallInput,
   agent: ResolvedAgentVersion,
@@ -67,14 +46,13 @@ export function newCallRecord(
   deps.agents.checkCallSettings(agent, input.agent_override?.agent);
   const capability = deps.checkEngine?.(agent, input.agent_override);
   if (capability) throw errors.invalidRequest(capability);
+  // A call the embedded recogniser has no room for is refused now, not cut off when it joins.
+  const room = deps.recogniserCapacity?.();
+  if (room && room.open >= room.max) throw errors.recogniserFull(room.open, room.max);
+
   const settings = settingsWithOverride(agent.config, input.agent_override);
-  const callId = newId('call');
-  // A call the embedded recogniser has no room for is refused now; one it has room for holds
-  // that room until it joins, so it is never cut off at the join.
-  const room = deps.recogniser?.reserve(callId, options.joinBy ?? options.tokenExpiresAt);
-  if (room) throw errors.recogniserFull(room.open, room.max);
   return {
-    call_id: callId,
+    call_id: newId('call'),
     account_id: accountId,
     call_type: options.callType,
     agent_id: agent.agentId,
@@ -111,16 +89,6 @@ export function newCallRecord(
     token_used_at: null,
     updated_at: now,
   };
-}
-
-/** Runs `store` (the new call's insert); when it fails, the call's recogniser room is given back. */
-export async function storingCall<T>(deps: { recogniser?: RecogniserReservations | undefined }, callId: string, store: () => Promise<T>): Promise<T> {
-  try {
-    return await store();
-  } catch (error) {
-    deps.recogniser?.release(callId);
-    throw error;
-  }
 }
 
 /** Rules of the spec that need the agent: node and state names, engine-specific fields, metadata's size. */

@@ -18,7 +18,7 @@ import type { AgentService, ResolvedAgentVersion } from './agent.service.ts';
 import type { Principal } from './account.service.ts';
 import type { EventOutbox } from './events.ts';
 import { type CallView, toCallView } from './call.view.ts';
-import { type EngineCapabilityCheck, METADATA_MAX_BYTES, type RecogniserReservations, newCallRecord, storingCall } from './call-record.ts';
+import { type EngineCapabilityCheck, METADATA_MAX_BYTES, type RecogniserCapacity, newCallRecord } from './call-record.ts';
 import type { CreateWebCallBody, ListCallsBody, UpdateCallBody } from './call.schemas.ts';
 import { toCallFilter } from './call-filters.ts';
 
@@ -64,8 +64,8 @@ export interface CallServiceDeps {
   /** Makes each read's signed `recording_url` (without it, the API-key route's URL). */
   recordingLinks?: RecordingLinks;
   checkEngine?: EngineCapabilityCheck;
-  /** The server's embedded recogniser's room: a call it cannot hold is refused at creation, one it can holds its room until it joins (issue 25). */
-  recogniser?: RecogniserReservations;
+  /** The server's embedded recogniser's room: a call it cannot hold is refused at creation (issue 25). */
+  recogniserCapacity?: RecogniserCapacity;
   /** Tells the server holding a call that update-call changed it ('call_updates'). */
   notifications: Notifications;
 }
@@ -105,11 +105,10 @@ export class CallService {
       // agent's latest, and when it is not, the call is made again from a fresh read.
       const first = await this.#d.agents.resolveForCall(principal.accountId, input.agent_id, input.agent_version, false);
       const row = this.#newCall(principal, input, first.agent, now);
-      if (await storingCall(this.#d, row.call_id, () => this.#d.calls.insert(row, undefined, first.guard))) return { call: this.#viewWithToken(row), replayed: false };
-      this.#d.recogniser?.release(row.call_id);
+      if (await this.#d.calls.insert(row, undefined, first.guard)) return { call: this.#viewWithToken(row), replayed: false };
       const fresh = await this.#d.agents.resolveForCall(principal.accountId, input.agent_id, input.agent_version, true);
       const retried = this.#newCall(principal, input, fresh.agent, now);
-      await storingCall(this.#d, retried.call_id, () => this.#d.calls.insert(retried));
+      await this.#d.calls.insert(retried);
       return { call: this.#viewWithToken(retried), replayed: false };
     }
 
@@ -139,7 +138,6 @@ export class CallService {
         );
       });
     } catch (error) {
-      this.#d.recogniser?.release(row.call_id);
       if (idempotencyKey === undefined) throw error;
       // Another request with the same key committed first: answer as its replay.
       const replay = await this.#replay(principal.accountId, idempotencyKey, requestHash, now);
@@ -249,8 +247,6 @@ export class CallService {
       throw errors.callOngoing(callId);
     }
     if (!(await this.#d.calls.delete(accountId, callId))) throw errors.callNotFound(callId);
-    // A registered call deleted before it joined gives its recogniser room back.
-    this.#d.recogniser?.release(callId);
     await this.#d.retention.deleteArtifacts(row);
   }
 

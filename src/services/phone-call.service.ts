@@ -57,8 +57,6 @@ export interface PhoneCallServiceDeps {
   accounts: Pick<AccountService, 'concurrencyLimitOf'>;
   /** How long a placed call may ring before it counts as unanswered, ms (default 60 000). */
   ringMs?: number;
-  /** Whether this server's embedded recogniser is full (streams open plus rooms held: issue 25); absent: never. */
-  recogniserFull?: () => boolean;
 }
 
 export class PhoneCallService {
@@ -164,13 +162,8 @@ export class PhoneCallService {
     return this.#d.accounts.concurrencyLimitOf(accountId);
   }
 
-  /**
-   * Whether a new call of the account would be refused now: the account at its concurrency limit,
-   * or this server's embedded recogniser full (a carrier's webhook refuses the call as busy before
-   * it rings through; the call's admission checks both again).
-   */
+  /** Whether the account is at its concurrency limit now (a carrier's webhook refuses the call before it rings through). */
   async atConcurrencyLimit(accountId: string): Promise<boolean> {
-    if (this.#d.recogniserFull?.()) return true;
     const limit = await this.#d.accounts.concurrencyLimitOf(accountId);
     return limit !== null && (await this.#d.lifecycle.countLiveCalls(accountId)) >= limit;
   }
