@@ -172,6 +172,7 @@ describe('dashboard test call', { skip, timeout: 180_000 }, () => {
     assert.deepEqual({ name: saved.json.name, start_node_id: saved.json.start_node_id, nodes: saved.json.nodes }, { name: flow.name, start_node_id: flow.start_node_id, nodes: flow.nodes });
     await eventually(async () => /Front desk/.test((await page.textContent('h1')) ?? ''), 5000, "the flow's page headed by its name");
     await page.waitForSelector('#flow-builder g.edge.failure[data-from="desk"][data-to="sorry"]');
+    await page.waitForSelector('#flow-graph g.edge.failure[data-from="menu"][data-to="sorry"]'); // the read-only drawing too
     await page.click('a[data-nav="flows"]');
     await eventually(async () => /Front desk · 3 nodes/.test((await page.textContent(`#resources tr[data-id="${flowId}"]`)) ?? ''), 5000, 'the flow list naming the flow');
     assert.deepEqual(browser.errors.filter((e) => !/status of 404 .*\/list-voices/.test(e) && !/status of 400 .*\/create-conversation-flow\]/.test(e)), []);
