@@ -175,6 +175,10 @@ describe('dashboard test call', { skip, timeout: 180_000 }, () => {
     await page.waitForSelector('#flow-graph g.edge.failure[data-from="menu"][data-to="sorry"]'); // the read-only drawing too
     await page.click('a[data-nav="flows"]');
     await eventually(async () => /Front desk · 3 nodes/.test((await page.textContent(`#resources tr[data-id="${flowId}"]`)) ?? ''), 5000, 'the flow list naming the flow');
+    // A new agent's flow choice names it too.
+    await page.click('a[data-nav="agents"]');
+    await page.click('#new-resource');
+    await eventually(async () => /Front desk · /.test((await page.textContent(`#agent-engine-id option[value="${flowId}"]`)) ?? ''), 5000, "the agent form's flow choice naming the flow");
     assert.deepEqual(browser.errors.filter((e) => !/status of 404 .*\/list-voices/.test(e) && !/status of 400 .*\/create-conversation-flow\]/.test(e)), []);
     await page.close();
   });
