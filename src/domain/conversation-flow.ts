@@ -129,6 +129,11 @@ export const ConversationFlowSettings = {
 };
 
 export const ConversationFlowDefinition = Strict({
+  /**
+   * Issue 27: what the dashboard calls the flow (ours: Retell's flows have no name). No effect on
+   * calls; absent until set.
+   */
+  name: Type.Optional(Name(256)),
   start_node_id: GraphId,
   nodes: Type.Array(FlowNode, { minItems: 1, maxItems: 500 }),
   /** Custom functions the flow's `function` nodes call, by `tool_id`. */

@@ -6,7 +6,9 @@
  * deleted), checked one tab away as JSON, and created; an agent on it; from the agents list, Test
  * call opens the agent; the call starts with the signed-in key, the greeting and the
  * user's words appear live, the flow's node moves to `book`, the agent hangs up, the finished call
- * shows with a link to its page. Screenshots at 1200 and 390 px; no console errors.
+ * shows with a link to its page. Screenshots at 1200 and 390 px; no console errors. Then the
+ * builder's phone nodes (a transfer_call and a press_digit node, their fields checked on the node,
+ * their failure edges drawn) and the flow's name, saved exactly and shown on the flow's page and list.
  */
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -95,6 +97,88 @@ describe('dashboard test call', { skip, timeout: 180_000 }, () => {
 
     // Expected: the 404 of GET /list-voices when a server has no list (the agent form asks), and
     // the 400 of the flow the builder saved with a node the server refuses (on purpose, above).
+    assert.deepEqual(browser.errors.filter((e) => !/status of 404 .*\/list-voices/.test(e) && !/status of 400 .*\/create-conversation-flow\]/.test(e)), []);
+    await page.close();
+  });
+
+  test("the builder's phone nodes and the flow's name: a transfer_call and a press_digit node added, their fields and failure edges edited, saved exactly", async () => {
+    const page = await browser.newPage();
+    await page.setViewportSize({ width: 1200, height: 900 });
+    await page.goto(`${web.baseUrl}/dashboard`);
+    await page.fill('#api-key', web.apiKey);
+    await page.click('#sign-in-submit');
+    await page.waitForSelector('#calls');
+    await page.click('a[data-nav="flows"]');
+    await page.click('#new-resource');
+    await page.click('#flow-templates button[data-template="empty"]');
+    await page.waitForSelector('#builder-empty');
+    await page.fill('#flow-name', 'Front desk');
+    const addNode = async (type: string, id: string) => {
+      await page.selectOption('#builder-new-type', type);
+      await page.click('#builder-add-node');
+      await page.fill('#node-id', id);
+      await page.press('#node-id', 'Tab');
+      await page.waitForSelector(`#builder-panel[data-node="${id}"]`);
+    };
+    await addNode('end', 'sorry');
+    await page.fill('#node-text', 'Sorry, nobody can take your call. Goodbye.');
+    // A transfer node: no number yet is an error on the node, before the server is asked.
+    await addNode('transfer_call', 'desk');
+    await page.waitForSelector('.bnode.invalid[data-node="desk"]');
+    assert.match((await page.textContent('#node-phone-problem')) ?? '', /E\.164/);
+    await page.fill('#node-transfer-number', '+14155550100');
+    await page.waitForSelector('.bnode:not(.invalid)[data-node="desk"]');
+    await page.selectOption('#node-transfer-option', 'cold_transfer');
+    await page.fill('#node-text', 'Let me put you through.');
+    assert.equal(await page.locator('#builder-panel h3', { hasText: 'Edges' }).count(), 0, 'a transfer leaves the call: no edges, only its failure edge');
+    // Its handle draws the failure edge.
+    await page.click('.bnode[data-node="desk"] button[data-action="connect"]');
+    await page.click('.bnode[data-node="sorry"]');
+    await page.waitForSelector('#flow-builder g.edge.failure[data-from="desk"][data-to="sorry"]');
+    assert.match((await page.textContent('#flow-builder g.edge[data-from="desk"]')) ?? '', /if the transfer fails/);
+    // A press_digit node: keys checked on the node, the failure edge chosen in the panel.
+    await addNode('press_digit', 'menu');
+    assert.equal(await page.locator('#node-text').count(), 0, 'a press_digit node says nothing');
+    await page.fill('#node-digits', '1x');
+    await page.waitForSelector('.bnode.invalid[data-node="menu"]');
+    await page.fill('#node-digits', '1,#');
+    await page.waitForSelector('.bnode:not(.invalid)[data-node="menu"]');
+    await page.selectOption('#node-failure-edge', 'sorry');
+    await page.waitForSelector('#flow-builder g.edge.failure[data-from="menu"][data-to="sorry"]');
+    assert.match((await page.textContent('.bnode[data-node="menu"]')) ?? '', /keys 1,#/);
+    await page.click('#node-make-start');
+    await page.click('#tab-json');
+    const flow = JSON.parse(await page.inputValue('#json-editor'));
+    assert.equal(flow.name, 'Front desk');
+    assert.equal(flow.start_node_id, 'menu');
+    const strip = ({ display_position: _p, ...n }: Record<string, unknown>) => n;
+    assert.deepEqual(flow.nodes.map(strip), [
+      { id: 'sorry', type: 'end', instruction: { type: 'static_text', text: 'Sorry, nobody can take your call. Goodbye.' } },
+      {
+        id: 'desk', type: 'transfer_call', transfer_destination: { type: 'predefined', number: '+14155550100' }, transfer_option: { type: 'cold_transfer' },
+        instruction: { type: 'static_text', text: 'Let me put you through.' },
+        edge: { id: 'edge_1', destination_node_id: 'sorry', transition_condition: { type: 'always' } },
+      },
+      { id: 'menu', type: 'press_digit', digits: '1,#', edge: { id: 'edge_2', destination_node_id: 'sorry', transition_condition: { type: 'always' } } },
+    ]);
+    await page.click('#tab-form');
+    await page.waitForSelector('#flow-builder g.edge.failure[data-from="menu"]');
+    await screenshot(page, 'dashboard-flow-builder-phone-nodes');
+    await page.click('#save');
+    await page.waitForFunction(() => /^#\/flows\/(?!new)[^/]+$/.test(location.hash));
+    const flowId = decodeURIComponent(/#\/flows\/([^/]+)$/.exec(page.url())![1]!);
+    // Saved exactly as the builder made it, and named on its page and in the list.
+    const saved = await web.api('GET', `/get-conversation-flow/${flowId}`);
+    assert.deepEqual({ name: saved.json.name, start_node_id: saved.json.start_node_id, nodes: saved.json.nodes }, { name: flow.name, start_node_id: flow.start_node_id, nodes: flow.nodes });
+    await eventually(async () => /Front desk/.test((await page.textContent('h1')) ?? ''), 5000, "the flow's page headed by its name");
+    await page.waitForSelector('#flow-builder g.edge.failure[data-from="desk"][data-to="sorry"]');
+    await page.waitForSelector('#flow-graph g.edge.failure[data-from="menu"][data-to="sorry"]'); // the read-only drawing too
+    await page.click('a[data-nav="flows"]');
+    await eventually(async () => /Front desk · 3 nodes/.test((await page.textContent(`#resources tr[data-id="${flowId}"]`)) ?? ''), 5000, 'the flow list naming the flow');
+    // A new agent's flow choice names it too.
+    await page.click('a[data-nav="agents"]');
+    await page.click('#new-resource');
+    await eventually(async () => /Front desk · /.test((await page.textContent(`#agent-engine-id option[value="${flowId}"]`)) ?? ''), 5000, "the agent form's flow choice naming the flow");
     assert.deepEqual(browser.errors.filter((e) => !/status of 404 .*\/list-voices/.test(e) && !/status of 400 .*\/create-conversation-flow\]/.test(e)), []);
     await page.close();
   });

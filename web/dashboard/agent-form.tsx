@@ -142,11 +142,11 @@ export function AgentForm({ api, draft, onChange, error = null, withoutEffect = 
   const engine = (draft.response_engine ?? { type: 'conversation_flow' }) as { type: string; conversation_flow_id?: string; llm_id?: string; llm_websocket_url?: string };
   const engines = useAsync(async (): Promise<Record<string, EngineChoice[]>> => {
     const [flows, llms] = await Promise.all([
-      api.get<{ conversation_flow_id: string; start_node_id?: string; nodes?: unknown[] }[]>('/list-conversation-flows'),
+      api.get<{ conversation_flow_id: string; name?: string; start_node_id?: string; nodes?: unknown[] }[]>('/list-conversation-flows'),
       api.get<{ llm_id: string; model?: string | null }[]>('/list-service-llms'),
     ]);
     return {
-      conversation_flow: flows.map((f): EngineChoice => ({ id: f.conversation_flow_id, label: `${f.conversation_flow_id} (${f.nodes?.length ?? 0} nodes)` })),
+      conversation_flow: flows.map((f): EngineChoice => ({ id: f.conversation_flow_id, label: `${f.name ? `${f.name} · ` : ''}${f.conversation_flow_id} (${f.nodes?.length ?? 0} nodes)` })),
       service_llm: llms.map((l): EngineChoice => ({ id: l.llm_id, label: `${l.llm_id}${l.model ? ` (${l.model})` : ''}` })),
     };
   }, []);

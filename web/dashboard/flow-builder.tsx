@@ -1,16 +1,16 @@
 /**
  * The visual flow builder: a conversation flow's nodes on a canvas (dragged to move, each showing
  * what it says), edges drawn from a node's handle to another node, and the selected node's panel
- * (its text, variables to extract, function, edges with their conditions). It edits the flow's JSON
- * object and nothing else, so it round-trips exactly with the JSON tab: a node gets
+ * (its text, variables to extract, function, a phone node's number or keys and its failure edge,
+ * edges with their conditions), and the flow's name. It edits the flow's JSON object and nothing else, so it round-trips exactly with the JSON tab: a node gets
  * `display_position` only once it is moved. The server's validation error is shown on the node it
  * names. Loaded only on a flow's page.
  */
 import { useRef, useState } from 'preact/hooks';
 import { FLOW_TEMPLATES } from './flow-templates.ts';
+import { BUILDER_NODE_TYPES, PHONE_TYPES, phoneProblem, retype } from './flow-nodes.ts';
 import type { Condition, Edge, Flow, Node, Variable } from './flow-types.ts';
 
-const NODE_TYPES = ['conversation', 'end', 'function', 'knowledge', 'create_lead', 'create_ticket'];
 const VARIABLE_TYPES = ['text', 'digits', 'number', 'email', 'name', 'yes_no'];
 const OPERATORS = ['==', '!=', '>', '>=', '<', '<=', 'contains', 'not_contains', 'exists', 'not_exists'];
 const W = 180;
@@ -50,6 +50,11 @@ function positions(flow: Flow): Map<string, { x: number; y: number }> {
   return out;
 }
 
+/** A node's edges and its failure edge, each with whether it is the failure edge. */
+function outgoing(n: Node): Array<{ edge: Edge; failure: boolean }> {
+  return [...(n.edges ?? []).map((edge) => ({ edge, failure: false })), ...(n.edge ? [{ edge: n.edge, failure: true }] : [])];
+}
+
 function conditionLabel(c: Condition): string {
   if (c.type === 'keyword') return c.keywords.join(' / ') || '(no keywords)';
   if (c.type === 'prompt') return c.prompt.length > 24 ? `${c.prompt.slice(0, 23)}…` : c.prompt;
@@ -73,25 +78,30 @@ export function FlowBuilder({ flow, onChange, error, isNew }: { flow: Flow; onCh
 
   const setNodes = (next: Node[], extra: Partial<Flow> = {}) => onChange({ ...flow, ...extra, nodes: next });
   const update = (id: string, change: (n: Node) => Node) => setNodes(nodes.map((n) => (n.id === id ? change(n) : n)));
-  const allEdgeIds = () => nodes.flatMap((n) => (n.edges ?? []).map((e) => e.id));
+  const allEdgeIds = () => nodes.flatMap((n) => outgoing(n).map((o) => o.edge.id));
 
   const addNode = () => {
     const id = freshId(nodes.map((n) => n.id), newType === 'end' ? 'end_' : 'node_');
     const below = selected ? at.get(selected) : undefined;
     const lowest = Math.max(0, ...[...at.values()].map((p) => p.y + H + 60));
-    const node: Node = {
+    const node: Node = retype({
       id,
       type: newType,
-      instruction: { type: 'static_text', text: '' },
+      ...(PHONE_TYPES.includes(newType) ? {} : { instruction: { type: 'static_text', text: '' } }),
       display_position: below ? { x: below.x, y: below.y + H + 60 } : { x: 20, y: nodes.length === 0 ? 20 : lowest },
-    };
+    }, newType);
     if (newType === 'function') node.tool_id = flow.tools?.[0]?.tool_id ?? '';
     setNodes([...nodes, node], nodes.length === 0 ? { start_node_id: id } : {});
     setSelected(id);
   };
 
   const deleteNode = (id: string) => {
-    const rest = nodes.filter((n) => n.id !== id).map((n) => (n.edges?.some((e) => e.destination_node_id === id) ? { ...n, edges: n.edges.filter((e) => e.destination_node_id !== id) } : n));
+    const rest = nodes.filter((n) => n.id !== id).map((n) => {
+      const next = n.edges?.some((e) => e.destination_node_id === id) ? { ...n, edges: n.edges.filter((e) => e.destination_node_id !== id) } : n;
+      if (next.edge?.destination_node_id !== id) return next;
+      const { edge: _gone, ...kept } = next;
+      return kept;
+    });
     setNodes(rest, flow.start_node_id === id ? { start_node_id: rest[0]?.id ?? '' } : {});
     setSelected(rest[0]?.id ?? null);
   };
@@ -100,7 +110,8 @@ export function FlowBuilder({ flow, onChange, error, isNew }: { flow: Flow; onCh
     setConnecting(null);
     if (from === to) return;
     const edge: Edge = { id: freshId(allEdgeIds(), 'edge_'), destination_node_id: to, transition_condition: { type: 'always' } };
-    update(from, (n) => ({ ...n, edges: [...(n.edges ?? []), edge] }));
+    // A transfer leaves the call: its only edge is the one taken when the transfer fails.
+    update(from, (n) => (n.type === 'transfer_call' ? { ...n, edge: { ...edge, id: n.edge?.id ?? edge.id } } : { ...n, edges: [...(n.edges ?? []), edge] }));
     setSelected(from);
   };
 
@@ -139,9 +150,12 @@ export function FlowBuilder({ flow, onChange, error, isNew }: { flow: Flow; onCh
           ))}
         </div>
       )}
+      <div class="row">
+        <label>Flow name <input id="flow-name" maxLength={256} placeholder="(unnamed)" value={flow.name ?? ''} onInput={(e) => onChange(named(flow, (e.target as HTMLInputElement).value))} /></label>
+      </div>
       <div class="row builder-tools">
         <select id="builder-new-type" value={newType} onChange={(e) => setNewType((e.target as HTMLSelectElement).value)} aria-label="Type of the new node">
-          {NODE_TYPES.map((t) => <option key={t} value={t}>{t}</option>)}
+          {BUILDER_NODE_TYPES.map((t) => <option key={t} value={t}>{t}</option>)}
         </select>
         <button type="button" id="builder-add-node" onClick={addNode}>Add node</button>
         {connecting && <span class="notice" id="builder-connecting">Click the node the edge goes to (<a href="#" onClick={(e) => { e.preventDefault(); setConnecting(null); }}>cancel</a>)</span>}
@@ -153,15 +167,15 @@ export function FlowBuilder({ flow, onChange, error, isNew }: { flow: Flow; onCh
               <marker id="builder-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" /></marker>
             </defs>
             {nodes.flatMap((n) =>
-              (n.edges ?? []).map((e) => {
+              outgoing(n).map(({ edge: e, failure }) => {
                 const a = at.get(n.id);
                 const b = at.get(e.destination_node_id);
                 if (!a || !b) return null;
                 const [x1, y1, x2, y2] = [a.x + W / 2, a.y + H, b.x + W / 2, b.y];
                 return (
-                  <g class="edge" key={e.id} data-edge={e.id} data-from={n.id} data-to={e.destination_node_id}>
+                  <g class={failure ? 'edge failure' : 'edge'} key={e.id} data-edge={e.id} data-from={n.id} data-to={e.destination_node_id} data-failure={failure ? 'true' : undefined}>
                     <path d={`M ${x1} ${y1} C ${x1} ${y1 + 40}, ${x2} ${y2 - 40}, ${x2} ${y2}`} marker-end="url(#builder-arrow)" />
-                    <text x={(x1 + x2) / 2} y={(y1 + y2) / 2}>{conditionLabel(e.transition_condition)}</text>
+                    <text x={(x1 + x2) / 2} y={(y1 + y2) / 2}>{failure ? (n.type === 'transfer_call' ? 'if the transfer fails' : 'if the keys fail') : conditionLabel(e.transition_condition)}</text>
                   </g>
                 );
               }),
@@ -172,14 +186,14 @@ export function FlowBuilder({ flow, onChange, error, isNew }: { flow: Flow; onCh
             return (
               <div
                 key={n.id}
-                class={`bnode ${n.type}${n.id === flow.start_node_id ? ' start' : ''}${n.id === selected ? ' selected' : ''}${n.id === invalid ? ' invalid' : ''}`}
+                class={`bnode ${n.type}${n.id === flow.start_node_id ? ' start' : ''}${n.id === selected ? ' selected' : ''}${n.id === invalid || phoneProblem(n) ? ' invalid' : ''}`}
                 data-node={n.id}
                 style={{ left: `${p.x}px`, top: `${p.y}px`, width: `${W}px`, height: `${H}px` }}
                 onPointerDown={(e) => onPointerDown(e, n.id)}
               >
                 <strong>{n.name || n.id}</strong>
                 <span class="type">{n.id === flow.start_node_id ? `start · ${n.type}` : n.type}</span>
-                <span class="says">{n.instruction?.text ?? ''}</span>
+                <span class="says">{says(n)}</span>
                 {n.type !== 'end' && <button type="button" class="handle" data-action="connect" title="Draw an edge from this node" onClick={() => setConnecting(n.id)}>→</button>}
               </div>
             );
@@ -193,6 +207,20 @@ export function FlowBuilder({ flow, onChange, error, isNew }: { flow: Flow; onCh
   );
 }
 
+/** What a node's card says: its words, and a phone node's number or keys. */
+function says(n: Node): string {
+  const words = n.instruction?.text ?? '';
+  if (n.type === 'transfer_call') return `→ ${n.transfer_destination?.number || '(no number)'}${words ? ` · ${words}` : ''}`;
+  if (n.type === 'press_digit') return `keys ${n.digits || '(none)'}`;
+  return words;
+}
+
+/** The flow with its name set, or without one when it is cleared (absent, never ""). */
+function named(flow: Flow, name: string): Flow {
+  const { name: _old, ...rest } = flow;
+  return name.trim() ? { ...rest, name } : rest;
+}
+
 /** Renames a node, and every edge and the start that point at it. */
 function rename(flow: Flow, from: string, to: string, onChange: (flow: Flow) => void, select: (id: string) => void) {
   if (!to || to === from || (flow.nodes ?? []).some((n) => n.id === to)) return;
@@ -200,6 +228,7 @@ function rename(flow: Flow, from: string, to: string, onChange: (flow: Flow) => 
     ...n,
     ...(n.id === from ? { id: to } : {}),
     ...(n.edges ? { edges: n.edges.map((e) => (e.destination_node_id === from ? { ...e, destination_node_id: to } : e)) } : {}),
+    ...(n.edge?.destination_node_id === from ? { edge: { ...n.edge, destination_node_id: to } } : {}),
   }));
   onChange({ ...flow, nodes, ...(flow.start_node_id === from ? { start_node_id: to } : {}) });
   select(to);
@@ -225,17 +254,24 @@ function NodePanel({ flow, node, onChange, onRename, onDelete, onStart }: { flow
       <div class="row">
         <label>Id <input id="node-id" value={id} pattern="[A-Za-z0-9_.:-]+" onInput={(e) => setId(value(e))} onChange={() => onRename(id.trim())} /></label>
         <label>Name <input id="node-name" value={node.name ?? ''} onInput={(e) => set('name', value(e) || undefined)} /></label>
-        <label>Type <select id="node-type" value={node.type} onChange={(e) => onChange({ ...node, type: value(e), ...(value(e) === 'end' ? { edges: undefined } : {}) })}>
-          {NODE_TYPES.map((t) => <option key={t} value={t}>{t}</option>)}
+        <label>Type <select id="node-type" value={node.type} onChange={(e) => onChange(retype(node, value(e)))}>
+          {BUILDER_NODE_TYPES.map((t) => <option key={t} value={t}>{t}</option>)}
         </select></label>
       </div>
-      <div class="row">
-        <label>Says <select id="node-instruction-type" value={node.instruction?.type ?? 'static_text'} onChange={(e) => set('instruction', { type: value(e), text: node.instruction?.text ?? '' })}>
-          <option value="static_text">these words</option>
-          <option value="prompt">what the LLM makes of this prompt</option>
-        </select></label>
-      </div>
-      <textarea id="node-text" rows={3} value={node.instruction?.text ?? ''} onInput={(e) => set('instruction', { type: node.instruction?.type ?? 'static_text', text: value(e) })} />
+      {node.type !== 'press_digit' && (
+        <>
+          <div class="row">
+            <label>{node.type === 'transfer_call' ? 'Says first (optional)' : 'Says'} <select id="node-instruction-type" value={node.instruction?.type ?? 'static_text'} onChange={(e) => set('instruction', { type: value(e), text: node.instruction?.text ?? '' })}>
+              <option value="static_text">these words</option>
+              <option value="prompt">what the LLM makes of this prompt</option>
+            </select></label>
+          </div>
+          {/* A transfer's words are optional: cleared, the instruction goes. */}
+          <textarea id="node-text" rows={3} value={node.instruction?.text ?? ''}
+            onInput={(e) => set('instruction', node.type === 'transfer_call' && value(e) === '' ? undefined : { type: node.instruction?.type ?? 'static_text', text: value(e) })} />
+        </>
+      )}
+      {PHONE_TYPES.includes(node.type) && <PhoneFields node={node} others={others.map((n) => n.id)} taken={(flow.nodes ?? []).flatMap((n) => outgoing(n).map((o) => o.edge.id))} set={set} />}
       {node.type === 'function' && (
         <label>Function <select id="node-tool" value={node.tool_id ?? ''} onChange={(e) => set('tool_id', value(e))}>
           <option value="">(choose)</option>
@@ -270,7 +306,7 @@ function NodePanel({ flow, node, onChange, onRename, onDelete, onStart }: { flow
       <div class="row">
         <button type="button" class="secondary" id="node-add-variable" onClick={() => setVariables([...variables, { name: `var_${variables.length + 1}`, type: 'text' }])}>Add variable</button>
       </div>
-      {node.type !== 'end' && (
+      {node.type !== 'end' && node.type !== 'transfer_call' && (
         <>
           <h3>Edges</h3>
           {edges.map((edge, i) => (
@@ -284,6 +320,35 @@ function NodePanel({ flow, node, onChange, onRename, onDelete, onStart }: { flow
         <button type="button" class="danger" id="node-delete" onClick={onDelete}>Delete node</button>
       </div>
     </div>
+  );
+}
+
+/** A transfer_call node's number and option, a press_digit node's keys, and either's failure edge. */
+function PhoneFields({ node, others, taken, set }: { node: Node; others: string[]; taken: string[]; set: (field: string, v: unknown) => void }) {
+  const problem = phoneProblem(node);
+  const failTo = (to: string) =>
+    set('edge', to === '' ? undefined : { id: node.edge?.id ?? freshId(taken, 'edge_'), destination_node_id: to, transition_condition: node.edge?.transition_condition ?? { type: 'always' } });
+  return (
+    <>
+      {node.type === 'transfer_call' && (
+        <div class="row">
+          <label>Transfer to <input id="node-transfer-number" placeholder="+14155550100 or sip:desk@pbx.example.com" value={node.transfer_destination?.number ?? ''} class={problem ? 'invalid' : ''}
+            onInput={(e) => set('transfer_destination', { ...node.transfer_destination, type: 'predefined', number: value(e).trim() })} /></label>
+          <label>Option <select id="node-transfer-option" value={node.transfer_option ? 'cold_transfer' : ''} onChange={(e) => set('transfer_option', value(e) === '' ? undefined : { type: 'cold_transfer' })}>
+            <option value="">(default: cold transfer)</option>
+            <option value="cold_transfer">cold transfer: the agent leaves the call</option>
+          </select></label>
+        </div>
+      )}
+      {node.type === 'press_digit' && (
+        <label>Keys <input id="node-digits" placeholder="1,#" value={node.digits ?? ''} class={problem ? 'invalid' : ''} onInput={(e) => set('digits', value(e).trim())} /></label>
+      )}
+      {problem && <p class="error" id="node-phone-problem">{problem}</p>}
+      <label>If it fails, go to <select id="node-failure-edge" value={node.edge?.destination_node_id ?? ''} onChange={(e) => failTo(value(e))}>
+        <option value="">(end the call)</option>
+        {[...new Set([...(node.edge ? [node.edge.destination_node_id] : []), ...others])].map((t) => <option key={t} value={t}>{t}</option>)}
+      </select></label>
+    </>
   );
 }
 

@@ -17,6 +17,8 @@ interface FlowNode {
   type: string;
   name?: string;
   edges?: FlowEdge[];
+  /** transfer_call and press_digit: the edge taken when the node's action fails. */
+  edge?: FlowEdge;
 }
 
 /** Box size of a node, in px. */
@@ -48,6 +50,9 @@ export function FlowGraph({ flow }: { flow: Record<string, unknown> }) {
         const label = clip(conditionLabel(edge), 28);
         g.setEdge(node.id, edge.destination_node_id, { label, width: label.length * 6, height: 14, labelpos: 'c' }, edge.id);
       }
+      if (node.edge && g.hasNode(node.edge.destination_node_id)) {
+        g.setEdge(node.id, node.edge.destination_node_id, { label: 'if it fails', failure: true, width: 66, height: 14, labelpos: 'c' }, node.edge.id);
+      }
     }
     dagre.layout(g);
     const size = g.graph();
@@ -70,7 +75,7 @@ export function FlowGraph({ flow }: { flow: Record<string, unknown> }) {
           </marker>
         </defs>
         {layout.edges.map((e) => (
-          <g class="edge" key={e.key} data-from={e.from} data-to={e.to}>
+          <g class={e.failure ? 'edge failure' : 'edge'} key={e.key} data-from={e.from} data-to={e.to}>
             <path d={((e.points ?? []) as { x: number; y: number }[]).map((p, i) => `${i === 0 ? 'M' : 'L'} ${p.x} ${p.y}`).join(' ')} marker-end="url(#arrow)" />
             {e.label && typeof e.x === 'number' && typeof e.y === 'number' && <text x={e.x} y={e.y + 4} text-anchor="middle">{String(e.label)}</text>}
           </g>

@@ -50,7 +50,7 @@ export const KINDS: Record<'agents' | 'flows' | 'llms', Kind> = {
       start_node_id: 'greet',
       nodes: [{ id: 'greet', type: 'end', instruction: { type: 'static_text', text: 'Hello and goodbye.' } }],
     },
-    summary: (f) => `${(f.nodes as unknown[] | undefined)?.length ?? 0} nodes · starts at ${f.start_node_id}`,
+    summary: (f) => `${f.name ? `${f.name} · ` : ''}${(f.nodes as unknown[] | undefined)?.length ?? 0} nodes · starts at ${f.start_node_id}`,
   },
   llms: {
     route: 'llms',
@@ -230,7 +230,7 @@ export function ResourcePage({ api, kind, id, focus }: { api: Api; kind: Kind; i
     }
   };
 
-  const name = isAgent && item.data ? (item.data.agent_name as string | null) : null;
+  const name = item.data ? ((isAgent ? item.data.agent_name : isFlow ? item.data.name : null) as string | null | undefined) : null;
   return (
     <main>
       <p><a href={`#/${kind.route}`}>← {kind.title}</a></p>

@@ -18,6 +18,7 @@ export const ConversationFlowUpdateBody = named(Type.Partial(ConversationFlowDef
 export const ConversationFlowResponse = Type.Object(
   {
     conversation_flow_id: Type.String(),
+    name: Type.Optional(Type.String()),
     start_node_id: Type.String(),
     nodes: Type.Array(AnyJson),
     global_prompt: Type.Optional(Type.String()),
