@@ -7,13 +7,14 @@ import type { CallCheckpoint } from '../domain/call-checkpoint.ts';
 import type { CallOutcome } from '../services/call-lifecycle.ts';
 import type { Providers } from '../providers/registry.ts';
 import { preemptiveRepliesAvailable } from '../providers/features.ts';
-import { analyzeCall, DEFAULT_BACKCHANNEL_FREQUENCY, DEFAULT_DTMF_OPTIONS, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, NODE_TRANSITIONS_PER_CALL, VoicePipeline, type PipelineEvents, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller, type LlmSocketOpener, type LlmWebsocketReason, type TimedNodeTransition, type TurnContextSource, type Utterance, withBeginDelay } from '../voice/index.ts';
+import { analyzeCall, DEFAULT_BACKCHANNEL_FREQUENCY, DEFAULT_DTMF_OPTIONS, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, VoicePipeline, type PipelineEvents, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller, type LlmSocketOpener, type LlmWebsocketReason, type TurnContextSource, type Utterance, withBeginDelay } from '../voice/index.ts';
 import type { EngineSnapshot } from '../domain/agent.ts';
 import { matchVoice } from '../domain/voice.ts';
 import { CallRecorder } from './call-recorder.ts';
 import type { RecordingStore } from '../services/recording-store.ts';
 import { engineKnowledge, knowledgeContextSource, type KnowledgeRetriever } from './knowledge-context.ts';
 import { RetrievalRecord } from './retrieval-record.ts';
+import { NodePath } from './node-path.ts';
 import type { KnowledgePassage } from '../domain/knowledge-base.ts';
 import { type AgentForCall, buildEngine, effectiveEngine, effectiveSettings, engineNeedsMissingLlm } from './engine-factory.ts';
 import { type CallScope, runInCallScope } from './call-scope.ts';
@@ -123,11 +124,8 @@ export class CallSession implements CallScope {
   /** Answering-machine detection (outbound phone calls whose agent asks for it; media/voicemail.ts). */
   #voicemail: VoicemailGate | undefined;
   #recorder: CallRecorder | undefined;
-  #position: (() => string | undefined) | undefined;
-  #enginePath: (() => readonly string[]) | undefined;
-  /** How many of the engine's path entries this session has gone through. */
-  #pathSeen = 0;
-  #lastPosition: string | undefined;
+  /** Where the engine is, and a flow's moves (set once the engine is built). */
+  #nodes: NodePath | undefined;
   #reachedEnd: () => Pick<EngineOutcome, 'reachedEnd' | 'ending' | 'names'> = () => ({ reachedEnd: false, names: [] });
   #utterance = 0;
   #talkStartMs: number | undefined;
@@ -139,15 +137,8 @@ export class CallSession implements CallScope {
   #refreshing = false;
   #refreshAgain = false;
   #engineType: EngineSnapshot['type'] | undefined;
-  /** A conversation flow's moves, in order (bounded: NODE_TRANSITIONS_PER_CALL), and its nodes' names. */
-  readonly #path: TimedNodeTransition[] = [];
   /** The knowledge-base searches of the call's turns (those of dropped preemptive replies taken back). */
   readonly #retrievals = new RetrievalRecord();
-  #nodeNames = new Map<string, string>();
-  /** The flow's function nodes: a move from one is placed at its last function-call record. */
-  #functionNodes = new Set<string>();
-  /** When the last function-call record happened (ms since the pipeline started). */
-  #lastToolCallAtMs: number | undefined;
   /** Releases the engine's resources (a custom LLM's socket). */
   #closeEngine: (() => void) | undefined;
   /** The checkpoint being written, and whether another is due once it is. */
@@ -286,15 +277,9 @@ export class CallSession implements CallScope {
       await this.end('error_engine_unavailable');
       return;
     }
-    this.#position = built.position;
-    this.#enginePath = built.path;
+    this.#nodes = new NodePath(built, engineDef);
     this.#engineType = engineDef.type;
-    if (engineDef.type === 'conversation_flow') {
-      this.#nodeNames = new Map(engineDef.definition.nodes.flatMap((n) => (n.name ? [[n.id, n.name] as const] : [])));
-      this.#functionNodes = new Set(engineDef.definition.nodes.filter((n) => n.type === 'function').map((n) => n.id));
-    }
     this.#closeEngine = built.close;
-    this.#lastPosition = built.position();
     this.#reachedEnd = () => built.engine.outcome();
     const remind = built.remind;
 
@@ -421,7 +406,7 @@ export class CallSession implements CallScope {
       this.#conversation?.agentStopped(interrupted);
     });
     on('tool_call', (call) => {
-      this.#lastToolCallAtMs = call.atMs;
+      this.#nodes?.toolCallAt(call.atMs);
     });
     on('user_start_talking', () => {
       this.#conversation?.userStarted();
@@ -545,7 +530,7 @@ export class CallSession implements CallScope {
     const elapsedMs = p?.elapsedMs() ?? 0;
     // A last move the caller was not told of yet (the call ended in the turn that made it).
     this.#checkPosition();
-    const position = this.#position?.() ?? null;
+    const position = this.#nodes?.position() ?? null;
     this.#callOver.abort(new Error('the call ended'));
     this.#voicemail?.close();
     this.#closeEngine?.();
@@ -579,7 +564,7 @@ export class CallSession implements CallScope {
         reason,
         transcript: transcript || null,
         transcriptObject: toTranscriptObject(utterances),
-        transcriptWithToolCalls: toTranscriptWithToolCalls(utterances, p?.toolCalls() ?? [], this.#path, this.#retrievals.entries),
+        transcriptWithToolCalls: toTranscriptWithToolCalls(utterances, p?.toolCalls() ?? [], this.#nodes?.transitions ?? [], this.#retrievals.entries),
         // Where the conversation was when it ended, for every client (the caller's own events aside).
         ...(this.#engineType === 'conversation_flow' && position !== null ? { currentNodeId: position } : {}),
         ...(this.#engineType === 'service_llm' && position !== null ? { currentState: position } : {}),
@@ -632,13 +617,13 @@ export class CallSession implements CallScope {
   }
 
   #snapshot(): CallCheckpoint {
-    const position = this.#position?.() ?? null;
+    const position = this.#nodes?.position() ?? null;
     const outcome = this.#reachedEnd();
     return {
       transcript_object: toTranscriptObject(this.#pipeline?.transcript() ?? []),
       current_node_id: this.#engineType === 'conversation_flow' ? position : null,
       current_state: this.#engineType === 'service_llm' ? position : null,
-      node_transitions: [...this.#path],
+      node_transitions: [...(this.#nodes?.transitions ?? [])],
       reached_end: outcome.reachedEnd,
       names: outcome.names,
     };
@@ -648,49 +633,9 @@ export class CallSession implements CallScope {
     return `utt_${this.#utterance}`;
   }
 
-  /**
-   * Tells the caller of each node (or state) the agent moved to since last asked, and keeps the
-   * flow's moves: every node the engine entered, also those a reply passed through without
-   * waiting for the user (a function node), then where it is now.
-   */
+  /** Tells the caller of each node (or state) the agent moved to since last asked (node-path.ts); `atMs`: where the moves are placed (default: now). */
   #checkPosition(atMs?: number): void {
-    const path = this.#enginePath?.() ?? [];
-    // A rollback (a preemptive reply discarded) can shorten the path: go on from where it is.
-    this.#pathSeen = Math.min(this.#pathSeen, path.length);
-    for (; this.#pathSeen < path.length; this.#pathSeen++) this.#moveTo(path[this.#pathSeen]!, atMs);
-    const now = this.#position?.();
-    if (now !== undefined) this.#moveTo(now, atMs);
-  }
-
-  /** `atMs`: when the move is placed on the call's timeline (default: now). */
-  #moveTo(now: string, atMs?: number): void {
-    if (now === this.#lastPosition) return;
-    // null: the agent had no node (or state) before this one (docs/media-protocol.md).
-    const from = this.#lastPosition ?? null;
-    this.#lastPosition = now;
-    if (from !== null) this.#keepTransition(from, now, atMs ?? this.#pipeline?.elapsedMs() ?? 0);
-    this.#tell({ type: 'node_changed', from, to: now });
-  }
-
-  /**
-   * A flow's move, kept for the call object's `node_transition` entries whatever carries the call
-   * (the caller's `node_transition` events are only what it saw live).
-   */
-  #keepTransition(from: string, to: string, atMs: number): void {
-    if (this.#engineType !== 'conversation_flow' || this.#path.length >= NODE_TRANSITIONS_PER_CALL) return;
-    const fromName = this.#nodeNames.get(from);
-    const toName = this.#nodeNames.get(to);
-    // A function node is left once its request is answered (or sent, when not waited for), often
-    // within the reply that began there: the move goes right after that record, not where it was seen.
-    const callAtMs = this.#functionNodes.has(from) ? this.#lastToolCallAtMs : undefined;
-    this.#path.push({
-      from,
-      to,
-      atMs: Math.max(0, callAtMs ?? atMs),
-      ...(callAtMs !== undefined ? { afterCall: true } : {}),
-      ...(fromName ? { fromName } : {}),
-      ...(toName ? { toName } : {}),
-    });
+    this.#nodes?.check(atMs ?? this.#pipeline?.elapsedMs() ?? 0, (from, to) => this.#tell({ type: 'node_changed', from, to }));
   }
 
   /**
