@@ -40,7 +40,7 @@ export async function startServer(env: Record<string, string>, timeoutMs = 20_00
     const timer = setTimeout(() => {
       // Not left running: its pipes would keep the test process alive after the failure.
       child.kill('SIGKILL');
-      reject(new Error(`server did not start within ${timeoutMs} ms: ${stderr}`));
+      reject(new Error(`server did not start within ${timeoutMs} ms: ${stderr}\nits last lines on stdout:\n${lines.slice(-8).join('\n')}`));
     }, timeoutMs);
     child.stdout.on('data', (chunk: Buffer) => {
       buffered += chunk.toString();
