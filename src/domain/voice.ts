@@ -75,6 +75,25 @@ export function findVoice(catalog: SpeechCatalog, voiceId: string): Voice | unde
  */
 const RETELL_VOICE_PREFIXES: Readonly<Record<string, string>> = { '11labs': 'elevenlabs', elevenlabs: 'elevenlabs', openai: 'openai', cartesia: 'cartesia', deepgram: 'deepgram' };
 
+/** How the refusal of a Retell voice id names the provider its prefix names, and the TTS_PROVIDER that configures it. */
+const RETELL_VOICE_PROVIDERS: Readonly<Record<string, { name: string; setting: string | null }>> = {
+  elevenlabs: { name: 'an ElevenLabs voice', setting: 'TTS_PROVIDER=elevenlabs' },
+  openai: { name: 'an OpenAI voice', setting: 'TTS_PROVIDER=openai (any OpenAI-compatible speech endpoint, TTS_BASE_URL)' },
+  cartesia: { name: 'a Cartesia voice', setting: 'TTS_PROVIDER=cartesia' },
+  deepgram: { name: 'a Deepgram voice', setting: null },
+};
+
+/** For a Retell voice id whose provider has no voice configured here: why, and how to configure it. */
+function unconfiguredProvider(voices: readonly Voice[], voiceId: string): string {
+  const prefix = /^([a-z0-9]+)-./i.exec(voiceId)?.[1]?.toLowerCase();
+  const provider = prefix === undefined ? undefined : RETELL_VOICE_PREFIXES[prefix];
+  const named = provider === undefined ? undefined : RETELL_VOICE_PROVIDERS[provider];
+  if (!provider || !named) return '';
+  if (voices.some((v) => v.provider === provider)) return ` "${voiceId}" names ${named.name} by Retell's id, and the configured provider has no voice of that name (GET /list-voices).`;
+  const how = named.setting ? `configure ${named.setting} to use it` : 'this server has no speech provider for it';
+  return ` "${voiceId}" is Retell's id of ${named.name}, and no such provider is configured here: ${how} (docs/providers.md).`;
+}
+
 /**
  * The voice `voiceId` names among `voices`: the voice with that id, or for a Retell voice id, the
  * voice of the provider its prefix names whose id or name is the rest, in any case ('openai-Alloy'
@@ -105,7 +124,8 @@ export function voiceProblem(catalog: SpeechCatalog, voiceId: string, field = 'v
     message:
       `${field} "${voiceId}" is not a voice of this server's speech engine (${tts.id}).${hint} ` +
       `Its voices include ${named.join(', ')}; GET /list-voices lists all ${tts.voices.length}. ` +
-      "A Retell voice id (e.g. 11labs-Adrian) is taken when a configured provider has that voice; none here has it.",
+      "A Retell voice id (e.g. 11labs-Adrian) is taken when a configured provider has that voice; none here has it." +
+      unconfiguredProvider(tts.voices, voiceId),
     details: { field, provider: tts.id, voices: named },
   };
 }

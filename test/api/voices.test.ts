@@ -88,6 +88,7 @@ for (const kind of STORES) {
       const voice = await req('PATCH', `/update-agent/${agentId}`, { voice_id: 'openai-Alloy' });
       assert.equal(voice.status, 400);
       assert.match(voice.json.message, /^voice_id "openai-Alloy"/);
+      assert.match(voice.json.message, /Retell's id of an OpenAI voice, and no such provider is configured here: configure TTS_PROVIDER=openai/, 'issue 25: says which provider would take it');
       const language = await req('PATCH', `/update-agent/${agentId}`, { language: 'de-DE' });
       assert.equal(language.status, 400);
       assert.equal((await req('GET', `/get-agent/${agentId}`)).json.version, 1, 'no version was made');
@@ -170,6 +171,7 @@ describe('voices and languages of the OpenAI-compatible engines', () => {
     assert.equal(retell.json.voice_id, 'openai-Alloy', 'answered as given');
     const call = await req('POST', '/v2/create-web-call', { agent_id: retell.json.agent_id });
     assert.equal(call.status, 201, 'a call on it is taken');
+    assert.equal((await req('GET', '/get-voice/openai-Alloy')).json.voice_id, 'alloy', 'get-voice answers the voice a Retell id names');
     const elevenLabs = await req('POST', '/create-agent', { response_engine: engine, voice_id: '11labs-Adrian' });
     assert.equal(elevenLabs.status, 400);
     assert.match(elevenLabs.json.message, /^voice_id "11labs-Adrian" is not a voice of this server's speech engine \(openai-speech\)\..*A Retell voice id \(e\.g\. 11labs-Adrian\) is taken when a configured provider has that voice/);

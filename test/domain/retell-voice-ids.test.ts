@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { matchVoice } from '../../src/domain/voice.ts';
+import { matchVoice, voiceProblem } from '../../src/domain/voice.ts';
 
 const voices = [
   { voice_id: 'flite-kal16', voice_name: 'Kal', provider: 'flite' },
@@ -25,4 +25,24 @@ it('names nothing when no configured provider has the voice', () => {
   assert.equal(matchVoice(voices, 'openai-Kal'), undefined, "a name of another provider's voice");
   assert.equal(matchVoice(voices, 'flite-Kal'), undefined, 'flite is not a Retell prefix');
   assert.equal(matchVoice(voices, 'Alloy'), undefined);
+});
+
+// Issue 25: an `openai-...` id (and the other Retell prefixes) refused with the reason and the setting that would take it.
+const catalog = (voice: Array<{ voice_id: string; voice_name: string; provider: string }>, id: string) => ({
+  recogniser: { id: 'pocketsphinx', languages: ['en-US'] },
+  synthesiser: { id, languages: ['en-US'], voices: voice.map((v) => ({ ...v, gender: null, accent: null, age: null, preview_audio_url: null })) as never, defaultVoiceId: voice[0]!.voice_id },
+});
+
+it("refuses a Retell id whose provider is not configured, naming the provider and the setting that configures it", () => {
+  const flite = catalog([voices[0]!], 'flite');
+  const problem = voiceProblem(flite, 'openai-Alloy');
+  assert.match(problem?.message ?? '', /^voice_id "openai-Alloy" is not a voice of this server's speech engine \(flite\)\./);
+  assert.match(problem?.message ?? '', /"openai-Alloy" is Retell's id of an OpenAI voice, and no such provider is configured here: configure TTS_PROVIDER=openai/);
+  assert.match(voiceProblem(flite, '11labs-Adrian')?.message ?? '', /an ElevenLabs voice, and no such provider is configured here: configure TTS_PROVIDER=elevenlabs/);
+  assert.match(voiceProblem(flite, 'cartesia-Cleo')?.message ?? '', /a Cartesia voice, and no such provider is configured here: configure TTS_PROVIDER=cartesia/);
+  assert.doesNotMatch(voiceProblem(flite, 'nobody')?.message ?? '', /Retell's id of/);
+
+  const openai = catalog([voices[1]!], 'openai-speech');
+  assert.equal(voiceProblem(openai, 'openai-Alloy'), null);
+  assert.match(voiceProblem(openai, 'openai-Kal')?.message ?? '', /"openai-Kal" names an OpenAI voice by Retell's id, and the configured provider has no voice of that name/);
 });
