@@ -29,6 +29,7 @@ import { keywordMatch } from '../src/voice/engines/flow.engine.ts';
 import { BandMeter } from '../src/providers/audio/band.ts';
 import { fmt, machine, percentile, wordErrors } from './lib.ts';
 import { runRealSpeechBench } from './real-speech.ts';
+import { concatPcm } from '../src/lib/pcm.ts';
 
 /** What callers say at a node that branches on `keywords`; `branch`: whether they said one. */
 export const CALLER_PHRASES: ReadonlyArray<{ text: string; keywords: readonly string[]; branch: boolean }> = [
@@ -48,15 +49,6 @@ export const VOICES = ['kal16', 'slt', 'rms', 'awb', 'kal'] as const;
 export const BANDS = ['wide', 'telephone', 'browser'] as const;
 type Band = (typeof BANDS)[number];
 
-function concat(parts: Int16Array[]): Int16Array {
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
 
 async function through(pcm: Int16Array, rate: number): Promise<Int16Array> {
   const down = await createResampler(16000, rate);
@@ -79,7 +71,7 @@ export async function buildCorpus(voices: readonly string[]): Promise<Map<string
       for (const p of CALLER_PHRASES) {
         const parts: Int16Array[] = [];
         for await (const c of tts.synthesize(p.text, { voiceId: `flite-${voice}` })) parts.push(c);
-        wide.push(concat([new Int16Array(3200), ...parts, new Int16Array(9600)]));
+        wide.push(concatPcm([new Int16Array(3200), ...parts, new Int16Array(9600)]));
       }
       out.set(`${voice}/wide`, wide);
       out.set(`${voice}/telephone`, await Promise.all(wide.map((a) => through(a, 8000))));

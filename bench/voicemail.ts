@@ -10,18 +10,10 @@ import { createResampler } from '../src/providers/audio/resample.ts';
 import { FliteTts } from '../src/providers/flite/flite.tts.ts';
 import { VoicemailDetector } from '../src/voice/voicemail-detector.ts';
 import { fmt } from './lib.ts';
+import { concatPcm } from '../src/lib/pcm.ts';
 
 const ROUNDS = 5;
 
-function concat(parts: Int16Array[]): Int16Array {
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
 const beep = (ms: number) => Int16Array.from({ length: ms * 16 }, (_, i) => Math.round(9000 * Math.sin((2 * Math.PI * 1000 * i) / 16000)));
 const quiet = (ms: number) => new Int16Array(ms * 16);
 
@@ -30,12 +22,12 @@ export async function runVoicemailBench(options: { log: (line: string) => void }
   const say = async (text: string) => {
     const parts: Int16Array[] = [];
     for await (const c of tts.synthesize(text, { voiceId: 'flite-kal16' })) parts.push(c);
-    return concat(parts);
+    return concatPcm(parts);
   };
   const cases = [
-    { name: 'machine: greeting, beep', audio: concat([await say("Hi, you have reached Sam. I can't come to the phone right now. Please leave a message after the tone."), quiet(400), beep(500), quiet(2_000)]) },
-    { name: 'machine: beep only (tone search on every loud frame)', audio: concat([beep(10_000)]) },
-    { name: 'person: "Hello?" then quiet', audio: concat([quiet(300), await say('Hello?'), quiet(2_000)]) },
+    { name: 'machine: greeting, beep', audio: concatPcm([await say("Hi, you have reached Sam. I can't come to the phone right now. Please leave a message after the tone."), quiet(400), beep(500), quiet(2_000)]) },
+    { name: 'machine: beep only (tone search on every loud frame)', audio: concatPcm([beep(10_000)]) },
+    { name: 'person: "Hello?" then quiet', audio: concatPcm([quiet(300), await say('Hello?'), quiet(2_000)]) },
   ];
   await tts.close();
   const rows: string[] = ['| audio | decisions | detector CPU per s of audio | resampling 8k->16k per s (baseline) | ratio |', '|---|---|---|---|---|'];

@@ -4,6 +4,7 @@ import { ManualScheduler } from '../../src/lib/scheduler.ts';
 import { FRAME_SAMPLES } from '../../src/voice/frames.ts';
 import type { Utterance } from '../../src/voice/transcript.ts';
 import type { SttOpenOptions, SttProvider, SttStream } from '../../src/providers/stt.ts';
+import { concatPcm } from '../../src/lib/pcm.ts';
 
 /** A clock moved by hand, in ms: the pipeline's scheduler, its timers run as time is advanced. */
 export class TestClock extends ManualScheduler {
@@ -34,13 +35,7 @@ export function tone(ms: number, amplitude = 8000): Int16Array {
 }
 
 export function concat(...parts: Int16Array[]): Int16Array {
-  const out = new Int16Array(parts.reduce((a, p) => a + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
+  return concatPcm(parts);
 }
 
 /** Collects a pipeline's events. */

@@ -24,6 +24,7 @@ import { DISCARDED, SimulatedCallStore, caseCallDetails, simulatedCall } from '.
 import type { TestSpeech } from './test-speech.ts';
 import type { SimulatedCustomLlm } from './case-runner.ts';
 import { DEFAULT_INTERRUPT_AFTER_WORDS, personaTurn } from './text-call.ts';
+import { concatPcm } from '../../lib/pcm.ts';
 
 export type { SimulatedCallerEndpoint } from './caller-line.ts';
 
@@ -65,15 +66,6 @@ function heardSoFar(events: readonly CallEvent[]): SimulatedUtterance[] {
   return [];
 }
 
-function concat(parts: readonly Int16Array[]): Int16Array {
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
 
 /** A function call in the call's record, as a custom LLM's server reported it, recorded as text mode records it. */
 function reportToolCall(functions: MockedFunctions, entry: ToolTranscriptEntry): void {
@@ -134,7 +126,7 @@ export function audioCasePlayer(deps: AudioPlayerDeps) {
       const speak = async (text: string) => {
         const parts: Int16Array[] = [];
         for await (const chunk of speech.tts.synthesize(text, { voiceId })) parts.push(chunk);
-        line.say(concat([...parts, silence(TURN_TAIL_MS)]));
+        line.say(concatPcm([...parts, silence(TURN_TAIL_MS)]));
       };
       const script = 'script' in caller ? caller.script : [];
       const interrupts = (i: number) => { const next = script[i + 1]; return next !== undefined && 'interrupt' in next; };

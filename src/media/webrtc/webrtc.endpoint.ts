@@ -17,6 +17,7 @@ import { InboundLimiter, MAX_TEXT_MESSAGE_BYTES } from '../codec/inbound-limits.
 import { FRAME_MS, FRAME_SAMPLES, OPUS_RTP_CLOCK, OpusCodec, TICKS_PER_SAMPLE } from '../../providers/audio/opus.ts';
 import { PlayoutPosition, playoutDelayMs } from './playout-position.ts';
 import { RtpReceiveStats } from './rtp-receive-stats.ts';
+import { concatPcm } from '../../lib/pcm.ts';
 
 /** The counters of the inbound limits, shared with the WebSocket's (switchboard_media_*). */
 export interface RtcInboundCounters {
@@ -148,13 +149,13 @@ export class WebRtcEndpoint implements CallEndpoint {
     if (fill > 0 && missing > 0) {
       const fecSamples = Math.min(fill, FRAME_SAMPLES);
       const recovered = this.#codec.recover(payload, fecSamples) ?? new Int16Array(fecSamples);
-      repaired = fill > fecSamples ? concat(this.#codec.conceal(fill - fecSamples), recovered) : recovered;
+      repaired = fill > fecSamples ? concatPcm([this.#codec.conceal(fill - fecSamples), recovered]) : recovered;
     }
     const pcm = this.#codec.decode(payload);
     if (!pcm) return;
     this.#nextTimestamp = (rtp.header.timestamp + pcm.length * TICKS_PER_SAMPLE) % 2 ** 32;
     const before = repaired ?? (fill > 0 ? new Int16Array(fill) : null);
-    const audio = before ? concat(before, pcm) : pcm;
+    const audio = before ? concatPcm([before, pcm]) : pcm;
     const verdict = this.#limits.audio(audio.length);
     if (verdict.kind === 'flood') return this.#cutOff(sink);
     const counters = this.#options.counters;
@@ -340,9 +341,3 @@ export class WebRtcEndpoint implements CallEndpoint {
   }
 }
 
-function concat(a: Int16Array, b: Int16Array): Int16Array {
-  const out = new Int16Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
-}
