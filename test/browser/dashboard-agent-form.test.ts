@@ -88,6 +88,7 @@ describe('dashboard agent form', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 120_
     await page.selectOption('#agent-pronunciation-dictionary [data-row="0"] select[data-column="alphabet"]', 'cmu');
     await page.fill('#agent-pronunciation-dictionary [data-row="0"] input[data-column="phoneme"]', 'K IY1');
     await page.check('#agent-enable-backchannel');
+    await page.selectOption('#agent-stt-mode', 'accurate');
     await page.click('#save');
     await page.waitForSelector('#editor-saved, #editor-error');
     assert.equal(await page.locator('#editor-error').count(), 0, (await page.locator('#editor-error').textContent({ timeout: 100 }).catch(() => '')) ?? '');
@@ -97,20 +98,23 @@ describe('dashboard agent form', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 120_
       {
         min: saved.end_of_turn_min_silence_ms, responsiveness: saved.responsiveness, reminder: saved.reminder_trigger_ms, speed: saved.voice_speed, preemptive: saved.preemptive_replies,
         keywords: saved.boosted_keywords, denoise: saved.denoising_mode, events: saved.webhook_events, dtmf: saved.user_dtmf_options,
-        analysis: saved.post_call_analysis_data, pronunciations: saved.pronunciation_dictionary, backchannel: saved.enable_backchannel,
+        analysis: saved.post_call_analysis_data, pronunciations: saved.pronunciation_dictionary, backchannel: saved.enable_backchannel, sttMode: saved.stt_mode,
         unchanged: [saved.agent_name, saved.end_of_turn_max_silence_ms, saved.max_call_duration_ms],
       },
       {
         min: 400, responsiveness: 0.6, reminder: 20_000, speed: 1.25, preemptive: false,
         keywords: ['Quay Street', 'Harbor Bikes'], denoise: 'noise-cancellation', events: ['call_ended'], dtmf: { digit_limit: 4 },
         analysis: [{ name: 'intent', type: 'enum', description: 'Why the caller called', choices: ['booking', 'question'] }],
-        pronunciations: [{ word: 'Quay', alphabet: 'cmu', phoneme: 'K IY1' }], backchannel: true,
+        pronunciations: [{ word: 'Quay', alphabet: 'cmu', phoneme: 'K IY1' }], backchannel: true, sttMode: 'accurate',
         unchanged: ['Front desk', 1200, 3_600_000],
       },
     );
     // The answer's accepted_without_effect is shown.
     await page.waitForSelector('#agent-without-effect');
-    assert.match((await page.textContent('#agent-without-effect')) ?? '', /enable_backchannel/);
+    // (stt_mode is one; enable_backchannel changes the call, so it is not.)
+    const withoutEffect = (await page.textContent('#agent-without-effect')) ?? '';
+    assert.match(withoutEffect, /stt_mode/);
+    assert.doesNotMatch(withoutEffect, /enable_backchannel/);
     await page.waitForSelector('#versions tr[data-version="2"]');
 
     // The JSON tab holds what the form shows, and back.

@@ -59,9 +59,7 @@ export interface SettingGroup {
 const ms = (min: number, max: number, step: number): SettingKind => ({ type: 'number', min, max, step, integer: true, unit: 'ms' });
 const seconds = (min: number, max: number): SettingKind => ({ type: 'number', min, max, step: 1000, scale: 1000, unit: 's', integer: true });
 const ratio = (min: number, max: number, step = 0.05): SettingKind => ({ type: 'number', min, max, step });
-const WITHOUT_BACKCHANNEL = 'Without effect here: backchannels are not built.';
 const WITHOUT_AMBIENT = 'Without effect here: no ambient sound is mixed in.';
-const WITHOUT_VOICEMAIL = 'Without effect here: voicemail detection is not built.';
 
 /** The groups in the order the form shows them; the voice and the response engine have their own editors. */
 export const SETTING_GROUPS: readonly SettingGroup[] = [
@@ -114,11 +112,13 @@ export const SETTING_GROUPS: readonly SettingGroup[] = [
       { key: 'user_dtmf_options.digit_limit', label: 'Keypad: most digits', kind: { type: 'number', min: 1, max: 50, step: 1, integer: true }, default: 50, help: 'A keypad turn ends at this many digits, 1 to 50.' },
       { key: 'user_dtmf_options.termination_key', label: 'Keypad: end key', kind: { type: 'enum', options: ['#', '*', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9'], nullable: true }, default: '#', help: 'The key that ends a keypad turn (not part of it).' },
       { key: 'user_dtmf_options.timeout_ms', label: 'Keypad: wait', kind: ms(1000, 15_000, 500), default: 2500, help: 'A keypad turn ends this long after the last key, 1000 to 15000 ms.' },
-      { key: 'enable_backchannel', label: 'Backchannel', kind: { type: 'bool' }, default: false, help: WITHOUT_BACKCHANNEL, noEffect: true },
-      { key: 'backchannel_frequency', label: 'Backchannel frequency', kind: ratio(0, 1), default: null, help: WITHOUT_BACKCHANNEL, noEffect: true },
-      { key: 'backchannel_words', label: 'Backchannel words', kind: { type: 'list', maxItems: 50, maxLength: 50, nullable: true }, default: null, help: WITHOUT_BACKCHANNEL, noEffect: true },
-      { key: 'enable_voicemail_detection', label: 'Voicemail detection', kind: { type: 'bool' }, default: false, help: WITHOUT_VOICEMAIL, noEffect: true },
-      { key: 'voicemail_option', label: 'Voicemail option', kind: { type: 'json' }, default: null, help: WITHOUT_VOICEMAIL, noEffect: true },
+      { key: 'enable_backchannel', label: 'Backchannel', kind: { type: 'bool' }, default: false, help: 'Short "uh-huh"s in the caller\'s pauses after 3 s of speech, out of band: not a turn, not in the transcript.' },
+      { key: 'backchannel_frequency', label: 'Backchannel frequency', kind: ratio(0, 1), default: null, help: 'The share of the moments for a backchannel that get one, 0 to 1 (default 0.8).' },
+      { key: 'backchannel_words', label: 'Backchannel words', kind: { type: 'list', maxItems: 50, maxLength: 50, nullable: true }, default: null, help: 'The words said, one a line (default okay, uh-huh, yeah).' },
+      { key: 'enable_voicemail_detection', label: 'Voicemail detection', kind: { type: 'bool' }, default: false, help: 'Outbound phone calls: the agent waits while it is decided whether a person or a machine answered.' },
+      { key: 'voicemail_option', label: 'Voicemail option', kind: { type: 'json' }, default: null, help: 'On a machine: {"action": {"type": "hangup"}}, {"type": "static_text", "text": ...} or {"type": "prompt", "text": ...}.' },
+      { key: 'voicemail_detection_timeout_ms', label: 'Voicemail detection for (s)', kind: seconds(5_000, 180_000), default: null, help: 'How long the callee is listened to before it is taken for a person, 5 s to 3 min (default 30 s).' },
+      { key: 'voicemail_message', label: 'Voicemail message', kind: { type: 'text', maxLength: 2_000, nullable: true }, default: null, help: "Retell's older field: the message left on a machine when voicemail_option does not say." },
     ],
   },
   {
