@@ -1,104 +1,27 @@
-import type { Counter } from 'prom-client';
-import type { Logger } from '../lib/logger.ts';
-import type { Scheduler, TimerHandle } from '../lib/scheduler.ts';
+import type { TimerHandle } from '../lib/scheduler.ts';
 import { type DisconnectionReason, statusForReason } from '../domain/call-status.ts';
 import type { Call } from '../domain/call.ts';
 import type { CallCheckpoint } from '../domain/call-checkpoint.ts';
-import type { CallOutcome } from '../services/call-lifecycle.ts';
-import type { Providers } from '../providers/registry.ts';
-import { preemptiveRepliesAvailable } from '../providers/features.ts';
-import { analyzeCall, DEFAULT_BACKCHANNEL_FREQUENCY, DEFAULT_DTMF_OPTIONS, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, VoicePipeline, type PipelineEvents, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller, type LlmSocketOpener, type LlmWebsocketReason, type TurnContextSource, type Utterance, withBeginDelay } from '../voice/index.ts';
+import { toTranscriptObject, VoicePipeline, type PipelineEvents, type CallVariables, type EngineOutcome, type LlmWebsocketReason, type TurnContextSource, type Utterance, withBeginDelay } from '../voice/index.ts';
 import type { EngineSnapshot } from '../domain/agent.ts';
-import { matchVoice } from '../domain/voice.ts';
 import { CallRecorder } from './call-recorder.ts';
-import type { RecordingStore } from '../services/recording-store.ts';
-import { engineKnowledge, knowledgeContextSource, type KnowledgeRetriever } from './knowledge-context.ts';
+import { voiceSettings } from './voice-settings.ts';
+import { callOutcome } from './call-results.ts';
+import { engineKnowledge, knowledgeContextSource } from './knowledge-context.ts';
 import { RetrievalRecord } from './retrieval-record.ts';
 import { NodePath } from './node-path.ts';
 import type { KnowledgePassage } from '../domain/knowledge-base.ts';
 import { type AgentForCall, buildEngine, effectiveEngine, effectiveSettings, engineNeedsMissingLlm } from './engine-factory.ts';
 import { type CallScope, runInCallScope } from './call-scope.ts';
+import { CoalescedRun } from '../lib/coalesced-run.ts';
+import { STORE_RESERVE_MS, type EndOptions, type SessionDeps } from './call-session.types.ts';
 import type { CallEndpoint, CallEvent, EndpointSink, TranscriptLine } from './endpoint.ts';
 import { ConversationTimers } from './conversation-timers.ts';
 import { describeFailure, failureMessage } from './failures.ts';
 import { voicemailGateFor } from './voicemail.ts';
 import type { VoicemailGate } from '../voice/voicemail-gate.ts';
 
-/** The call lifecycle's operations a session uses (services never import media: media depends on them). */
-export interface SessionCallService {
-  readCall(callId: string): Promise<Call | undefined>;
-  finishCall(callId: string, outcome: CallOutcome): Promise<boolean>;
-  /** Saves the call's checkpoint beside its lease (what a server taking over a lost call ends it with). */
-  checkpointCall(callId: string, checkpoint: CallCheckpoint): Promise<boolean>;
-}
-
-/** Timings of a session; defaults in DEFAULT_SESSION_TIMINGS. */
-export interface SessionTimings {
-  /** No audio from the caller for this long ends the call `client_disconnected`, ms; default 5 000. */
-  audioTimeoutMs: number;
-  /** Longest wait for a turn's transcript once the turn has ended, ms; default 5 000 (STT_TIMEOUT_MS). */
-  recognitionTimeoutMs: number;
-  /** Longest wait for the post-call analysis (LLM), ms; default 10 000. */
-  analysisTimeoutMs: number;
-}
-
-export const DEFAULT_SESSION_TIMINGS: SessionTimings = {
-  audioTimeoutMs: 5_000,
-  recognitionTimeoutMs: DEFAULT_RECOGNITION_TIMEOUT_MS,
-  analysisTimeoutMs: 10_000,
-};
-
-/**
- * At a deadline (shutdown), the post-call analysis is cut off this long before it, in ms, so that
- * the results can still be stored: 1 000, or half the time left when that is less.
- */
-export const STORE_RESERVE_MS = 1_000;
-
-/** How a call ends: see `CallSession.end`. */
-export interface EndOptions {
-  /**
-   * When the call's results must be stored by, on the session scheduler's clock (ms; shutdown sets
-   * it). The LLM's post-call analysis is cut off STORE_RESERVE_MS before it (or halfway, when less
-   * time is left) and the embedded analysis, which is instant, is stored instead. Applies as well
-   * to a call that was already ending; the earliest deadline given wins. Default: none.
-   */
-  deadline?: number;
-  /**
-   * The carrier took the call on in a transfer (reason `call_transfer`): where it went, stored as
-   * the call's `transfer_destination`.
-   */
-  transferredTo?: string;
-}
-
-export interface SessionDeps {
-  calls: SessionCallService;
-  providers: Providers;
-  /** Lead and ticket creation for a flow's tool nodes. */
-  tools?: (call: { accountId: string; callId: string }) => FlowTools;
-  /**
-   * Custom functions of the call's agent (signed requests through the webhook destination policy);
-   * `signal` aborts the requests still running when the call ends.
-   */
-  functions?: (call: { accountId: string; callId: string }, signal: AbortSignal) => FunctionCaller;
-  /**
-   * A custom LLM's connection (`custom_llm` agents): opens sockets under the webhook destination
-   * policy, and makes the call object sent as `call_details`.
-   */
-  customLlm?: { open: LlmSocketOpener; callDetails: (call: Call) => unknown; failures?: Counter<'reason'> };
-  /** Issue 29: the knowledge bases an engine retrieves from before each response (media/knowledge-context.ts). */
-  knowledge?: KnowledgeRetriever;
-  /** Where the call's recording is written (files under DATA_DIR, or rows on PostgreSQL). */
-  recordings: RecordingStore;
-  /** Hands the names the flow captured to the PII redactor before the call is finished. */
-  rememberNames?: (callId: string, names: readonly string[]) => void;
-  /** The call's logger (a child carrying its call id); messages are static, fields never carry PII. */
-  log: Logger;
-  /** Counts calls ended by an error nothing expected, by the part that failed (switchboard_call_crashes_total). */
-  crashes?: Counter<'where'>;
-  timings: SessionTimings;
-  /** Time: the session's and its pipeline's monotonic clock and timers; tests pass a ManualScheduler. */
-  scheduler: Scheduler;
-}
+export { DEFAULT_SESSION_TIMINGS, STORE_RESERVE_MS, type EndOptions, type SessionCallService, type SessionDeps, type SessionTimings } from './call-session.types.ts';
 
 /**
  * One running call on one endpoint, whatever carries it: builds its response engine from the
@@ -134,17 +57,33 @@ export class CallSession implements CallScope {
   #lastAudioAt: number;
   #timers: TimerHandle[] = [];
   #conversation: ConversationTimers | undefined;
-  #refreshing = false;
-  #refreshAgain = false;
   #engineType: EngineSnapshot['type'] | undefined;
   /** The knowledge-base searches of the call's turns (those of dropped preemptive replies taken back). */
   readonly #retrievals = new RetrievalRecord();
   /** Releases the engine's resources (a custom LLM's socket). */
   #closeEngine: (() => void) | undefined;
-  /** The checkpoint being written, and whether another is due once it is. */
-  #checkpointing: Promise<void> | undefined;
-  #checkpointAgain = false;
   #ending: Promise<void> | undefined;
+  /**
+   * Saves the transcript so far and where the conversation is, after every utterance, so that a
+   * server taking over this call if this process is lost ends it with them. One write at a time:
+   * utterances that come while one is in flight are saved together by the next.
+   */
+  readonly #checkpoints = new CoalescedRun(() => this.#d.calls.checkpointCall(this.callId, this.#snapshot()).then(() => undefined), {
+    stopped: () => this.ended,
+    onError: (error) => this.#d.log.warn({ err: error }, 'saving the call checkpoint failed'),
+  });
+  /**
+   * Re-reads the call's variables, so update-call's override_dynamic_variables apply from the next
+   * turn: when an update is pushed, and as each user turn starts. A read asked for while one is in
+   * flight runs again after it, so the latest update is never missed.
+   */
+  readonly #variables = new CoalescedRun(
+    async () => {
+      const row = await this.#d.calls.readCall(this.callId);
+      if (row) this.#vars = variablesOf(row);
+    },
+    { stopped: () => this.ended, onError: (error) => this.#d.log.warn({ err: error }, 'reading call variables failed') },
+  );
   /** Where the call is being transferred, while the carrier has not answered (#transfer). */
   #transferringTo: string | undefined;
   /** Cuts the post-call analysis short (a deadline, see EndOptions). */
@@ -305,36 +244,7 @@ export class CallSession implements CallScope {
     const p = new VoicePipeline({
       ...this.#d.providers,
       engine: voicemail ? voicemail.wrap(delayed) : delayed,
-      // A Retell voice id ('openai-Alloy') is spoken by the configured voice it names (domain/voice.ts).
-      voiceId: matchVoice(this.#d.providers.tts.voices(), settings.voice_id)?.voice_id ?? settings.voice_id,
-      // Retell's agent fields (issue 26); versions saved before them have neither.
-      volume: settings.volume ?? 1,
-      normaliseForSpeech: settings.normalize_for_speech ?? false,
-      speech: { speed: settings.voice_speed ?? 1, pronunciations: settings.pronunciation_dictionary ?? [] },
-      // Retell's backchannels (issue 26): short words while the caller speaks at length, out of the transcript.
-      ...(settings.enable_backchannel ? { backchannel: { frequency: settings.backchannel_frequency ?? DEFAULT_BACKCHANNEL_FREQUENCY, words: settings.backchannel_words ?? [] } } : {}),
-      // Retell's denoising_mode (issue 25), with the server's suppressor; a call stored before it takes the default, no-denoise.
-      denoiser: settings.denoising_mode === 'noise-cancellation' ? this.#d.providers.denoiser : undefined,
-      language: settings.language,
-      interruptionSensitivity: settings.interruption_sensitivity,
-      endOfTurn: {
-        responsiveness: settings.responsiveness,
-        minSilenceMs: settings.end_of_turn_min_silence_ms,
-        maxSilenceMs: settings.end_of_turn_max_silence_ms,
-      },
-      boostedKeywords: settings.boosted_keywords,
-      // Keypad input from a phone (issue 24): Retell's user_dtmf_options over our defaults.
-      ...(settings.allow_user_dtmf
-        ? {
-            dtmf: {
-              digitLimit: settings.user_dtmf_options?.digit_limit ?? DEFAULT_DTMF_OPTIONS.digitLimit,
-              terminationKey: settings.user_dtmf_options?.termination_key === undefined ? DEFAULT_DTMF_OPTIONS.terminationKey : settings.user_dtmf_options.termination_key,
-              timeoutMs: settings.user_dtmf_options?.timeout_ms ?? DEFAULT_DTMF_OPTIONS.timeoutMs,
-            },
-          }
-        : {}),
-      // Preemptive replies need a recogniser with interim results (cli doctor says whether this one has them).
-      preemptive: settings.preemptive_replies && preemptiveRepliesAvailable(this.#d.providers.stt).ok,
+      ...voiceSettings(settings, this.#d.providers),
       startSpeaker: built.startSpeaker,
       recognitionTimeoutMs: this.#d.timings.recognitionTimeoutMs,
       ...(built.beginAfterUserSilenceMs !== undefined ? { beginAfterUserSilenceMs: built.beginAfterUserSilenceMs } : {}),
@@ -410,7 +320,7 @@ export class CallSession implements CallScope {
     });
     on('user_start_talking', () => {
       this.#conversation?.userStarted();
-      void this.#refreshVariables('turn');
+      void this.#variables.request();
     });
     on('audio_band', ({ band, highFraction }) => {
       if (band === 'wide') return;
@@ -535,46 +445,41 @@ export class CallSession implements CallScope {
     this.#voicemail?.close();
     this.#closeEngine?.();
     await p?.close();
-    const utterances = p?.transcript() ?? [];
-    const outcome = this.#reachedEnd();
     let recordingPath: string | null = null;
     try {
       recordingPath = (await this.#recorder?.finish(elapsedMs)) ?? null;
     } catch (error) {
       this.#d.log.error({ err: error }, 'recording failed');
     }
+    const outcome = this.#reachedEnd();
     // The LLM writes the analysis when there is one, unless it is what just failed.
     const llm = reason === 'error_llm' ? undefined : this.#d.providers.llm;
-    const analysis = await analyzeCall({
-      transcript: utterances,
-      disconnectionReason: reason,
-      reachedEnd: outcome.reachedEnd,
-      ...(outcome.ending ? { ending: outcome.ending } : {}),
-      customFields: effectiveSettings(this.#agent, this.#call.agent_override).post_call_analysis_data,
-      ...(llm ? { llm } : {}),
-      signal: AbortSignal.any([AbortSignal.timeout(this.#d.timings.analysisTimeoutMs), this.#analysisCut.signal]),
+    const results = await callOutcome({
+      reason,
+      utterances: p?.transcript() ?? [],
+      toolCalls: p?.toolCalls() ?? [],
+      latencies: p?.latencies() ?? [],
+      transitions: this.#nodes?.transitions ?? [],
+      position,
+      engineType: this.#engineType,
+      retrievals: this.#retrievals.entries,
+      outcome,
+      recordingPath,
+      ...(this.#voicemail ? { inVoicemail: reason === 'voicemail_reached' || this.#voicemail.inVoicemail === true } : {}),
+      media: this.#endpoint.mediaStats?.() ?? null,
+      ...(transferDestination === undefined ? {} : { transferDestination }),
+      analysis: {
+        customFields: effectiveSettings(this.#agent, this.#call.agent_override).post_call_analysis_data,
+        ...(llm ? { llm } : {}),
+        signal: AbortSignal.any([AbortSignal.timeout(this.#d.timings.analysisTimeoutMs), this.#analysisCut.signal]),
+      },
     });
     this.#analysed = true;
     if (this.#analysisCutTimer) this.#d.scheduler.clear(this.#analysisCutTimer);
     if (llm && this.#analysisCut.signal.aborted) this.#d.log.info('post-call analysis cut short by the deadline; the embedded analysis is stored');
-    const transcript = formatTranscript(utterances);
     this.#d.rememberNames?.(this.callId, outcome.names);
     try {
-      await this.#d.calls.finishCall(this.callId, {
-        reason,
-        transcript: transcript || null,
-        transcriptObject: toTranscriptObject(utterances),
-        transcriptWithToolCalls: toTranscriptWithToolCalls(utterances, p?.toolCalls() ?? [], this.#nodes?.transitions ?? [], this.#retrievals.entries),
-        // Where the conversation was when it ended, for every client (the caller's own events aside).
-        ...(this.#engineType === 'conversation_flow' && position !== null ? { currentNodeId: position } : {}),
-        ...(this.#engineType === 'service_llm' && position !== null ? { currentState: position } : {}),
-        recordingPath,
-        // Retell's in_voicemail, on the calls that listened for a machine.
-        callAnalysis: this.#voicemail ? { ...analysis, in_voicemail: reason === 'voicemail_reached' || this.#voicemail.inVoicemail === true } : analysis,
-        latency: latencyReport(p?.latencies() ?? []),
-        media: this.#endpoint.mediaStats?.() ?? null,
-        ...(transferDestination === undefined ? {} : { transferDestination }),
-      });
+      await this.#d.calls.finishCall(this.callId, results);
     } catch (error) {
       this.#d.log.error({ err: error }, 'storing the finished call failed');
     }
@@ -594,26 +499,8 @@ export class CallSession implements CallScope {
     this.#analysisCutTimer = this.#d.scheduler.setTimeout(() => this.#analysisCut.abort(new Error('the call must be stored by its deadline')), Math.max(0, cutAt - now));
   }
 
-  /**
-   * Saves the transcript so far and where the conversation is, after every utterance, so that a
-   * server taking over this call if this process is lost ends it with them. One write at a time:
-   * utterances that come while one is in flight are saved together by the next.
-   */
   #checkpoint(): void {
-    if (this.#ending) return;
-    if (this.#checkpointing) {
-      this.#checkpointAgain = true;
-      return;
-    }
-    this.#checkpointing = (async () => {
-      do {
-        this.#checkpointAgain = false;
-        if (this.#ending) return;
-        await this.#d.calls.checkpointCall(this.callId, this.#snapshot());
-      } while (this.#checkpointAgain);
-    })()
-      .catch((error: unknown) => this.#d.log.warn({ err: error }, 'saving the call checkpoint failed'))
-      .finally(() => (this.#checkpointing = undefined));
+    void this.#checkpoints.request();
   }
 
   #snapshot(): CallCheckpoint {
@@ -643,33 +530,7 @@ export class CallSession implements CallScope {
    * been missed): its variables are read again and apply from the next turn.
    */
   onUpdated(source: 'pushed' | 'resync'): void {
-    void this.#refreshVariables(source);
-  }
-
-  /**
-   * Re-reads the call's variables, so update-call's override_dynamic_variables apply from the next
-   * turn: when an update is pushed, and as each user turn starts. A read asked for while one is in
-   * flight runs again after it, so the latest update is never missed.
-   */
-  async #refreshVariables(source: 'pushed' | 'resync' | 'turn'): Promise<void> {
-    if (this.#ending) return;
-    if (this.#refreshing) {
-      this.#refreshAgain = true;
-      return;
-    }
-    this.#refreshing = true;
-    try {
-      do {
-        this.#refreshAgain = false;
-        const row = await this.#d.calls.readCall(this.callId);
-        if (row) this.#vars = variablesOf(row);
-      } while (this.#refreshAgain && !this.#ending);
-      if (source !== 'turn') this.#d.log.debug({ source }, 'call variables refreshed');
-    } catch (error) {
-      this.#d.log.warn({ err: error }, 'reading call variables failed');
-    } finally {
-      this.#refreshing = false;
-    }
+    void this.#variables.request().then(() => this.#d.log.debug({ source }, 'call variables refreshed'));
   }
 }
 

@@ -12,7 +12,7 @@ export { resolveVariables, renderTemplate } from './engines/variables.ts';
 export { formatTranscript, toTranscriptObject, fromTranscriptObject, toTranscriptWithToolCalls, type Utterance, type TimedToolCall, type TimedNodeTransition, type TimedRetrieval } from './transcript.ts';
 export { KNOWLEDGE_CHUNK_MAX_CHARS, KNOWLEDGE_RETRIEVALS_PER_CALL, NODE_TRANSITIONS_PER_CALL } from './record-bounds.ts';
 export { summarizeLatency, latencyReport, type TurnLatency, type LatencySummary } from './latency.ts';
-export { analyzeCall, embeddedAnalysis, embeddedSuccess, type CallAnalysis } from './analysis.ts';
+export { analyzeCall, embeddedAnalysis, embeddedSuccess, type AnalysisInput, type CallAnalysis } from './analysis.ts';
 export { redactTranscript, redactText, type RedactionResult, type RedactedSpan } from './redact.ts';
 export { withBeginDelay } from './begin-delay.ts';
 export { overrideEngine } from './engine-override.ts';

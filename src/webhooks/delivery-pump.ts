@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { Batcher } from '../lib/batcher.ts';
 import { CappedMap } from '../lib/capped-map.ts';
+import { CoalescedRun } from '../lib/coalesced-run.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { SecretBox } from '../lib/secret-box.ts';
@@ -78,8 +79,12 @@ export class DeliveryPump {
   #retriesInFlight = 0;
   /** Deliveries handled so far (sent, or cancelled because their webhook went away). */
   #handled = 0;
-  #pumping: Promise<void> | null = null;
-  #again = false;
+  /** Claims, one at a time; one asked for while another runs follows it (the webhook pump's rounds). */
+  readonly #claims = new CoalescedRun(() => this.#fill(), {
+    stopped: () => this.#closed,
+    onError: (error) => this.#log.error({ err: error }, 'webhook claim failed'),
+    idle: () => this.#endRoundIfIdle(),
+  });
   /** The last fill stopped for lack of slots: completions should look for more. */
   #backlog = false;
   /** The round in progress: settles once no claim is running and nothing is in flight. */
@@ -146,7 +151,7 @@ export class DeliveryPump {
     const cut = Number.isFinite(graceMs) ? setTimeout(() => this.#abort.abort(new Error('the webhook worker is closing')), Math.max(0, graceMs)) : null;
     try {
       // A claim in progress either starts its deliveries or hands them back (the pump is closed).
-      await this.#pumping;
+      await this.#claims.running;
       await Promise.allSettled([...this.#inFlight]);
     } finally {
       if (cut) clearTimeout(cut);
@@ -163,31 +168,13 @@ export class DeliveryPump {
   }
 
   #pump(): Promise<void> {
-    if (this.#pumping) {
-      this.#again = true;
-      return this.#pumping;
-    }
-    this.#pumping = (async () => {
-      do {
-        this.#again = false;
-        try {
-          await this.#fill();
-        } catch (error) {
-          this.#log.error({ err: error }, 'webhook claim failed');
-          return;
-        }
-      } while (this.#again && !this.#closed);
-    })().finally(() => {
-      this.#pumping = null;
-      this.#endRoundIfIdle();
-    });
-    return this.#pumping;
+    return this.#claims.request();
   }
 
   /** Ends the round in progress once no claim is running and nothing is in flight. */
   #endRoundIfIdle(): void {
     const round = this.#round;
-    if (!round || this.#pumping || this.#inFlight.size > 0) return;
+    if (!round || this.#claims.running || this.#inFlight.size > 0) return;
     this.#round = null;
     round.resolve(this.#handled - round.handledBefore);
   }
