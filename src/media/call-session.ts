@@ -272,8 +272,11 @@ export class CallSession implements CallScope {
     );
     this.#timers.push(time.setTimeout(() => void this.end('max_duration_reached'), settings.max_call_duration_ms));
     this.#conversation.start();
+    // A caller found silent is judged again once pending socket reads are in: after an event-loop
+    // stall, Node runs due timers before it reads sockets, and their audio may be waiting there.
+    const silentTooLong = () => time.now() - this.#lastAudioAt > this.#d.timings.audioTimeoutMs;
     const watchdog = time.setInterval(() => {
-      if (time.now() - this.#lastAudioAt > this.#d.timings.audioTimeoutMs) void this.end('client_disconnected');
+      if (silentTooLong()) time.setTimeout(() => silentTooLong() && void this.end('client_disconnected'), 0);
     }, Math.min(1_000, this.#d.timings.audioTimeoutMs));
     this.#timers.push(watchdog);
 
