@@ -9,7 +9,7 @@ import type { Providers } from '../providers/registry.ts';
 import { preemptiveRepliesAvailable } from '../providers/features.ts';
 import { analyzeCall, DEFAULT_BACKCHANNEL_FREQUENCY, DEFAULT_DTMF_OPTIONS, DEFAULT_RECOGNITION_TIMEOUT_MS, formatTranscript, latencyReport, toTranscriptObject, toTranscriptWithToolCalls, VoicePipeline, type PipelineEvents, type CallVariables, type EngineOutcome, type FlowTools, type FunctionCaller, type LlmSocketOpener, type LlmWebsocketReason, type TurnContextSource, type Utterance, withBeginDelay } from '../voice/index.ts';
 import type { EngineSnapshot } from '../domain/agent.ts';
-import { matchVoice } from '../domain/voice.ts';
+import { callVoices } from './call-voices.ts';
 import { CallRecorder } from './call-recorder.ts';
 import type { RecordingStore } from '../services/recording-store.ts';
 import { engineKnowledge, knowledgeContextSource, type KnowledgeRetriever } from './knowledge-context.ts';
@@ -305,8 +305,8 @@ export class CallSession implements CallScope {
     const p = new VoicePipeline({
       ...this.#d.providers,
       engine: voicemail ? voicemail.wrap(delayed) : delayed,
-      // A Retell voice id ('openai-Alloy') is spoken by the configured voice it names (domain/voice.ts).
-      voiceId: matchVoice(this.#d.providers.tts.voices(), settings.voice_id)?.voice_id ?? settings.voice_id,
+      // The agent's voice, then its fallback voices when a provider fails (issue 26; media/call-voices.ts).
+      ...callVoices(this.#d.providers.tts, settings, this.#d.log),
       // Retell's agent fields (issue 26); versions saved before them have neither.
       volume: settings.volume ?? 1,
       normaliseForSpeech: settings.normalize_for_speech ?? false,
