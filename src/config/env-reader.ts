@@ -60,6 +60,20 @@ export class EnvReader {
     }
   }
 
+  /**
+   * The same environment with `${scope}X` read as `${prefix}X` (and `${prefix}X` itself unset), its
+   * problems going to `problems`: a provider configured a second time reads its own variables
+   * through it (TTS_CARTESIA_API_KEY as TTS_API_KEY).
+   */
+  scoped(prefix: string, scope: string, problems: string[]): EnvReader {
+    const env: Env = {};
+    for (const [name, value] of Object.entries(this.#env)) {
+      if (name.startsWith(scope)) env[`${prefix}${name.slice(scope.length)}`] = value;
+      else if (!name.startsWith(prefix)) env[name] = value;
+    }
+    return new EnvReader(env, problems);
+  }
+
   list(name: string): string[] {
     const raw = this.optional(name);
     if (raw === null) return [];

@@ -27,6 +27,7 @@ import type { ProviderChoice, ProviderOptions } from '../providers/registry.ts';
  * | TTS_VOICES | (none) | elevenlabs, cartesia: the account's own voices, Name=voice-id,... (offered as 11labs-Name, cartesia-voice-id) |
  * | TTS_API_VERSION | 2025-04-16 | cartesia: the Cartesia-Version header |
  * | TTS_STREAMING_LATENCY | 3 | elevenlabs: optimize_streaming_latency, 0 (none) to 4 (most) |
+ * | TTS_EXTRA_PROVIDERS | (none) | more speech providers beside TTS_PROVIDER (flite, openai, elevenlabs, cartesia), each reading its TTS_* variables as TTS_<ID>_* (TTS_CARTESIA_API_KEY); agents' voice_id and fallback_voice_ids may name their voices |
  * | VAD_PROVIDER | fvad | fvad (WebRTC VAD) or energy (a plain level threshold) |
  */
 export interface MediaConfig {
@@ -58,10 +59,15 @@ const PICKED_BY = { stt: 'STT_PROVIDER', tts: 'TTS_PROVIDER', vad: 'VAD_PROVIDER
  */
 export function readMediaConfig(reader: EnvReader, problems: string[]): MediaConfig {
   const llm = CATALOG.llm.find((d) => d.enabledBy !== undefined && reader.optional(d.enabledBy) !== null);
+  const llmChoice = llm ? { llm: { id: llm.id, options: llm.fromConfig(reader, problems) } } : {};
+  const stt = pick('stt', reader, problems);
+  const tts = pick('tts', reader, problems);
+  const ttsExtra = extraSpeech(tts.id, reader, problems);
   const providers: ProviderOptions = {
-    ...(llm ? { llm: { id: llm.id, options: llm.fromConfig(reader, problems) } } : {}),
-    stt: pick('stt', reader, problems),
-    tts: pick('tts', reader, problems),
+    ...llmChoice,
+    stt,
+    tts,
+    ...(ttsExtra.length > 0 ? { ttsExtra } : {}),
     vad: pick('vad', reader, problems),
   };
   const embedded = (role: 'stt' | 'tts'): ProviderChoice => {
@@ -81,4 +87,25 @@ function pick(role: keyof typeof PICKED_BY, reader: EnvReader, problems: string[
   const ids = CATALOG[role].map((d) => d.id);
   const id = reader.oneOf(PICKED_BY[role], DEFAULT_PROVIDERS[role], ids);
   return { id, options: descriptorFor(role, id).fromConfig(reader, problems) };
+}
+
+/**
+ * TTS_EXTRA_PROVIDERS: speech providers beside TTS_PROVIDER, each reading its own variables as
+ * `TTS_<ID>_*` (TTS_ELEVENLABS_API_KEY for TTS_API_KEY); their problems are named that way.
+ */
+function extraSpeech(primary: string, reader: EnvReader, problems: string[]): ProviderChoice[] {
+  const ids = CATALOG.tts.map((d) => d.id);
+  const out: ProviderChoice[] = [];
+  for (const id of reader.list('TTS_EXTRA_PROVIDERS')) {
+    if (!ids.includes(id)) problems.push(`TTS_EXTRA_PROVIDERS must list speech providers among ${ids.join(', ')} (got "${id}")`);
+    else if (id === primary || out.some((c) => c.id === id)) problems.push(`TTS_EXTRA_PROVIDERS names ${id} twice (TTS_PROVIDER is ${primary})`);
+    else {
+      const scope = `TTS_${id.toUpperCase()}_`;
+      const own: string[] = [];
+      out.push({ id, options: descriptorFor('tts', id).fromConfig(reader.scoped('TTS_', scope, own), own) });
+      // The descriptor names its variables as TTS_PROVIDER's; here they are its own.
+      problems.push(...own.map((p) => p.replace(/\bTTS_(?!PROVIDER\b)([A-Z_]+)/g, `${scope}$1`).replace(/\bTTS_PROVIDER=(\w+)/g, '$1 in TTS_EXTRA_PROVIDERS')));
+    }
+  }
+  return out;
 }

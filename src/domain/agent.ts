@@ -244,7 +244,6 @@ export const RETELL_AGENT_FIELDS_WITHOUT_EFFECT = {
   voice_temperature: 'no voice here has a variability control',
   ambient_sound: 'no ambient sound is mixed in',
   ambient_sound_volume: 'no ambient sound is mixed in',
-  fallback_voice_ids: 'one synthesiser serves a call; no fallback voice is tried',
   stt_mode: 'the recogniser has one mode',
   is_public: 'agents have no public page',
   post_call_analysis_model: 'the analysis runs on the configured LLM',
@@ -448,9 +447,9 @@ export function completeAgentConfig(stored: AgentConfig): AgentConfig {
 /**
  * Fields that take effect but have no default: absent, the server's own setting applies
  * (webhook_timeout_ms: WEBHOOK_TIMEOUT_MS; the backchannel fields: none, Retell's frequency and
- * words; the voicemail fields: no detection).
+ * words; the voicemail fields: no detection; fallback_voice_ids: none, issue 26).
  */
-const AGENT_FIELDS_WITHOUT_DEFAULT: ReadonlySet<string> = new Set(['webhook_timeout_ms', 'enable_backchannel', 'backchannel_frequency', 'backchannel_words', ...VOICEMAIL_FIELDS]);
+const AGENT_FIELDS_WITHOUT_DEFAULT: ReadonlySet<string> = new Set(['webhook_timeout_ms', 'enable_backchannel', 'backchannel_frequency', 'backchannel_words', ...VOICEMAIL_FIELDS, 'fallback_voice_ids']);
 
 /** Merges fields given (undefined = keep) over a base config. */
 export function mergeAgentConfig(base: AgentConfig, changes: Partial<Record<keyof AgentConfig, unknown>>): AgentConfig {

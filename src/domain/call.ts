@@ -107,6 +107,8 @@ export interface TranscriptEntry {
   cut_off: boolean;
   /** Retell's word times: each word with its start and end, seconds from the start of the call; only where the recogniser gives them. */
   words?: Array<{ word: string; start: number; end: number }>;
+  /** An agent utterance spoken by a fallback voice (the agent's `fallback_voice_ids`, after its voice's provider failed): that voice. */
+  voice_id?: string;
 }
 
 /**

@@ -244,7 +244,7 @@ export class CallSession implements CallScope {
     const p = new VoicePipeline({
       ...this.#d.providers,
       engine: voicemail ? voicemail.wrap(delayed) : delayed,
-      ...voiceSettings(settings, this.#d.providers),
+      ...voiceSettings(settings, this.#d.providers, this.#d.log),
       startSpeaker: built.startSpeaker,
       recognitionTimeoutMs: this.#d.timings.recognitionTimeoutMs,
       ...(built.beginAfterUserSilenceMs !== undefined ? { beginAfterUserSilenceMs: built.beginAfterUserSilenceMs } : {}),

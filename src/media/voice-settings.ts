@@ -1,23 +1,24 @@
 import type { AgentConfig } from '../domain/agent.ts';
-import { matchVoice } from '../domain/voice.ts';
+import type { Logger } from '../lib/logger.ts';
 import { preemptiveRepliesAvailable } from '../providers/features.ts';
 import type { Providers } from '../providers/registry.ts';
+import { callVoices } from './call-voices.ts';
 import { DEFAULT_BACKCHANNEL_FREQUENCY, DEFAULT_DTMF_OPTIONS, type VoicePipelineOptions } from '../voice/index.ts';
 
 /** The pipeline options an agent's settings decide: how it sounds, listens and takes turns. */
 export type VoiceSettings = Pick<
   VoicePipelineOptions,
-  'voiceId' | 'volume' | 'normaliseForSpeech' | 'speech' | 'backchannel' | 'denoiser' | 'language' | 'interruptionSensitivity' | 'endOfTurn' | 'boostedKeywords' | 'dtmf' | 'preemptive'
+  'tts' | 'voiceId' | 'volume' | 'normaliseForSpeech' | 'speech' | 'backchannel' | 'denoiser' | 'language' | 'interruptionSensitivity' | 'endOfTurn' | 'boostedKeywords' | 'dtmf' | 'preemptive'
 >;
 
 /**
  * An agent's settings (with the call's override applied) as voice-pipeline options, over the
  * server's providers. Versions saved before a setting existed take its default.
  */
-export function voiceSettings(settings: AgentConfig, providers: Providers): VoiceSettings {
+export function voiceSettings(settings: AgentConfig, providers: Providers, log: Logger): VoiceSettings {
   return {
-    // A Retell voice id ('openai-Alloy') is spoken by the configured voice it names (domain/voice.ts).
-    voiceId: matchVoice(providers.tts.voices(), settings.voice_id)?.voice_id ?? settings.voice_id,
+    // The agent's voice, then its fallback voices when a provider fails (issue 26; media/call-voices.ts).
+    ...callVoices(providers.tts, settings, log),
     // Retell's agent fields (issue 26); versions saved before them have neither.
     volume: settings.volume ?? 1,
     normaliseForSpeech: settings.normalize_for_speech ?? false,

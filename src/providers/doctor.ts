@@ -37,7 +37,7 @@ export async function doctor(options: ProviderOptions, probeTimeoutMs = 0, embed
   const lines = async (role: ProviderRole, choice: ProviderChoice | undefined) => checkRemote(role, choice, await roleLines(role, choice), probeTimeoutMs);
   // The probes of the roles run at once: start-up waits for the slowest one, not their sum.
   const [stt, tts, vad, llm, embedder] = await Promise.all([lines('stt', options.stt), lines('tts', options.tts), lines('vad', options.vad), lines('llm', options.llm), embeddingsLine(embeddings, probeTimeoutMs)]);
-  const out = [...stt, ...tts, ...vad];
+  const out = [...stt, ...tts, ...(await Promise.all((options.ttsExtra ?? []).map((c) => extraLines(c, probeTimeoutMs)))).flat(), ...vad];
   let resampler = true;
   try {
     await loadResampler();
@@ -112,6 +112,14 @@ async function roleLines(role: ProviderRole, choice: ProviderChoice | undefined)
     out.push(...(await descriptor.doctor(choice.options)).map((line) => ({ ...line, capabilities })));
   }
   return out;
+}
+
+/** A speech provider configured beside TTS_PROVIDER (TTS_EXTRA_PROVIDERS): its own lines, checked as the selected one's are. */
+async function extraLines(choice: ProviderChoice, probeTimeoutMs: number): Promise<EngineStatus[]> {
+  const descriptor = descriptorFor('tts', choice.id);
+  const capabilities = descriptor.capabilities(choice.options);
+  const lines = (await descriptor.doctor(choice.options)).map((line) => ({ ...line, capabilities, detail: `beside TTS_PROVIDER (TTS_EXTRA_PROVIDERS): ${line.detail}` }));
+  return checkRemote('tts', choice, lines, probeTimeoutMs);
 }
 
 /** The features that need a capability, and whether the configured providers have it. */

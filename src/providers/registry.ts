@@ -5,6 +5,7 @@ import type { SttProvider } from './stt.ts';
 import type { TtsProvider } from './tts.ts';
 import type { VadProvider } from './vad.ts';
 import { createNoiseSuppressor, type NoiseSuppressorFactory } from './audio/rnnoise.ts';
+import { SpeechRouter } from './speech-router.ts';
 
 /**
  * A role's provider as configuration chose it: the descriptor's id and the options its
@@ -23,6 +24,11 @@ export interface ProviderOptions {
   llm?: ProviderChoice;
   stt: ProviderChoice;
   tts: ProviderChoice;
+  /**
+   * Speech providers configured beside `tts` (TTS_EXTRA_PROVIDERS), each with its own options: an
+   * agent's `voice_id` or `fallback_voice_ids` may name their voices. Absent or empty: `tts` alone.
+   */
+  ttsExtra?: readonly ProviderChoice[];
   vad: ProviderChoice;
 }
 
@@ -62,7 +68,9 @@ function build<R extends ProviderRole>(role: R, choice: ProviderChoice) {
 export function buildProviders(options: ProviderOptions): Providers {
   const llm = options.llm && build('llm', options.llm);
   const stt = build('stt', options.stt);
-  const tts = build('tts', options.tts);
+  const primary = build('tts', options.tts);
+  const extra = (options.ttsExtra ?? []).map((choice) => build('tts', choice));
+  const tts = extra.length > 0 ? new SpeechRouter([primary, ...extra]) : primary;
   const vad = build('vad', options.vad);
   let closed = false;
   return {

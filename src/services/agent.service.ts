@@ -70,6 +70,7 @@ type CheckedSettings = {
   webhook_url?: string | null;
   language?: string;
   voice_id?: string;
+  fallback_voice_ids?: string[] | null;
   post_call_analysis_data?: PostCallAnalysisField[];
   pronunciation_dictionary?: Array<{ alphabet: string; phoneme: string }> | null;
 };
@@ -236,7 +237,7 @@ export class AgentService {
   /**
    * Checks agent settings a request gives beyond their schema: a `webhook_url` goes through the one
    * webhook URL check (src/services/webhook-url.ts); a `language` must be one both speech engines
-   * take and a `voice_id` one of the speech engine's voices; `post_call_analysis_data` has unique
+   * take and a `voice_id` (and each of `fallback_voice_ids`) one of the speech engines' voices; `post_call_analysis_data` has unique
    * names and choices. `prefix` says where they are in the request (`agent_override.agent.` for a
    * call's override).
    */
@@ -248,6 +249,8 @@ export class AgentService {
     }
     if (settings.language !== undefined) refuse(languageProblem(this.#speech, settings.language, `${prefix}language`));
     if (settings.voice_id !== undefined) refuse(voiceProblem(this.#speech, settings.voice_id, `${prefix}voice_id`));
+    // Issue 26: each fallback voice is one a configured provider speaks, as the voice itself.
+    settings.fallback_voice_ids?.forEach((id) => refuse(voiceProblem(this.#speech, id, `${prefix}fallback_voice_ids`)));
     // Phonemes a synthesiser cannot read are refused here, not dropped at the first call (lib/phonemes.ts).
     settings.pronunciation_dictionary?.forEach((entry, i) => {
       const parsed = entryPhones(entry.alphabet, entry.phoneme);

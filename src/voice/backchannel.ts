@@ -13,7 +13,10 @@
  * as Retell defines it (0 never, 1 always, default 0.8), spread evenly (error diffusion, so the
  * same speech gets the same backchannels). The pause may turn out to end the turn (nothing tells
  * in time: the end-of-turn rule reads most phrase ends as complete, and that is where people
- * backchannel); the reply then starts as usual and cuts what is left of the backchannel.
+ * backchannel); the reply then starts once the backchannel's last frame is out, so the word is
+ * never heard cut (voice/playout.ts). The reply's audio is rarely ready before: the backchannel
+ * starts at the pause's 100th ms and the turn ends no sooner than its 250th, before recognition and
+ * synthesis; at most the rest of one clip (BACKCHANNEL_MAX_CLIP_MS) is added to that reply.
  */
 import { FRAME_MS, Framer } from './frames.ts';
 import type { PacedPlayout } from './playout.ts';

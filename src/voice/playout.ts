@@ -117,9 +117,9 @@ export class PacedPlayout implements Playout {
 
   /**
    * Plays `frames` out of band (a backchannel): paced like a segment, but with no `started` or
-   * `stopped` event and no played position, only while no segment speaks. A segment that starts
-   * speaking drops what is left of it; one already playing wins, and `frames` are dropped.
-   * Returns whether it was taken.
+   * `stopped` event and no played position, only while no segment speaks. A segment whose audio
+   * is ready while it plays starts after its last frame (never cutting the word); one already
+   * playing wins, and `frames` are dropped. Returns whether it was taken.
    */
   aside(frames: readonly Int16Array[]): boolean {
     if (this.#closed || this.#speaking || this.asidePlaying) return false;
@@ -187,8 +187,9 @@ export class PacedPlayout implements Playout {
         if (this.#finished) this.#end();
         return;
       }
-      this.#aside = []; // the segment's speech wins over a backchannel
-      this.#asideAt = 0;
+      // A backchannel said in the pause that ended the turn is heard whole: the reply waits for
+      // its last frame (at most BACKCHANNEL_MAX_CLIP_MS, and synthesis has used some of it).
+      if (this.asidePlaying) return;
       this.#speaking = true;
       this.#talkStart = now;
       this.#sentMs = 0;

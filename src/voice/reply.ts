@@ -7,6 +7,7 @@
  */
 import type { Scheduler } from '../lib/scheduler.ts';
 import type { SpeechStyle, TtsProvider } from '../providers/tts.ts';
+import { fallbackVoiceOf } from './voice-fallback.ts';
 import { ProviderError, isAbortError } from '../providers/errors.ts';
 import { FRAME_MS, Framer } from './frames.ts';
 import { EngineError, type EngineHangup, type EngineOutput, type EngineTiming, type ResponseEngine, type ToolCallRecord } from './engines/types.ts';
@@ -254,6 +255,7 @@ export class Replies {
         endMs: h.elapsedMs(),
         ...(reply.cutOff ? { cutOff: true } : {}),
         ...(reply.hadToolCalls ? { sentences: timedSentences(reply) } : {}),
+        ...(fallbackVoiceOf(h.tts) ? { voiceId: fallbackVoiceOf(h.tts) } : {}),
       });
     }
     if (turn && reply.startedAt !== undefined) {

@@ -25,6 +25,8 @@ export interface Utterance {
   sentences?: Array<{ text: string; startMs: number }>;
   /** The recognised words with their times on the call's timeline, ms, where the recogniser gives them (a user's utterance). */
   words?: ReadonlyArray<{ word: string; startMs: number; endMs: number }>;
+  /** An agent reply spoken by a fallback voice (the agent's `fallback_voice_ids`): that voice. */
+  voiceId?: string;
 }
 
 /** The call object's `transcript` string: one "Agent: ..." / "User: ..." line per utterance. */
@@ -41,6 +43,7 @@ export function toTranscriptObject(utterances: readonly Utterance[]): Transcript
     .filter((u) => u.text.trim())
     .map((u) => ({
       role: u.role, content: u.text, start_ms: Math.round(u.startMs), end_ms: Math.round(u.endMs), cut_off: u.cutOff === true,
+      ...(u.voiceId ? { voice_id: u.voiceId } : {}),
       // Retell's word times: seconds from the start of the call, where the recogniser gave them.
       ...(u.words && u.words.length > 0 ? { words: u.words.map((w) => ({ word: w.word, start: Math.round(w.startMs) / 1000, end: Math.round(w.endMs) / 1000 })) } : {}),
     }));
@@ -48,7 +51,7 @@ export function toTranscriptObject(utterances: readonly Utterance[]): Transcript
 
 /** Utterances back from a stored `transcript_object` (for redaction). */
 export function fromTranscriptObject(entries: readonly TranscriptEntry[]): Utterance[] {
-  return entries.map((e) => ({ role: e.role, text: e.content, startMs: e.start_ms, endMs: e.end_ms, ...(e.cut_off ? { cutOff: true } : {}) }));
+  return entries.map((e) => ({ role: e.role, text: e.content, startMs: e.start_ms, endMs: e.end_ms, ...(e.cut_off ? { cutOff: true } : {}), ...(e.voice_id ? { voiceId: e.voice_id } : {}) }));
 }
 
 /** A function call's invocation or result, with when it happened (ms since the pipeline started). */

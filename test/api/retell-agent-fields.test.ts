@@ -27,7 +27,7 @@ const RETELL_FIELDS = {
   backchannel_words: ['mm-hm', 'yeah'],
   ambient_sound: 'coffee-shop',
   ambient_sound_volume: 0.5,
-  fallback_voice_ids: ['openai-Alloy'],
+  fallback_voice_ids: ['flite-slt'],
   stt_mode: 'accurate',
   enable_voicemail_detection: true,
   voicemail_option: { action: { type: 'hangup' } },
@@ -62,11 +62,10 @@ for (const kind of STORES) {
         'voice_temperature',
         'ambient_sound',
         'ambient_sound_volume',
-        'fallback_voice_ids',
         'stt_mode',
         'post_call_analysis_model',
         'version_title',
-      ], 'volume, normalize_for_speech, begin_message_delay_ms, voice_speed, pronunciation_dictionary, the backchannel fields, webhook_timeout_ms and the voicemail fields change the call; is_public false asks for nothing');
+      ], 'volume, normalize_for_speech, begin_message_delay_ms, voice_speed, pronunciation_dictionary, the backchannel fields, fallback_voice_ids, webhook_timeout_ms and the voicemail fields change the call; is_public false asks for nothing');
       assert.deepEqual(json(await retell.agent.retrieve(agent.agent_id)).accepted_without_effect, agent.accepted_without_effect);
 
       const neutral = json(
@@ -121,6 +120,12 @@ for (const kind of STORES) {
       await refused({ ambient_sound: 'rain' }, /body\/ambient_sound/);
       await refused({ pronunciation_dictionary: [{ word: 'a', alphabet: 'xsampa', phoneme: 'a' }] }, /body\/pronunciation_dictionary\/0\/alphabet/);
       await refused({ no_such_field: 1 }, /unknown field: no_such_field/);
+      // Issue 26: a fallback voice no configured provider speaks, as voice_id is (domain/voice.ts).
+      await refused({ fallback_voice_ids: ['flite-slt', 'openai-Alloy'] }, /^400 fallback_voice_ids "openai-Alloy" is not a voice of this server's speech engine \(flite\).*configure TTS_PROVIDER=openai/);
+      await refused({ fallback_voice_ids: ['nobody'] }, /fallback_voice_ids "nobody"/);
+      const agent = json(await retell.agent.create({ voice_id: 'flite-kal16', response_engine: engine() }));
+      await assert.rejects(retell.agent.update(agent.agent_id, { fallback_voice_ids: ['11labs-Adrian'] }), (e: unknown) => e instanceof Retell.BadRequestError && /fallback_voice_ids "11labs-Adrian"/.test(e.message));
+      assert.equal(json(await retell.agent.retrieve(agent.agent_id)).fallback_voice_ids, undefined, 'the refused update changed nothing');
     });
   });
 }

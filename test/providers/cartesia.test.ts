@@ -4,9 +4,6 @@
 // generations in flight.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { WebSocketServer, type WebSocket } from 'ws';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { CartesiaTts, type CartesiaOptions } from '../../src/providers/cartesia/cartesia.tts.ts';
 import { CARTESIA_LIBRARY_VOICES } from '../../src/providers/cartesia/cartesia.voices.ts';
 import { ProviderError } from '../../src/providers/errors.ts';
@@ -14,74 +11,7 @@ import { doctor } from '../../src/providers/doctor.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { buildProviders, speechCatalog } from '../../src/providers/registry.ts';
 import { concat } from '../voice/harness.ts';
-
-interface Request {
-  context_id: string;
-  transcript?: string;
-  cancel?: boolean;
-  [key: string]: unknown;
-}
-
-/** A local server speaking Cartesia's TTS WebSocket protocol. */
-async function fakeCartesia(script: { chunks?: number; intervalMs?: number; errorFor?: string; closeWith?: number } = {}) {
-  const http = createServer((req, res) => res.writeHead(req.url?.startsWith('/voices') && req.headers['x-api-key'] === 'ca-key' && req.headers['cartesia-version'] ? 200 : 401).end('{}'));
-  const wss = new WebSocketServer({ noServer: true });
-  const seen = { connections: 0, headers: [] as Array<Record<string, unknown>>, requests: [] as Request[], cancelled: [] as string[] };
-  http.on('upgrade', (req, socket, head) => {
-    if (req.headers['x-api-key'] === 'refused') {
-      socket.end('HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\n\r\n');
-      return;
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, req.headers));
-  });
-  const serve = (ws: WebSocket, headers: Record<string, unknown>): void => {
-    seen.connections++;
-    seen.headers.push(headers);
-    const timers = new Map<string, NodeJS.Timeout>();
-    ws.on('close', () => timers.forEach(clearTimeout));
-    ws.on('message', (data) => {
-      const m = JSON.parse((data as Buffer).toString('utf8')) as Request;
-      seen.requests.push(m);
-      if (m.cancel) {
-        seen.cancelled.push(m.context_id);
-        clearTimeout(timers.get(m.context_id));
-        return;
-      }
-      if (script.closeWith) {
-        ws.close(script.closeWith, 'going away');
-        return;
-      }
-      if (m.transcript === script.errorFor) {
-        ws.send(JSON.stringify({ type: 'error', done: true, status_code: 400, error: 'Invalid voice: voice not found', context_id: m.context_id }));
-        return;
-      }
-      // The audio says which generation it is: every sample is the transcript's length.
-      const value = m.transcript?.length ?? 0;
-      let i = 0;
-      const next = (): void => {
-        if (script.chunks !== -1 && i >= (script.chunks ?? 3)) {
-          ws.send(JSON.stringify({ type: 'done', done: true, status_code: 206, context_id: m.context_id }));
-          return;
-        }
-        const pcm = Buffer.alloc(800 * 2);
-        for (let k = 0; k < 800; k++) pcm.writeInt16LE(value, k * 2);
-        ws.send(JSON.stringify({ type: 'chunk', data: pcm.toString('base64'), done: false, status_code: 206, step_time: 12, context_id: m.context_id }));
-        ws.send(JSON.stringify({ type: 'timestamps', done: false, context_id: m.context_id, word_timestamps: { words: ['a'], start: [0], end: [0.1] } }));
-        i++;
-        timers.set(m.context_id, setTimeout(next, script.intervalMs ?? 0));
-      };
-      timers.set(m.context_id, setTimeout(next, 0));
-    });
-  };
-  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
-  const { port } = http.address() as AddressInfo;
-  return {
-    url: `ws://127.0.0.1:${port}/tts/websocket`,
-    seen,
-    dropAll: () => { for (const c of wss.clients) c.terminate(); },
-    close: () => new Promise<void>((r) => { for (const c of wss.clients) c.terminate(); http.close(() => r()); http.closeAllConnections(); }),
-  };
-}
+import { fakeCartesia } from '../helpers/speech-servers.ts';
 
 function cartesia(url: string, extra: Partial<CartesiaOptions> = {}): CartesiaTts {
   return new CartesiaTts({ url, apiKey: 'ca-key', model: 'sonic-2', voices: CARTESIA_LIBRARY_VOICES, defaultVoiceId: CARTESIA_LIBRARY_VOICES[0]!.voiceId, connectTimeoutMs: 2000, ...extra });

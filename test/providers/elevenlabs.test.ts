@@ -4,9 +4,6 @@
 // the provider error kinds; the latency record's tts figure is the time to the first audio.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { WebSocketServer, type WebSocket } from 'ws';
-import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:http';
 import { ElevenLabsTts, type ElevenLabsOptions } from '../../src/providers/elevenlabs/elevenlabs.tts.ts';
 import { ELEVENLABS_PREMADE_VOICES } from '../../src/providers/elevenlabs/elevenlabs.voices.ts';
 import { ProviderError } from '../../src/providers/errors.ts';
@@ -18,92 +15,7 @@ import { FlowEngine } from '../../src/voice/engines/flow.engine.ts';
 import { EnergyVad } from '../../src/providers/fake/fake.providers.ts';
 import type { TurnLatency } from '../../src/voice/latency.ts';
 import { WordStt, concat, silence, tone } from '../voice/harness.ts';
-
-interface Seen {
-  path: string;
-  query: URLSearchParams;
-  key: string;
-  messages: Array<Record<string, unknown>>;
-  closedAtMs: number | undefined;
-}
-
-interface Script {
-  /** Samples sent back per chunk, and how many chunks; -1: until the client goes. */
-  chunkSamples?: number;
-  chunks?: number;
-  firstDelayMs?: number;
-  intervalMs?: number;
-  /** What the server does instead of speaking. */
-  failWith?: 'message-then-1008' | 'close-1011';
-}
-
-/** A local server speaking ElevenLabs' stream-input protocol. */
-async function fakeElevenLabs(script: Script = {}) {
-  // GET /v1/voices answers the doctor's probe: 200 for the key the tests use, 401 for any other.
-  const http = createServer((req, res) => res.writeHead(req.url === '/v1/voices' && req.headers['xi-api-key'] === 'el-key' ? 200 : 401).end('{}'));
-  const wss = new WebSocketServer({ noServer: true });
-  const seen: Seen[] = [];
-  http.on('upgrade', (req, socket, head) => {
-    if (req.headers['xi-api-key'] === 'refused') {
-      socket.end('HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\n\r\n');
-      return;
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, req.url ?? '', String(req.headers['xi-api-key'])));
-  });
-  const serve = (ws: WebSocket, url: string, key: string): void => {
-    const u = new URL(url, 'http://x');
-    const s: Seen = { path: u.pathname, query: u.searchParams, key, messages: [], closedAtMs: undefined };
-    seen.push(s);
-    const timers: NodeJS.Timeout[] = [];
-    ws.on('close', () => {
-      s.closedAtMs = performance.now();
-      timers.forEach(clearTimeout);
-    });
-    ws.on('message', (data) => {
-      const m = JSON.parse((data as Buffer).toString('utf8')) as Record<string, unknown>;
-      s.messages.push(m);
-      if (m.text !== '') return;
-      // The closing message: the text is all there; speak it.
-      if (script.failWith === 'message-then-1008') {
-        ws.send(JSON.stringify({ message: 'This request exceeds your quota.', error: 'quota_exceeded', code: 1008 }));
-        ws.close(1008, 'quota_exceeded');
-        return;
-      }
-      if (script.failWith === 'close-1011') {
-        ws.close(1011, 'internal error');
-        return;
-      }
-      const n = script.chunkSamples ?? 1600;
-      const count = script.chunks ?? 3;
-      let i = 0;
-      let carry = Buffer.alloc(0);
-      const next = (): void => {
-        if (count >= 0 && i >= count) {
-          if (carry.length) ws.send(JSON.stringify({ audio: carry.toString('base64'), isFinal: false }));
-          ws.send(JSON.stringify({ audio: null, isFinal: true }));
-          return;
-        }
-        const pcm = Buffer.alloc(n * 2);
-        for (let k = 0; k < n; k++) pcm.writeInt16LE(((i * n + k) % 2000) - 1000, k * 2);
-        // Base64 chunks need not end on a sample: each is cut one byte early, that byte sent next.
-        const bytes = Buffer.concat([carry, pcm]);
-        carry = bytes.subarray(bytes.length - 1);
-        const audio = bytes.subarray(0, bytes.length - 1).toString('base64');
-        ws.send(JSON.stringify({ audio, isFinal: false, alignment: { chars: ['H'], charStartTimesMs: [0], charDurationsMs: [50] } }));
-        i++;
-        timers.push(setTimeout(next, script.intervalMs ?? 0));
-      };
-      timers.push(setTimeout(next, script.firstDelayMs ?? 0));
-    });
-  };
-  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
-  const { port } = http.address() as AddressInfo;
-  return {
-    baseUrl: `ws://127.0.0.1:${port}`,
-    seen,
-    close: () => new Promise<void>((r) => { for (const c of wss.clients) c.terminate(); http.close(() => r()); http.closeAllConnections(); }),
-  };
-}
+import { fakeElevenLabs } from '../helpers/speech-servers.ts';
 
 function tts(baseUrl: string, extra: Partial<ElevenLabsOptions> = {}): ElevenLabsTts {
   return new ElevenLabsTts({ baseUrl, apiKey: 'el-key', model: 'eleven_flash_v2_5', voices: ELEVENLABS_PREMADE_VOICES, defaultVoiceId: '11labs-Sarah', optimizeStreamingLatency: 3, connectTimeoutMs: 2000, ...extra });

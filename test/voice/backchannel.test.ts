@@ -57,7 +57,7 @@ describe('when to backchannel', () => {
 });
 
 describe('out-of-band playout', () => {
-  it('paces the frames without reply events, and a reply that starts cuts it', async () => {
+  it('paces the frames without reply events, and a reply ready while it plays starts after its last frame', async () => {
     const clock = new TestClock();
     const events: string[] = [];
     const out = new PacedPlayout({ scheduler: clock, timers: false, leadMs: 40, events: { started: () => events.push('started'), frame: () => events.push('frame'), stopped: () => events.push('stopped') } });
@@ -72,8 +72,13 @@ describe('out-of-band playout', () => {
     assert.equal(events.length, 5);
     out.open();
     await out.push(new Int16Array(320));
-    assert.deepEqual(events.slice(5), ['started', 'frame'], 'the reply plays at once');
-    assert.equal(out.asidePlaying, false, 'the rest of the backchannel is dropped');
+    assert.deepEqual(events.slice(5), [], 'the reply waits: the backchannel is not cut');
+    for (let i = 0; i < 10; i++) {
+      clock.advance(20);
+      out.tick();
+    }
+    assert.equal(out.asidePlaying, false);
+    assert.deepEqual(events.slice(5), ['frame', 'frame', 'frame', 'frame', 'frame', 'started', 'frame'], 'all ten frames of the word, then the reply');
     out.close();
   });
 });
@@ -81,7 +86,7 @@ describe('out-of-band playout', () => {
 const REPLY = 'I am sorry to hear that.';
 
 /** A long user turn (tone speech with short pauses) and its answer, through a pipeline with `backchannel`. */
-async function longTurn(backchannel: BackchannelSettings | undefined, options: { volume?: number } = {}) {
+async function longTurn(backchannel: BackchannelSettings | undefined, options: { volume?: number } = {}, chunks = 8) {
   const clock = new TestClock();
   const llm = new FakeLlm([REPLY]);
   const engine = new LlmEngine({ config: { begin_message: '' }, llm });
@@ -96,7 +101,7 @@ async function longTurn(backchannel: BackchannelSettings | undefined, options: {
   await feed(p, clock, silence(300));
   const speechFrom = p.elapsedMs();
   const speech: Int16Array[] = [];
-  for (let i = 0; i < 8; i++) speech.push(tone(900), silence(160));
+  for (let i = 0; i < chunks; i++) speech.push(tone(900), silence(160));
   await feed(p, clock, concat(...speech));
   const speechTo = p.elapsedMs();
   await feed(p, clock, silence(3000));
@@ -124,6 +129,20 @@ describe('backchannels in a call (lock-step)', () => {
       ['agent_start_talking', undefined],
       ['agent_stop_talking', { interrupted: false }],
     ], 'no reply event for a backchannel, no barge-in');
+  });
+
+  it('said in the pause that ends the turn, it is heard whole before the reply', async () => {
+    // Four chunks: the backchannel comes in the 100th ms of the last pause, which ends the turn;
+    // the word (760 ms at 40 ms a character) outlasts the end of turn and the reply's synthesis.
+    const word = 'I see what you mean';
+    const { said, frames, rec } = await longTurn({ words: [word] }, {}, 4);
+    assert.deepEqual(said.map((b) => b.word), [word]);
+    const quiet = Math.round(3000 * BACKCHANNEL_GAIN) + 1;
+    const firstLoud = frames.findIndex((f) => f.peak > quiet);
+    assert.ok(firstLoud > 0, 'the reply was spoken');
+    assert.equal(frames.slice(0, firstLoud).filter((f) => f.peak > 0).length, (word.length * 40) / 20, 'every frame of the backchannel, before the reply');
+    assert.ok(frames.slice(firstLoud).every((f) => f.peak === 0 || f.peak > quiet), 'none after the reply began');
+    assert.deepEqual(rec.transcript.map((u) => [u.role, u.cutOff ?? false]), [['user', false], ['agent', false]]);
   });
 
   it('is the default words at the agent volume, and nothing when off', async () => {

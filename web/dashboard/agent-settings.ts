@@ -90,7 +90,7 @@ export const SETTING_GROUPS: readonly SettingGroup[] = [
         help: 'Words said as written in IPA or CMU ARPAbet (up to 200); pinyin and jyutping are kept, unread by English voices.',
       },
       { key: 'voice_temperature', label: 'Voice temperature', kind: ratio(0, 2), default: 1, help: 'Without effect here: no voice here has a variability control.', noEffect: true },
-      { key: 'fallback_voice_ids', label: 'Fallback voices', kind: { type: 'list', maxItems: 10, maxLength: 128, nullable: true }, default: null, help: 'Without effect here: one synthesiser serves a call; no fallback voice is tried.', noEffect: true },
+      { key: 'fallback_voice_ids', label: 'Fallback voices', kind: { type: 'list', maxItems: 10, maxLength: 128, nullable: true }, default: null, help: 'Voices tried in order when the voice\'s provider fails before it speaks (up to 10; each one a configured provider speaks); the call stays on the voice that spoke.' },
       { key: 'ambient_sound', label: 'Ambient sound', kind: { type: 'enum', options: ['coffee-shop', 'convention-hall', 'summer-outdoor', 'mountain-outdoor', 'static-noise', 'call-center'], nullable: true }, default: null, help: WITHOUT_AMBIENT, noEffect: true },
       { key: 'ambient_sound_volume', label: 'Ambient sound volume', kind: ratio(0, 2), default: 1, help: WITHOUT_AMBIENT, noEffect: true },
     ],
