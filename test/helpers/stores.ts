@@ -3,6 +3,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { systemClock } from '../../src/lib/clock.ts';
+import { AccountService } from '../../src/services/account.service.ts';
+import { AccountRepository } from '../../src/storage/account.repository.ts';
 import { type Store, openStore } from '../../src/storage/store.ts';
 
 export type StoreName = 'sqlite' | 'postgres';
@@ -86,4 +89,14 @@ async function adminQuery(serverUrl: string, sql: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/**
+ * A new account's first API key, written into `store` by the same service as the CLI's `keys
+ * create` (with the server's default rate limit), without starting a CLI process for it: about
+ * two seconds of start-up CPU each. test/process/server.test.ts runs the CLI itself.
+ */
+export async function createApiKey(store: Store): Promise<string> {
+  const accounts = new AccountService({ store, accounts: new AccountRepository(store.db), clock: systemClock, defaultRateLimitPerMinute: 600 });
+  return (await accounts.createAccount({})).api_key;
 }

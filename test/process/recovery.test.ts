@@ -8,8 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { WebCallClient } from '../../src/client/web-call-client.ts';
-import { runCli, startServer, type ServerProcess } from '../helpers/process.ts';
-import { STORES, type TestStore, openTestStore } from '../helpers/stores.ts';
+import { startServer, type ServerProcess } from '../helpers/process.ts';
+import { STORES, type TestStore, createApiKey, openTestStore } from '../helpers/stores.ts';
 
 const FAKE_ENGINES = { STT_PROVIDER: 'fake', TTS_PROVIDER: 'fake', VAD_PROVIDER: 'energy' };
 const GREETING = 'Hello, thanks for calling the recovery desk.';
@@ -91,7 +91,7 @@ for (const kind of STORES) {
 
     if (kind.name === 'sqlite') {
       it('is ended at the next start on the same DATA_DIR with what was said, its recording, and call.finished once', { timeout: 90_000 }, async () => {
-        const key = JSON.parse((await runCli(['keys', 'create'], env())).stdout).api_key as string;
+        const key = await createApiKey(store.store);
         const first = await start();
         const callId = await callInProgress(first, key);
         const tracks = path.join(store.dataDir, 'recordings', `${callId}.user.tmp`);
@@ -124,7 +124,7 @@ for (const kind of STORES) {
     } else {
       it('is ended by the servers still alive once its lease lapses, by one of them, call.finished once', { timeout: 90_000 }, async () => {
         const fast = { CALL_LEASE_TTL_MS: '1500', CALL_RECOVERY_INTERVAL_MS: '100' };
-        const key = JSON.parse((await runCli(['keys', 'create'], env())).stdout).api_key as string;
+        const key = await createApiKey(store.store);
         const [holder, one, two] = await Promise.all([start(fast), start(fast), start(fast)]);
         const callId = await callInProgress(holder, key);
         // The holder renews its lease: the others leave the call alone well past one TTL.

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ROOT, runCli, startServer } from '../helpers/process.ts';
-import { STORES, type TestStore, openTestStore } from '../helpers/stores.ts';
+import { STORES, type TestStore, createApiKey, openTestStore } from '../helpers/stores.ts';
 
 describe('configuration', () => {
   it('stops start-up with one message naming every bad variable', () => {
@@ -74,7 +74,7 @@ for (const kind of STORES) {
     });
 
     it('serves health, readiness, metrics and the OpenAPI document, and shuts down gracefully on SIGTERM', async () => {
-      const { api_key: key } = JSON.parse((await runCli(['keys', 'create'], env)).stdout);
+      const key = await createApiKey(store.store); // the CLI's keys are the test above
       const server = await startServer(env);
       try {
         assert.deepEqual(await (await fetch(`${server.baseUrl}/healthz`)).json(), { status: 'ok' });

@@ -19,7 +19,7 @@ import { findPostgresBin, startCluster } from '../../scripts/postgres.ts';
 import { WebCallClient } from '../../src/client/web-call-client.ts';
 import { FliteTts } from '../../src/providers/flite/flite.tts.ts';
 import { runCli, startServer, type ServerProcess } from '../helpers/process.ts';
-import { STORES, type TestStore, openTestStore } from '../helpers/stores.ts';
+import { STORES, type TestStore, createApiKey, openTestStore } from '../helpers/stores.ts';
 import { hasPocketsphinx } from '../voice/capabilities.ts';
 import { concat, silence } from '../voice/harness.ts';
 import { Receiver } from '../webhooks/receiver.ts';
@@ -131,7 +131,7 @@ for (const kind of STORES) {
     it('ends calls with speech in flight, leaves no temp directory or decoder behind, and exits 0 in time', { timeout: 90_000 }, async () => {
       const marker = `SB_SHUTDOWN_TEST_${randomBytes(6).toString('hex')}`;
       const e = env({ TTS_PROVIDER: 'flite', STT_PROVIDER: hasPocketsphinx() ? 'pocketsphinx' : 'fake', [marker]: '1' });
-      const key = JSON.parse((await runCli(['keys', 'create'], e)).stdout).api_key as string;
+      const key = await createApiKey(store.store);
       const server = await startServer(e);
       const flite = new FliteTts();
       try {
@@ -179,7 +179,7 @@ for (const kind of STORES) {
       receiver.respond = () => 'hang'; // a receiver that takes the delivery and never answers
       // Attempts may take a minute: only the shutdown's grace for deliveries can end this one in time.
       const e = env({ TTS_PROVIDER: 'fake', STT_PROVIDER: 'fake', WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32', WEBHOOK_TIMEOUT_MS: '60000' });
-      const key = JSON.parse((await runCli(['keys', 'create'], e)).stdout).api_key as string;
+      const key = await createApiKey(store.store);
       let server = await startServer(e);
       try {
         const hook = await api(server, key, 'POST', '/api/v1/webhooks/set.php', { url: receiver.url(), events: ['*'] });
@@ -228,7 +228,7 @@ for (const kind of STORES) {
       // The LLM's own timeouts are a minute: only the shutdown's deadline can end the analysis in time.
       // No start-up probe of the LLM (PROVIDER_PROBE_TIMEOUT_MS=0): the only request it sees is the analysis.
       const e = env({ TTS_PROVIDER: 'fake', STT_PROVIDER: 'fake', LLM_BASE_URL: llm.baseUrl, LLM_TIMEOUT_MS: '60000', PROVIDER_PROBE_TIMEOUT_MS: '0' });
-      const key = JSON.parse((await runCli(['keys', 'create'], e)).stdout).api_key as string;
+      const key = await createApiKey(store.store);
       const server = await startServer(e);
       try {
         const agentId = await flowAgent(server, key, 'Hello, thanks for calling.');

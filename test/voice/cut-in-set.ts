@@ -135,7 +135,9 @@ async function playOne(
   p.on('agent_start_talking', () => (firstReplyAt ??= performance.now() - t0 - leadMs));
   p.on('transcript_update', (t) => (heard = t.filter((u) => u.role === 'user').map((u) => u.text)));
   await p.start();
-  for (let i = 0, at = 0; at < audio.length; i++, at += 320) {
+  // Until the agent's first reply: it decides the result (early or not, and how soon), so the
+  // rest of the trailing silence would only wait out real time (about a second an utterance).
+  for (let i = 0, at = 0; at < audio.length && firstReplyAt === undefined; i++, at += 320) {
     p.pushAudio(audio.subarray(at, at + 320));
     const due = t0 + (i + 1) * 20;
     await new Promise((r) => setTimeout(r, Math.max(0, due - performance.now())));
