@@ -394,7 +394,7 @@ export class VoicePipeline {
       }
       // It failed before it could play (and rolled the engine back): the turn is answered as usual.
     }
-    await this.#replies.run(text, turn);
+    await this.#replies.run(text, turn, false, undefined, settled.result.words);
     this.#hintRecogniser();
   }
 

@@ -10,7 +10,7 @@ import type { SpeechStyle, TtsProvider } from '../providers/tts.ts';
 import { fallbackVoiceOf } from './voice-fallback.ts';
 import { ProviderError, isAbortError } from '../providers/errors.ts';
 import { FRAME_MS, Framer } from './frames.ts';
-import { EngineError, type EngineHangup, type EngineOutput, type EngineTiming, type ResponseEngine, type ToolCallRecord } from './engines/types.ts';
+import { EngineError, type EngineHangup, type EngineOutput, type EngineTiming, type RespondOptions, type ResponseEngine, type ToolCallRecord } from './engines/types.ts';
 import type { FailureReason } from './pipeline.types.ts';
 import { abortable } from '../lib/abortable.ts';
 import type { TurnLatency } from './latency.ts';
@@ -148,7 +148,7 @@ export class Replies {
    * (preemptive) is prepared up to its first audio and waits there for its turn to be confirmed;
    * it becomes the current reply only then, and returns without a trace if dropped.
    */
-  async run(userText: string | undefined, turnTiming: TurnTiming | undefined, unprompted = false, held?: HeldReply): Promise<void> {
+  async run(userText: string | undefined, turnTiming: TurnTiming | undefined, unprompted = false, held?: HeldReply, userWords?: RespondOptions['words']): Promise<void> {
     const h = this.#h;
     let turn = turnTiming;
     const ctrl = held?.ctrl ?? new AbortController();
@@ -177,8 +177,9 @@ export class Replies {
     const framer = new Framer();
     try {
       const engine = h.engine;
-      const respondOptions = {
+      const respondOptions: RespondOptions = {
         ...(held ? { confirmed: held.confirmed.then(() => undefined) } : {}),
+        ...(userWords ? { words: userWords } : {}),
         // The reference material found for the turn (engines/context.ts): its own latency figure.
         onTiming: (timing: EngineTiming) => {
           if (timing.stage === 'context') contextMs = timing.ms;

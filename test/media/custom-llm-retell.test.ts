@@ -68,7 +68,7 @@ for (const kind of STORES) {
         { role: 'agent', content: 'Hello.' },
         { role: 'user', content: 'i want to book a table' },
       ]);
-      // Every utterance has Retell's `words` (empty: no word times reach the engine yet).
+      // Every utterance has Retell's `words` (empty: the fake recogniser gives no word times).
       for (const u of required[1]!.transcript) assert.deepEqual(u.words, []);
       assert.deepEqual(withoutWords(required[1]!.transcript_with_tool_calls), [
         { role: 'agent', content: 'Hello.' },

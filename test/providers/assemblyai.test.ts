@@ -126,3 +126,24 @@ test('assemblyai: failures map onto asr provider errors (key refused, session cl
     await Promise.all([srv.close(), policy.close(), broken.close()]);
   }
 });
+
+test('assemblyai: each utterance\'s words with their times (the Turn messages\' ms), moved to the start of the utterance\'s own audio; a turn the server ended itself keeps its words', async () => {
+  const srv = await fakeAssemblyAi(['i', 'would', 'like', 'support', 'yes', 'please'], { endAfter: 2 });
+  try {
+    const s = await new AssemblyAiStt({ url: srv.url }).openStream();
+    s.write(speech(800));
+    await new Promise((r) => setTimeout(r, 100));
+    const first = await s.finalize();
+    assert.equal(first.text, 'i would like support');
+    assert.deepEqual(first.words, [{ word: 'i', startMs: 0, endMs: 200 }, { word: 'would', startMs: 200, endMs: 400 }, { word: 'like', startMs: 400, endMs: 600 }, { word: 'support', startMs: 600, endMs: 800 }]);
+    // The stream's times run on from the first utterance: 800-1200 ms is 0-400 ms of the second.
+    s.write(speech(400));
+    await new Promise((r) => setTimeout(r, 100));
+    const second = await s.finalize();
+    assert.equal(second.text, 'yes please');
+    assert.deepEqual(second.words, [{ word: 'yes', startMs: 0, endMs: 200 }, { word: 'please', startMs: 200, endMs: 400 }]);
+    await s.close();
+  } finally {
+    await srv.close();
+  }
+});

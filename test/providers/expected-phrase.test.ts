@@ -2,7 +2,7 @@
 // where the phrase lands in the text.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { containsPhrase, PHRASE_MIN_POSTERIOR, strongest, withPhrase, type TimedWord } from '../../src/providers/pocketsphinx/expected-phrase.ts';
+import { containsPhrase, PHRASE_MIN_POSTERIOR, strongest, withPhrase, withPhraseWords, type TimedWord } from '../../src/providers/pocketsphinx/expected-phrase.ts';
 
 /** "hi i need to but the visit", 20 frames a word. */
 const path: TimedWord[] = 'hi i need to but the visit'.split(' ').map((word, i) => ({ word, start: 20 * i, end: 20 * i + 19 }));
@@ -33,4 +33,12 @@ test('a phrase counts in the text as the flow\'s keyword edges match it: whole w
   assert.ok(containsPhrase('talk  to a person please', ['talk to a person']));
   assert.ok(!containsPhrase('the bookings are full', ['book']));
   assert.ok(!containsPhrase('anything', ['']));
+});
+
+test('withPhraseWords: the phrase\'s own words where the lattice placed them, in withPhrase\'s order; none when their frames are unknown', () => {
+  const path: TimedWord[] = [{ word: 'hi', start: 10, end: 30 }, { word: 'i', start: 31, end: 40 }, { word: 'look', start: 82, end: 101 }, { word: 'visit', start: 120, end: 160 }];
+  const found = { phrase: 'book a', start: 80, end: 119, posterior: 0.05, words: [{ word: 'book', start: 80, end: 104 }, { word: 'a', start: 105, end: 119 }] };
+  assert.equal(withPhrase(path, found), 'hi i book a visit');
+  assert.deepEqual(withPhraseWords(path, found)!.map((w) => `${w.word}@${w.start}-${w.end}`), ['hi@10-30', 'i@31-40', 'book@80-104', 'a@105-119', 'visit@120-160']);
+  assert.equal(withPhraseWords(path, { phrase: 'book', start: 82, end: 101, posterior: 0.05 }), undefined);
 });

@@ -3,7 +3,7 @@ import { wsDataToBuffer } from '../../lib/ws-data.ts';
 import { parseBoundedJson } from '../../lib/bounded-json.ts';
 import { ProviderError } from '../errors.ts';
 import { openProviderSocket } from '../streaming/socket.ts';
-import type { SttCapabilities, SttInterim, SttOpenOptions, SttProvider, SttResult, SttStream } from '../stt.ts';
+import { MAX_WORDS_PER_UTTERANCE, type SttCapabilities, type SttInterim, type SttOpenOptions, type SttProvider, type SttResult, type SttStream, type SttWord } from '../stt.ts';
 
 /** AssemblyAI's Universal-Streaming (v3) endpoint, the default URL. */
 export const ASSEMBLYAI_STREAMING_URL = 'wss://streaming.assemblyai.com/v3/ws';
@@ -110,7 +110,9 @@ interface Waiter {
   /** Where the utterance was cut: ms of audio sent when finalize() was called. */
   cutMs: number;
   /** Turns of the utterance the server completed, in order. */
-  texts: string[];
+  turns: HeardTurn[];
+  /** Where the utterance's audio began on the stream, ms (its words are moved there). */
+  baseMs: number;
   /** Given up (aborted): it keeps its place, so its turns are not handed to the next utterance, and is answered with nothing. */
   abandoned: boolean;
   resolve: (r: SttResult) => void;
@@ -118,18 +120,36 @@ interface Waiter {
   cleanup: () => void;
 }
 
-/** A Turn message's fields, checked: its order, transcript, words' text and where its first word starts (ms). */
-function readTurn(m: TurnMessage): { order: number; transcript: string; words: string; startMs: number } | undefined {
+/** A turn's text and its words' times (ms from the stream's first sample), undefined when a word had none. */
+interface HeardTurn {
+  text: string;
+  timed: SttWord[] | undefined;
+}
+
+/** A Turn message's fields, checked: its order, transcript, words' text, their times, and where its first word starts (ms). */
+function readTurn(m: TurnMessage): { order: number; transcript: string; words: string; timed: SttWord[] | undefined; startMs: number } | undefined {
   if (typeof m.turn_order !== 'number') return undefined;
-  const words = Array.isArray(m.words) ? (m.words as Array<{ text?: unknown; start?: unknown }>) : [];
+  const words = Array.isArray(m.words) ? (m.words as Array<{ text?: unknown; start?: unknown; end?: unknown } | null>).slice(0, MAX_WORDS_PER_UTTERANCE) : [];
   const first = words[0]?.start;
   return {
     order: m.turn_order,
     transcript: typeof m.transcript === 'string' ? m.transcript.trim().slice(0, MAX_TURN_CHARS) : '',
     words: words.map((w) => (typeof w?.text === 'string' ? w.text : '')).filter(Boolean).join(' ').slice(0, MAX_TURN_CHARS),
+    timed: timedWords(words),
     // A turn whose words carry no time is taken to have begun before any cut.
     startMs: typeof first === 'number' ? first : -Infinity,
   };
+}
+
+/** Universal-Streaming's words (`start`/`end` in ms from the stream's first sample), each checked; undefined when any has no time. */
+function timedWords(words: ReadonlyArray<{ text?: unknown; start?: unknown; end?: unknown } | null>): SttWord[] | undefined {
+  const out: SttWord[] = [];
+  for (const w of words) {
+    const { text, start, end } = w ?? {};
+    if (typeof text !== 'string' || typeof start !== 'number' || typeof end !== 'number' || !Number.isFinite(start) || !Number.isFinite(end) || end < start) return undefined;
+    if (text.trim()) out.push({ word: text.trim().slice(0, 100), startMs: start, endMs: end });
+  }
+  return out.length > 0 ? out : undefined;
 }
 
 /**
@@ -149,9 +169,11 @@ class AssemblyAiStream implements SttStream {
   /** Audio sent so far, samples. */
   #sentSamples = 0;
   /** Completed turns of the utterance being spoken (not yet finalized). */
-  #turns: string[] = [];
-  /** The turn in progress: its order, where it began, its words so far. */
-  #open: { order: number; startMs: number; words: string } | undefined;
+  #turns: HeardTurn[] = [];
+  /** Where the utterance being spoken began on the stream, ms (undefined: none begun). */
+  #utteranceAtMs: number | undefined;
+  /** The turn in progress: its order, where it began, its words so far (and their times). */
+  #open: { order: number; startMs: number; words: string; timed: SttWord[] | undefined } | undefined;
   /** Orders of the turns already given out: later messages about them are dropped. */
   #doneThrough = -1;
   readonly #waiters: Waiter[] = [];
@@ -194,19 +216,20 @@ class AssemblyAiStream implements SttStream {
     if (m.end_of_turn === true) {
       this.#doneThrough = turn.order;
       if (this.#open?.order === turn.order) this.#open = undefined;
+      const heard = { text: turn.transcript, timed: turn.timed };
       if (!owner) {
-        if (turn.transcript) this.#turns.push(turn.transcript);
+        if (turn.transcript) this.#turns.push(heard);
         return;
       }
-      if (turn.transcript) owner.texts.push(turn.transcript);
+      if (turn.transcript) owner.turns.push(heard);
       // Its turn ended: it and any older finalize (which had no turn) are answered.
       while (this.#waiters.length > 0 && this.#waiters[0] !== owner) this.#answer();
       this.#answer();
       return;
     }
-    this.#open = { order: turn.order, startMs: turn.startMs, words: turn.words || turn.transcript };
+    this.#open = { order: turn.order, startMs: turn.startMs, words: turn.words || turn.transcript, timed: turn.words ? turn.timed : undefined };
     if (owner || this.#waiters.length > 0 || !this.#onInterim) return;
-    const text = [...this.#turns, this.#open.words].filter(Boolean).join(' ');
+    const text = [...this.#turns.map((t) => t.text), this.#open.words].filter(Boolean).join(' ');
     if (text) this.#onInterim({ text });
   }
 
@@ -215,7 +238,12 @@ class AssemblyAiStream implements SttStream {
     const w = this.#waiters.shift();
     if (!w) return;
     w.cleanup();
-    if (!w.abandoned) w.resolve({ text: w.texts.filter(Boolean).join(' ').trim() });
+    if (w.abandoned) return;
+    const turns = w.turns.filter((t) => t.text);
+    const text = turns.map((t) => t.text).join(' ').trim();
+    // Word times only when every turn had them; the pipeline writes only utterances, so they are moved to this one's start.
+    const words = turns.length > 0 && turns.every((t) => t.timed) ? turns.flatMap((t) => t.timed!).slice(0, MAX_WORDS_PER_UTTERANCE) : undefined;
+    w.resolve(words ? { text, words: words.map((x) => ({ word: x.word, startMs: Math.max(0, x.startMs - w.baseMs), endMs: Math.max(0, x.endMs - w.baseMs) })) } : { text });
   }
 
   #fail(error: ProviderError): void {
@@ -232,6 +260,7 @@ class AssemblyAiStream implements SttStream {
     // Bounded: when the socket is this far behind, drop audio rather than grow memory.
     if (this.#ws.bufferedAmount > (this.#o.maxBufferedBytes ?? 320_000)) return;
     this.#ws.send(Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength));
+    this.#utteranceAtMs ??= this.#sentMs;
     this.#sentSamples += pcm.length;
   }
 
@@ -243,6 +272,8 @@ class AssemblyAiStream implements SttStream {
     // The cut goes to the server now, in the audio's order, before any of the next utterance.
     this.#ws.send(JSON.stringify({ type: 'ForceEndpoint' }));
     const cutMs = this.#sentMs;
+    const baseMs = this.#utteranceAtMs ?? cutMs;
+    this.#utteranceAtMs = undefined; // the next sample written begins the next utterance
     return new Promise<SttResult>((resolve, reject) => {
       const giveUp = (): void => {
         if (w.abandoned || !this.#waiters.includes(w)) return;
@@ -259,7 +290,7 @@ class AssemblyAiStream implements SttStream {
       // No end of turn in time: the utterance is what was heard of it so far.
       const timer = setTimeout(() => {
         if (this.#open && this.#open.startMs < cutMs) {
-          w.texts.push(this.#open.words);
+          w.turns.push({ text: this.#open.words, timed: this.#open.timed });
           this.#doneThrough = Math.max(this.#doneThrough, this.#open.order);
           this.#open = undefined;
         }
@@ -267,7 +298,8 @@ class AssemblyAiStream implements SttStream {
       }, this.#o.finalizeTimeoutMs ?? 3000);
       const w: Waiter = {
         cutMs,
-        texts: this.#turns.splice(0),
+        turns: this.#turns.splice(0),
+        baseMs,
         abandoned: false,
         resolve,
         reject,

@@ -7,7 +7,10 @@
 //   in  {type:'begin', lease, bias, expectation?, cmn?} | {type:'audio', pcm: Int16Array} | {type:'end', id}
 //       | {type:'reset'} | {type:'close'}
 //   out {type:'ready'} | {type:'interim', lease, text} | {type:'progress', lease, samples}
-//       | {type:'final', lease, id, text, cmn?} | {type:'failed', message}
+//       | {type:'final', lease, id, text, words?, cmn?} | {type:'failed', message}
+// 'words' are the final text's words with their times, ms from the utterance's first sample (the
+// segments of the search that chose the text, read once when the utterance ends); absent when the
+// text came from the lattice without its words' frames.
 // 'cmn' is the holder's cepstral mean after the utterance (the channel's average spectrum, which
 // the decoder learns as it hears a caller): the holder hands it back with its next 'begin', so a
 // call keeps what its decoder learnt of its line, and no call starts from another's.
@@ -16,9 +19,9 @@
 // 'failed' is fatal (the decoder could not load or crashed); the pool fails the holder.
 import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { SttExpectation } from '../stt.ts';
+import { MAX_WORDS_PER_UTTERANCE, type SttExpectation, type SttWord } from '../stt.ts';
 import { DIRECTED_MIN_POSTERIOR, directedGrammar, phrasePlausible, sequencePlausible, spansAnswer, type DirectedGrammar } from './directed.ts';
-import { containsPhrase, PHRASE_MIN_POSTERIOR, strongest, withPhrase, type PhraseEvidence, type TimedWord } from './expected-phrase.ts';
+import { containsPhrase, PHRASE_MIN_POSTERIOR, strongest, withPhrase, withPhraseWords, type PhraseEvidence, type TimedWord } from './expected-phrase.ts';
 
 export interface DecoderWorkerData {
   /** Decoder arguments as on the command line: ['-hmm', dir, '-lm', file, ...]. */
@@ -44,7 +47,7 @@ export type DecoderOut =
   | { type: 'ready' }
   | { type: 'interim'; lease: number; text: string }
   | { type: 'progress'; lease: number; samples: number }
-  | { type: 'final'; lease: number; id: number; text: string; cmn?: CmnState }
+  | { type: 'final'; lease: number; id: number; text: string; words?: SttWord[]; cmn?: CmnState }
   | { type: 'failed'; message: string };
 
 /** The live cepstral mean normalisation's state (sphinxbase cmn_t): mean and sum per coefficient, frames summed. */
@@ -85,6 +88,8 @@ function load() {
     segWord: ps.func('const char *ps_seg_word(void *seg)'),
     segFrames: ps.func('void ps_seg_frames(void *seg, _Out_ int *sf, _Out_ int *ef)'),
     prob: ps.func('int32_t ps_get_prob(void *ps)'),
+    // The stream frame where the front end last began speech (acmod.h; exported by the library).
+    streamOffset: ps.func('int acmod_stream_offset(void *acmod)'),
     lattice: ps.func('void *ps_get_lattice(void *ps)'),
     logmath: ps.func('void *ps_get_logmath(void *ps)'),
     exp: sb.func('double logmath_exp(void *lmath, int32_t p)'),
@@ -112,6 +117,8 @@ function load() {
 
 let api: ReturnType<typeof load>;
 let decoder: unknown;
+/** The decoder's acoustic model (ps_decoder_t's acmod), where its layout is the one checked; else no word times. */
+let acmod: unknown;
 /** The decoder's live CMN, when its structures are laid out as expected; its state as loaded. */
 let cmn: ReturnType<typeof cmnAccess>;
 let loadedCmn: CmnState | undefined;
@@ -149,6 +156,16 @@ function cmnAccess(ps: unknown): { read(): CmnState; write(state: CmnState): voi
     },
   };
 }
+/**
+ * ps_decoder_t's acmod (offset 16 on a 64-bit machine, as cmnAccess reads it), taken only where it
+ * looks right: a fresh decoder's stream offset is 0.
+ */
+function acmodOf(ps: unknown): unknown {
+  if (process.arch !== 'x64' && process.arch !== 'arm64') return undefined;
+  const pointer = koffi.decode(ps, 16, 'void *');
+  return pointer && api.streamOffset(pointer) === 0 ? pointer : undefined;
+}
+
 try {
   api = load();
   const config = api.parse(null, api.psArgs(), data.args.length, data.args, 1);
@@ -156,6 +173,7 @@ try {
   decoder = api.init(config);
   if (!decoder) throw new Error('the decoder could not load its model');
   cmn = cmnAccess(decoder);
+  acmod = acmodOf(decoder);
   loadedCmn = cmn?.read();
   post({ type: 'ready' });
 } catch (e) {
@@ -164,6 +182,50 @@ try {
 }
 
 let inUtterance = false;
+/**
+ * Samples the decoder's front end has taken since it was loaded: its frame count (the segments'
+ * frames) runs from there, not from each utterance's start.
+ */
+let streamSamples = 0;
+
+/**
+ * Where the front end's speech detector began speech in the utterance being decoded: the stream
+ * frame of each start (acmod_stream_offset). The front end drops the frames of a pause longer than
+ * its -vad_postspeech (0.5 s) and the segments are then counted from the last start, so word times
+ * are read only for an utterance with one start.
+ */
+interface SpeechStarts {
+  /** Samples taken before the utterance (its first sample's place on the stream). */
+  baseSamples: number;
+  /** The offset as it was before the utterance, and each new one seen. */
+  last: number;
+  count: number;
+}
+let speech: SpeechStarts = { baseSamples: 0, last: 0, count: 0 };
+
+/** Most audio given to the front end at once while speech starts are read: two starts are at least 0.5 s apart. */
+const MAX_PIECE_SAMPLES = 4_000;
+
+/**
+ * ps_process_raw over `pcm`, counting the stream's samples and, when `starts` is given, the
+ * speech starts (read once per piece: a pipeline's 20 ms chunk is one piece). False on failure.
+ */
+function processRaw(pcm: Int16Array, starts?: SpeechStarts): boolean {
+  const step = starts ? MAX_PIECE_SAMPLES : pcm.length;
+  for (let at = 0; at < pcm.length; at += step) {
+    const piece = pcm.subarray(at, at + step);
+    streamSamples += piece.length;
+    if ((api.process(decoder, piece, piece.length, 0, 0) as number) < 0) return false;
+    if (starts && acmod) {
+      const offset = api.streamOffset(acmod) as number;
+      if (offset !== starts.last) {
+        starts.last = offset;
+        starts.count++;
+      }
+    }
+  }
+  return true;
+}
 /** The holder of the decoder now (begin), and the samples of its audio decoded. */
 let lease = 0;
 let decoded = 0;
@@ -189,11 +251,11 @@ function hypothesis(): string {
   return (text ?? '').trim();
 }
 
-/** `<s>`, `</s>`, `<sil>`, `[NOISE]`: the dictionary's fillers, never words of the text. */
-const isFiller = (word: string): boolean => word.startsWith('<') || word.startsWith('[') || word.startsWith('+');
+/** `<s>`, `</s>`, `<sil>`, `[NOISE]`: the dictionary's fillers, and a grammar's `(NULL)` transitions: never words of the text. */
+const isFiller = (word: string): boolean => word.startsWith('<') || word.startsWith('[') || word.startsWith('+') || word === '(NULL)';
 
-/** The best path's words (pronunciation variants as their base word) with their frames. */
-function bestPath(): TimedWord[] {
+/** The best path's words (pronunciation variants as their base word) with their frames from its first segment, and that segment's frame on the stream. */
+function bestPath(): { path: TimedWord[]; origin: number | undefined } {
   const path: TimedWord[] = [];
   // The iterator may count frames from the decoder's first utterance, the lattice from this one's
   // start, where the path's first segment (<s>) begins.
@@ -206,7 +268,7 @@ function bestPath(): TimedWord[] {
     const word = api.segWord(seg) as string;
     if (!isFiller(word)) path.push({ word: word.replace(/\(\d+\)$/, ''), start: start[0]! - origin, end: end[0]! - origin });
   }
-  return path;
+  return { path, origin };
 }
 
 /**
@@ -230,18 +292,23 @@ function latticeEvidence(phrases: readonly string[], minPosterior: number): Phra
     return { posterior: p, end: link[0] ? (api.linkEnd(link[0], null) as number) : (api.nodeStart(node, null, null) as number) };
   };
   const out: PhraseEvidence[] = [];
-  const follow = (phrase: string, rest: readonly string[], node: unknown, start: number, least: number): void => {
+  /** `words`: the phrase's words so far, the last one `node`'s (its end not known yet) unless `node` is a filler. */
+  const follow = (phrase: string, rest: readonly string[], node: unknown, start: number, least: number, words: readonly TimedWord[]): void => {
+    const open = !isFiller(wordOf(node));
     for (let it = api.exits(node); it; it = api.linksNext(it)) {
       const link = api.link(it);
       const next = api.linkTo(link, null);
       const p = Math.min(least, posterior(api.linkProb(dag, link, null) as number));
       if (p < minPosterior) continue;
+      // A link leaves its source word at its own last frame.
+      const closed = open ? [...words.slice(0, -1), { ...words.at(-1)!, end: api.linkEnd(link, null) as number }] : words;
       const word = wordOf(next);
-      if (isFiller(word) && word !== '</s>') follow(phrase, rest, next, start, p);
-      else if (word === rest[0] && rest.length > 1) follow(phrase, rest.slice(1), next, start, p);
+      const from = (): TimedWord => ({ word, start: api.nodeStart(next, null, null) as number, end: -1 });
+      if (isFiller(word) && word !== '</s>') follow(phrase, rest, next, start, p, closed);
+      else if (word === rest[0] && rest.length > 1) follow(phrase, rest.slice(1), next, start, p, [...closed, from()]);
       else if (word === rest[0]) {
         const exit = bestExit(next);
-        if (Math.min(p, exit.posterior) >= minPosterior) out.push({ phrase, start, end: exit.end, posterior: Math.min(p, exit.posterior) });
+        if (Math.min(p, exit.posterior) >= minPosterior) out.push({ phrase, start, end: exit.end, posterior: Math.min(p, exit.posterior), words: [...closed, { ...from(), end: exit.end }] });
       }
     }
   };
@@ -254,11 +321,26 @@ function latticeEvidence(phrases: readonly string[], minPosterior: number): Phra
       const start = api.nodeStart(node, null, null) as number;
       const exit = bestExit(node);
       if (exit.posterior < minPosterior) continue;
-      if (words.length === 1) out.push({ phrase, start, end: exit.end, posterior: exit.posterior });
-      else follow(phrase, words.slice(1), node, start, exit.posterior);
+      if (words.length === 1) out.push({ phrase, start, end: exit.end, posterior: exit.posterior, words: [{ word, start, end: exit.end }] });
+      else follow(phrase, words.slice(1), node, start, exit.posterior, [{ word, start, end: -1 }]);
     }
   }
   return out;
+}
+
+/** An utterance's text, and its words with their frames where they are known. */
+interface Heard {
+  text: string;
+  words: readonly TimedWord[] | undefined;
+  /** The words' frame 0 on the stream (their path's first segment), or undefined. */
+  origin: number | undefined;
+  /** The speech starts of the decode the words come from. */
+  starts: SpeechStarts;
+}
+
+/** `best`'s text with `found` in its place, and their words (the lattice's frames count from the same first segment). */
+function heardWith(best: ReturnType<typeof bestPath>, found: PhraseEvidence, starts: SpeechStarts): Heard {
+  return { text: withPhrase(best.path, found), words: withPhraseWords(best.path, found), origin: best.origin, starts };
 }
 
 /**
@@ -267,10 +349,12 @@ function latticeEvidence(phrases: readonly string[], minPosterior: number): Phra
  * expected phrase whose posterior reaches PHRASE_MIN_POSTERIOR replaces the words heard where it
  * was spoken. No second decode: the lattice is read in about a millisecond.
  */
-function withExpectedPhrase(text: string): string {
-  if (bias.length === 0 || containsPhrase(text, bias)) return text;
+function withExpectedPhrase(text: string): Heard {
+  const best = bestPath();
+  const asHeard: Heard = { text, words: best.path, origin: best.origin, starts: speech };
+  if (bias.length === 0 || containsPhrase(text, bias)) return asHeard;
   const found = strongest(latticeEvidence(bias, PHRASE_MIN_POSTERIOR));
-  return found ? withPhrase(bestPath(), found) : text;
+  return found ? heardWith(best, found, speech) : asHeard;
 }
 
 function onAudio(pcm: Int16Array): void {
@@ -280,11 +364,12 @@ function onAudio(pcm: Int16Array): void {
     sinceInterim = 0;
     lastInterim = '';
     bias = nextBias;
+    speech = { baseSamples: streamSamples, last: acmod ? (api.streamOffset(acmod) as number) : 0, count: 0 };
     directed = nextGrammar && install(nextGrammar) ? nextGrammar : undefined;
     utteranceAudio = [];
   }
   if (directed) utteranceAudio.push(pcm);
-  if ((api.process(decoder, pcm, pcm.length, 0, 0) as number) < 0) throw new Error('ps_process_raw failed');
+  if (!processRaw(pcm, speech)) throw new Error('ps_process_raw failed');
   sinceInterim += pcm.length;
   decoded += pcm.length;
   // After every chunk by default, not every interim: the adaptive end of turn waits for the
@@ -317,14 +402,16 @@ function install(grammar: DirectedGrammar): boolean {
   return true;
 }
 
-/** The grammar's answer for the utterance just ended, decoded from its kept audio; the language model's search is active again after. */
-function grammarAnswer(audio: readonly Int16Array[]): string {
+/** The grammar's answer for the utterance just ended, decoded from its kept audio, with its words; the language model's search is active again after. */
+function grammarAnswer(audio: readonly Int16Array[]): Heard {
   if ((api.setSearch(decoder, DIRECTED_SEARCH) as number) < 0) throw new Error('ps_set_search failed');
-  const ok = (api.start(decoder) as number) >= 0 && audio.every((pcm) => (api.process(decoder, pcm, pcm.length, 0, 0) as number) >= 0) && (api.end(decoder) as number) >= 0;
-  const answer = ok ? hypothesis().replace(/\(\d+\)/g, '') : '';
+  const starts: SpeechStarts = { baseSamples: streamSamples, last: acmod ? (api.streamOffset(acmod) as number) : 0, count: 0 };
+  const ok = (api.start(decoder) as number) >= 0 && audio.every((pcm) => processRaw(pcm, starts)) && (api.end(decoder) as number) >= 0;
+  const text = ok ? hypothesis().replace(/\(\d+\)/g, '') : '';
+  const best = ok ? bestPath() : { path: [], origin: undefined };
   if ((api.setSearch(decoder, OPEN_SEARCH) as number) < 0) throw new Error('ps_set_search failed');
   if (!ok) throw new Error('the directed search failed');
-  return answer;
+  return { text, words: best.path, origin: best.origin, starts };
 }
 
 /**
@@ -335,26 +422,49 @@ function grammarAnswer(audio: readonly Int16Array[]): string {
  * the language model heard little more speech than it (phrasePlausible, sequencePlausible). Otherwise the caller said something
  * else, and the language model's text stands, so the flow's else edge is taken.
  */
-function directedText(grammar: DirectedGrammar, audio: readonly Int16Array[]): string {
+function directedText(grammar: DirectedGrammar, audio: readonly Int16Array[]): Heard {
   const open = hypothesis();
   // The lattice and best path are the language model's only until the grammar decodes.
   const evidence = latticeEvidence([...new Set([...grammar.phrases, ...bias])], DIRECTED_MIN_POSTERIOR);
-  const path = bestPath();
-  const answer = grammarAnswer(audio);
+  const best = bestPath();
+  const path = best.path;
+  const openStarts = speech;
+  const asAnswer = grammarAnswer(audio);
+  const answer = asAnswer.text;
+  const asOpen: Heard = { text: open, words: path, origin: best.origin, starts: openStarts };
+  const heardWithPhrase = (found: PhraseEvidence): Heard => heardWith(best, found, openStarts);
   // A phrase only the lattice holds is taken where it spans enough of the speech (spansAnswer).
-  const biased = (): string => {
-    if (bias.length === 0 || containsPhrase(open, bias)) return open;
+  const biased = (): Heard => {
+    if (bias.length === 0 || containsPhrase(open, bias)) return asOpen;
     const found = strongest(evidence.filter((e) => spansAnswer(e, path)), PHRASE_MIN_POSTERIOR);
-    return found ? withPhrase(path, found) : open;
+    return found ? heardWithPhrase(found) : asOpen;
   };
   if (!answer) return biased();
   if (grammar.phrases.includes(answer)) {
-    if (containsPhrase(open, [answer])) return open;
+    if (containsPhrase(open, [answer])) return asOpen;
     const found = strongest(evidence.filter((e) => e.phrase === answer && spansAnswer(e, path)), DIRECTED_MIN_POSTERIOR);
-    if (found) return withPhrase(path, found);
-    return phrasePlausible(answer.split(' ').length, path.length) ? answer : biased();
+    if (found) return heardWithPhrase(found);
+    return phrasePlausible(answer.split(' ').length, path.length) ? asAnswer : biased();
   }
-  return sequencePlausible(answer.split(' ').length, path.length) ? answer : biased();
+  return sequencePlausible(answer.split(' ').length, path.length) ? asAnswer : biased();
+}
+
+/** A feature frame, ms (the decoder's -frate: 100 frames a second by default). */
+const FRAME_MS = 10;
+
+/**
+ * `heard`'s words in ms from the utterance's first sample (a frame's end is inclusive), when they
+ * are the text's own words in order and the decode of `starts` began speech once (after a longer
+ * pause the front end dropped frames without saying where); otherwise none: no times are guessed.
+ */
+function timedWords(heard: Heard): SttWord[] | undefined {
+  const { words, origin, starts } = heard;
+  if (!words || words.length === 0 || words.length > MAX_WORDS_PER_UTTERANCE || origin === undefined || !acmod || starts.count !== 1) return undefined;
+  if (words.map((w) => w.word).join(' ') !== heard.text.split(/\s+/).filter(Boolean).join(' ')) return undefined;
+  const zeroMs = origin * FRAME_MS - (starts.baseSamples * 1000) / data.rateHz;
+  // The segments' frames lie in the audio of this decode, or their clock is not the one read.
+  if (zeroMs < -FRAME_MS || (origin + words.at(-1)!.end) * FRAME_MS > (streamSamples * 1000) / data.rateHz + FRAME_MS) return undefined;
+  return words.map((w) => ({ word: w.word, startMs: Math.max(0, zeroMs + w.start * FRAME_MS), endMs: zeroMs + (w.end + 1) * FRAME_MS }));
 }
 
 function onEnd(id: number): void {
@@ -366,9 +476,10 @@ function onEnd(id: number): void {
   if ((api.end(decoder) as number) < 0) throw new Error('ps_end_utt failed');
   const audio = utteranceAudio;
   utteranceAudio = [];
-  const text = directed ? directedText(directed, audio) : withExpectedPhrase(hypothesis());
+  const heard = directed ? directedText(directed, audio) : withExpectedPhrase(hypothesis());
+  const words = timedWords(heard);
   const learnt = cmn?.read();
-  post({ type: 'final', lease, id, text, ...(learnt ? { cmn: learnt } : {}) });
+  post({ type: 'final', lease, id, text: heard.text, ...(words ? { words } : {}), ...(learnt ? { cmn: learnt } : {}) });
 }
 
 /** Silence that brings the front end's speech detector back to "not in speech": 600 ms at the decoder's rate. */
@@ -385,7 +496,7 @@ function reset(): void {
     inUtterance = false;
     if ((api.end(decoder) as number) < 0) throw new Error('ps_end_utt failed');
     if ((api.setSearch(decoder, OPEN_SEARCH) as number) < 0) throw new Error('ps_set_search failed');
-    const ok = (api.start(decoder) as number) >= 0 && (api.process(decoder, FLUSH, FLUSH.length, 0, 0) as number) >= 0 && (api.end(decoder) as number) >= 0;
+    const ok = (api.start(decoder) as number) >= 0 && processRaw(FLUSH) && (api.end(decoder) as number) >= 0;
     if (!ok) throw new Error('the decoder could not be reset');
   }
   if ((api.setSearch(decoder, OPEN_SEARCH) as number) < 0) throw new Error('ps_set_search failed');

@@ -15,6 +15,8 @@ export interface PhraseEvidence {
   start: number;
   end: number;
   posterior: number;
+  /** The phrase's words where the lattice placed them (absent: only the whole phrase's frames are known). */
+  words?: readonly TimedWord[];
 }
 
 /**
@@ -52,17 +54,34 @@ export function strongest(evidence: readonly PhraseEvidence[], minPosterior = PH
  * their frames inside the phrase's), or inserted where it was spoken when it covers none.
  */
 export function withPhrase(path: readonly TimedWord[], found: PhraseEvidence): string {
-  const out: string[] = [];
-  let placed = false;
+  return placed(path, found).map((w) => (w === PHRASE ? found.phrase : w.word)).join(' ');
+}
+
+/**
+ * The words of withPhrase's text with their frames: the path's, and the phrase's own where the
+ * lattice placed them; undefined when it did not (no times are made up for them).
+ */
+export function withPhraseWords(path: readonly TimedWord[], found: PhraseEvidence): TimedWord[] | undefined {
+  const words = found.words;
+  if (!words) return undefined;
+  return placed(path, found).flatMap((w) => (w === PHRASE ? words : [w]));
+}
+
+/** Where the phrase goes among the path's words. */
+const PHRASE = Symbol('phrase');
+
+function placed(path: readonly TimedWord[], found: PhraseEvidence): Array<TimedWord | typeof PHRASE> {
+  const out: Array<TimedWord | typeof PHRASE> = [];
+  let done = false;
   for (const w of path) {
     const overlap = Math.min(w.end, found.end) - Math.max(w.start, found.start) + 1;
     const covered = 2 * overlap > w.end - w.start + 1;
-    if (!placed && (covered || w.start > found.end)) {
-      out.push(found.phrase);
-      placed = true;
+    if (!done && (covered || w.start > found.end)) {
+      out.push(PHRASE);
+      done = true;
     }
-    if (!covered) out.push(w.word);
+    if (!covered) out.push(w);
   }
-  if (!placed) out.push(found.phrase);
-  return out.join(' ');
+  if (!done) out.push(PHRASE);
+  return out;
 }

@@ -469,6 +469,8 @@ class LibraryStream implements SttStream {
   #lease: Lease | undefined;
   #nextId = 0;
   #samples = 0;
+  /** Samples of the utterance being written, over its parts cut at maxSamples (where each part's word times start). */
+  #utteranceSamples = 0;
   /** Samples posted under the current lease, and decoded by it as last reported. */
   #posted = 0;
   #decoded = 0;
@@ -507,7 +509,7 @@ class LibraryStream implements SttStream {
       if (p && !p.settled) {
         p.settled = true;
         p.cleanup();
-        p.resolve({ text: m.text });
+        p.resolve(m.words ? { text: m.text, words: m.words } : { text: m.text });
       }
       if (m.cmn) this.#cmn = m.cmn;
       this.#giveBack();
@@ -561,6 +563,7 @@ class LibraryStream implements SttStream {
     const copy = pcm.slice();
     this.#lease.post({ type: 'audio', pcm: copy }, [copy.buffer]);
     this.#samples += pcm.length;
+    this.#utteranceSamples += pcm.length;
     // Bounded work per utterance: cut here, keep the text for the utterance's finalize().
     if (this.#samples >= this.#maxSamples) {
       const cut = this.#end(undefined);
@@ -574,6 +577,8 @@ class LibraryStream implements SttStream {
     if (!this.#lease) return Promise.resolve({ text: '' });
     const lease = this.#lease;
     const id = this.#nextId++;
+    // The decoder times this part's words from its own first sample.
+    const partMs = ((this.#utteranceSamples - this.#samples) / this.#rateHz) * 1000;
     this.#samples = 0;
     const answer = new Promise<SttResult>((resolve, reject) => {
       const onAbort = (): void => {
@@ -587,7 +592,7 @@ class LibraryStream implements SttStream {
       this.#pending.set(id, p);
     });
     lease.post({ type: 'end', id });
-    return answer;
+    return partMs === 0 ? answer : answer.then((r) => (r.words ? { text: r.text, words: r.words.map((w) => ({ word: w.word, startMs: partMs + w.startMs, endMs: partMs + w.endMs })) } : r));
   }
 
   /**
@@ -619,8 +624,13 @@ class LibraryStream implements SttStream {
     if (this.#failure) throw this.#failure;
     signal?.throwIfAborted();
     const parts = [...this.#carried.splice(0), this.#end(signal)];
-    const texts = await Promise.all(parts);
-    return { text: texts.map((r) => r.text).filter(Boolean).join(' ') };
+    this.#utteranceSamples = 0;
+    const results = await Promise.all(parts);
+    const text = results.map((r) => r.text).filter(Boolean).join(' ');
+    // Word times only when every part has them: a part without would leave words out of the text.
+    const spoken = results.filter((r) => r.text);
+    const words = spoken.length > 0 && spoken.every((r) => r.words) ? spoken.flatMap((r) => r.words!) : undefined;
+    return words ? { text, words } : { text };
   }
 
   /** Idempotent: pending finalizes reject; the decoder held, if any, goes back to the pool reset. */

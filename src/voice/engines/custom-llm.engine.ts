@@ -73,7 +73,7 @@ export class CustomLlmEngine implements ResponseEngine {
 
   async *respond(userText: string, signal: AbortSignal, options: RespondOptions = {}): AsyncIterable<EngineOutput> {
     if (!(await this.#ensureOpen())) return;
-    this.#transcript.user(userText);
+    this.#transcript.user(userText, options.words);
     this.#partial = '';
     const source = this.#o.contextSource;
     if (source) {

@@ -10,6 +10,16 @@ export interface Utterance {
   content: string;
 }
 
+/** Retell's word timing on the socket: seconds from the start of the call. */
+export interface WireWord {
+  word: string;
+  start: number;
+  end: number;
+}
+
+/** Word times as the pipeline gives them: ms on the call's timeline. */
+type Timed = ReadonlyArray<{ word: string; startMs: number; endMs: number }>;
+
 /** An entry of `transcript_with_tool_calls`, as Retell's call object spells it. */
 export type ToolTranscriptEntry =
   | Utterance
@@ -19,23 +29,38 @@ export type ToolTranscriptEntry =
 export class LlmTranscript {
   readonly #utterances: Utterance[] = [];
   readonly #withTools: ToolTranscriptEntry[] = [];
+  /** Each utterance's words on the wire, where known (a merged turn's: only when every fragment had them). */
+  readonly #words = new WeakMap<object, WireWord[] | undefined>();
 
   /**
    * The user finished a turn. Words that follow a user turn the agent did not answer aloud (the
    * user went on before any reply was heard) belong to that turn: they are merged into it, so the
    * server is asked once about the whole of what the user said, never about half of it.
    */
-  user(text: string): void {
+  user(text: string, words?: Timed): void {
+    const wire = words && words.length > 0 ? words.map(toWire) : undefined;
     const last = this.#utterances.at(-1);
     if (last?.role === 'user') {
       last.content = joinWords(last.content, text);
+      const merged = this.#words.get(last) && wire ? [...this.#words.get(last)!, ...wire] : undefined;
+      this.#words.set(last, merged);
       const entry = this.#withTools.at(-1);
-      if (entry?.role === 'user') entry.content = last.content;
-      else this.#withTools.push({ role: 'user', content: text });
+      if (entry?.role === 'user') {
+        entry.content = last.content;
+        this.#words.set(entry, merged);
+      } else {
+        const fragment = { role: 'user' as const, content: text };
+        this.#words.set(fragment, wire);
+        this.#withTools.push(fragment);
+      }
       return;
     }
-    this.#utterances.push({ role: 'user', content: text });
-    this.#withTools.push({ role: 'user', content: text });
+    const utterance = { role: 'user' as const, content: text };
+    const entry = { role: 'user' as const, content: text };
+    this.#words.set(utterance, wire);
+    this.#words.set(entry, wire);
+    this.#utterances.push(utterance);
+    this.#withTools.push(entry);
   }
 
   /** What the user heard of an agent utterance. */
@@ -56,25 +81,32 @@ export class LlmTranscript {
    * transcript as a user entry, merged into an unanswered user turn like a final one.
    */
   fields(withTools: boolean, partial?: string): { transcript: Utterance[]; transcript_with_tool_calls?: ToolTranscriptEntry[] } {
-    const transcript = withPartial(this.#utterances, partial);
-    return withTools ? { transcript, transcript_with_tool_calls: withPartial(this.#withTools, partial) } : { transcript };
+    const words = (e: object): WireWord[] => this.#words.get(e) ?? [];
+    const transcript = withPartial(this.#utterances, partial, words);
+    return withTools ? { transcript, transcript_with_tool_calls: withPartial(this.#withTools, partial, words) } : { transcript };
   }
 }
 
 /**
  * A copy of `entries` as sent, the partial joined in. Each utterance carries `words`, Retell's
- * word timings: always an array, empty as the recogniser's word times do not reach the engine
- * (Retell's own demo servers index `words` on every utterance).
+ * word timings: the recogniser's where it gave them, else an empty array (Retell's own demo
+ * servers index `words` on every utterance). A turn with a partial joined has none: the interim
+ * hypothesis has no times.
  */
-function withPartial<T extends { role: string }>(entries: readonly T[], partial: string | undefined): T[] {
-  const copy = entries.map((e) => ({ ...e }));
+function withPartial<T extends { role: string }>(entries: readonly T[], partial: string | undefined, wordsOf: (e: object) => WireWord[]): T[] {
+  const copy = entries.map((e) => ({ ...e, ...(e.role === 'agent' || e.role === 'user' ? { words: wordsOf(e) } : {}) }));
   if (partial !== undefined && partial !== '') {
-    const last = copy.at(-1) as Utterance | undefined;
-    if (last?.role === 'user') last.content = joinWords(last.content, partial);
-    else copy.push({ role: 'user', content: partial } as Utterance as unknown as T);
+    const last = copy.at(-1) as (Utterance & { words: WireWord[] }) | undefined;
+    if (last?.role === 'user') {
+      last.content = joinWords(last.content, partial);
+      last.words = [];
+    } else copy.push({ role: 'user', content: partial, words: [] } as Utterance as unknown as T & { words: WireWord[] });
   }
-  for (const e of copy) if (e.role === 'agent' || e.role === 'user') (e as T & { words?: unknown[] }).words = [];
   return copy;
+}
+
+function toWire(w: { word: string; startMs: number; endMs: number }): WireWord {
+  return { word: w.word, start: Math.round(w.startMs) / 1000, end: Math.round(w.endMs) / 1000 };
 }
 
 function joinWords(a: string, b: string): string {

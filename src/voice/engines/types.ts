@@ -187,6 +187,12 @@ export interface RespondOptions {
    * is over: before the text it held back. Stages the turn does not run are not reported.
    */
   onTiming?: (timing: EngineTiming) => void;
+  /**
+   * The user's words with their times, ms on the call's timeline, where the recogniser gave them
+   * (SttResult.words placed by the pipeline); absent otherwise, and for a reply prepared before the
+   * turn ended (its text was an interim hypothesis).
+   */
+  words?: ReadonlyArray<{ word: string; startMs: number; endMs: number }>;
 }
 
 /**
