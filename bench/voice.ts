@@ -150,7 +150,7 @@ export async function startServed(kind: 'fake' | 'embedded', env: Record<string,
 
 export interface CallResult {
   /** How the call was carried, as the server measured it (the call object's `media`). */
-  media: { bytes_in: number | null; bytes_out: number | null } | null;
+  media: { bytes_in: number | null; bytes_out: number | null; jitter_ms?: number | null } | null;
   durationMs: number;
   ok: boolean;
   reason: string;
@@ -189,7 +189,7 @@ export async function runCall(s: Served, speech: Int16Array, speechMs: number, t
   const end = await client.ended;
   const call = (await (await fetch(`${s.baseUrl}/v2/get-call/${created.call_id}`, { headers: { authorization: `Bearer ${s.apiKey}` } })).json()) as {
     latency: { e2e: { values: number[] }; asr: { values: number[] }; tts: { values: number[] } } | null;
-    media: { bytes_in: number | null; bytes_out: number | null } | null;
+    media: { bytes_in: number | null; bytes_out: number | null; jitter_ms?: number | null } | null;
     duration_ms: number | null;
   };
   return {

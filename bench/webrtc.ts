@@ -11,7 +11,11 @@
  *       process's CPU per call-second, against as many WebSocket calls at the same level (the
  *       difference is what Opus, SRTP and ICE cost);
  *   (d) calls whose branch is right at 5 % loss and 40 ms jitter against 0 % in the same run, on the
- *       embedded recogniser (bench/webrtc-loss.ts).
+ *       embedded recogniser (bench/webrtc-loss.ts);
+ *   (e) the server CPU one call-second costs in Opus (decode 50 frames in, encode 50 out) and in
+ *       SRTP (decrypt 50 packets in, encrypt 50 out, AES-CM/HMAC-SHA1-80), timed in this process on
+ *       the same code the endpoint runs: the split (c)'s difference cannot give. Both directions
+ *       voiced all the time, so an upper bound: a real call's agent is silent (DTX) half of it.
  *
  * `node bench/webrtc.ts [calls] [levels...]` runs it alone.
  */
@@ -21,6 +25,9 @@ import { fmt, machine, percentile } from './lib.ts';
 import { concat, tone } from '../test/voice/harness.ts';
 import { type CallResult, type Served, runCall, startServed } from './voice.ts';
 import { runWebRtcLossBench } from './webrtc-loss.ts';
+import { randomBytes } from 'node:crypto';
+import { ProtectionProfileAes128CmHmacSha1_80, RtpHeader, SrtpSession } from 'werift';
+import { FRAME_SAMPLES, OpusCodec } from '../src/providers/audio/opus.ts';
 
 const SPEECH_MS = 600;
 const speech = () => concat(tone(SPEECH_MS));
@@ -33,13 +40,52 @@ function cpuMs(pid: number): number {
 
 const p = (values: number[], q: number) => percentile([...values].sort((a, b) => a - b), q);
 
-async function level(s: Served, n: number, transport: 'websocket' | 'webrtc', turns: number): Promise<{ ok: number; e2eP90: number; cpuMsPerCallSecond: number }> {
+async function level(s: Served, n: number, transport: 'websocket' | 'webrtc', turns: number): Promise<{ ok: number; e2eP90: number; jitterP90: number; cpuMsPerCallSecond: number }> {
   const cpu0 = cpuMs(s.child.pid!);
   const results = await Promise.all(Array.from({ length: n }, () => runCall(s, speech(), SPEECH_MS, turns, 300, s.agentId, transport).catch(() => null)));
   const cpu = cpuMs(s.child.pid!) - cpu0;
   const done = results.filter((r): r is CallResult => r !== null);
   const callSeconds = done.reduce((a, r) => a + r.durationMs / 1000, 0);
-  return { ok: done.filter((r) => r.ok).length, e2eP90: p(done.flatMap((r) => r.e2e), 90), cpuMsPerCallSecond: callSeconds > 0 ? cpu / callSeconds : NaN };
+  const jitter = done.flatMap((r) => (typeof r.media?.jitter_ms === 'number' ? [r.media.jitter_ms] : []));
+  return { ok: done.filter((r) => r.ok).length, e2eP90: p(done.flatMap((r) => r.e2e), 90), jitterP90: jitter.length > 0 ? p(jitter, 90) : NaN, cpuMsPerCallSecond: callSeconds > 0 ? cpu / callSeconds : NaN };
+}
+
+/**
+ * (e) CPU ms per call-second of Opus and of SRTP, both directions, over `seconds` call-seconds of a
+ * tone (speech-like for the encoder: never DTX's silence). Each is timed alone (process.cpuUsage).
+ */
+export function mediaCpu(seconds = 60): { opusMsPerCallSecond: number; srtpMsPerCallSecond: number } {
+  const frames = seconds * 50;
+  const pcm = tone(FRAME_SAMPLES / 16);
+  const sender = new OpusCodec({ dtx: false });
+  const packets = Array.from({ length: 50 }, () => sender.encode(pcm.subarray(0, FRAME_SAMPLES)));
+  const cpu = (work: () => void): number => {
+    const start = process.cpuUsage();
+    work();
+    const used = process.cpuUsage(start);
+    return (used.user + used.system) / 1000;
+  };
+  const codec = new OpusCodec({ dtx: false });
+  const opus = cpu(() => {
+    for (let i = 0; i < frames; i++) {
+      codec.decode(packets[i % packets.length]!);
+      codec.encode(pcm.subarray(0, FRAME_SAMPLES));
+    }
+  });
+  codec.close();
+  sender.close();
+  const key = randomBytes(16);
+  const salt = randomBytes(14);
+  const keys = { localMasterKey: key, localMasterSalt: salt, remoteMasterKey: key, remoteMasterSalt: salt };
+  const a = new SrtpSession({ keys, profile: ProtectionProfileAes128CmHmacSha1_80 });
+  const b = new SrtpSession({ keys, profile: ProtectionProfileAes128CmHmacSha1_80 });
+  const srtp = cpu(() => {
+    for (let i = 0; i < frames; i++) {
+      const header = new RtpHeader({ payloadType: 111, sequenceNumber: i % 65_536, timestamp: i * 960, ssrc: 1234 });
+      b.decrypt(a.encrypt(packets[i % packets.length]!, header)); // one packet out (encrypt) and one in (decrypt)
+    }
+  });
+  return { opusMsPerCallSecond: opus / seconds, srtpMsPerCallSecond: srtp / seconds };
 }
 
 export async function runWebRtcBench(options: { calls?: number; levels?: number[]; lossCalls?: number; log?: (line: string) => void } = {}): Promise<string> {
@@ -64,20 +110,25 @@ export async function runWebRtcBench(options: { calls?: number; levels?: number[
       const client = rs.flatMap((r) => r.client);
       out.push(`| ${t} | ${rs.filter((r) => r.ok).length}/${rs.length} | ${fmt(rate((r) => r.media?.bytes_in))} | ${fmt(rate((r) => r.media?.bytes_out))} | ${fmt(p(client, 50), 0)} / ${fmt(p(client, 90), 0)} | ${fmt(p(rs.flatMap((r) => r.e2e), 50), 0)} |`);
     }
-    out.push('', '| concurrent calls | transport | ended cleanly | e2e p90, ms | server CPU, ms per call-second |', '|---|---|---|---|---|');
+    // The caller's RTP jitter as the server measured it (RFC 3550; WebRTC only): high when the callers
+    // (one bench process encoding Opus for all) or the network deliver late, not the server's e2e.
+    out.push('', '| concurrent calls | transport | ended cleanly | e2e p90, ms | caller jitter p90 (server-seen), ms | server CPU, ms per call-second |', '|---|---|---|---|---|---|');
     for (const n of levels) {
       for (const t of ['websocket', 'webrtc'] as const) {
         const r = await level(s, n, t, 3);
         log(`# webrtc bench (c): ${n} ${t}: ${r.ok} ok, p90 ${fmt(r.e2eP90, 0)} ms`);
-        out.push(`| ${n} | ${t} | ${r.ok}/${n} | ${fmt(r.e2eP90, 0)} | ${fmt(r.cpuMsPerCallSecond)} |`);
+        out.push(`| ${n} | ${t} | ${r.ok}/${n} | ${fmt(r.e2eP90, 0)} | ${Number.isNaN(r.jitterP90) ? '-' : fmt(r.jitterP90, 1)} | ${fmt(r.cpuMsPerCallSecond)} |`);
       }
     }
   } finally {
     await s.stop();
   }
+  const media = mediaCpu();
+  out.push('', '| server CPU per call-second, both ways voiced (an upper bound), ms | Opus (decode 50 + encode 50 frames) | SRTP (decrypt 50 + encrypt 50 packets) |', '|---|---|---|', `| (e) timed alone | ${fmt(media.opusMsPerCallSecond, 2)} | ${fmt(media.srtpMsPerCallSecond, 2)} |`);
   // (d) The embedded recogniser behind a lossy network: its own server (the fakes would hear anything).
   const loss = await runWebRtcLossBench({ calls: options.lossCalls ?? 10, log }).catch((error: unknown) => `Loss and recognition: not run (${error instanceof Error ? error.message : String(error)}).`);
-  out.push('', loss.split('\n').slice(2).join('\n'));
+  // Its table without its own machine line; a run that failed says why (the one line).
+  out.push('', loss.startsWith('Machine:') ? loss.split('\n').slice(2).join('\n') : loss);
   return out.join('\n');
 }
 

@@ -6,6 +6,7 @@
 #   chromium              the real browser for the browser SDK and dashboard tests
 #   haproxy               the load balancer of the multi-server test (and of docs/deploy.md)
 #   baresip               a real SIP phone for the telephony tests (calls the SIP endpoint, answers its calls)
+#   coturn                a real TURN server: the WebRTC test of a caller whose UDP is blocked (docs/deploy.md)
 # Runs apt-get only when something is missing; needs root (or sudo).
 set -euo pipefail
 need=()
@@ -17,6 +18,7 @@ command -v sox >/dev/null 2>&1 || need+=(sox)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || need+=(haproxy)
 command -v baresip >/dev/null 2>&1 || need+=(baresip)
+command -v turnserver >/dev/null 2>&1 || need+=(coturn)
 # wrk is only for `npm run bench`; install it with SETUP_BENCH=1
 [ "${SETUP_BENCH:-0}" = 1 ] && ! command -v wrk >/dev/null 2>&1 && need+=(wrk)
 if [ ${#need[@]} -eq 0 ]; then

@@ -59,6 +59,9 @@ if (!fs.existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium')) {
 if (!['/usr/sbin/haproxy', '/usr/bin/haproxy'].some((bin) => fs.existsSync(bin))) {
   skipped.push('haproxy: not installed (apt-get install haproxy); the multi-server test (test/process/cluster.test.ts) skips');
 }
+if (!onPath('turnserver')) {
+  skipped.push('coturn: not installed (apt-get install coturn); the WebRTC-through-TURN tests (test/media/webrtc-network.test.ts) skip');
+}
 if (!onPath('baresip')) {
   skipped.push('baresip: not installed (apt-get install baresip); the SIP telephony tests (test/media/sip/) skip');
 }

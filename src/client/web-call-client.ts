@@ -64,6 +64,8 @@ export interface JoinOptions {
   iceAddress?: string;
   /** WebRTC only: rewrites the offer and the answer (tests that put a UDP relay in the path). */
   rewriteSdp?: RtcSocketOptions['rewriteSdp'];
+  /** WebRTC only: `relay` reaches the server only through the TURN server the signalling hands out (a network that blocks UDP). */
+  iceTransportPolicy?: RtcSocketOptions['iceTransportPolicy'];
 }
 
 /**
@@ -160,6 +162,7 @@ export class WebCallClient {
             accessToken: options.accessToken,
             ...(options.iceAddress ? { iceAddress: options.iceAddress } : {}),
             ...(options.rewriteSdp ? { rewriteSdp: options.rewriteSdp } : {}),
+            ...(options.iceTransportPolicy ? { iceTransportPolicy: options.iceTransportPolicy } : {}),
           }) as unknown as WebSocket)
         : new WebSocket(webCallUrl(options.url), { perMessageDeflate: false });
     const first = { events: [] as ClientEvent[], unknown: [] as unknown[] };

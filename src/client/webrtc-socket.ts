@@ -11,9 +11,15 @@ import { MediaStreamTrack, RTCPeerConnection, RtpHeader, RtpPacket } from 'werif
 import { parseBoundedJson } from '../lib/bounded-json.ts';
 import { startRestartedIce } from '../lib/werift-ice-restart.ts';
 import { FRAME_SAMPLES, OpusCodec, TICKS_PER_SAMPLE } from '../providers/audio/opus.ts';
+import { opusPayloadTypeOf } from '../protocol/webrtc-sdp.ts';
 
 /** The signalling routes (src/media/webrtc/webrtc.transport.ts). */
 const SESSIONS_PATH = '/v2/webrtc/sessions';
+const ICE_SERVERS_PATH = '/v2/webrtc/ice-servers';
+/** Largest signalling response read, bytes (an answer SDP is a few kB). */
+const MAX_SIGNALLING_BYTES = 65_536;
+/** STUN/TURN servers taken from the server's list at most (it sends at most 16). */
+const MAX_ICE_SERVERS = 16;
 /** ICE restarts the client attempts on its own when the connection fails or stays disconnected (the server takes five). */
 const AUTO_RESTARTS = 3;
 /** How long the connection may stay `disconnected` before the client restarts ICE, ms. */
@@ -32,6 +38,18 @@ export interface RtcSocketOptions {
    * relay's addresses in the candidates): the offer before it is posted, the answer before it is applied.
    */
   rewriteSdp?: (sdp: string, type: 'offer' | 'answer') => string | Promise<string>;
+  /**
+   * `relay`: reach the server only through the TURN server the signalling hands out (a network
+   * that lets no UDP through but to the TURN server, or only TCP to it); default `all`.
+   */
+  iceTransportPolicy?: 'all' | 'relay';
+}
+
+/** One STUN/TURN server as `GET /v2/webrtc/ice-servers` gives it. */
+interface IceServer {
+  urls: string[];
+  username?: string;
+  credential?: string;
 }
 
 /** A refusal of the signalling exchange: the server's error code and message. */
@@ -59,6 +77,8 @@ export class RtcSocket extends EventEmitter {
   /** As a browser sends: in-band FEC on, no DTX. */
   readonly #codec = new OpusCodec({ dtx: false });
   readonly #out = { sequence: 1, timestamp: 0 };
+  /** Opus's payload type as the answer gave it (werift offers 96, Chromium 111), set before media flows. */
+  #payloadType: number | undefined;
   readonly #options: RtcSocketOptions;
   #ended = false;
   #restarts = 0;
@@ -71,6 +91,8 @@ export class RtcSocket extends EventEmitter {
     super();
     this.#options = options;
     this.#pc = new RTCPeerConnection({
+      // The server's STUN/TURN servers are set before the offer; none otherwise (werift's default is a public STUN server).
+      iceServers: [],
       iceUseIpv6: false,
       bundlePolicy: 'max-bundle',
       ...(options.iceAddress ? { iceInterfaceAddresses: { udp4: options.iceAddress, udp6: undefined }, iceAdditionalHostAddresses: [options.iceAddress] } : {}),
@@ -120,6 +142,9 @@ export class RtcSocket extends EventEmitter {
 
   async #negotiate(): Promise<void> {
     const pc = this.#pc;
+    // The STUN/TURN servers for this call (TURN credentials made for it), as the browser SDK takes them.
+    const iceServers = await this.#iceServers();
+    pc.setConfiguration({ iceServers, iceTransportPolicy: this.#options.iceTransportPolicy ?? 'all' });
     pc.addTransceiver(this.#track, { direction: 'sendrecv' });
     await pc.setLocalDescription(await pc.createOffer());
     await new Promise<void>((resolve) => {
@@ -136,7 +161,28 @@ export class RtcSocket extends EventEmitter {
     const body = (await res.json().catch(() => ({}))) as { sdp?: string; code?: string; message?: string };
     if (res.status !== 201 || typeof body.sdp !== 'string') throw new RtcSignallingError(res.status, body.code ?? 'signalling_failed', body.message ?? `HTTP ${res.status}`);
     this.sessionUrl = new URL(res.headers.get('location') ?? '', this.#options.baseUrl).href;
+    const payloadType = opusPayloadTypeOf(body.sdp);
+    if (payloadType === null) throw new RtcSignallingError(res.status, 'signalling_failed', 'the answer has no Opus payload type');
+    this.#payloadType = payloadType;
     await pc.setRemoteDescription({ type: 'answer', sdp: await this.#rewrite(body.sdp, 'answer') });
+  }
+
+  /** `GET /v2/webrtc/ice-servers` with the token: the servers, bounded in size and count. */
+  async #iceServers(): Promise<IceServer[]> {
+    const res = await fetch(new URL(ICE_SERVERS_PATH, this.#options.baseUrl), {
+      headers: { authorization: `Bearer ${this.#options.accessToken}` },
+      signal: AbortSignal.timeout(10_000),
+    });
+    const text = await res.text();
+    const parsed = text.length <= MAX_SIGNALLING_BYTES ? parseBoundedJson(text) : null;
+    const body = parsed?.ok ? (parsed.value as { ice_servers?: unknown; code?: string; message?: string } | null) : null;
+    if (res.status !== 200 || !Array.isArray(body?.ice_servers)) throw new RtcSignallingError(res.status, body?.code ?? 'signalling_failed', body?.message ?? `HTTP ${res.status}`);
+    return (body.ice_servers as unknown[]).slice(0, MAX_ICE_SERVERS).flatMap((entry): IceServer[] => {
+      const { urls, username, credential } = (entry ?? {}) as Record<string, unknown>;
+      const list = Array.isArray(urls) ? urls.filter((u): u is string => typeof u === 'string') : [];
+      if (list.length === 0) return [];
+      return [{ urls: list, ...(typeof username === 'string' ? { username } : {}), ...(typeof credential === 'string' ? { credential } : {}) }];
+    });
   }
 
   /**
@@ -191,11 +237,13 @@ export class RtcSocket extends EventEmitter {
       this.#channel.send(data);
       return;
     }
+    const payloadType = this.#payloadType;
+    if (payloadType === undefined) return; // open only follows the answer; never before it
     const buf = typeof data === 'string' ? Buffer.from(data) : data;
     const pcm = new Int16Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + (buf.byteLength & ~1)));
     for (let at = 0; at + FRAME_SAMPLES <= pcm.length; at += FRAME_SAMPLES) {
       const payload = this.#codec.encode(pcm.subarray(at, at + FRAME_SAMPLES));
-      const header = new RtpHeader({ payloadType: 111, sequenceNumber: this.#out.sequence, timestamp: this.#out.timestamp, marker: false });
+      const header = new RtpHeader({ payloadType, sequenceNumber: this.#out.sequence, timestamp: this.#out.timestamp, marker: false });
       this.#out.sequence = (this.#out.sequence + 1) % 65_536;
       this.#out.timestamp = (this.#out.timestamp + FRAME_SAMPLES * TICKS_PER_SAMPLE) % 2 ** 32;
       this.traffic.packetsOut += 1;

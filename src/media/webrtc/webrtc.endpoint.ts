@@ -6,7 +6,7 @@
  * webrtc.transport.ts; nothing here is seen by the session but the port.
  */
 import type { Counter } from 'prom-client';
-import { type MediaStreamTrack, type RTCDataChannel, type RTCPeerConnection, RtpHeader, RtpPacket } from 'werift';
+import { type MediaStreamTrack, type RTCDataChannel, type RTCDtlsTransport, type RTCPeerConnection, RtpHeader, RtpPacket } from 'werift';
 import { randomInt } from 'node:crypto';
 import type { CallMedia } from '../../domain/call.ts';
 import { parseBoundedJson } from '../../lib/bounded-json.ts';
@@ -24,6 +24,8 @@ export interface RtcInboundCounters {
   audioDroppedSeconds: Counter;
   messagesDropped: Counter<'kind'>;
   floodDisconnections: Counter;
+  /** RTP packets of the caller dropped unread, by reason (`payload_type`: not the Opus the answer named). */
+  rtpDropped: Counter<'reason'>;
 }
 
 /** Largest RTP payload decoded, bytes: Opus's own maximum for one packet is 1 275 per frame. */
@@ -81,6 +83,8 @@ export class WebRtcEndpoint implements CallEndpoint {
   /** The next RTP timestamp expected from the caller (fills gaps with silence), or null before the first. */
   #nextTimestamp: number | null = null;
   #sink: EndpointSink | undefined;
+  /** Opus's payload type as the answer gave it (the offerer's number), once negotiated. */
+  #payloadType: number | undefined;
   #limits: InboundLimiter;
   #closed = false;
   #flooding = false;
@@ -121,6 +125,19 @@ export class WebRtcEndpoint implements CallEndpoint {
     });
   }
 
+  /**
+   * The answer is made: Opus's payload type in it, and the connection's DTLS transport, whose RTP
+   * of any other type werift drops before the track sees it. Those are counted here (a caller
+   * sending the wrong type is heard as silence, and the count says why); they are not the call's
+   * media, so `packets_in` and the loss leave them out.
+   */
+  negotiated(payloadType: number, dtls: RTCDtlsTransport): void {
+    this.#payloadType = payloadType;
+    dtls.onRtp.subscribe((rtp) => {
+      if (!this.#closed && rtp.header.payloadType !== payloadType) this.#options.counters.rtpDropped.inc({ reason: 'payload_type' });
+    });
+  }
+
   /** The caller's audio track arrived (the remote side of the audio transceiver). */
   receive(remote: MediaStreamTrack): void {
     remote.onReceiveRtp.subscribe((rtp) => this.#onRtp(rtp));
@@ -132,7 +149,8 @@ export class WebRtcEndpoint implements CallEndpoint {
   }
 
   #onRtp(rtp: RtpPacket): void {
-    if (this.#closed) return;
+    // Only the negotiated Opus is the call's (werift already drops other types; `negotiated` counts them).
+    if (this.#closed || rtp.header.payloadType !== this.#payloadType) return;
     const payload = rtp.payload;
     // Counted from the first packet (the call's media is the connection's), decoded once the call runs.
     const missing = this.#stats.record(rtp.header.sequenceNumber, rtp.header.timestamp, payload.byteLength, this.#options.now());
@@ -204,12 +222,13 @@ export class WebRtcEndpoint implements CallEndpoint {
 
   /** One frame of the agent's audio (the session paces it at real time): one Opus RTP packet per 20 ms. */
   playAudio(pcm: Int16Array): void {
-    if (this.#closed) return;
+    const payloadType = this.#payloadType;
+    if (this.#closed || payloadType === undefined) return;
     const delayMs = playoutDelayMs(this.#reportedJitterMs);
     for (let at = 0; at < pcm.length; at += FRAME_SAMPLES) {
       const payload = this.#codec.encode(pcm.subarray(at, at + FRAME_SAMPLES));
       const out = this.#out;
-      const header = new RtpHeader({ payloadType: 111, sequenceNumber: out.sequence, timestamp: out.timestamp, ssrc: out.ssrc, marker: this.#spurt });
+      const header = new RtpHeader({ payloadType, sequenceNumber: out.sequence, timestamp: out.timestamp, ssrc: out.ssrc, marker: this.#spurt });
       this.#spurt = false;
       out.sequence = (out.sequence + 1) % 65_536;
       out.timestamp = (out.timestamp + FRAME_SAMPLES * TICKS_PER_SAMPLE) % 2 ** 32;

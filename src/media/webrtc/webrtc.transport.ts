@@ -19,6 +19,7 @@ import { Type } from '@sinclair/typebox';
 import { MediaStreamTrack, RTCPeerConnection, RTCRtpCodecParameters, RtcpRrPacket, RtcpSrPacket, type PeerConfig } from 'werift';
 import type { IceServer, RtcConfig } from '../../config/rtc.config.ts';
 import { startRestartedIce } from '../../lib/werift-ice-restart.ts';
+import { opusPayloadTypeOf } from '../../protocol/webrtc-sdp.ts';
 import { errors } from '../../domain/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { CallRefused, type SessionRegistry } from '../session-registry.ts';
@@ -88,6 +89,7 @@ function inboundCounters(context: TransportContext): RtcInboundCounters {
     audioDroppedSeconds: m.counter('switchboard_media_audio_dropped_seconds_total', 'Seconds of call audio dropped because a client sent it faster than real time.'),
     messagesDropped: m.counter('switchboard_media_messages_dropped_total', 'Whole call messages dropped over the message rate limits, by kind (audio, text).', ['kind']),
     floodDisconnections: m.counter('switchboard_media_flood_disconnections_total', 'Calls cut off because the client sent audio or messages far faster than real time.'),
+    rtpDropped: m.counter('switchboard_webrtc_rtp_dropped_total', 'RTP packets of WebRTC callers dropped unread, by reason (payload_type: not the negotiated Opus).', ['reason']),
   };
 }
 
@@ -162,6 +164,10 @@ export function attachWebRtcTransport(context: TransportContext): TransportHandl
         for (const report of packet.reports) if (report.ssrc === sender.ssrc) endpoint.receiverReport(report.jitter);
       });
       await pc.setLocalDescription(await pc.createAnswer());
+      // RTP both ways carries the offerer's number for Opus (Chromium 111, werift 96).
+      const payloadType = opusPayloadTypeOf(pc.localDescription?.sdp ?? '');
+      if (payloadType === null) throw new Error('no Opus in the answer');
+      endpoint.negotiated(payloadType, transceiver.receiver.dtlsTransport);
       await gathered(pc, GATHER_TIMEOUT_MS);
       answer = advertised(pc.localDescription?.sdp ?? '', rtc.publicIp);
     } catch (error) {
@@ -300,6 +306,8 @@ function peerConfig(rtc: RtcConfig): Partial<PeerConfig> {
         new RTCRtpCodecParameters({ mimeType: 'audio/opus', clockRate: 48_000, channels: 2, payloadType: 111, parameters: 'minptime=10;useinbandfec=1' }),
       ],
     },
+    // The server's candidates are its interfaces' (or RTC_PUBLIC_IP): werift's default would ask a public STUN server on every call.
+    iceServers: [],
     bundlePolicy: 'max-bundle',
     iceUseIpv6: false,
     iceUseTcp: rtc.iceTcp,
