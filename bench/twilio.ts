@@ -19,8 +19,8 @@ import { fmt, machine, percentile } from './lib.ts';
 const PUBLIC = 'https://switchboard.example.com';
 const NUMBER = '+14155550100';
 /** Each turn: 400 ms of a tone (speech to the energy VAD), then silence until the reply. */
-const TONE_MS = 400;
-const FLOW = {
+export const TONE_MS = 400;
+export const FLOW = {
   start_node_id: 'a',
   nodes: [
     { id: 'a', type: 'conversation', instruction: { type: 'static_text', text: 'Hi.' }, edges: [{ id: 'ab', destination_node_id: 'b', transition_condition: { type: 'keyword', keywords: ['next'] } }] },
@@ -158,7 +158,7 @@ async function openTwilioCall(twilio: FakeTwilio): Promise<{ stream: FakeStream;
 }
 
 /** A web call on the same agent whose greeting has played: `turn()` speaks (16 kHz PCM) and times the reply. */
-async function openWebCall(s: Awaited<ReturnType<typeof startMediaServer>>, agentId: string): Promise<{ close: () => void; turn: () => Promise<number> }> {
+export async function openWebCall(s: Awaited<ReturnType<typeof startMediaServer>>, agentId: string): Promise<{ close: () => void; turn: () => Promise<number> }> {
   const created = await s.api('POST', '/v2/create-web-call', { agent_id: agentId });
   const client = await rawJoin(s.baseUrl, created.json.access_token);
   let audio = 0;

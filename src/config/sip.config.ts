@@ -3,7 +3,7 @@ import type { EnvReader } from './env-reader.ts';
 
 /** The server's own SIP endpoint (issue 24, docs/telephony.md); off unless SIP_PORT is set. */
 export interface SipConfig {
-  /** UDP port of the SIP endpoint (SIP_PORT; 0 picks a free one). */
+  /** Port of the SIP endpoint, UDP and TCP (SIP_PORT; 0 picks a free one). */
   readonly port: number;
   /** Address the SIP and RTP sockets bind (SIP_BIND_HOST, default HOST). */
   readonly bindHost: string;
@@ -24,6 +24,18 @@ export interface SipConfig {
    * challenged (carriers deliver calls unauthenticated; SIP_ALLOWED_CIDRS limits who may send them).
    */
   readonly inboundAuth: { username: string; password: string } | null;
+  /** Bounds of SIP over TCP on the same port (./src/media/sip/sip-stream.ts). */
+  readonly tcp: SipTcpLimits;
+}
+
+/** Bounds of the SIP endpoint's TCP connections. */
+export interface SipTcpLimits {
+  /** Connections one source address may hold open at once; more are closed on accept (SIP_TCP_CONNECTIONS_PER_ADDRESS, default 16). */
+  readonly connectionsPerAddress: number;
+  /** How long one message may take to arrive once its first byte has, headers and body, ms; slower is closed (SIP_TCP_READ_TIMEOUT_MS, default 5 000). */
+  readonly readTimeoutMs: number;
+  /** A connection with no traffic and no call on it for this long is closed, ms (SIP_TCP_IDLE_TIMEOUT_MS, default 120 000). */
+  readonly idleTimeoutMs: number;
 }
 
 /** SIP_* variables; null when SIP_PORT is not set. Bad values go to `problems`, named. */
@@ -59,5 +71,10 @@ export function readSipConfig(reader: EnvReader, problems: string[], host: strin
     invitesPerMinute: reader.integer('SIP_INVITES_PER_MINUTE', 120, 1, 1_000_000),
     ringTimeoutMs: reader.integer('SIP_RING_TIMEOUT_MS', 60_000, 1_000, 600_000),
     inboundAuth: authUser !== null && authPassword !== null ? { username: authUser, password: authPassword } : null,
+    tcp: {
+      connectionsPerAddress: reader.integer('SIP_TCP_CONNECTIONS_PER_ADDRESS', 16, 1, 10_000),
+      readTimeoutMs: reader.integer('SIP_TCP_READ_TIMEOUT_MS', 5_000, 100, 60_000),
+      idleTimeoutMs: reader.integer('SIP_TCP_IDLE_TIMEOUT_MS', 120_000, 1_000, 3_600_000),
+    },
   };
 }

@@ -1,7 +1,8 @@
 /**
- * An outbound INVITE over UDP (RFC 3261 17.1.1, the INVITE client transaction), as the SIP
+ * An outbound INVITE over UDP or TCP (RFC 3261 17.1.1, the INVITE client transaction), as the SIP
  * endpoint places a create-phone-call call at a trunk: retransmitted at T1, 2*T1, ... (timer A)
- * until a response, given up after 64*T1 without one (timer B); provisional responses (100, 180,
+ * until a response (over UDP only: TCP is reliable, 17.1.1.2), given up after 64*T1 without one
+ * (timer B); provisional responses (100, 180,
  * 183) stop the retransmission; a final non-2xx is ACKed in its transaction, a 2xx by a new ACK
  * (resent when the 2xx is). A 401 or 407 is answered once per challenge with the trunk's digest
  * credentials (./digest.ts): the INVITE again with Authorization or Proxy-Authorization and the
@@ -46,6 +47,8 @@ export interface OutboundInviteOptions {
   contact: string;
   /** Our Via's sent-by (`host:port`). */
   sentBy: string;
+  /** Sent over TCP: no retransmission (timer A, and timer E of the CANCEL), Via names TCP. */
+  reliable: boolean;
   /** The SDP offer. */
   sdp: string;
   /** The trunk's credentials, for its digest challenges; null: a challenge fails the call. */
@@ -136,7 +139,7 @@ export class OutboundInvite {
     const to = response.headers.one('to') ?? this.#o.to;
     const target = uriOf(response.headers.one('contact') ?? '') || this.#o.requestUri;
     this.#ack = writeSipMessage(`ACK ${target} SIP/2.0`, [
-      ['Via', `SIP/2.0/UDP ${this.#o.sentBy};branch=${newBranch()};rport`],
+      ['Via', `SIP/2.0/${this.#o.reliable ? 'TCP' : 'UDP'} ${this.#o.sentBy};branch=${newBranch()};rport`],
       ['Max-Forwards', '70'],
       ['From', this.#o.from],
       ['To', to],
@@ -175,7 +178,7 @@ export class OutboundInvite {
     this.#invite = writeSipMessage(
       `INVITE ${this.#o.requestUri} SIP/2.0`,
       [
-        ['Via', `SIP/2.0/UDP ${this.#o.sentBy};branch=${this.#branch};rport`],
+        ['Via', `SIP/2.0/${this.#o.reliable ? 'TCP' : 'UDP'} ${this.#o.sentBy};branch=${this.#branch};rport`],
         ['Max-Forwards', '70'],
         ['From', this.#o.from],
         ['To', this.#o.to],
@@ -199,7 +202,7 @@ export class OutboundInvite {
       this.#elapsed += this.#interval;
       if (this.#state !== 'calling') return;
       if (this.#elapsed >= 64 * T1_MS) return this.#finish({ kind: 'unanswered', reason: 'dial_failed', status: null });
-      this.#o.send(this.#invite);
+      if (!this.#o.reliable) this.#o.send(this.#invite);
       this.#interval *= 2;
       this.#scheduleRetransmit();
     });
@@ -224,7 +227,7 @@ export class OutboundInvite {
   /** CANCEL (9.1): the INVITE's Request-URI, Call-ID, From, To, CSeq number and top Via; retransmitted as a non-INVITE request (timer E). */
   #sendCancel(): void {
     this.#cancel = writeSipMessage(`CANCEL ${this.#o.requestUri} SIP/2.0`, [
-      ['Via', `SIP/2.0/UDP ${this.#o.sentBy};branch=${this.#branch};rport`],
+      ['Via', `SIP/2.0/${this.#o.reliable ? 'TCP' : 'UDP'} ${this.#o.sentBy};branch=${this.#branch};rport`],
       ['Max-Forwards', '70'],
       ['From', this.#o.from],
       ['To', this.#o.to],
@@ -236,7 +239,7 @@ export class OutboundInvite {
     let elapsed = 0;
     const again = () => {
       if (this.#finalAck?.cseq === this.#cseq || this.#ack || elapsed >= 64 * T1_MS) return;
-      this.#o.send(cancel);
+      if (elapsed === 0 || !this.#o.reliable) this.#o.send(cancel);
       this.#after(interval, again);
       elapsed += interval;
       interval = Math.min(interval * 2, T2_MS);
@@ -247,7 +250,7 @@ export class OutboundInvite {
   /** The ACK of a non-2xx final response (17.1.1.3): the INVITE's Request-URI, Via and From, the response's To. */
   #nonSuccessAck(response: SipResponse): Buffer {
     return writeSipMessage(`ACK ${this.#o.requestUri} SIP/2.0`, [
-      ['Via', `SIP/2.0/UDP ${this.#o.sentBy};branch=${this.#branch};rport`],
+      ['Via', `SIP/2.0/${this.#o.reliable ? 'TCP' : 'UDP'} ${this.#o.sentBy};branch=${this.#branch};rport`],
       ['Max-Forwards', '70'],
       ['From', this.#o.from],
       ['To', response.headers.one('to') ?? this.#o.to],

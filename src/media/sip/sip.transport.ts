@@ -1,11 +1,14 @@
 /**
- * The server's own SIP endpoint (issue 24, docs/telephony.md): UDP on SIP_PORT. An INVITE to a
+ * The server's own SIP endpoint (issue 24, docs/telephony.md): UDP and TCP on SIP_PORT (TCP's
+ * framing and bounds in ./sip-stream.ts; a message is handled the same whichever way it came, and
+ * answered on the connection it came on). An INVITE to a
  * number an account holds is answered by its inbound agent: the call is admitted as a phone call
  * (src/services/call-lifecycle.ts) and runs on a SipCallEndpoint over RTP. Transactions follow
  * RFC 3261 for what an answering user agent needs: 100 Trying, the 2xx retransmitted (timer G,
  * from T1 to T2) until its ACK, ended without one after 64*T1 (timer H), requests answered again
  * from the last response when they are retransmitted, BYE both ways with its own retransmission
- * (timer E). Every input is bounded: message and body size, INVITEs per source address per
+ * (timer E; on TCP, which is reliable, requests are sent once and only the 2xx is repeated, as
+ * 13.3.1.4 asks on every transport). Every input is bounded: message and body size, INVITEs per source address per
  * minute, dialogs at once, and the optional allow-list of source addresses (SIP_ALLOWED_CIDRS).
  * It is also the dialer of numbers reached over a trunk: create-phone-call's INVITE to the
  * number's `termination_uri` (./sip-dialer.ts: timers A and B, digest, CANCEL), whose answered
@@ -30,6 +33,7 @@ import type { Call } from '../../domain/call.ts';
 import type { PhoneNumber, PhoneNumberReach } from '../../domain/phone-number.ts';
 import { DigestVerifier } from './digest-server.ts';
 import { OutboundInvite } from './sip-dialer.ts';
+import { type SipStream, SipStreams } from './sip-stream.ts';
 import { answerSdp, chooseCodec, offerSdp } from './sdp.ts';
 import {
   type SipRequest,
@@ -64,11 +68,19 @@ interface PendingTransfer {
   settle(outcome: { ok: true } | { ok: false; why: string }): void;
 }
 
+/** Where a message came from and where its answer goes: a UDP address, or a TCP connection (`stream`). */
+interface SipPeer {
+  address: string;
+  port: number;
+  /** The TCP connection it came on; null: UDP. */
+  stream: SipStream | null;
+}
+
 interface Dialog {
   callId: string;
   localTag: string;
-  /** The far end's address (responses and in-dialog requests go back to it: symmetric signalling). */
-  remote: { address: string; port: number };
+  /** The far end's address (responses and in-dialog requests go back to it: symmetric signalling), and its TCP connection when the call runs over TCP. */
+  remote: SipPeer;
   /** The caller's INVITE of an inbound call; null for a call we placed. */
   invite: SipRequest | null;
   /** Our side's From of requests we send in the dialog (with our tag), and the far end's (its To). */
@@ -94,7 +106,9 @@ export class SipTransport implements TransportHandle {
   readonly #config: SipConfig;
   /** Inbound digest authentication, when configured (SipConfig.inboundAuth). */
   readonly #digest: DigestVerifier | null;
-  readonly #socket: dgram.Socket;
+  #socket: dgram.Socket;
+  /** SIP over TCP on the same port. */
+  readonly #streams: SipStreams;
   readonly #dialogs = new Map<string, Dialog>();
   readonly #invites: TokenBuckets;
   readonly #allowed: Array<[ipaddr.IPv4 | ipaddr.IPv6, number]>;
@@ -113,16 +127,13 @@ export class SipTransport implements TransportHandle {
     this.#invites = new TokenBuckets(systemClock);
     this.#allowed = config.allowedCidrs.map((cidr) => ipaddr.parseCIDR(cidr));
     this.#dropped = context.metrics.counter('switchboard_sip_dropped_total', 'SIP messages dropped or refused before a call, by reason.', ['reason']);
-    this.#socket = dgram.createSocket(config.bindHost.includes(':') ? 'udp6' : 'udp4');
-    this.#socket.on('message', (data, from) => this.#onMessage(data, from));
-    this.#socket.on('error', (error) => context.log.warn({ err: error }, 'sip socket error'));
-    this.ready = new Promise((resolve, reject) => {
-      this.#socket.once('error', reject);
-      this.#socket.bind(config.port, config.bindHost, () => {
-        this.#socket.off('error', reject);
-        resolve();
-      });
+    this.#socket = this.#udpSocket();
+    this.#streams = new SipStreams({
+      limits: config.tcp,
+      onMessage: (data, stream) => this.#onMessage(data, { address: stream.address, port: stream.port, stream }),
+      drop: (reason) => this.#dropped.inc({ reason }),
     });
+    this.ready = this.#bind();
     context.phone.calls.useDialer('sip', {
       dial: async (call, number, reach, to) => {
         try {
@@ -135,9 +146,14 @@ export class SipTransport implements TransportHandle {
     });
   }
 
-  /** The bound UDP port (after `ready`). */
+  /** The bound port, UDP and TCP (after `ready`). */
   get port(): number {
     return this.#socket.address().port;
+  }
+
+  /** Open SIP connections over TCP, accepted and ours. */
+  get connectionCount(): number {
+    return this.#streams.size;
   }
 
   /** Dialogs in progress (set up or running). */
@@ -156,12 +172,41 @@ export class SipTransport implements TransportHandle {
       dialog.endpoint?.end({ reason: 'server_shutdown', status: 'ended' });
     }
     this.#dialogs.clear();
+    await this.#streams.close();
     await new Promise<void>((resolve) => this.#socket.close(() => resolve()));
+  }
+
+  #udpSocket(): dgram.Socket {
+    const socket = dgram.createSocket(this.#config.bindHost.includes(':') ? 'udp6' : 'udp4');
+    socket.on('message', (data, from) => this.#onMessage(data, { address: from.address, port: from.port, stream: null }));
+    socket.on('error', (error) => this.#context.log.warn({ err: error }, 'sip socket error'));
+    return socket;
+  }
+
+  /** UDP, then TCP on the same port; with SIP_PORT=0 a port whose TCP side is taken is given up for another. */
+  async #bind(): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      await new Promise<void>((resolve, reject) => {
+        this.#socket.once('error', reject);
+        this.#socket.bind(this.#config.port, this.#config.bindHost, () => {
+          this.#socket.off('error', reject);
+          resolve();
+        });
+      });
+      try {
+        await this.#streams.listen(this.#socket.address().port, this.#config.bindHost);
+        return;
+      } catch (error) {
+        if (this.#config.port !== 0 || attempt === 10 || (error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+        await new Promise<void>((resolve) => this.#socket.close(() => resolve()));
+        this.#socket = this.#udpSocket();
+      }
+    }
   }
 
   // --- receiving ---------------------------------------------------------------------------
 
-  #onMessage(data: Buffer, from: dgram.RemoteInfo): void {
+  #onMessage(data: Buffer, from: SipPeer): void {
     if (this.#closed) return;
     // Keep-alives (RFC 5626 4.4.1: CRLF) are not messages.
     if (data.length <= 4 && data.toString('latin1').trim() === '') return;
@@ -182,13 +227,13 @@ export class SipTransport implements TransportHandle {
         this.#onResponse(message.headers.one('call-id') ?? '', message.headers.one('cseq') ?? '', message.status);
         return;
       }
-      this.#onRequest(message, { address: from.address, port: from.port });
+      this.#onRequest(message, from);
     } catch (error) {
       this.#context.log.error({ err: error }, 'sip request failed');
     }
   }
 
-  #onRequest(request: SipRequest, remote: { address: string; port: number }): void {
+  #onRequest(request: SipRequest, remote: SipPeer): void {
     const callId = request.headers.one('call-id') ?? '';
     const dialog = this.#dialogs.get(callId);
     switch (request.method) {
@@ -240,7 +285,7 @@ export class SipTransport implements TransportHandle {
     }
   }
 
-  async #onInvite(invite: SipRequest, remote: { address: string; port: number }): Promise<void> {
+  async #onInvite(invite: SipRequest, remote: SipPeer): Promise<void> {
     const refuse = (status: number, reason: string, why: string, headers: Array<[string, string]> = []) => {
       this.#dropped.inc({ reason: why });
       this.#send(responseTo(invite, status, reason, { toTag: randomTag(), headers }), remote);
@@ -278,6 +323,7 @@ export class SipTransport implements TransportHandle {
       transfer: null,
     };
     this.#dialogs.set(callId, dialog);
+    remote.stream?.hold();
     dialog.lastResponse = responseTo(invite, 100, 'Trying');
     this.#send(dialog.lastResponse, remote);
     const fail = (status: number, reason: string, why: string, headers: Array<[string, string]> = []) => {
@@ -334,7 +380,7 @@ export class SipTransport implements TransportHandle {
     dialog.lastResponse = responseTo(invite, 200, 'OK', {
       toTag: dialog.localTag,
       headers: [
-        ['Contact', `<sip:${this.#config.publicHost}:${this.port}>`],
+        ['Contact', `<${this.#ourUri(remote)}>`],
         ['Allow', ALLOW],
         ['Content-Type', 'application/sdp'],
       ],
@@ -373,7 +419,7 @@ export class SipTransport implements TransportHandle {
     dialog.cseq += 1;
     const cseq = `${dialog.cseq} ${method}`;
     const message = writeSipMessage(`${method} ${dialog.target} SIP/2.0`, [
-      ['Via', `SIP/2.0/UDP ${this.#config.publicHost}:${this.port};branch=z9hG4bK${randomTag()};rport`],
+      ['Via', `SIP/2.0/${dialog.remote.stream ? 'TCP' : 'UDP'} ${this.#config.publicHost}:${this.port};branch=z9hG4bK${randomTag()};rport`],
       ['Max-Forwards', '70'],
       ['From', dialog.local],
       ['To', dialog.peer],
@@ -386,8 +432,9 @@ export class SipTransport implements TransportHandle {
   }
 
   /**
-   * Sends a request of ours reliably over UDP (timer E: again at T1, 2*T1, ... up to T2, for 64*T1
-   * or until a final response); resolves with the final status, or null when none came.
+   * Sends a request of ours reliably: over UDP again at T1, 2*T1, ... up to T2 (timer E), over TCP
+   * once; for 64*T1 (timer F) or until a final response. Resolves with the final status, or null
+   * when none came.
    */
   #request(dialog: Dialog, request: { message: Buffer; cseq: string }): Promise<number | null> {
     const key = `${dialog.callId} ${request.cseq.toUpperCase()}`;
@@ -406,14 +453,16 @@ export class SipTransport implements TransportHandle {
       this.#awaiting.set(key, done);
       const again = () => {
         if (this.#closed || elapsed >= 64 * T1_MS) return done(null);
-        this.#send(request.message, dialog.remote);
+        if (elapsed === 0 || !dialog.remote.stream) this.#send(request.message, dialog.remote);
+        // Over TCP the wait is timer F alone: one timer for the whole 64*T1.
+        const wait = dialog.remote.stream ? 64 * T1_MS : interval;
         timer = setTimeout(() => {
           if (timer) this.#timers.delete(timer);
           again();
-        }, interval);
+        }, wait);
         timer.unref();
         this.#timers.add(timer);
-        elapsed += interval;
+        elapsed += wait;
         interval = Math.min(interval * 2, T2_MS);
       };
       again();
@@ -435,7 +484,7 @@ export class SipTransport implements TransportHandle {
     const status = await this.#request(
       dialog,
       this.#inDialog(dialog, 'REFER', [
-        ['Contact', `<sip:${this.#config.publicHost}:${this.port}>`],
+        ['Contact', `<${this.#ourUri(dialog.remote)}>`],
         ['Refer-To', `<${target}>`],
         ['Referred-By', `<${uriOf(dialog.local)}>`],
         ['Content-Length', '0'],
@@ -470,7 +519,8 @@ export class SipTransport implements TransportHandle {
   }
 
   /**
-   * Places `call` from `number` at its trunk (`termination_uri`, UDP): an INVITE from the number
+   * Places `call` from `number` at its trunk (`termination_uri`, over UDP, or over a TCP connection
+   * of its own with `;transport=tcp`): an INVITE from the number
    * to `to`, answered with the trunk's digest credentials when it challenges. Returns the SIP
    * Call-ID once the INVITE is sent; the call becomes ongoing when answered, or ends `dial_busy`,
    * `dial_no_answer` or `dial_failed` (sip-dialer.ts). Throws when it cannot be sent at all.
@@ -478,24 +528,33 @@ export class SipTransport implements TransportHandle {
   async dial(call: Call, number: PhoneNumber, reach: PhoneNumberReach, to: string): Promise<string> {
     if (reach.kind !== 'sip' || reach.target === null) throw new Error('the number has no termination_uri');
     const target = reach.target;
-    if (target.transport !== 'udp') throw new Error('SIP over TCP is not supported yet');
     const address = (await lookup(target.host)).address;
     const refused = this.#context.phone.numbers.trunkAddressRefusal(address);
     if (refused) throw new Error(`the trunk's address is not an allowed destination: ${refused}`);
-    const remote = { address, port: target.port ?? 5060 };
-    const socket = await bindRtpSocket(this.#config.bindHost, this.#config.rtpPortMin, this.#config.rtpPortMax);
+    const port = target.port ?? 5060;
+    const stream = target.transport === 'tcp' ? await this.#streams.connect(address, port) : null;
+    const remote: SipPeer = { address, port, stream };
+    let socket: dgram.Socket;
+    try {
+      socket = await bindRtpSocket(this.#config.bindHost, this.#config.rtpPortMin, this.#config.rtpPortMax);
+    } catch (error) {
+      stream?.close();
+      throw error;
+    }
     const callId = `${randomBytes(16).toString('hex')}@${this.#config.publicHost}`;
     const localTag = randomTag();
     const hostPort = `${target.host.includes(':') ? `[${target.host}]` : target.host}${target.port === null ? '' : `:${target.port}`}`;
-    const requestUri = `sip:${to}@${hostPort}`;
+    const uriParams = stream ? ';transport=tcp' : '';
+    const requestUri = `sip:${to}@${hostPort}${uriParams}`;
     const from = `<sip:${number.phone_number}@${this.#config.publicHost}>;tag=${localTag}`;
     const invite = new OutboundInvite({
       callId,
       requestUri,
       from,
       to: `<sip:${to}@${hostPort}>`,
-      contact: `sip:${number.phone_number}@${this.#config.publicHost}:${this.port}`,
+      contact: `sip:${number.phone_number}@${this.#config.publicHost}:${this.port}${uriParams}`,
       sentBy: `${this.#config.publicHost}:${this.port}`,
+      reliable: stream !== null,
       sdp: offerSdp(this.#config.publicHost, socket.address().port),
       credentials: reach.auth,
       ringTimeoutMs: this.#config.ringTimeoutMs,
@@ -505,6 +564,7 @@ export class SipTransport implements TransportHandle {
     this.#outbound.set(callId, invite);
     void this.#ring(call, invite, { callId, localTag, from, remote, socket }).catch((error: unknown) => {
       this.#context.log.error({ err: error, callId: call.call_id }, 'outbound sip call failed');
+      stream?.close();
       try {
         socket.close();
       } catch {
@@ -515,15 +575,17 @@ export class SipTransport implements TransportHandle {
   }
 
   /** Waits for the callee: answered, the call runs on a SipCallEndpoint; else it ends with the reason. */
-  async #ring(call: Call, invite: OutboundInvite, leg: { callId: string; localTag: string; from: string; remote: { address: string; port: number }; socket: dgram.Socket }): Promise<void> {
+  async #ring(call: Call, invite: OutboundInvite, leg: { callId: string; localTag: string; from: string; remote: SipPeer; socket: dgram.Socket }): Promise<void> {
     const outcome = await invite.start();
     if (outcome.kind === 'unanswered') {
       leg.socket.close();
+      // Over TCP, late responses come on the connection: it stays until the linger ends.
       // Late responses (a 487 retransmitted, a 2xx after our CANCEL) are still ACKed for 64*T1.
       const linger = setTimeout(() => {
         this.#timers.delete(linger);
         invite.close();
         if (this.#outbound.get(leg.callId) === invite) this.#outbound.delete(leg.callId);
+        leg.remote.stream?.close();
       }, 64 * T1_MS);
       linger.unref();
       this.#timers.add(linger);
@@ -557,7 +619,7 @@ export class SipTransport implements TransportHandle {
   }
 
   /** The dialog of a call we placed, from its 2xx (12.1.2): the callee's To (with its tag) and Contact. */
-  #outboundDialog(callId: string, localTag: string, from: string, remote: { address: string; port: number }, response: SipResponse, cseq: number): Dialog {
+  #outboundDialog(callId: string, localTag: string, from: string, remote: SipPeer, response: SipResponse, cseq: number): Dialog {
     const dialog: Dialog = {
       callId,
       localTag,
@@ -565,7 +627,7 @@ export class SipTransport implements TransportHandle {
       invite: null,
       local: from,
       peer: response.headers.one('to') ?? '',
-      target: uriOf(response.headers.one('contact') ?? '') || `sip:${remote.address}:${remote.port}`,
+      target: uriOf(response.headers.one('contact') ?? '') || `sip:${remote.address}:${remote.port}${remote.stream ? ';transport=tcp' : ''}`,
       lastResponse: null,
       state: 'confirmed',
       endpoint: null,
@@ -575,6 +637,7 @@ export class SipTransport implements TransportHandle {
       transfer: null,
     };
     this.#dialogs.set(callId, dialog);
+    remote.stream?.hold();
     return dialog;
   }
 
@@ -585,6 +648,7 @@ export class SipTransport implements TransportHandle {
     }
     // The caller left the call while our REFER was in flight: it took the transfer on (RFC 5589 6.1).
     dialog.transfer?.settle({ ok: true });
+    if (dialog.state !== 'ended') dialog.remote.stream?.release();
     dialog.state = 'ended';
     if (dialog.retransmit) clearTimeout(dialog.retransmit);
     dialog.retransmit = null;
@@ -601,8 +665,15 @@ export class SipTransport implements TransportHandle {
     return this.#allowed.some(([range, bits]) => range.kind() === parsed.kind() && parsed.match(range, bits));
   }
 
-  #send(message: Buffer, to: { address: string; port: number }): void {
-    if (!this.#closed) this.#socket.send(message, to.port, to.address);
+  #send(message: Buffer, to: SipPeer): void {
+    if (this.#closed) return;
+    if (to.stream) to.stream.write(message);
+    else this.#socket.send(message, to.port, to.address);
+  }
+
+  /** Our URI for the far end to reach us at (Contact), naming TCP when it reached us over TCP. */
+  #ourUri(peer: SipPeer): string {
+    return `sip:${this.#config.publicHost}:${this.port}${peer.stream ? ';transport=tcp' : ''}`;
   }
 }
 

@@ -32,6 +32,13 @@ async function freePort(): Promise<number> {
   });
 }
 
+export interface BaresipOptions {
+  wav?: string;
+  user?: string;
+  answer?: 'manual' | 'auto';
+  tcp?: boolean;
+}
+
 export class Baresip {
   readonly dir: string;
   readonly sipPort: number;
@@ -55,10 +62,10 @@ export class Baresip {
 
   /**
    * Starts a phone: `wav` is what its microphone says (8 kHz or 16 kHz mono WAV); `answer` auto-answers
-   * calls. Ports are picked free just before baresip binds them, so another process can take one in
+   * calls; `tcp` listens on TCP too (same port) as well as UDP. Ports are picked free just before baresip binds them, so another process can take one in
    * between: a phone that does not come up is ended and started again on new ports (three tries).
    */
-  static async start(options: { wav?: string; user?: string; answer?: 'manual' | 'auto' } = {}): Promise<Baresip> {
+  static async start(options: BaresipOptions = {}): Promise<Baresip> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await Baresip.#startOnce(options);
@@ -68,12 +75,12 @@ export class Baresip {
     }
   }
 
-  static async #startOnce(options: { wav?: string; user?: string; answer?: 'manual' | 'auto' }): Promise<Baresip> {
+  static async #startOnce(options: BaresipOptions): Promise<Baresip> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-baresip-'));
     const sipPort = await freePort();
     let ctrlPort = await freePort();
     while (ctrlPort === sipPort) ctrlPort = await freePort();
-    // Above the RTP ranges the tests give the SIP endpoint (42000-46998).
+    // Above the RTP ranges the tests give the SIP endpoint (42000-47998).
     const rtpBase = 50_000 + Math.floor(Math.random() * 7_000) * 2;
     let wav = options.wav;
     if (!wav) {
@@ -88,7 +95,7 @@ export class Baresip {
         'poll_method epoll',
         'net_interface 127.0.0.1',
         `sip_listen 127.0.0.1:${sipPort}`,
-        'sip_transports udp',
+        `sip_transports ${options.tcp ? 'udp,tcp' : 'udp'}`,
         `audio_source ${source}`,
         'audio_player aubridge,nil',
         'audio_alert aubridge,nil',
