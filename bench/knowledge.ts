@@ -13,7 +13,8 @@
  *  - baseline: one chunk read by primary key (the store's floor for a query);
  *  - ranked in the store: the store's own full-text ranking (KnowledgeRepository.searchInStore),
  *    the path before the in-process index, for the ratio in the same run;
- *  - retrieval: KnowledgeService.retrieve(top_k 3), as a call's turn runs it;
+ *  - retrieval: KnowledgeService.retrieve(top_k 3), as a call's turn runs it (on PostgreSQL with
+ *    the change notifications listening, as a server runs: the bases' content stamps are read once);
  *  - ingestion: the documents added through the service and ingested (chunked, stored, indexed),
  *    in pages of 500 words per second, beside the chunker alone on the same text (its baseline).
  */
@@ -140,6 +141,8 @@ async function benchStore(store: 'sqlite' | 'postgres', o: { chunks: number; que
       env.WEBHOOK_SECRET_KEYS = randomBytes(32).toString('base64');
     }
     runtime = await createRuntime(loadConfig(env), { logger: createSilentLogger() });
+    // As main.ts does: on PostgreSQL the change notifications keep the bases' content stamps between searches.
+    await runtime.notifications.start();
     const knowledge = runtime.services.knowledge;
     const account = await runtime.services.accounts.createAccount({ name: 'bench' });
     const kb = await knowledge.createKnowledgeBase(account.account_id, { knowledge_base_name: 'bench' });
