@@ -138,10 +138,14 @@ export class KnowledgeRepository {
     await db.deleteFrom('knowledge_base_sources').where('id', '=', sourceId).execute();
   }
 
-  /** Chunks of the base, all sources together. */
+  /**
+   * Chunks of the base, all sources together: the sum of its sources' `chunk_count` (written with
+   * their chunks, in the same transaction), read from the sources' stamp index instead of counting
+   * the chunks (an ingestion asks before each source).
+   */
   async countChunks(baseId: string, db: Executor = this.#db): Promise<number> {
-    const row = await db.selectFrom('knowledge_base_chunks').select((eb) => eb.fn.countAll<number>().as('n')).where('knowledge_base_id', '=', baseId).executeTakeFirstOrThrow();
-    return Number(row.n);
+    const row = await db.selectFrom('knowledge_base_sources').select((eb) => eb.fn.sum<number>('chunk_count').as('n')).where('knowledge_base_id', '=', baseId).executeTakeFirstOrThrow();
+    return Number(row.n ?? 0);
   }
 
   /**
