@@ -99,7 +99,12 @@ export class PgNotifications implements Notifications {
     this.#o = options;
   }
 
+  /**
+   * Before `start`: a channel is LISTENed to at connect, so one first subscribed after `start`
+   * would never be told while `listening` said otherwise (KnowledgeStamps relies on it): refused.
+   */
   subscribe(channel: NotificationChannel, handlers: NotificationHandlers): void {
+    if (this.#started && !this.#handlers.has(channel)) throw new Error(`subscribe to ${channel} before start: it would not be listened to`);
     this.#handlers.set(channel, [...(this.#handlers.get(channel) ?? []), handlers]);
   }
 

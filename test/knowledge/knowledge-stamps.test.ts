@@ -111,6 +111,13 @@ describe('knowledge content stamps kept by change notifications on postgres', { 
     assert.equal(one.repo.stampReads, back, 'kept again once listening');
   });
 
+  it('refuses a channel first subscribed after the feed started (it would not be listened to)', async () => {
+    const late = new PgNotifications({ url: ts.databaseUrl!, send: notifyThrough(ts.store.db), log: quiet });
+    feeds.push(late);
+    await late.start();
+    assert.throws(() => new KnowledgeRepository(ts.store, { changes: late }), /before start/);
+  });
+
   it('reads the stamps at every search without a feed (as before)', async () => {
     const repo = new KnowledgeRepository(ts.store);
     const baseId = `kb_${'3'.padStart(32, '0')}`;
