@@ -13,7 +13,10 @@
  *  - baseline: one chunk read by primary key (the store's floor for a query);
  *  - ranked in the store: the store's own full-text ranking (KnowledgeRepository.searchInStore),
  *    the path before the in-process index, for the ratio in the same run;
- *  - retrieval: KnowledgeService.retrieve(top_k 3), as a call's turn runs it;
+ *  - retrieval, stamps read at every search: the in-process ranking with the bases' content stamps
+ *    read by every search (as before PostgreSQL kept them while notified; SQLite's path);
+ *  - retrieval: KnowledgeService.retrieve(top_k 3), as a call's turn runs it (on PostgreSQL with
+ *    the change notifications listening, as a server runs: the bases' content stamps are read once);
  *  - ingestion: the documents added through the service and ingested (chunked, stored, indexed),
  *    in pages of 500 words per second, beside the chunker alone on the same text (its baseline).
  */
@@ -27,6 +30,7 @@ import { createRuntime, type Runtime } from '../src/runtime.ts';
 import { createSilentLogger } from '../src/lib/logger.ts';
 import { chunkDocument } from '../src/domain/knowledge-chunks.ts';
 import { KNOWLEDGE_LIMITS, queryTerms } from '../src/domain/knowledge-base.ts';
+import { weightedQuery } from '../src/domain/knowledge-terms.ts';
 import { KnowledgeRepository } from '../src/storage/knowledge.repository.ts';
 import { findPostgresBin, startCluster } from '../scripts/postgres.ts';
 import { fmt, machine, percentile } from './lib.ts';
@@ -140,6 +144,8 @@ async function benchStore(store: 'sqlite' | 'postgres', o: { chunks: number; que
       env.WEBHOOK_SECRET_KEYS = randomBytes(32).toString('base64');
     }
     runtime = await createRuntime(loadConfig(env), { logger: createSilentLogger() });
+    // As main.ts does: on PostgreSQL the change notifications keep the bases' content stamps between searches.
+    await runtime.notifications.start();
     const knowledge = runtime.services.knowledge;
     const account = await runtime.services.accounts.createAccount({ name: 'bench' });
     const kb = await knowledge.createKnowledgeBase(account.account_id, { knowledge_base_name: 'bench' });
@@ -176,6 +182,9 @@ async function benchStore(store: 'sqlite' | 'postgres', o: { chunks: number; que
     // for bases too large to index), measured in the same run for the ratio.
     const inStore = new KnowledgeRepository(runtime.store);
     const storeRanked = await time((i) => inStore.searchInStore([kb.knowledge_base_id], queryTerms(asked[i % asked.length]!), 3));
+    // Retrieval with the bases' content stamps read at every search (the path before they were
+    // kept while notified; still SQLite's), for the ratio in the same run.
+    const unkept = await time((i) => inStore.search([kb.knowledge_base_id], weightedQuery([asked[i % asked.length]!]), 3));
     let found = 0;
     const retrieval = await time(async (i) => {
       const chunks = await knowledge.retrieve([kb.knowledge_base_id], asked[i % asked.length]!, { top_k: 3 });
@@ -184,6 +193,7 @@ async function benchStore(store: 'sqlite' | 'postgres', o: { chunks: number; que
     return [
       { store, what: 'baseline: one chunk by primary key', p50: percentile(baseline, 50), p99: percentile(baseline, 99), extra: '' },
       { store, what: `ranked in the store (FTS5 / tsvector, the path before), top 3 of ${stored} chunks`, p50: percentile(storeRanked, 50), p99: percentile(storeRanked, 99), extra: '' },
+      { store, what: 'retrieval, stamps read at every search (before)', p50: percentile(unkept, 50), p99: percentile(unkept, 99), extra: '' },
       {
         store,
         what: `retrieval, top 3 of ${stored} chunks`,

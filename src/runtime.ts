@@ -170,7 +170,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   });
   const knowledge = new KnowledgeService({
     store,
-    knowledge: new KnowledgeRepository(store),
+    // On PostgreSQL, the bases' content stamps are kept between searches while notifications say they are current.
+    knowledge: new KnowledgeRepository(store, notifications instanceof PgNotifications ? { changes: notifications } : {}),
     clock,
     log: logger.child({ component: 'knowledge' }),
     embedder: config.knowledge.embeddings ? new OpenAiEmbeddings(config.knowledge.embeddings) : null,

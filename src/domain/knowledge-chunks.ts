@@ -19,11 +19,33 @@ export interface DocumentChunk {
 
 /** Tokens of `text` as LLM tokenisers count English, about 4 for every 3 words. */
 export function estimateTokens(text: string): number {
-  return Math.ceil((countWords(text) * 4) / 3);
+  return tokensOf(countWords(text));
 }
 
-function countWords(text: string): number {
-  return text.match(/\S+/g)?.length ?? 0;
+function tokensOf(words: number): number {
+  return Math.ceil((words * 4) / 3);
+}
+
+/**
+ * Whitespace-separated words of `text` (as `/\S+/g` counts them, without building the matches:
+ * the chunker's hottest loop).
+ */
+export function countWords(text: string): number {
+  let words = 0;
+  let inWord = false;
+  for (let i = 0; i < text.length; i++) {
+    const space = isSpace(text.charCodeAt(i));
+    if (!space && !inWord) words++;
+    inWord = !space;
+  }
+  return words;
+}
+
+/** JavaScript's `\s`: ASCII and Unicode spaces, line terminators and the byte order mark. */
+function isSpace(c: number): boolean {
+  if (c <= 32) return c === 32 || (c >= 9 && c <= 13);
+  if (c < 160) return false;
+  return c === 160 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
 }
 
 interface Block {
@@ -40,23 +62,25 @@ interface Block {
 export function chunkDocument(title: string, body: string, format: DocumentFormat): DocumentChunk[] {
   const blocks = format === 'markdown' ? markdownBlocks(body) : textBlocks(body);
   const chunks: DocumentChunk[] = [];
-  let current: { headings: readonly string[]; parts: string[]; tokens: number } | null = null;
+  // Each piece's words are counted once (its tokens and the chunk's words follow from them).
+  let current: { headings: readonly string[]; parts: string[]; tokens: number; words: number } | null = null;
   const flush = () => {
     if (current && current.parts.length > 0) {
       const text = current.parts.join('\n\n');
       const headings = current.headings.length > 0 ? current.headings : [title];
-      chunks.push({ heading: headings.filter((h) => h !== '').join(' > '), text, words: countWords(text) });
+      chunks.push({ heading: headings.filter((h) => h !== '').join(' > '), text, words: current.words });
     }
     current = null;
   };
   for (const block of blocks) {
-    for (const piece of splitToFit(block.text)) {
-      const tokens = estimateTokens(piece);
+    for (const { text: piece, words } of splitToFit(block.text)) {
+      const tokens = tokensOf(words);
       const sameSection: boolean = current !== null && sameHeadings(current.headings, block.headings);
       if (!sameSection || (current !== null && current.tokens + tokens > CHUNK_MAX_TOKENS) || (current !== null && current.tokens >= CHUNK_TARGET_TOKENS)) flush();
-      current ??= { headings: block.headings, parts: [], tokens: 0 };
+      current ??= { headings: block.headings, parts: [], tokens: 0, words: 0 };
       current.parts.push(piece);
       current.tokens += tokens;
+      current.words += words;
     }
   }
   flush();
@@ -138,9 +162,17 @@ function textBlocks(body: string): Block[] {
     .map((text) => ({ headings: [], text }));
 }
 
-/** `text` in pieces of at most CHUNK_MAX_TOKENS: between sentences where it can, else between words. */
-function splitToFit(text: string): string[] {
-  if (estimateTokens(text) <= CHUNK_MAX_TOKENS) return [text];
+/**
+ * `text` in pieces of at most CHUNK_MAX_TOKENS, with their words: between sentences where it can,
+ * else between words.
+ */
+function splitToFit(text: string): Array<{ text: string; words: number }> {
+  const words = countWords(text);
+  if (tokensOf(words) <= CHUNK_MAX_TOKENS) return [{ text, words }];
+  return splitLong(text).map((piece) => ({ text: piece, words: countWords(piece) }));
+}
+
+function splitLong(text: string): string[] {
   const sentences = text.match(/[^.!?\n]+(?:[.!?]+|\n|$)\s*/g) ?? [text];
   const pieces: string[] = [];
   let current = '';

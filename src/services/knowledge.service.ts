@@ -184,7 +184,7 @@ export class KnowledgeService {
       const row = await this.#d.knowledge.lockBase(accountId, baseId, tx);
       if (!row) throw errors.knowledgeBaseNotFound(baseId);
       if (!(await this.#d.knowledge.findSource(baseId, sourceId, tx))) throw errors.knowledgeSourceNotFound(sourceId);
-      await this.#d.knowledge.deleteSource(sourceId, tx);
+      await this.#d.knowledge.deleteSource(baseId, sourceId, tx);
       await this.#d.knowledge.touchBase(baseId, now, tx);
       return { ...row, updated_at: now };
     });

@@ -5,6 +5,7 @@ import type { QueryTerm } from '../domain/knowledge-terms.ts';
 import { type ChunkIndex, KnowledgeIndexCache, rankChunks } from './knowledge-index.ts';
 import { type ContentStamp, inverseDocumentFrequency, selectiveTerms, TermStats } from './knowledge-term-stats.ts';
 import { type Neighbour, VectorIndex } from './knowledge-vectors.ts';
+import { type KnowledgeChangeFeed, KnowledgeStamps } from './knowledge-stamps.ts';
 import { vectorBytes } from '../lib/vectors.ts';
 import type { Dialect, Executor, Store } from './store.ts';
 import type { KnowledgeBaseTable, KnowledgeSourceTable, SourceStatus } from './tables/knowledge.tables.ts';
@@ -23,12 +24,25 @@ export class KnowledgeRepository {
   readonly #termStats = new TermStats();
   readonly #vectors = new VectorIndex();
   readonly #indexes: KnowledgeIndexCache;
-  /** `maxIndexedChunks`: chunks indexed in the process at most (knowledge-index.ts; tests lower it). */
-  constructor(store: Store, options: { maxIndexedChunks?: number } = {}) {
+  /** The bases' content stamps remembered while change notifications keep them current (PostgreSQL with a feed). */
+  readonly #stamps: KnowledgeStamps | null;
+  /**
+   * `maxIndexedChunks`: chunks indexed in the process at most (knowledge-index.ts; tests lower it).
+   * `changes`: PostgreSQL's change notifications (knowledge-stamps.ts); without them every search
+   * reads the bases' content stamps.
+   */
+  constructor(store: Store, options: { maxIndexedChunks?: number; changes?: KnowledgeChangeFeed } = {}) {
     this.#db = store.db;
     this.#dialect = store.dialect;
     this.#indexes = new KnowledgeIndexCache(options.maxIndexedChunks);
+    this.#stamps = options.changes && store.dialect === 'postgres' ? new KnowledgeStamps(options.changes) : null;
   }
+
+  /** Round trips made for content stamps by searches (tests and the benchmark). */
+  get stampReads(): number {
+    return this.#stampReads;
+  }
+  #stampReads = 0;
 
   async insertBase(row: KnowledgeBaseRow, db: Executor = this.#db): Promise<void> {
     await db.insertInto('knowledge_bases').values(row).execute();
@@ -74,12 +88,14 @@ export class KnowledgeRepository {
 
   /** Deletes the base, its sources and chunks. */
   async deleteBase(id: string, db: Executor): Promise<void> {
+    this.#stamps?.changing(id);
     await db.deleteFrom('knowledge_base_chunks').where('knowledge_base_id', '=', id).execute();
     await db.deleteFrom('knowledge_base_sources').where('knowledge_base_id', '=', id).execute();
     await db.deleteFrom('knowledge_bases').where('id', '=', id).execute();
   }
 
   async insertSources(rows: readonly NewKnowledgeSource[], db: Executor = this.#db): Promise<void> {
+    for (const row of rows) this.#stamps?.changing(row.knowledge_base_id);
     if (rows.length > 0) await db.insertInto('knowledge_base_sources').values([...rows]).execute();
   }
 
@@ -116,15 +132,20 @@ export class KnowledgeRepository {
     return this.#db.selectFrom('knowledge_base_sources').select(['id', 'knowledge_base_id']).where('status', '=', 'in_progress').orderBy('id').limit(limit).execute();
   }
 
-  async deleteSource(sourceId: string, db: Executor): Promise<void> {
+  async deleteSource(baseId: string, sourceId: string, db: Executor): Promise<void> {
+    this.#stamps?.changing(baseId);
     await db.deleteFrom('knowledge_base_chunks').where('source_id', '=', sourceId).execute();
     await db.deleteFrom('knowledge_base_sources').where('id', '=', sourceId).execute();
   }
 
-  /** Chunks of the base, all sources together. */
+  /**
+   * Chunks of the base, all sources together: the sum of its sources' `chunk_count` (written with
+   * their chunks, in the same transaction), read from the sources' stamp index instead of counting
+   * the chunks (an ingestion asks before each source).
+   */
   async countChunks(baseId: string, db: Executor = this.#db): Promise<number> {
-    const row = await db.selectFrom('knowledge_base_chunks').select((eb) => eb.fn.countAll<number>().as('n')).where('knowledge_base_id', '=', baseId).executeTakeFirstOrThrow();
-    return Number(row.n);
+    const row = await db.selectFrom('knowledge_base_sources').select((eb) => eb.fn.sum<number>('chunk_count').as('n')).where('knowledge_base_id', '=', baseId).executeTakeFirstOrThrow();
+    return Number(row.n ?? 0);
   }
 
   /**
@@ -178,6 +199,7 @@ export class KnowledgeRepository {
   }
 
   async #writeChunks(baseId: string, sourceId: string, chunks: readonly DocumentChunk[], db: Executor, embedded?: ChunkVectors): Promise<void> {
+    this.#stamps?.changing(baseId);
     await db.deleteFrom('knowledge_base_chunks').where('source_id', '=', sourceId).execute();
     const rows = chunks.map((chunk, position) => {
       const vector = embedded?.vectors[position];
@@ -230,8 +252,9 @@ export class KnowledgeRepository {
 
   /**
    * The `limit` chunks of the bases that best answer `query` (knowledge-terms.ts's weighted
-   * terms), best first, ranked with BM25F in the process (knowledge-index.ts): one round trip
-   * reads the bases' content stamps, a base whose index is missing or stale has its chunks read
+   * terms), best first, ranked with BM25F in the process (knowledge-index.ts): the bases' content
+   * stamps are read in one round trip (on PostgreSQL with change notifications, only those not
+   * remembered: knowledge-stamps.ts), a base whose index is missing or stale has its chunks read
    * and indexed, and the chunks found are read by id. `score` maps the relevance into (0, 1).
    * Bases holding together more chunks than the process indexes (MAX_INDEXED_CHUNKS) are ranked
    * by the store instead (`searchInStore`, by the words of the caller's last turn).
@@ -252,8 +275,14 @@ export class KnowledgeRepository {
     });
   }
 
-  /** The content stamp of each of the bases that has sources (one grouped aggregate over their sources). */
-  async #baseStamps(baseIds: readonly string[]): Promise<Map<string, ContentStamp>> {
+  /** The content stamp of each of the bases that has sources: remembered (knowledge-stamps.ts) or read. */
+  #baseStamps(baseIds: readonly string[]): Promise<Map<string, ContentStamp>> {
+    return this.#stamps ? this.#stamps.stamps(baseIds, (ids) => this.#readStamps(ids)) : this.#readStamps(baseIds);
+  }
+
+  /** One grouped aggregate over the bases' sources. */
+  async #readStamps(baseIds: readonly string[]): Promise<Map<string, ContentStamp>> {
+    this.#stampReads++;
     const rows = await this.#db
       .selectFrom('knowledge_base_sources')
       .select((eb) => ['knowledge_base_id', eb.fn.countAll<number>().as('sources'), eb.fn.max('updated_at').as('updated_at'), eb.fn.sum<number>('chunk_count').as('chunks')])
@@ -303,7 +332,7 @@ export class KnowledgeRepository {
    */
   async nearest(baseIds: readonly string[], model: string, vector: Float32Array, limit: number, deadline = Infinity): Promise<Neighbour[] | null> {
     if (baseIds.length === 0) return [];
-    const stamp = await this.#contentStamp(baseIds);
+    const stamp = sumStamps((await this.#baseStamps(baseIds)).values());
     if (stamp.chunks === 0) return [];
     return this.#vectors.nearest(baseIds, model, stamp, vector, limit, (afterId, rows) =>
       this.#db

@@ -9,7 +9,12 @@ export type NotificationChannel =
   /** An API key was revoked; payload: the key id. */
   | 'api_key_revocations'
   /** Webhook events were recorded (NOTIFYed in their transaction by WebhookRepository.notifyWorkers); wakes the delivery workers. */
-  | 'switchboard_webhooks';
+  | 'switchboard_webhooks'
+  /**
+   * A knowledge base's sources changed (NOTIFYed by a trigger on knowledge_base_sources, migration
+   * 0027, when the change commits); payload: the base id.
+   */
+  | 'knowledge_changes';
 
 /** What a subscriber to a channel is told. */
 export interface NotificationHandlers {
@@ -20,6 +25,8 @@ export interface NotificationHandlers {
    * reading what the channel's notifications would have said.
    */
   onResync(): void;
+  /** The LISTEN connection was lost: notifications may be missed from now until `onResync`. */
+  onLost?(): void;
 }
 
 /**
@@ -92,12 +99,26 @@ export class PgNotifications implements Notifications {
     this.#o = options;
   }
 
+  /**
+   * Before `start`: a channel is LISTENed to at connect, so one first subscribed after `start`
+   * would never be told while `listening` said otherwise (KnowledgeStamps relies on it): refused.
+   */
   subscribe(channel: NotificationChannel, handlers: NotificationHandlers): void {
+    if (this.#started && !this.#handlers.has(channel)) throw new Error(`subscribe to ${channel} before start: it would not be listened to`);
     this.#handlers.set(channel, [...(this.#handlers.get(channel) ?? []), handlers]);
   }
 
   notify(channel: NotificationChannel, payload: string): Promise<void> {
     return this.#o.send(channel, payload);
+  }
+
+  /**
+   * True while the LISTEN connection is up (every subscribed channel listened to): a change
+   * committed from now on is notified. False before `start`, after a loss until the reconnect,
+   * and after `close`.
+   */
+  get listening(): boolean {
+    return this.#client !== null;
   }
 
   /** Connects and LISTENs on every subscribed channel; rejects if the first connection fails. */
@@ -116,6 +137,7 @@ export class PgNotifications implements Notifications {
       client.removeAllListeners('notification');
       void client.end().catch(() => {});
       if (this.#client === client) this.#client = null;
+      for (const list of this.#handlers.values()) for (const handlers of list) handlers.onLost?.();
       if (this.#closed) return;
       this.#o.log.warn({ err: error, retryMs: this.#retryMs }, 'notification connection lost; reconnecting');
       this.#scheduleReconnect();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CHUNK_MAX_TOKENS, chunkDocument, estimateTokens } from '../../src/domain/knowledge-chunks.ts';
+import { CHUNK_MAX_TOKENS, chunkDocument, countWords, estimateTokens } from '../../src/domain/knowledge-chunks.ts';
 import { queryTerms } from '../../src/domain/knowledge-base.ts';
 import { POLICIES_MD } from './corpus.ts';
 
@@ -33,6 +33,18 @@ describe('knowledge chunks', () => {
   it('cuts plain text by paragraph under the title', () => {
     const chunks = chunkDocument('Delivery notes', 'First line.\n\nSecond paragraph.\r\n\r\n', 'text');
     assert.deepEqual(chunks.map((c) => [c.heading, c.text]), [['Delivery notes', 'First line.\n\nSecond paragraph.']]);
+  });
+
+  it("counts words as /\\S+/ does, every kind of space included, and each chunk's words are its text's", () => {
+    const spaces = [' ', '\t', '\n', '\r', '\v', '\f', '\u00a0', '\u1680', '\u2000', '\u2005', '\u200a', '\u2028', '\u2029', '\u202f', '\u205f', '\u3000', '\ufeff'];
+    const letters = ['a', 'é', '7', '.', '\u200b', '漢', '😀'];
+    let seed = 1;
+    const next = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    for (let i = 0; i < 500; i++) {
+      const text = Array.from({ length: next(40) }, () => (next(3) === 0 ? spaces[next(spaces.length)] : letters[next(letters.length)])).join('');
+      assert.equal(countWords(text), text.match(/\S+/g)?.length ?? 0, JSON.stringify(text));
+    }
+    for (const chunk of chunkDocument('Policies', POLICIES_MD, 'markdown')) assert.equal(chunk.words, chunk.text.split(/\s+/).filter(Boolean).length);
   });
 
   it('turns a question into terms: no stopwords, no punctuation, each once', () => {

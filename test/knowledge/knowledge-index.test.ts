@@ -145,7 +145,7 @@ for (const kind of STORES) {
       await addSource(kb.id, { title: 'Rentals', text: 'Bikes are rented by the day.' }, 50);
       assert.equal((await two.search([kb.id], weightedQuery(['renting']), 3))[0]?.text, 'Bikes are rented by the day.');
       assert.equal((await one.search([kb.id], weightedQuery(['renting']), 3))[0]?.text, 'Bikes are rented by the day.');
-      await ts.store.transaction((tx) => one.deleteSource(kb.sources[1]!, tx));
+      await ts.store.transaction((tx) => one.deleteSource(kb.id, kb.sources[1]!, tx));
       assert.deepEqual(await two.search([kb.id], weightedQuery(['punctures']), 3), [], 'a deleted source is gone on every server');
     });
 

@@ -21,6 +21,7 @@ import { testRunLeases } from './0022_test_run_leases.ts';
 import { knowledgeEmbeddings } from './0023_knowledge_embeddings.ts';
 import { knowledgeUrls } from './0025_knowledge_urls.ts';
 import { agentFields } from './0026_agent_fields.ts';
+import { knowledge } from './0027_knowledge.ts';
 
 /** Every migration, in order; each is a factory so it can differ by dialect where SQL must. */
 const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
@@ -44,6 +45,7 @@ const MIGRATIONS: Record<string, (dialect: Dialect) => Migration> = {
   '0023_knowledge_embeddings': knowledgeEmbeddings,
   '0025_knowledge_urls': knowledgeUrls,
   '0026_agent_fields': agentFields,
+  '0027_knowledge': knowledge,
 };
 
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<void> {
