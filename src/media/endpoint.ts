@@ -103,8 +103,9 @@ export interface CallEndpoint {
   transfer?(destination: string): Promise<void>;
   /**
    * Presses keys on the call (`0-9`, `*`, `#`, `A-D`), as the far end hears them (RFC 4733
-   * telephone events on SIP): the agent navigates another IVR. Absent on endpoints that cannot,
-   * and then the engines do not offer `press_digit`. Resolves once the keys are sent.
+   * telephone events on SIP; in-band Q.23 tones after the audio already sent on a Twilio stream):
+   * the agent navigates another IVR. Absent on endpoints that cannot, and then the engines do not
+   * offer `press_digit`. Resolves once the keys are sent (on Twilio: once the carrier played them).
    */
   sendDigits?(digits: string): Promise<void>;
   /** The call is over: the endpoint tells its caller how it ended and closes. Idempotent. */

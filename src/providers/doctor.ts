@@ -4,6 +4,7 @@ import type { EngineStatus, ProviderRole } from './descriptor.ts';
 import { preemptiveRepliesAvailable } from './features.ts';
 import type { OpenAiEmbeddingsOptions } from './openai/embeddings.ts';
 import type { ProviderChoice, ProviderOptions } from './registry.ts';
+import type { SttCapabilities } from './stt.ts';
 
 /** One feature of the voice pipeline that needs a capability of the configured providers. */
 export interface FeatureStatus {
@@ -126,5 +127,21 @@ async function extraLines(choice: ProviderChoice, probeTimeoutMs: number): Promi
 export function featureReport(options: ProviderOptions): FeatureStatus[] {
   const stt = descriptorFor('stt', options.stt.id);
   const preemptive = preemptiveRepliesAvailable({ id: stt.id, capabilities: stt.capabilities(options.stt.options) }, `STT_PROVIDER=${stt.id}`);
-  return [{ feature: 'preemptive_replies', available: preemptive.ok, detail: preemptive.why }];
+  return [{ feature: 'preemptive_replies', available: preemptive.ok, detail: preemptive.why }, telephoneBand(stt.id, stt.capabilities(options.stt.options))];
+}
+
+/**
+ * Phone calls (issue 24): whether the configured recogniser hears telephone-band audio well
+ * (`available`), whether it decodes 8 kHz natively, and what the call path gives it today: the
+ * pipeline runs at 16 kHz, so a phone call's 8 kHz audio is upsampled (Speex) before any
+ * recogniser, whatever it could take.
+ */
+function telephoneBand(id: string, capabilities: SttCapabilities): FeatureStatus {
+  const rates = capabilities.inputSampleRates;
+  const native = rates === 'any' || rates.includes(8_000);
+  return {
+    feature: 'telephone_band',
+    available: capabilities.telephoneBand === 'good',
+    detail: `STT_PROVIDER=${id} ${native ? 'decodes 8 kHz natively' : 'takes 16 kHz only'}; phone calls (SIP, Twilio) reach it upsampled from 8 kHz to 16 kHz (the pipeline runs at 16 kHz); ${capabilities.telephoneBandAdvice}`,
+  };
 }

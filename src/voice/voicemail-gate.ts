@@ -8,6 +8,11 @@
  * - a machine: the voicemail action instead of the conversation: hang up at once, or wait for the
  *   message window (the beep's end, or the greeting's end), speak the message (uninterruptible)
  *   and hang up; the call ends `voicemail_reached` either way.
+ * A reply prepared before its turn ended (a preemptive reply: RespondOptions.confirmed) for words
+ * heard during detection never speaks on its own: on a machine it yields nothing (the voicemail
+ * action belongs to a confirmed turn or the unprompted reply the machine's decision starts, and a
+ * prepared reply may be thrown away); on a person who the agent greets first it yields nothing
+ * either (the opening answers the "Hello?"); only when the callee speaks first does it answer.
  */
 import { abortable } from '../lib/abortable.ts';
 import { overrideEngine } from './engine-override.ts';
@@ -97,11 +102,20 @@ export class VoicemailGate {
       yield* engine.begin(signal);
     };
     const respond = async function* (text: string, signal: AbortSignal, options?: RespondOptions): AsyncIterable<EngineOutput> {
-      if ((await gate.#wait(signal)) === 'machine') return yield* gate.#leaveMessage(signal);
+      // Words heard before the verdict (a reply is asked for after its words were heard).
+      const heardWhileDeciding = gate.#verdict === undefined;
+      const prepared = options?.confirmed !== undefined;
+      if ((await gate.#wait(signal)) === 'machine') {
+        // A prepared reply may yet be thrown away: it must not take the one voicemail action.
+        if (prepared) return;
+        return yield* gate.#leaveMessage(signal);
+      }
       // The callee's words before a person was decided were the reason the opening waited: the
-      // opening answers them; a reply to them after it would talk twice.
+      // opening answers them; a reply to them after it would talk twice. A prepared reply's turn
+      // has not ended, so lastUserStartMs is not its own: the time it was asked for says.
       const startMs = gate.#o.lastUserStartMs();
-      if (gate.#o.startSpeaker === 'agent' && startMs !== undefined && startMs < gate.#humanAtMs) return;
+      const beforeHuman = heardWhileDeciding || (startMs !== undefined && startMs < gate.#humanAtMs);
+      if (gate.#o.startSpeaker === 'agent' && beforeHuman) return;
       yield* engine.respond(text, signal, options);
     };
     const unprompted = async function* (signal: AbortSignal): AsyncIterable<EngineOutput> {

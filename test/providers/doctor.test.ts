@@ -13,6 +13,12 @@ import { runCli } from '../helpers/process.ts';
 
 const OPENAI_STT = { STT_PROVIDER: 'openai', STT_BASE_URL: 'http://127.0.0.1:9/v1' };
 const OFF = 'STT_PROVIDER=openai transcribes whole utterances: no interim results, so preemptive replies are off';
+/** Issue 24: the configured recogniser on phone calls (8 kHz natively or not, and what the call path gives it). */
+const PHONE_OPENAI = {
+  feature: 'telephone_band',
+  available: true,
+  detail: 'STT_PROVIDER=openai takes 16 kHz only; phone calls (SIP, Twilio) reach it upsampled from 8 kHz to 16 kHz (the pipeline runs at 16 kHz); hosted model trained on varied audio: recommended for telephone-band callers',
+};
 
 describe('doctor', () => {
   it('reports every provider of the catalog in order, the configured one with its capabilities', async () => {
@@ -60,10 +66,19 @@ describe('doctor', () => {
   });
 
   it('says whether preemptive replies can run with the configured recogniser, and why not', () => {
-    assert.deepEqual(featureReport(loadConfig(OPENAI_STT).media.providers), [{ feature: 'preemptive_replies', available: false, detail: OFF }]);
-    assert.deepEqual(featureReport(loadConfig({ STT_PROVIDER: 'deepgram' }).media.providers), [
-      { feature: 'preemptive_replies', available: true, detail: 'STT_PROVIDER=deepgram gives interim results: preemptive replies can run' },
-    ]);
+    assert.deepEqual(featureReport(loadConfig(OPENAI_STT).media.providers), [{ feature: 'preemptive_replies', available: false, detail: OFF }, PHONE_OPENAI]);
+    assert.deepEqual(featureReport(loadConfig({ STT_PROVIDER: 'deepgram' }).media.providers)[0], { feature: 'preemptive_replies', available: true, detail: 'STT_PROVIDER=deepgram gives interim results: preemptive replies can run' });
+  });
+
+  it('says per recogniser whether it decodes 8 kHz natively and hears the telephone band well (issue 24)', () => {
+    const phone = (env: Record<string, string>) => featureReport(loadConfig(env).media.providers).find((f) => f.feature === 'telephone_band');
+    const sphinx = phone({ STT_PROVIDER: 'pocketsphinx' });
+    assert.equal(sphinx?.available, false);
+    assert.match(sphinx?.detail ?? '', /^STT_PROVIDER=pocketsphinx decodes 8 kHz natively; phone calls \(SIP, Twilio\) reach it upsampled from 8 kHz to 16 kHz/);
+    const deepgram = phone({ STT_PROVIDER: 'deepgram' });
+    assert.equal(deepgram?.available, true);
+    assert.match(deepgram?.detail ?? '', /^STT_PROVIDER=deepgram decodes 8 kHz natively;/);
+    assert.deepEqual(phone(OPENAI_STT), PHONE_OPENAI);
   });
 
   it('the start-up report logs the same, one line per feature', async () => {
@@ -71,7 +86,7 @@ describe('doctor', () => {
     const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
     await logEngineAvailability(log, loadConfig(OPENAI_STT).media.providers);
     const features = lines.filter((l) => l['msg'] === 'speech feature');
-    assert.deepEqual(features.map((l) => [l['feature'], l['available'], l['detail']]), [['preemptive_replies', false, OFF]]);
+    assert.deepEqual(features.map((l) => [l['feature'], l['available'], l['detail']]), [['preemptive_replies', false, OFF], ['telephone_band', true, PHONE_OPENAI.detail]]);
     assert.ok(lines.some((l) => l['msg'] === 'speech engine' && l['engine'] === 'openai-transcription'));
   });
 
@@ -108,7 +123,7 @@ describe('doctor', () => {
     const res = await runCli(['doctor'], OPENAI_STT);
     assert.equal(res.code, 0, res.stderr);
     const report = JSON.parse(res.stdout) as { ok: boolean; engines: Array<{ engine: string }>; features: unknown };
-    assert.deepEqual(report.features, [{ feature: 'preemptive_replies', available: false, detail: OFF }]);
+    assert.deepEqual(report.features, [{ feature: 'preemptive_replies', available: false, detail: OFF }, PHONE_OPENAI]);
     assert.ok(report.engines.some((e) => e.engine === 'openai-transcription'));
   });
 });

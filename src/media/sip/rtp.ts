@@ -5,16 +5,13 @@
  */
 import dgram from 'node:dgram';
 import { type G711Codec, decodeG711, encodeG711 } from '../codec/g711.ts';
+import { KEY_GAP_MS, KEY_TONE_MS, KEYPAD_KEYS, keyCode } from '../codec/keypad.ts';
 
 /** Samples per 20 ms packet at 8 kHz. */
 export const SAMPLES_PER_PACKET = 160;
 const RTP_HEADER_BYTES = 12;
 /** Largest RTP packet read (a 20 ms G.711 packet is 172 bytes). */
 const MAX_RTP_BYTES = 1_500;
-const DTMF_EVENTS = '0123456789*#ABCD';
-/** How long each key the agent presses sounds, and the silence after it, ms (RFC 4733 2.5.1.2; IVRs take 40 ms tones and more). */
-const KEY_TONE_MS = 100;
-const KEY_GAP_MS = 60;
 /** The volume field of our events: -10 dBm0 (RFC 4733 2.3.4, a DTMF generator's usual level). */
 const KEY_VOLUME = 10;
 /** The end of an event is sent three times (RFC 4733 2.5.1.4: it may be lost). */
@@ -139,7 +136,7 @@ export class RtpSession {
     if (eventPayloadType === null) return Promise.reject(new Error('the far end did not negotiate telephone-event'));
     const press = async () => {
       for (const [index, digit] of [...digits].entries()) {
-        const event = DTMF_EVENTS.indexOf(digit.toUpperCase());
+        const event = keyCode(digit);
         if (event < 0) throw new Error(`"${digit}" is not a key`);
         if (this.#closed) return;
         this.#flushAudio();
@@ -230,7 +227,7 @@ export class RtpSession {
       // RFC 4733 2.3: one event spans packets with the same timestamp; report it once.
       if (this.#lastEventTimestamp === timestamp) return;
       this.#lastEventTimestamp = timestamp;
-      const digit = DTMF_EVENTS[payload[0] as number];
+      const digit = KEYPAD_KEYS[payload[0] as number];
       if (digit !== undefined) this.#handlers?.dtmf(digit);
     }
   }

@@ -2,13 +2,15 @@
  * One carrier media stream (Twilio's, in its dialect) as a call endpoint: the caller's μ-law
  * 8 kHz audio decoded and resampled to the port's 16 kHz, keypad digits to the sink, our audio
  * resampled and encoded back, a mark after each frame so the played position comes from the
- * carrier (what it echoes has been played), `clear` on barge-in, and bounds on what the peer may
- * send. The session sees only the port.
+ * carrier (what it echoes has been played), `clear` on barge-in, keys the agent presses as in-band
+ * tones (the stream takes only audio from us), and bounds on what the peer may send. The session
+ * sees only the port.
  */
 import type { RawData, WebSocket } from 'ws';
 import type { CallMedia } from '../../domain/call.ts';
 import { wsDataToBuffer } from '../../lib/ws-data.ts';
 import { createResampler, type Resampler } from '../../providers/audio/resample.ts';
+import { keypadTones, notAKey } from '../codec/keypad.ts';
 import { decodeMulaw, encodeMulaw } from '../codec/mulaw.ts';
 import { ENDPOINT_SAMPLE_RATE, type CallEndpoint, type CallEnding, type CallEvent, type EndpointSink } from '../endpoint.ts';
 import { MAX_STREAM_MESSAGE_CHARS, STREAM_SAMPLE_RATE, type StreamDialect, type StreamMessage } from './stream-protocol.ts';
@@ -26,6 +28,12 @@ const MESSAGES_PER_SECOND = 200;
 const MESSAGE_BURST = 400;
 /** Our audio the socket may hold unsent before the peer counts as not reading, bytes (~60 s of 20 ms messages). */
 const SOCKET_HARD_LIMIT_BYTES = 1_048_576;
+/** Bytes of μ-law in one media message we send: 20 ms, as Twilio sends its own. */
+const WIRE_CHUNK_BYTES = 160;
+/** How long past the tones' own length the carrier may take to say it played them, ms. */
+const KEYS_PLAYED_SLACK_MS = 10_000;
+/** Most keys one press may send (a press_digit call's keys are bounded well below this). */
+const MAX_KEYS = 64;
 
 export interface MediaStreamOptions {
   /** Monotonic ms for the inbound limits; default performance.now. */
@@ -56,6 +64,9 @@ export class MediaStreamEndpoint implements CallEndpoint {
   #playedMs = 0;
   /** The current reply was cleared: marks echoed after the clear are not played audio. */
   #cleared = false;
+  /** Key presses sent and waiting for their mark's echo (the carrier played the tones), by mark name. */
+  readonly #keyPresses = new Map<string, { played: () => void; failed: (error: Error) => void }>();
+  #keyPressCount = 0;
   readonly #traffic = { bytesIn: 0, packetsIn: 0, bytesOut: 0, packetsOut: 0, lost: 0 };
   /** The last chunk number and carrier timestamp seen, for loss and jitter (RFC 3550's estimator). */
   #lastChunk: number | undefined;
@@ -141,10 +152,49 @@ export class MediaStreamEndpoint implements CallEndpoint {
     if (this.#over || !this.#start) return;
     this.#cleared = true;
     this.#ws.send(this.#dialect.clear(this.#start.streamId));
+    // The carrier drops what it has not played, keys too (it still echoes their marks).
+    this.#failKeyPresses('the keys were cleared before they played');
   }
 
   playedMs(): number {
     return this.#playedMs;
+  }
+
+  /**
+   * Presses `digits` as in-band tones (Q.23 pairs, KEY_TONE_MS each with KEY_GAP_MS after, μ-law
+   * in 20 ms messages): Twilio's bidirectional stream takes only audio from us, and updating the
+   * call with `<Play digits>` would end the stream. The tones queue behind the audio already sent;
+   * a mark after them resolves the press once the carrier has played them. Rejects (sending
+   * nothing) on a character that is not a key, and when the tones are cleared (barge-in), the
+   * stream ends, or the carrier does not echo the mark in time.
+   */
+  sendDigits(digits: string): Promise<void> {
+    const bad = notAKey(digits);
+    if (bad !== null) return Promise.reject(new Error(`"${bad}" is not a key`));
+    if (digits.length === 0) return Promise.resolve();
+    if (digits.length > MAX_KEYS) return Promise.reject(new Error(`at most ${MAX_KEYS} keys at once`));
+    if (this.#over || !this.#start) return Promise.reject(new Error('the stream is not open'));
+    const audio = encodeMulaw(keypadTones(digits, STREAM_SAMPLE_RATE));
+    for (let at = 0; at < audio.length; at += WIRE_CHUNK_BYTES) {
+      const chunk = audio.subarray(at, at + WIRE_CHUNK_BYTES);
+      this.#traffic.packetsOut += 1;
+      this.#traffic.bytesOut += chunk.length;
+      this.#ws.send(this.#dialect.media(this.#start.streamId, chunk));
+    }
+    this.#keyPressCount += 1;
+    const name = `keys:${this.#keyPressCount}`;
+    this.#ws.send(this.#dialect.mark(this.#start.streamId, name));
+    const toneMs = (audio.length * 1000) / STREAM_SAMPLE_RATE;
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => settle(new Error('the carrier did not play the keys in time')), toneMs + KEYS_PLAYED_SLACK_MS);
+      const settle = (error: Error | null): void => {
+        clearTimeout(timer);
+        this.#keyPresses.delete(name);
+        if (error) reject(error);
+        else resolve();
+      };
+      this.#keyPresses.set(name, { played: () => settle(null), failed: settle });
+    });
   }
 
   mediaStats(): CallMedia {
@@ -244,6 +294,8 @@ export class MediaStreamEndpoint implements CallEndpoint {
   }
 
   #onMark(name: string): void {
+    const press = this.#keyPresses.get(name);
+    if (press) return press.played();
     const match = /^(\d+):(\d+)$/.exec(name);
     if (!match || this.#cleared || Number(match[1]) !== this.#reply) return;
     this.#playedMs = Math.max(this.#playedMs, Number(match[2]));
@@ -265,9 +317,14 @@ export class MediaStreamEndpoint implements CallEndpoint {
     this.#sink?.flood();
   }
 
+  #failKeyPresses(reason: string): void {
+    for (const press of [...this.#keyPresses.values()]) press.failed(new Error(reason));
+  }
+
   #stop(): void {
     if (this.#over) return;
     this.#over = true;
+    this.#failKeyPresses('the stream ended before the keys played');
     this.#toPort?.close();
     this.#toWire?.close();
   }

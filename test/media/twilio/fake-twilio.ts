@@ -3,7 +3,8 @@
 // and Twilio's error bodies, the requests Twilio makes to us (the voice webhook and the status
 // callbacks, each with a real X-Twilio-Signature) and the media-stream WebSocket client Twilio
 // opens for <Connect><Stream> (connected, start, media as μ-law 8 kHz in 20 ms chunks, dtmf,
-// mark echoed once the audio before it has played at real time, clear, stop).
+// mark echoed once the audio before it has played at real time, clear, stop), which decodes the
+// DTMF tones in what it plays (Goertzel), as the far end's IVR would.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +12,7 @@ import WebSocket from 'ws';
 import { wsDataToBuffer } from '../../../src/lib/ws-data.ts';
 import { decodeMulaw, encodeMulaw } from '../../../src/media/codec/mulaw.ts';
 import { parseFormBody, twilioSignature } from '../../../src/media/twilio/signature.ts';
+import { decodeKeypad } from '../keypad-decoder.ts';
 
 /** A call created through the REST API, as the fake holds it. */
 export interface FakeCall {
@@ -274,6 +276,22 @@ export class FakeStream {
   /** Every message of `event` we sent so far. */
   sent(event: string): Array<{ event: string; [field: string]: unknown }> {
     return this.received.filter((m) => m.event === event);
+  }
+
+  /** The keys heard in our audio as played so far (DTMF tones, decoded as a phone network's receiver does). */
+  keysHeard(): string {
+    return decodeKeypad(this.playedAudio(), 8000);
+  }
+
+  /** Our audio as played so far, in one piece (8 kHz). */
+  playedAudio(): Int16Array {
+    const out = new Int16Array(this.playedSamples);
+    let at = 0;
+    for (const a of this.played) {
+      out.set(a, at);
+      at += a.length;
+    }
+    return out;
   }
 
   /** Samples of our audio played so far. */

@@ -86,6 +86,36 @@ describe('the media-stream endpoint', () => {
     assert.equal(await stream.closed, 1000);
   });
 
+  it('presses keys as in-band Q.23 tones queued after the audio already sent; resolves once Twilio played them', { timeout: 10_000 }, async () => {
+    const { stream, endpoint } = await open();
+    endpoint.send({ type: 'agent_talking', utteranceId: 'utt_1' });
+    const frame = Int16Array.from({ length: 320 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 400 * i) / 16000)));
+    for (let i = 0; i < 10; i += 1) endpoint.playAudio(frame); // 200 ms of words, then the keys
+    await assert.rejects(endpoint.sendDigits('12x'), /"x" is not a key/);
+    const pressed = endpoint.sendDigits('1#9*');
+    let done = false;
+    void pressed.then(() => (done = true));
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(done, false, 'not resolved before Twilio played the tones');
+    await pressed;
+    // Four keys of 100 ms tone and 100 ms silence after 200 ms of words: all played by now.
+    assert.ok(stream.playedSamples >= 8 * (200 + 800) - 20, `played ${stream.playedSamples} samples`);
+    assert.equal(stream.keysHeard(), '1#9*');
+    const audio = stream.playedAudio();
+    assert.equal(stream.sent('media').length, 10 + 40, 'the words, then the tones in 20 ms messages (no key sent for the refused press)');
+    const words = audio.subarray(0, 8 * 200);
+    const peak = words.reduce((m, x) => Math.max(m, Math.abs(x)), 0);
+    assert.ok(peak > 6000 && peak < 9000, 'the words played first, whole');
+    assert.equal(stream.received.at(-1)?.event, 'mark', 'a mark after the tones says when they played');
+    assert.equal(endpoint.playedMs() <= 200, true, "the keys are not part of the reply's played position");
+    // Cleared (barge-in) before they play, keys fail; a stream that ended takes none.
+    const cut = endpoint.sendDigits('555');
+    endpoint.clear();
+    await assert.rejects(cut, /cleared/);
+    endpoint.end({ reason: 'agent_hangup', status: 'ended' });
+    await assert.rejects(endpoint.sendDigits('1'), /not open/);
+  });
+
   it('counts the chunks that never arrived as lost', { timeout: 10_000 }, async () => {
     const { stream, endpoint, sink } = await open();
     const chunk = encodeMulaw(new Int16Array(160));

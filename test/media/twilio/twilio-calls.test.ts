@@ -1,10 +1,12 @@
 // Calls through Twilio media streams against a local server speaking Twilio's real wire protocol
 // (test/media/twilio/fake-twilio.ts): the voice webhook with a real X-Twilio-Signature, the
-// media-stream WebSocket (μ-law 8 kHz, marks, clear, dtmf, stop), and the REST Calls API.
+// media-stream WebSocket (μ-law 8 kHz, marks, clear, dtmf both ways, stop), and the REST Calls API.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { FakeLlm } from '../../../src/providers/fake/fake.providers.ts';
 import { STORES } from '../../helpers/stores.ts';
 import { type MediaServer, eventually, fakeProviders, startMediaServer } from '../helpers.ts';
+import { decodeKeypad } from '../keypad-decoder.ts';
 import { FakeStream, FakeTwilio } from './fake-twilio.ts';
 
 const PUBLIC = 'https://switchboard.example.com';
@@ -30,9 +32,10 @@ for (const kind of STORES) {
     let twilio: FakeTwilio;
     let agentId: string;
     let providers: ReturnType<typeof fakeProviders>;
+    const llm = new FakeLlm();
     before(async () => {
       twilio = await new FakeTwilio().start();
-      providers = fakeProviders([], { msPerChar: 30 });
+      providers = fakeProviders([], { llm, msPerChar: 30 });
       s = await startMediaServer(kind.name, { providers, env: { PUBLIC_BASE_URL: PUBLIC, TWILIO_API_BASE_URL: twilio.baseUrl } });
       // The public address reaches the server through a proxy: here, this rewrite.
       const local = s.baseUrl;
@@ -233,5 +236,59 @@ for (const kind of STORES) {
       await new Promise((r) => setTimeout(r, 200));
       assert.equal(await callCount(), calls + 1, 'only the real call was created');
     });
+
+    // Keys the agent presses (press_digit) reach the far end as in-band DTMF tones on the stream.
+    const endedCall = (callSid: string) =>
+      eventually(async () => ((await s.api('POST', '/v2/list-calls', {})).json as Array<Record<string, any>>).find((c) => c.telephony_identifier === callSid && c.call_status === 'ended'), 10_000);
+    const toolLines = (call: Record<string, any>) =>
+      (call.transcript_with_tool_calls as Array<{ role: string; name?: string; content?: string }>).filter((u) => u.role.startsWith('tool_call')).map((u) => u.name ?? u.content);
+
+    it("a flow's press_digit node: the IVR hears its keys as in-band tones (decoded by Twilio's side); the flow then moves on and speaks", { timeout: 20_000 }, async () => {
+      const agentId = await s.flowAgent({
+        start_node_id: 'menu',
+        nodes: [
+          { id: 'menu', type: 'press_digit', digits: '1,#', edges: [{ id: 'on', destination_node_id: 'done', transition_condition: { type: 'always' } }] },
+          { id: 'done', type: 'end', instruction: { type: 'static_text', text: 'Bye.' } },
+        ],
+      });
+      assert.equal((await s.api('POST', '/import-phone-number', { phone_number: '+14155550400', twilio_account_sid: twilio.accountSid, twilio_auth_token: twilio.authToken, inbound_agent_id: agentId })).status, 201);
+      const { stream, callSid } = await twilio.ring(`${PUBLIC}/twilio/voice`, { from: CALLER, to: '+14155550400' });
+      assert.ok(stream);
+      assert.equal(await stream.closed, 1000, 'the flow reached its end node and hung up');
+      assert.equal(stream.keysHeard(), '1#');
+      const ended = await endedCall(callSid);
+      assert.equal(ended.disconnection_reason, 'agent_hangup');
+      assert.deepEqual(toolLines(ended), ['press_digit', 'pressed 1,#']);
+      // What Twilio played: each key's 100 ms tone and 100 ms of silence, then "Bye." once they had played.
+      const heard = stream.playedAudio();
+      assert.ok(firstKeyAt(heard) > 0 && firstKeyAt(heard) <= 8 * 60, `the first key at sample ${firstKeyAt(heard)}`);
+      const sounding = [...heard].map((x) => Math.abs(x) > 1000);
+      assert.ok(sounding.slice(8 * 105, 8 * 200).every((x) => !x), 'silence after each key');
+      assert.equal(decodeKeypad(heard.subarray(8 * 200, 8 * 400), 8000), '#');
+      assert.ok(sounding.slice(8 * 400).some((x) => x), 'the end node spoke after the keys');
+    });
+
+    it('a service LLM presses keys with its press_digit tool on an outbound Twilio call', { timeout: 20_000 }, async () => {
+      const created = await s.api('POST', '/create-retell-llm', { general_prompt: 'You navigate phone menus.', general_tools: [{ type: 'press_digit', name: 'press_keys' }] });
+      assert.equal(created.status, 201, JSON.stringify(created.json));
+      const agent = await s.api('POST', '/create-agent', { response_engine: { type: 'retell-llm', llm_id: created.json.llm_id } });
+      assert.equal((await s.api('POST', '/import-phone-number', { phone_number: '+14155550401', twilio_account_sid: twilio.accountSid, twilio_auth_token: twilio.authToken, outbound_agent_id: agent.json.agent_id })).status, 201);
+      llm.push({ toolCalls: [{ name: 'press_keys', arguments: { digit: '42*' } }] });
+      const call = await s.api('POST', '/v2/create-phone-call', { from_number: '+14155550401', to_number: '+14155550888' });
+      assert.equal(call.status, 201, JSON.stringify(call.json));
+      const stream = await twilio.answer(call.json.telephony_identifier as string);
+      await eventually(() => stream.keysHeard() === '42*', 10_000);
+      // Twilio says it played them (the mark after the tones): the press is done.
+      await eventually(() => stream.echoedMarks.includes('keys:1'));
+      stream.stop();
+      const ended = await endedCall(call.json.telephony_identifier as string);
+      assert.deepEqual(toolLines(ended).slice(0, 2), ['press_keys', 'pressed 42*']);
+    });
   });
+}
+
+/** The sample where the first key is heard (the end of the 40 ms that make it a key), or -1. */
+function firstKeyAt(audio: Int16Array): number {
+  for (let end = 160; end <= audio.length; end += 160) if (decodeKeypad(audio.subarray(0, end), 8000) !== '') return end;
+  return -1;
 }
