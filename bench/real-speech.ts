@@ -28,6 +28,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createResampler } from '../src/providers/audio/resample.ts';
+import { DecoderPool } from '../src/providers/pocketsphinx/decoder-pool.ts';
 import { DEBIAN_MODEL_DIR, PocketsphinxStt } from '../src/providers/pocketsphinx/pocketsphinx.stt.ts';
 import type { SttExpectation } from '../src/providers/stt.ts';
 import { keywordMatch } from '../src/voice/engines/flow.engine.ts';
@@ -95,13 +96,41 @@ export async function to16k(pcm: Int16Array, rate: number): Promise<Int16Array> 
 const COMMANDS_NODE: SttExpectation = { closed: true, phrases: COMMANDS, values: [] };
 const DIGITS_NODE: SttExpectation = { closed: true, phrases: [], values: ['digits'] };
 
-/** One stream, the items in order; the texts heard. */
-async function throughStream(items: readonly Item[], way: 'open' | 'directed', expectation: SttExpectation): Promise<string[]> {
+/** What one stream heard, and what its decoder thread spent on it. */
+interface Heard {
+  texts: string[];
+  /** The decoder thread's CPU (user + system) over the items, model load excluded, s. */
+  cpuS: number;
+  /** Audio decoded (the items with their padding), s. */
+  audioS: number;
+}
+
+/** CPU of the pool's decoder threads, s (Worker.cpuUsage: each thread's own rusage). */
+async function decoderCpuS(pool: DecoderPool): Promise<number> {
+  // An idle decoder's thread does not hold the process open: the answer is awaited with a timer that does.
+  const keep = setInterval(() => {}, 1000);
+  const used = await Promise.all(pool.threads.map((t) => t.worker.cpuUsage())).finally(() => clearInterval(keep));
+  return used.reduce((sum, u) => sum + (u.user + u.system) / 1e6, 0);
+}
+
+/**
+ * One stream, the items in order; the texts heard. `extraArgs` are added to the decoder's own
+ * arguments (a candidate setting). The stream's one decoder first decodes 500 ms of silence, so
+ * its CPU from there on is the items' decoding, not the model's load; the directed path's
+ * grammar decodes run on the same thread and are counted.
+ */
+async function throughStream(items: readonly Item[], way: 'open' | 'directed', expectation: SttExpectation, extraArgs: readonly string[] = []): Promise<Heard> {
   const narrow = way === 'directed' && items[0]?.rate === 8000;
-  const stt = new PocketsphinxStt({ mode: 'library' });
+  const pool = new DecoderPool({ maxDecoders: 1 });
+  const stt = new PocketsphinxStt({ mode: 'library', decoders: pool, extraArgs });
   const s = await stt.openStream({ ...(narrow ? { sampleRateHz: 8000 as const } : {}) });
+  const rate = narrow ? 8000 : 16000;
   const out: string[] = [];
+  let samples = 0;
   try {
+    s.write(new Int16Array(rate / 2));
+    await s.finalize();
+    const loaded = await decoderCpuS(pool);
     if (way === 'directed') s.expect?.(expectation);
     else s.bias?.(expectation.phrases.length > 0 ? expectation.phrases : ['zero', 'oh', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine']);
     for (const it of items) {
@@ -109,12 +138,14 @@ async function throughStream(items: readonly Item[], way: 'open' | 'directed', e
       const pcm = narrow ? raw : await to16k(raw, it.rate);
       const chunk = narrow ? 160 : 320;
       for (let o = 0; o < pcm.length; o += chunk) s.write(pcm.subarray(o, o + chunk));
+      samples += pcm.length;
       out.push((await s.finalize()).text);
     }
+    return { texts: out, cpuS: (await decoderCpuS(pool)) - loaded, audioS: samples / rate };
   } finally {
     await s.close();
+    await pool.close();
   }
-  return out;
 }
 
 /** pocketsphinx_continuous -jsgf, one process per item, 16 kHz. */
@@ -171,6 +202,39 @@ export interface RealSpeechOptions {
   log?: (line: string) => void;
   /** At most this many items per group (a quick run); default all. */
   perGroup?: number;
+  /**
+   * Decoder arguments to weigh against ours in the same run (e.g. ['-maxhmmpf', '3000']): the
+   * open and directed paths also run with them added, and the decoder's CPU per second of audio
+   * is reported for both. Default none (ours only).
+   */
+  candidateArgs?: readonly string[];
+}
+
+/** Decoder arguments from the environment: DECODER_CANDIDATE_ARGS="-maxhmmpf 3000 -topn 2". */
+export function candidateArgsFromEnv(value: string | undefined): string[] {
+  const args = (value ?? '').trim().split(/\s+/).filter(Boolean);
+  if (args.length % 2 !== 0 || args.some((a, i) => (i % 2 === 0) !== a.startsWith('-'))) {
+    throw new Error(`DECODER_CANDIDATE_ARGS must be pairs of -flag value (got "${value ?? ''}")`);
+  }
+  return args;
+}
+
+/** CPU spent and audio heard, summed per path and setting. */
+class CpuTally {
+  readonly #sums = new Map<string, { cpuS: number; audioS: number }>();
+
+  add(key: string, heard: Heard): void {
+    const s = this.#sums.get(key) ?? { cpuS: 0, audioS: 0 };
+    s.cpuS += heard.cpuS;
+    s.audioS += heard.audioS;
+    this.#sums.set(key, s);
+  }
+
+  /** Core-seconds per second of audio, or undefined when nothing was heard. */
+  perS(key: string): number | undefined {
+    const s = this.#sums.get(key);
+    return s && s.audioS > 0 ? s.cpuS / s.audioS : undefined;
+  }
 }
 
 /** The real-speech table (markdown), or a line saying why it was not run. */
@@ -179,55 +243,92 @@ export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promi
   const dir = realSpeechDir();
   if (!existsSync(join(dir, 'manifest.json'))) return `Real speech: not run, the folder ${dir} is absent (set REAL_SPEECH_DIR).`;
   const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as Item[];
+  const candidate = options.candidateArgs && options.candidateArgs.length > 0 ? options.candidateArgs : undefined;
+  const settings = candidate ? (['ours', 'candidate'] as const) : (['ours'] as const);
+  const argsOf = (setting: 'ours' | 'candidate'): readonly string[] => (setting === 'candidate' ? candidate ?? [] : []);
+  const cpu = new CpuTally();
   const rows: string[] = [];
-  let falseAccepts = 0;
+  const falseAccepts = { ours: 0, candidate: 0 };
   let oog = 0;
-  const oneWord = { accepted: 0, items: 0 };
+  const oneWord = { ours: 0, candidate: 0, items: 0 };
   for (const group of groups(manifest)) {
     const items = group.items.slice(0, options.perGroup ?? group.items.length);
     if (items.length === 0) continue;
     const kind = items[0]!.kind;
     const expectation = kind === 'digit' || kind === 'digits' ? DIGITS_NODE : COMMANDS_NODE;
-    const open = await throughStream(items, 'open', expectation);
-    const directed = await throughStream(items, 'directed', expectation);
+    const heard = async (way: 'open' | 'directed', setting: 'ours' | 'candidate', at = expectation): Promise<string[]> => {
+      const h = await throughStream(items, way, at, argsOf(setting));
+      cpu.add(`${way}/${setting}`, h);
+      return h.texts;
+    };
+    const open = { ours: await heard('open', 'ours'), candidate: candidate ? await heard('open', 'candidate') : [] };
+    const directed = { ours: await heard('directed', 'ours'), candidate: candidate ? await heard('directed', 'candidate') : [] };
     if (kind === 'sentence') {
-      const e = items.reduce((acc, it, i) => {
-        const w = wordErrors(it.text, open[i]!);
-        return { errors: acc.errors + w.errors, words: acc.words + w.words };
-      }, { errors: 0, words: 0 });
-      const accepted = directed.filter((t) => commandEdge(t) !== 'else').length;
-      falseAccepts += accepted;
+      const wer = (texts: readonly string[]): string => {
+        const e = items.reduce((acc, it, i) => {
+          const w = wordErrors(it.text, texts[i]!);
+          return { errors: acc.errors + w.errors, words: acc.words + w.words };
+        }, { errors: 0, words: 0 });
+        return `WER ${fmt((100 * e.errors) / e.words)} %`;
+      };
+      const accepted = (texts: readonly string[]): number => texts.filter((t) => commandEdge(t) !== 'else').length;
+      falseAccepts.ours += accepted(directed.ours);
+      falseAccepts.candidate += accepted(directed.candidate);
       oog += items.length;
-      rows.push(`| ${group.name} | WER ${fmt((100 * e.errors) / e.words)} % | keyword edge taken: ${pct(accepted, items.length)} | - |`);
-      log(`real speech: ${group.name}: WER ${fmt((100 * e.errors) / e.words)} %, false accepts ${accepted}/${items.length}`);
+      const cells = [wer(open.ours), `keyword edge taken: ${pct(accepted(directed.ours), items.length)}`];
+      if (candidate) cells.push(wer(open.candidate), `keyword edge taken: ${pct(accepted(directed.candidate), items.length)}`);
+      rows.push(`| ${group.name} | ${cells.join(' | ')} | - |`);
+      log(`real speech: ${group.name}: ${cells.join(', ')}`);
       continue;
     }
     if (kind === 'digit') {
       // One-word answers outside the grammar: single digits said at the commands node.
-      const atCommands = await throughStream(items, 'directed', COMMANDS_NODE);
-      const accepted = atCommands.filter((t) => commandEdge(t) !== 'else').length;
-      oneWord.accepted += accepted;
+      for (const setting of settings) {
+        const atCommands = await heard('directed', setting, COMMANDS_NODE);
+        oneWord[setting] += atCommands.filter((t) => commandEdge(t) !== 'else').length;
+      }
       oneWord.items += items.length;
     }
     const base = await baseline(items, kind === 'command' ? COMMANDS_JSGF : DIGITS_JSGF);
     const right = (texts: readonly string[]): number =>
       items.filter((it, i) => (kind === 'command' ? commandEdge(texts[i]!) === it.text : digitsOf(texts[i]!) === (it.digits ?? digitsOf(it.text)))).length;
-    rows.push(`| ${group.name} | ${pct(right(open), items.length)} | ${pct(right(directed), items.length)} | ${pct(right(base), items.length)} |`);
-    log(`real speech: ${group.name}: open ${right(open)}, directed ${right(directed)}, baseline ${right(base)} of ${items.length}`);
+    const cells = [pct(right(open.ours), items.length), pct(right(directed.ours), items.length)];
+    if (candidate) cells.push(pct(right(open.candidate), items.length), pct(right(directed.candidate), items.length));
+    rows.push(`| ${group.name} | ${cells.join(' | ')} | ${pct(right(base), items.length)} |`);
+    log(`real speech: ${group.name}: ${cells.join(', ')}, baseline ${right(base)} of ${items.length}`);
   }
+  const cand = candidate ? candidate.join(' ') : '';
+  const perS = (key: string): string => {
+    const v = cpu.perS(key);
+    return v === undefined ? '-' : fmt(v, 3);
+  };
+  const ratio = (way: string): string => {
+    const a = cpu.perS(`${way}/ours`);
+    const b = cpu.perS(`${way}/candidate`);
+    return a && b ? fmt(b / a, 2) : '-';
+  };
   return [
-    `Real speech (${dir.replace(/\/$/, '').split('/').slice(-3).join('/')}), ${manifest.length} recordings of real people, PocketSphinx library mode:`,
+    `Real speech (${dir.replace(/\/$/, '').split('/').slice(-3).join('/')}), ${manifest.length} recordings of real people, PocketSphinx library mode${candidate ? `; candidate decoder setting: \`${cand}\` added to ours, in the same run` : ''}:`,
     '',
-    '| group | open (bias, 16 kHz) | directed (grammar + open-model check; 8 kHz native) | baseline: pocketsphinx_continuous -jsgf |',
-    '|---|---|---|---|',
+    candidate
+      ? `| group | open (bias, 16 kHz) | directed (grammar + open-model check; 8 kHz native) | open, \`${cand}\` | directed, \`${cand}\` | baseline: pocketsphinx_continuous -jsgf |`
+      : '| group | open (bias, 16 kHz) | directed (grammar + open-model check; 8 kHz native) | baseline: pocketsphinx_continuous -jsgf |',
+    candidate ? '|---|---|---|---|---|---|' : '|---|---|---|---|',
     ...rows,
     '',
-    `Out-of-grammar sentences that took a keyword edge at the commands node (directed): ${pct(falseAccepts, oog)}.`,
-    `Out-of-grammar single words (digits said at the commands node) that took a keyword edge (directed): ${pct(oneWord.accepted, oneWord.items)}.`,
+    `Out-of-grammar sentences that took a keyword edge at the commands node (directed): ${pct(falseAccepts.ours, oog)}${candidate ? `; with \`${cand}\`: ${pct(falseAccepts.candidate, oog)}` : ''}.`,
+    `Out-of-grammar single words (digits said at the commands node) that took a keyword edge (directed): ${pct(oneWord.ours, oneWord.items)}${candidate ? `; with \`${cand}\`: ${pct(oneWord.candidate, oneWord.items)}` : ''}.`,
+    '',
+    'The decoder thread\'s CPU (its own rusage, user + system, model load excluded) per second of audio decoded, core-s/s:',
+    '',
+    candidate ? `| path | ours | \`${cand}\` | ratio |` : '| path | ours |',
+    candidate ? '|---|---|---|---|' : '|---|---|',
+    ...(['open', 'directed'] as const).map((way) => (candidate ? `| ${way} | ${perS(`${way}/ours`)} | ${perS(`${way}/candidate`)} | ${ratio(way)} |` : `| ${way} | ${perS(`${way}/ours`)} |`)),
   ].join('\n');
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const perGroup = process.env['PER_GROUP'] ? Number(process.env['PER_GROUP']) : undefined;
-  process.stdout.write(`${await runRealSpeechBench({ log: (l) => process.stderr.write(`${l}\n`), ...(perGroup ? { perGroup } : {}) })}\n`);
+  const candidateArgs = candidateArgsFromEnv(process.env['DECODER_CANDIDATE_ARGS']);
+  process.stdout.write(`${await runRealSpeechBench({ log: (l) => process.stderr.write(`${l}\n`), candidateArgs, ...(perGroup ? { perGroup } : {}) })}\n`);
 }

@@ -28,7 +28,7 @@ import { PocketsphinxStt, probeLibrary, type PocketsphinxMode } from '../src/pro
 import { keywordMatch } from '../src/voice/engines/flow.engine.ts';
 import { BandMeter } from '../src/providers/audio/band.ts';
 import { fmt, machine, percentile, wordErrors } from './lib.ts';
-import { runRealSpeechBench } from './real-speech.ts';
+import { candidateArgsFromEnv, runRealSpeechBench } from './real-speech.ts';
 import { concatPcm } from '../src/lib/pcm.ts';
 
 /** What callers say at a node that branches on `keywords`; `branch`: whether they said one. */
@@ -196,7 +196,7 @@ export async function runRecognitionBench(options: RecognitionBenchOptions = {})
     '|---|---|---|---|---|',
     ...lat,
     '',
-    await runRealSpeechBench({ log }),
+    await runRealSpeechBench({ log, candidateArgs: candidateArgsFromEnv(process.env['DECODER_CANDIDATE_ARGS']), ...(process.env['PER_GROUP'] ? { perGroup: Number(process.env['PER_GROUP']) } : {}) }),
   ].join('\n');
 }
 

@@ -27,10 +27,12 @@ export const SERVER_LOST = 'error_server_lost';
 
 /**
  * Why a call cannot start: its access token (`token_invalid`, `token_expired`, `token_used`), the
- * server is shutting down, or the admission failed for another reason (`failed`). A transport
- * tells its caller in its own words (the web call: an `error` message and a close code).
+ * server is shutting down, the embedded recogniser has no room for one more call now
+ * (`recogniser_busy`: nothing was redeemed, the same token may join once a call has ended), or
+ * the admission failed for another reason (`failed`). A transport tells its caller in its own
+ * words (the web call: an `error` message and a close code; SIP: 486 Busy Here).
  */
-export type RefusalReason = AccessTokenErrorCode | 'shutting_down' | 'failed';
+export type RefusalReason = AccessTokenErrorCode | 'shutting_down' | 'recogniser_busy' | 'failed';
 
 /** A call the registry will not start; `reason` says why, `message` says it to a person. */
 export class CallRefused extends Error {
@@ -71,6 +73,13 @@ export class SessionRegistry {
   readonly #d: SessionRegistryDeps;
   readonly #sessions = new Map<string, CallSession>();
   readonly #starting = new Set<Promise<unknown>>();
+  /**
+   * Calls between their admission and the recogniser stream their session opens (at the end of
+   * its start): each holds a place in the recogniser's room meanwhile, so two joins cannot both
+   * take its last place. A hold lapses as soon as its call's stream is open (then counted by the
+   * recogniser itself) or its start failed: created calls that never join hold nothing.
+   */
+  #joining = 0;
   #closing: Promise<void> | undefined;
   /** The calls' deadline once closing, on the sessions' scheduler clock (ms). */
   #deadline: number | undefined;
@@ -157,9 +166,26 @@ export class SessionRegistry {
   /** Runs an admitted call on `endpoint` (every way in ends here). */
   #admitAndRun(admission: () => Promise<AdmittedCall>, endpoint: CallEndpoint): Promise<CallSession> {
     if (this.#closing) return Promise.reject(new CallRefused('shutting_down', 'The server is shutting down; try again shortly.'));
+    if (this.recogniserBusy()) {
+      return Promise.reject(new CallRefused('recogniser_busy', "This server's speech recogniser is serving as many calls as it takes; try again once one has ended."));
+    }
+    this.#joining++;
     const work = admission().then((admitted) => this.#run(admitted, endpoint));
     this.#starting.add(work);
-    return work.finally(() => this.#starting.delete(work));
+    return work.finally(() => {
+      this.#joining--;
+      this.#starting.delete(work);
+    });
+  }
+
+  /**
+   * Whether the embedded recogniser (SttProvider.capacity) has no room for one more call, counting
+   * the calls being admitted now. A transport that answers before it admits (Twilio's voice
+   * webhook) asks this to answer busy; admission asks it again.
+   */
+  recogniserBusy(): boolean {
+    const room = this.#d.providers.stt.capacity?.();
+    return room !== undefined && room.open + this.#joining >= room.max;
   }
 
   async #run({ call, agent }: AdmittedCall, endpoint: CallEndpoint): Promise<CallSession> {

@@ -46,6 +46,8 @@ export const REFUSALS = {
   unsupported_protocol: 4400,
   bad_message: 4400,
   engine_unavailable: 4503,
+  /** The server's embedded recogniser is full; the token was not redeemed: join again shortly. */
+  recogniser_busy: 4503,
   server_shutting_down: 1001,
   internal_error: 1011,
 } as const satisfies Record<string, CloseCode>;

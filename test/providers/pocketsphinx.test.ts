@@ -207,6 +207,18 @@ test('pocketsphinx library mode: at a closed node, a keyword faint in the lattic
   }
 });
 
+test('pocketsphinx library mode: at a closed node, a keyword said inside a sentence that the lattice holds strongly is taken (agent tests: "book a visit" heard as "but the visit")', LIBRARY, async () => {
+  const tts = new FliteTts();
+  try {
+    const keywords = ['appointment', 'book', 'sales', 'buy', 'purchase', 'support', 'help', 'broken', 'billing', 'invoice', 'payment', 'yes', 'yeah', 'correct', 'no', 'nope'];
+    const [visit, hours] = await directedHeard(tts, ['hi i need to book a visit with the doctor', 'what are your opening hours on saturday'], { closed: true, phrases: keywords, values: [] });
+    assert.match(visit!, /\bbook\b/, `the keyword the caller said takes its edge: ${visit}`);
+    assert.ok(!keywordMatch(keywords, hours!), `no keyword edge for: ${hours}`);
+  } finally {
+    await tts.close();
+  }
+});
+
 test('pocketsphinx library mode: 8 kHz audio is decoded natively (sampleRateHz 8000)', LIBRARY, async () => {
   const tts = new FliteTts();
   try {

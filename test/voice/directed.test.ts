@@ -44,6 +44,10 @@ test('a phrase only the lattice holds is taken at a closed node when it spans en
   const misheard = [{ word: 'the', start: 10, end: 20 }, { word: 'stat', start: 21, end: 66 }];
   assert.equal(spansAnswer({ phrase: 'stop', start: 20, end: 63, posterior: 0.002 }, misheard), true, '"stop" over most of a short answer');
   assert.equal(spansAnswer({ phrase: 'stop', start: 0, end: 10, posterior: 0.002 }, []), true, 'nothing heard: nothing to weigh against');
+  // "hi i need to book a visit with the doctor" (Flite kal16) heard "... to but the visit ...": "book" over 10 % of the speech, at 0.09.
+  const visit = ['hi', 'i', 'need', 'to', 'but', 'the', 'visit', 'with', 'the', 'doctor'].map((word, i) => ({ word, start: 11 + 22 * i, end: 32 + 22 * i }));
+  assert.equal(spansAnswer({ phrase: 'book', start: 91, end: 112, posterior: 0.09 }, visit), true, 'a keyword the lattice holds strongly, however short');
+  assert.equal(spansAnswer({ phrase: 'support', start: 133, end: 166, posterior: 0.0116 }, visit), false, 'a faint one in the same sentence is not taken');
 });
 
 const flow: ConversationFlow = {

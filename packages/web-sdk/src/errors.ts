@@ -49,6 +49,7 @@ export const SERVER_ERROR_MESSAGES: Record<string, string> = {
   join_timeout: 'The server did not receive the join message in time.',
   unsupported_protocol: 'The server does not speak this SDK’s protocol version.',
   engine_unavailable: 'An engine the agent needs is not available on the server.',
+  recogniser_busy: 'The server is serving as many calls as it can hear now; join again in a few seconds (the token is still unused).',
 };
 
 /** Maps a getUserMedia failure to an SDK error. */

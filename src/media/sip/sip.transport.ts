@@ -29,6 +29,7 @@ import type { Transport, TransportContext, TransportHandle } from '../transport.
 import { RtpSession, bindRtpSocket } from './rtp.ts';
 import { SipCallEndpoint } from './sip.endpoint.ts';
 import { inboundAdmission } from '../inbound-admission.ts';
+import { CallRefused } from '../session-registry.ts';
 import type { Call } from '../../domain/call.ts';
 import type { PhoneNumber, PhoneNumberReach } from '../../domain/phone-number.ts';
 import { DigestVerifier } from './digest-server.ts';
@@ -373,6 +374,7 @@ export class SipTransport implements TransportHandle {
       dialog.endpoint = null;
       endpoint.end({ reason: 'error_unknown', status: 'error' });
       if (error instanceof AppError && error.code === 'concurrency_limit_reached') return fail(486, 'Busy Here', 'concurrency_limit', [['Retry-After', String(BUSY_RETRY_AFTER_SECONDS)]]);
+      if (error instanceof CallRefused && error.reason === 'recogniser_busy') return fail(486, 'Busy Here', 'recogniser_busy', [['Retry-After', String(BUSY_RETRY_AFTER_SECONDS)]]);
       return fail(480, 'Temporarily Unavailable', 'not_admitted');
     }
     if (dialog.state === 'ended') return;

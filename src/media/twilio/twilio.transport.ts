@@ -112,6 +112,8 @@ export class TwilioTransport {
     if (outbound ? !CALL_ID.test(callId) : !number.answersInbound) return twiml(rejectTwiml());
     // The account's concurrency limit, as for web calls: the caller hears busy (the stream's admission checks it again, atomically).
     if (!outbound && (await this.#context.phone.calls.atConcurrencyLimit(number.accountId))) return twiml(rejectTwiml('busy'));
+    // The embedded recogniser full: the caller hears busy rather than a call that ends error_asr.
+    if (!outbound && this.#context.registry.recogniserBusy()) return twiml(rejectTwiml('busy'));
     const ticket = ticketParameters(number.credentials.authToken, callSid as string, { number: number.phoneNumber, peer: (outbound ? to : from) as string, direction: outbound ? 'outbound' : 'inbound', callId, expiresAt: this.#now() + STREAM_TICKET_TTL_MS });
     return twiml(connectStreamTwiml(this.#streamUrl(), ticket));
   }

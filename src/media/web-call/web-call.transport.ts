@@ -40,6 +40,7 @@ const REFUSAL_CODES: Record<RefusalReason, RefusalCode> = {
   token_expired: 'token_expired',
   token_used: 'token_used',
   shutting_down: 'server_shutting_down',
+  recogniser_busy: 'recogniser_busy',
   failed: 'internal_error',
 };
 
