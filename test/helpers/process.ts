@@ -23,8 +23,12 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `node src/main.ts` as a real child process and waits until it is ready (listening, engines reported). */
-export async function startServer(env: Record<string, string>, timeoutMs = 20_000): Promise<ServerProcess> {
+/**
+ * Starts `node src/main.ts` as a real child process and waits until it is ready (listening, engines
+ * reported). The wait is bounded generously: three servers starting at once beside other test files
+ * took over 20 s on a busy 2-core machine.
+ */
+export async function startServer(env: Record<string, string>, timeoutMs = 45_000): Promise<ServerProcess> {
   const child = spawn(process.execPath, [path.join(ROOT, 'src/main.ts')], {
     cwd: ROOT,
     // ENV_FILE empty: a .env in the checkout never reaches a test (a test names its own).
