@@ -23,11 +23,10 @@ import { AppError } from '../../domain/errors.ts';
 import { normalizeE164 } from '../../domain/phone-number.ts';
 import { systemClock } from '../../lib/clock.ts';
 import { TokenBuckets } from '../../lib/token-bucket.ts';
-import { createResampler } from '../../providers/audio/resample.ts';
 import type { CallEnding } from '../endpoint.ts';
 import type { Transport, TransportContext, TransportHandle } from '../transport.ts';
-import { RtpSession, bindRtpSocket } from './rtp.ts';
-import { SipCallEndpoint } from './sip.endpoint.ts';
+import { bindRtpSocket } from './rtp.ts';
+import { type SipCallEndpoint, openSipEndpoint } from './sip.endpoint.ts';
 import { inboundAdmission } from '../inbound-admission.ts';
 import type { Call } from '../../domain/call.ts';
 import type { PhoneNumber, PhoneNumberReach } from '../../domain/phone-number.ts';
@@ -342,15 +341,13 @@ export class SipTransport implements TransportHandle {
     const media = 'refusal' in offer ? null : chooseCodec(offer);
     if ('refusal' in offer || !media) return fail(488, 'Not Acceptable Here', 'no_common_codec');
 
-    let rtp: RtpSession;
+    let socket: dgram.Socket;
     try {
-      const socket = await bindRtpSocket(this.#config.bindHost, this.#config.rtpPortMin, this.#config.rtpPortMax);
-      rtp = new RtpSession({ socket, codec: media.codec, payloadType: media.payloadType, eventPayloadType: media.eventPayloadType, remote: { address: offer.address, port: offer.port } });
+      socket = await bindRtpSocket(this.#config.bindHost, this.#config.rtpPortMin, this.#config.rtpPortMax);
     } catch {
       return fail(503, 'Service Unavailable', 'no_rtp_port');
     }
-    const [upsampler, downsampler] = await Promise.all([createResampler(8000, 16_000), createResampler(16_000, 8000)]);
-    const endpoint = new SipCallEndpoint({ rtp, upsampler, downsampler, onEnd: (ending) => this.#hangUp(dialog, ending), transfer: (destination) => this.#transfer(dialog, destination) });
+    const endpoint = await openSipEndpoint({ socket, media, remote: { address: offer.address, port: offer.port }, onEnd: (ending) => this.#hangUp(dialog, ending), transfer: (destination) => this.#transfer(dialog, destination) });
     dialog.endpoint = endpoint;
     if (dialog.cancelled || this.#closed) {
       endpoint.end({ reason: 'user_hangup', status: 'ended' });
@@ -384,7 +381,7 @@ export class SipTransport implements TransportHandle {
         ['Allow', ALLOW],
         ['Content-Type', 'application/sdp'],
       ],
-      body: answerSdp(this.#config.publicHost, rtp.localPort, media),
+      body: answerSdp(this.#config.publicHost, socket.address().port, media),
     });
     this.#send(dialog.lastResponse, remote);
     this.#retransmitOk(dialog, T1_MS, 0);
@@ -601,9 +598,7 @@ export class SipTransport implements TransportHandle {
       await this.#context.phone.calls.endUnanswered(call.account_id, call.call_id, 'dial_failed');
       return;
     }
-    const rtp = new RtpSession({ socket: leg.socket, codec: media.codec, payloadType: media.payloadType, eventPayloadType: media.eventPayloadType, remote: { address: answer.address, port: answer.port } });
-    const [upsampler, downsampler] = await Promise.all([createResampler(8000, 16_000), createResampler(16_000, 8000)]);
-    const endpoint = new SipCallEndpoint({ rtp, upsampler, downsampler, onEnd: (ending) => this.#hangUp(dialog, ending), transfer: (destination) => this.#transfer(dialog, destination) });
+    const endpoint = await openSipEndpoint({ socket: leg.socket, media, remote: { address: answer.address, port: answer.port }, onEnd: (ending) => this.#hangUp(dialog, ending), transfer: (destination) => this.#transfer(dialog, destination) });
     dialog.endpoint = endpoint;
     if (dialog.state === 'ended' || this.#closed) {
       endpoint.end({ reason: 'user_hangup', status: 'ended' });
