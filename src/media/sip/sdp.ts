@@ -2,10 +2,12 @@
  * The SDP (RFC 4566, the offer/answer of RFC 3264) the SIP endpoint writes and chooses from: our
  * answer to a caller's offer, our offer on a call we place, and the codec taken from either side's.
  *
- * The preference: Opus (RFC 7587) whenever the other side offers it (its wideband audio is what
- * the recogniser wants, and its FEC rides out loss), then G.711 μ-law, then A-law. telephone-event
+ * The preference (SIP_CODECS, by default): Opus (RFC 7587) whenever the other side offers it (its
+ * wideband audio is what the recogniser wants, and its FEC rides out loss), then G.711 μ-law, then
+ * A-law, wherever the other side lists them. telephone-event
  * (RFC 4733) follows the other side: at Opus's 48 kHz clock when it offers that, else at 8 kHz.
  */
+import { SIP_CODECS, type SipCodec } from '../../config/sip.config.ts';
 import { PCMA_PAYLOAD_TYPE, PCMU_PAYLOAD_TYPE } from '../codec/g711.ts';
 import type { RtpMedia } from './rtp-codec.ts';
 import type { SdpAudio } from './sip-message.ts';
@@ -22,18 +24,18 @@ const OPUS_FMTP = 'maxplaybackrate=16000;sprop-maxcapturerate=16000;stereo=0;spr
 
 type Format = SdpAudio['formats'][number];
 
-/** The codec taken from an offer (or from the answer to our offer); null when none is shared. */
-export function chooseCodec(offer: SdpAudio): RtpMedia | null {
+/** The codec taken from an offer (or from the answer to our offer), the first of `preference` it has; null when none is shared. */
+export function chooseCodec(offer: SdpAudio, preference: readonly SipCodec[] = SIP_CODECS): RtpMedia | null {
   const find = (name: string, clockRate: number) => offer.formats.find((f) => f.encoding === name && f.clockRate === clockRate);
-  const opus = find('opus', 48_000);
-  if (opus) {
-    const event = find('telephone-event', 48_000) ?? find('telephone-event', 8000);
-    return { codec: 'opus', payloadType: opus.payloadType, ...eventOf(event), dtx: fmtpParam(opus, 'usedtx') === '1' };
-  }
-  const event = find('telephone-event', 8000);
-  for (const [codec, payloadType] of [['pcmu', PCMU_PAYLOAD_TYPE], ['pcma', PCMA_PAYLOAD_TYPE]] as const) {
+  for (const codec of preference) {
+    if (codec === 'opus') {
+      const opus = find('opus', 48_000);
+      if (!opus) continue;
+      const event = find('telephone-event', 48_000) ?? find('telephone-event', 8000);
+      return { codec, payloadType: opus.payloadType, ...eventOf(event), dtx: fmtpParam(opus, 'usedtx') === '1' };
+    }
     const format = find(codec, 8000);
-    if (format) return { codec, payloadType: format.payloadType ?? payloadType, ...eventOf(event), dtx: false };
+    if (format) return { codec, payloadType: format.payloadType, ...eventOf(find('telephone-event', 8000)), dtx: false };
   }
   return null;
 }
@@ -59,13 +61,16 @@ export function answerSdp(host: string, port: number, media: RtpMedia): string {
   return sessionSdp(host, port, [audio, ...(media.eventPayloadType === null ? [] : [telephoneEvent(media.eventPayloadType, media.eventClockRate)])]);
 }
 
-/** Our SDP offer (RFC 3264): Opus, PCMU, PCMA and telephone-event (48 and 8 kHz) on the call's RTP port. */
-export function offerSdp(host: string, port: number): string {
+/** Our SDP offer (RFC 3264): `codecs` in order (by default Opus, PCMU, PCMA) and telephone-event (48 kHz beside Opus, and 8 kHz) on the call's RTP port. */
+export function offerSdp(host: string, port: number, codecs: readonly SipCodec[] = SIP_CODECS): string {
+  const formats: Record<SipCodec, SdpFormat> = {
+    opus: { payloadType: OPUS_PAYLOAD_TYPE, rtpmap: 'opus/48000/2', fmtp: OPUS_FMTP },
+    pcmu: { payloadType: PCMU_PAYLOAD_TYPE, rtpmap: 'PCMU/8000' },
+    pcma: { payloadType: PCMA_PAYLOAD_TYPE, rtpmap: 'PCMA/8000' },
+  };
   return sessionSdp(host, port, [
-    { payloadType: OPUS_PAYLOAD_TYPE, rtpmap: 'opus/48000/2', fmtp: OPUS_FMTP },
-    { payloadType: PCMU_PAYLOAD_TYPE, rtpmap: 'PCMU/8000' },
-    { payloadType: PCMA_PAYLOAD_TYPE, rtpmap: 'PCMA/8000' },
-    telephoneEvent(TELEPHONE_EVENT_48K_PAYLOAD_TYPE, 48_000),
+    ...codecs.map((codec) => formats[codec]),
+    ...(codecs.includes('opus') ? [telephoneEvent(TELEPHONE_EVENT_48K_PAYLOAD_TYPE, 48_000)] : []),
     telephoneEvent(TELEPHONE_EVENT_PAYLOAD_TYPE, 8000),
   ]);
 }

@@ -338,7 +338,7 @@ export class SipTransport implements TransportHandle {
     if (number && number.inbound_agent_id === null && !number.inbound_webhook_url) return fail(480, 'Temporarily Unavailable', 'no_inbound_agent');
     const contentType = invite.headers.one('content-type')?.toLowerCase() ?? '';
     const offer = contentType.startsWith('application/sdp') ? parseSdpAudio(invite.body) : { refusal: 'no SDP offer' };
-    const media = 'refusal' in offer ? null : chooseCodec(offer);
+    const media = 'refusal' in offer ? null : chooseCodec(offer, this.#config.codecs);
     if ('refusal' in offer || !media) return fail(488, 'Not Acceptable Here', 'no_common_codec');
 
     let socket: dgram.Socket;
@@ -552,7 +552,7 @@ export class SipTransport implements TransportHandle {
       contact: `sip:${number.phone_number}@${this.#config.publicHost}:${this.port}${uriParams}`,
       sentBy: `${this.#config.publicHost}:${this.port}`,
       reliable: stream !== null,
-      sdp: offerSdp(this.#config.publicHost, socket.address().port),
+      sdp: offerSdp(this.#config.publicHost, socket.address().port, this.#config.codecs),
       credentials: reach.auth,
       ringTimeoutMs: this.#config.ringTimeoutMs,
       send: (message) => this.#send(message, remote),
@@ -591,7 +591,7 @@ export class SipTransport implements TransportHandle {
     }
     const dialog = this.#outboundDialog(leg.callId, leg.localTag, leg.from, leg.remote, outcome.response, outcome.cseq);
     const answer = parseSdpAudio(outcome.response.body);
-    const media = 'refusal' in answer ? null : chooseCodec(answer);
+    const media = 'refusal' in answer ? null : chooseCodec(answer, this.#config.codecs);
     if ('refusal' in answer || !media) {
       leg.socket.close();
       this.#hangUp(dialog, { reason: 'dial_failed', status: 'ended' });

@@ -9,6 +9,9 @@ import { RtpSession } from '../../../src/media/sip/rtp.ts';
 import { createRtpCodec, type RtpMedia } from '../../../src/media/sip/rtp-codec.ts';
 import { answerSdp, chooseCodec, offerSdp } from '../../../src/media/sip/sdp.ts';
 import { parseSdpAudio, type SdpAudio } from '../../../src/media/sip/sip-message.ts';
+import type { SipTransport } from '../../../src/media/sip/sip.transport.ts';
+import { loadConfig } from '../../../src/config/config.ts';
+import { fakeProviders, startMediaServer } from '../helpers.ts';
 
 const sdp = (...lines: string[]) => ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', ...lines, ''].join('\r\n');
 const parsed = (text: string): SdpAudio => {
@@ -51,6 +54,53 @@ describe('SDP: the codec chosen', () => {
       ['96 opus/48000', '0 pcmu/8000', '8 pcma/8000', '102 telephone-event/48000', '101 telephone-event/8000'],
     );
     assert.match(offer.formats[0]?.fmtp ?? '', /useinbandfec=1/);
+  });
+
+  it('follows SIP_CODECS: its order is the preference, and a codec left out is neither offered nor taken', () => {
+    const offer = parsed(sdp('m=audio 4000 RTP/AVP 111 8 0 101', 'a=rtpmap:111 opus/48000/2', 'a=rtpmap:101 telephone-event/8000'));
+    assert.equal(chooseCodec(offer, ['pcma', 'pcmu'])?.codec, 'pcma');
+    assert.equal(chooseCodec(offer, ['pcmu', 'opus'])?.codec, 'pcmu');
+    assert.equal(chooseCodec(parsed(sdp('m=audio 4000 RTP/AVP 111', 'a=rtpmap:111 opus/48000/2')), ['pcmu', 'pcma']), null);
+    assert.deepEqual(
+      parsed(offerSdp('127.0.0.1', 4004, ['pcmu', 'pcma'])).formats.map((f) => `${f.payloadType} ${f.encoding}/${f.clockRate}`),
+      ['0 pcmu/8000', '8 pcma/8000', '101 telephone-event/8000'],
+    );
+    assert.deepEqual(loadConfig({ SIP_PORT: '0', SIP_CODECS: 'PCMU, opus' }).sip?.codecs, ['pcmu', 'opus']);
+    assert.deepEqual(loadConfig({ SIP_PORT: '0' }).sip?.codecs, ['opus', 'pcmu', 'pcma']);
+    for (const bad of ['pcmu,g729', 'pcmu,pcmu']) assert.throws(() => loadConfig({ SIP_PORT: '0', SIP_CODECS: bad }), /SIP_CODECS/);
+  });
+
+  it('a server with SIP_CODECS=pcmu,pcma answers an offer of Opus and PCMU with PCMU', { timeout: 20_000 }, async () => {
+    const s = await startMediaServer('sqlite', { providers: fakeProviders([]), env: { SIP_PORT: '0', SIP_CODECS: 'pcmu,pcma', SIP_RTP_PORT_MIN: '47000', SIP_RTP_PORT_MAX: '47998' } });
+    const caller = await udp();
+    try {
+      const sip = s.app.transports.get('sip') as SipTransport;
+      await sip.ready;
+      const agentId = await s.flowAgent({ start_node_id: 'hi', nodes: [{ id: 'hi', type: 'conversation', instruction: { type: 'static_text', text: 'Hello.' } }] });
+      assert.equal((await s.api('POST', '/import-phone-number', { phone_number: '+14155550620', inbound_agent_id: agentId })).status, 201);
+      const body = sdp(`m=audio ${caller.port} RTP/AVP 111 0 101`, 'a=rtpmap:111 opus/48000/2', 'a=rtpmap:101 telephone-event/8000');
+      const request = [
+        `INVITE sip:+14155550620@127.0.0.1:${sip.port} SIP/2.0`,
+        `Via: SIP/2.0/UDP 127.0.0.1:${caller.port};branch=z9hG4bKcodecs1`,
+        'Max-Forwards: 70',
+        `From: <sip:+14155550111@127.0.0.1:${caller.port}>;tag=c1`,
+        'To: <sip:+14155550620@127.0.0.1>',
+        'Call-ID: codecs-1',
+        'CSeq: 1 INVITE',
+        `Contact: <sip:caller@127.0.0.1:${caller.port}>`,
+        'Content-Type: application/sdp',
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        '',
+        body,
+      ].join('\r\n');
+      caller.socket.send(Buffer.from(request), sip.port, '127.0.0.1');
+      await waitFor(() => caller.packets.some((p) => p.toString('latin1').startsWith('SIP/2.0 200')), 10_000);
+      const ok = caller.packets.find((p) => p.toString('latin1').startsWith('SIP/2.0 200'))!.toString('latin1');
+      assert.match(ok, /^m=audio [0-9]+ RTP\/AVP 0 101\r$/m);
+    } finally {
+      caller.socket.close();
+      await s.close();
+    }
   });
 });
 
