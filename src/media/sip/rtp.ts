@@ -75,6 +75,11 @@ export class RtpSession {
   #lastTransit: number | null = null;
   /** The timestamp the caller's next audio packet should carry: a jump beyond it after a loss is repaired. */
   #nextTimestamp: number | null = null;
+  /**
+   * Samples the repairs may still add: what was decoded, less what was repaired. A peer's gaps
+   * (its sequence and timestamps are its to write) can so at most double the audio it sends.
+   */
+  #repairBudget = 0;
   #jitter = 0;
   #lastEventTimestamp: number | null = null;
   #closed = false;
@@ -248,7 +253,8 @@ export class RtpSession {
   /**
    * One audio packet decoded, in order: packets lost just before it (a gap in the sequence, and
    * the timestamps jumped by up to a second) are first repaired where the codec can, so the
-   * decoder and the caller's timeline go on in order. A late or repeated packet is dropped.
+   * decoder and the caller's timeline go on in order, as far as the repair budget allows. A late
+   * or repeated packet is dropped.
    */
   #receiveAudio(payload: Buffer, timestamp: number, missing: number): void {
     if (missing < 0) return;
@@ -256,10 +262,12 @@ export class RtpSession {
     let repaired: Int16Array | null = null;
     if (missing > 0 && this.#nextTimestamp !== null) {
       const gap = Math.round(((timestamp - this.#nextTimestamp + 2 ** 32) % 2 ** 32) / ticksPerSample);
-      if (gap > 0 && gap <= MAX_REPAIR_SAMPLES) repaired = this.#codec.repair(payload, gap);
+      if (gap > 0 && gap <= MAX_REPAIR_SAMPLES && gap <= this.#repairBudget) repaired = this.#codec.repair(payload, gap);
+      if (repaired) this.#repairBudget -= repaired.length;
     }
     const pcm = this.#codec.decode(payload);
     if (!pcm) return;
+    this.#repairBudget += pcm.length;
     this.#nextTimestamp = (timestamp + pcm.length * ticksPerSample) % 2 ** 32;
     if (repaired) this.#handlers?.audio(repaired);
     this.#handlers?.audio(pcm);

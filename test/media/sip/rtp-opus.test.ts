@@ -154,6 +154,30 @@ describe('RTP on Opus', () => {
     assert.equal(sender.codec.clockRate, 48_000);
   });
 
+  it('bounds the repairs: a peer whose every packet claims a second lost at most doubles its audio', async () => {
+    const peer = await udp();
+    const receiving = new RtpSession({ socket: (await udp()).socket, codec: createRtpCodec(OPUS), payloadType: 111, eventPayloadType: null, remote: { address: '127.0.0.1', port: peer.port } });
+    open.push(receiving, peer.socket);
+    let heard = 0;
+    receiving.start({ audio: (pcm) => (heard += pcm.length), dtmf: () => {} });
+    const encoder = createRtpCodec(OPUS);
+    const frame = Buffer.from(encoder.encode(tone(320, 16_000)));
+    encoder.close();
+    for (let i = 0; i < 20; i++) {
+      // Each packet 10 on in the sequence and a second on in time: 9 lost, 1 s to fill.
+      const header = Buffer.alloc(12);
+      header[0] = 0x80;
+      header[1] = 111;
+      header.writeUInt16BE(i * 10, 2);
+      header.writeUInt32BE(i * 48_000, 4);
+      header.writeUInt32BE(1234, 8);
+      peer.socket.send(Buffer.concat([header, frame]), receiving.localPort, '127.0.0.1');
+    }
+    await waitFor(() => receiving.stats().packetsIn >= 20);
+    assert.equal(receiving.stats().packetsLost, 19 * 9);
+    assert.ok(heard <= 2 * 20 * 320, `${heard} samples heard from 20 packets of 320`);
+  });
+
   it('presses keys at the event clock the far end took (48 kHz durations), and the far end reads them once', async () => {
     const a = await udp();
     const b = await udp();
