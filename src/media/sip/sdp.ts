@@ -7,7 +7,7 @@
  * A-law, wherever the other side lists them. telephone-event
  * (RFC 4733) follows the other side: at Opus's 48 kHz clock when it offers that, else at 8 kHz.
  */
-import { SIP_CODECS, type SipCodec } from '../../config/sip.config.ts';
+import type { SipCodec } from '../../config/sip.config.ts';
 import { PCMA_PAYLOAD_TYPE, PCMU_PAYLOAD_TYPE } from '../codec/g711.ts';
 import type { RtpMedia } from './rtp-codec.ts';
 import type { SdpAudio } from './sip-message.ts';
@@ -24,8 +24,11 @@ const OPUS_FMTP = 'maxplaybackrate=16000;sprop-maxcapturerate=16000;stereo=0;spr
 
 type Format = SdpAudio['formats'][number];
 
+/** SIP_CODECS's default (src/config/sip.config.ts): Opus, then μ-law, then A-law. */
+const DEFAULT_PREFERENCE: readonly SipCodec[] = ['opus', 'pcmu', 'pcma'];
+
 /** The codec taken from an offer (or from the answer to our offer), the first of `preference` it has; null when none is shared. */
-export function chooseCodec(offer: SdpAudio, preference: readonly SipCodec[] = SIP_CODECS): RtpMedia | null {
+export function chooseCodec(offer: SdpAudio, preference: readonly SipCodec[] = DEFAULT_PREFERENCE): RtpMedia | null {
   const find = (name: string, clockRate: number) => offer.formats.find((f) => f.encoding === name && f.clockRate === clockRate);
   for (const codec of preference) {
     if (codec === 'opus') {
@@ -62,7 +65,7 @@ export function answerSdp(host: string, port: number, media: RtpMedia): string {
 }
 
 /** Our SDP offer (RFC 3264): `codecs` in order (by default Opus, PCMU, PCMA) and telephone-event (48 kHz beside Opus, and 8 kHz) on the call's RTP port. */
-export function offerSdp(host: string, port: number, codecs: readonly SipCodec[] = SIP_CODECS): string {
+export function offerSdp(host: string, port: number, codecs: readonly SipCodec[] = DEFAULT_PREFERENCE): string {
   const formats: Record<SipCodec, SdpFormat> = {
     opus: { payloadType: OPUS_PAYLOAD_TYPE, rtpmap: 'opus/48000/2', fmtp: OPUS_FMTP },
     pcmu: { payloadType: PCMU_PAYLOAD_TYPE, rtpmap: 'PCMU/8000' },
