@@ -1,9 +1,10 @@
 // Issue 24: Opus on SIP where the far end offers it, with baresip (Debian, its opus module) as the
 // phone, on the embedded engines. A caller offering only Opus asks to buy something (a Flite WAV as
-// its microphone): the flow takes the sales branch, the agent's words reach the phone, and the call's
-// media is `opus` on the 48 kHz clock. An outbound call to a baresip that answers with Opus runs
-// on Opus. (G.711-only phones keep G.711: sip-inbound and sip-outbound.) One store: the codec
-// path does not touch it; the SIP tests on both stores cover the call records.
+// its microphone): the flow takes the sales branch, the agent's words reach the phone, and the
+// call's media is `opus` on the 48 kHz clock. Keys pressed on an Opus call reach the flow. An
+// outbound call to a baresip that answers with Opus runs on Opus. (G.711-only phones keep G.711:
+// sip-inbound and sip-outbound.) One store: the codec path does not touch it; the SIP tests on
+// both stores cover the call records.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -88,6 +89,39 @@ describe('Opus on SIP with baresip', { skip: (!hasBaresip() && NO_BARESIP) || (!
       const loud = loudSamples(phone);
       assert.ok(loud > 4000, `${loud} loud samples: the agent's words reached the phone`);
       assert.equal(sip.dialogCount, 0);
+    } finally {
+      await phone.close();
+    }
+  });
+
+  it('keys pressed on an Opus call (RFC 4733 at the clock the phone offered) reach the flow, which extracts them', { timeout: 30_000 }, async () => {
+    const phone = await Baresip.start({ codecs: 'opus/48000/2' });
+    try {
+      const agentId = await s.flowAgent({
+        start_node_id: 'ask',
+        nodes: [
+          {
+            id: 'ask',
+            type: 'conversation',
+            instruction: { type: 'static_text', text: 'Your code, then pound.' },
+            extract_variables: [{ name: 'code', type: 'digits' }],
+            edges: [{ id: 'got', destination_node_id: 'done', transition_condition: { type: 'equation', equations: [{ left: 'code', operator: 'exists' }], operator: '&&' } }],
+          },
+          { id: 'done', type: 'end', instruction: { type: 'static_text', text: 'Code {{code}}. Goodbye.' } },
+        ],
+      });
+      assert.equal((await s.api('POST', '/import-phone-number', { phone_number: '+14155550613', inbound_agent_id: agentId })).status, 201);
+      phone.command('dial', `sip:+14155550613@127.0.0.1:${sip.port}`);
+      await phone.waitFor((e) => e.type === 'CALL_ESTABLISHED', 10_000);
+      await new Promise((r) => setTimeout(r, 500));
+      for (const key of '852#') {
+        phone.command('sndcode', key);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      const ended = await eventually(async () => ((await s.api('POST', '/v2/list-calls', {})).json as any[]).find((c) => c.to_number === '+14155550613' && c.call_status === 'ended'), 20_000);
+      const lines = (ended.transcript_object as Array<{ role: string; content: string }>).map((u) => `${u.role}: ${u.content}`);
+      assert.ok(lines.includes('user: 852'), lines.join(' | '));
+      assert.equal(ended.media.codec, 'opus');
     } finally {
       await phone.close();
     }
