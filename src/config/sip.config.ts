@@ -1,6 +1,10 @@
 import ipaddr from 'ipaddr.js';
 import type { EnvReader } from './env-reader.ts';
 
+/** The codecs the SIP endpoint can carry (src/media/sip/rtp-codec.ts). */
+export const SIP_CODECS = ['opus', 'pcmu', 'pcma'] as const;
+export type SipCodec = (typeof SIP_CODECS)[number];
+
 /** The server's own SIP endpoint (issue 24, docs/telephony.md); off unless SIP_PORT is set. */
 export interface SipConfig {
   /** Port of the SIP endpoint, UDP and TCP (SIP_PORT; 0 picks a free one). */
@@ -26,6 +30,11 @@ export interface SipConfig {
   readonly inboundAuth: { username: string; password: string } | null;
   /** Bounds of SIP over TCP on the same port (./src/media/sip/sip-stream.ts). */
   readonly tcp: SipTcpLimits;
+  /**
+   * The codecs offered and taken, most preferred first (SIP_CODECS, default `opus,pcmu,pcma`):
+   * Opus is the wideband path but costs several times G.711's CPU (BENCHMARKS.md, sip-codec).
+   */
+  readonly codecs: readonly SipCodec[];
 }
 
 /** Bounds of the SIP endpoint's TCP connections. */
@@ -61,6 +70,11 @@ export function readSipConfig(reader: EnvReader, problems: string[], host: strin
   if ((authUser === null) !== (authPassword === null)) problems.push('SIP_INBOUND_AUTH_USERNAME and SIP_INBOUND_AUTH_PASSWORD must be set together');
   if (authUser !== null && !/^[\x21-\x7e]{1,128}$/.test(authUser)) problems.push('SIP_INBOUND_AUTH_USERNAME must be 1 to 128 printable characters without spaces');
   if (authPassword !== null && (authPassword.length < 8 || authPassword.length > 256)) problems.push('SIP_INBOUND_AUTH_PASSWORD must be 8 to 256 characters');
+  const codecs = reader.list('SIP_CODECS').map((c) => c.toLowerCase());
+  const known = (c: string): c is SipCodec => (SIP_CODECS as readonly string[]).includes(c);
+  if (codecs.some((c) => !known(c)) || new Set(codecs).size !== codecs.length) {
+    problems.push(`SIP_CODECS must list distinct codecs of ${SIP_CODECS.join(', ')}, most preferred first`);
+  }
   return {
     port,
     bindHost,
@@ -76,5 +90,6 @@ export function readSipConfig(reader: EnvReader, problems: string[], host: strin
       readTimeoutMs: reader.integer('SIP_TCP_READ_TIMEOUT_MS', 5_000, 100, 60_000),
       idleTimeoutMs: reader.integer('SIP_TCP_IDLE_TIMEOUT_MS', 120_000, 1_000, 3_600_000),
     },
+    codecs: codecs.length > 0 ? codecs.filter(known) : SIP_CODECS,
   };
 }

@@ -1,16 +1,16 @@
 /**
- * RTP (RFC 3550) for one call: a UDP socket on an even port, G.711 both ways, RFC 4733 telephone
- * events both ways (keys the caller presses in; keys the agent presses out), and the statistics the call object reports (packets, loss by sequence gaps, the
- * interarrival jitter of 6.4.1). Packets from any address but the negotiated one are dropped.
+ * RTP (RFC 3550) for one call: a UDP socket on an even port, the negotiated codec both ways
+ * (./rtp-codec.ts: G.711 at 8 kHz, or Opus on its 48 kHz clock, lost Opus packets repaired), RFC
+ * 4733 telephone events both ways (keys the caller presses in; keys the agent presses out), and the
+ * statistics the call object reports (packets, loss by sequence gaps, the interarrival jitter of
+ * 6.4.1). Packets from any address but the negotiated one are dropped.
  */
 import dgram from 'node:dgram';
-import { type G711Codec, decodeG711, encodeG711 } from '../codec/g711.ts';
 import { KEY_GAP_MS, KEY_TONE_MS, KEYPAD_KEYS, keyCode } from '../codec/keypad.ts';
+import { MAX_REPAIR_SAMPLES, type RtpCodec } from './rtp-codec.ts';
 
-/** Samples per 20 ms packet at 8 kHz. */
-export const SAMPLES_PER_PACKET = 160;
 const RTP_HEADER_BYTES = 12;
-/** Largest RTP packet read (a 20 ms G.711 packet is 172 bytes). */
+/** Largest RTP packet read (a 20 ms G.711 packet is 172 bytes; Opus's largest frame is 1 275). */
 const MAX_RTP_BYTES = 1_500;
 /** The volume field of our events: -10 dBm0 (RFC 4733 2.3.4, a DTMF generator's usual level). */
 const KEY_VOLUME = 10;
@@ -18,8 +18,8 @@ const KEY_VOLUME = 10;
 const END_PACKETS = 3;
 
 export interface RtpHandlers {
-  /** Decoded 8 kHz audio of one packet. */
-  audio(pcm8k: Int16Array): void;
+  /** Decoded audio of one packet (and any repair of what was lost before it), at the codec's `sampleRate`. */
+  audio(pcm: Int16Array): void;
   /** One keypad digit, once per event. */
   dtmf(digit: string): void;
 }
@@ -54,9 +54,10 @@ export async function bindRtpSocket(host: string, min: number, max: number): Pro
 
 export class RtpSession {
   readonly #socket: dgram.Socket;
-  readonly #codec: G711Codec;
+  readonly #codec: RtpCodec;
   readonly #payloadType: number;
   readonly #eventPayloadType: number | null;
+  readonly #eventClockRate: number;
   readonly #remote: { address: string; port: number };
   #handlers: RtpHandlers | null = null;
   readonly #stats: RtpStats = { packetsIn: 0, packetsOut: 0, bytesIn: 0, bytesOut: 0, packetsLost: 0, jitterMs: null, strayPackets: 0 };
@@ -69,17 +70,25 @@ export class RtpSession {
   // Incoming stream.
   #expectedNext: number | null = null;
   #lastTransit: number | null = null;
+  /** The timestamp the caller's next audio packet should carry: a jump beyond it after a loss is repaired. */
+  #nextTimestamp: number | null = null;
+  /**
+   * Samples the repairs may still add: what was decoded, less what was repaired. A peer's gaps
+   * (its sequence and timestamps are its to write) can so at most double the audio it sends.
+   */
+  #repairBudget = 0;
   #jitter = 0;
   #lastEventTimestamp: number | null = null;
   #closed = false;
   /** The keys being pressed: one press at a time, in order. */
   #pressing: Promise<void> = Promise.resolve();
 
-  constructor(options: { socket: dgram.Socket; codec: G711Codec; payloadType: number; eventPayloadType: number | null; remote: { address: string; port: number } }) {
+  constructor(options: { socket: dgram.Socket; codec: RtpCodec; payloadType: number; eventPayloadType: number | null; eventClockRate?: number; remote: { address: string; port: number } }) {
     this.#socket = options.socket;
     this.#codec = options.codec;
     this.#payloadType = options.payloadType;
     this.#eventPayloadType = options.eventPayloadType;
+    this.#eventClockRate = options.eventClockRate ?? 8000;
     this.#remote = options.remote;
     this.#socket.on('message', (data, from) => this.#receive(data, from));
     this.#socket.on('error', () => {});
@@ -89,7 +98,7 @@ export class RtpSession {
     return this.#socket.address().port;
   }
 
-  get codec(): G711Codec {
+  get codec(): RtpCodec {
     return this.#codec;
   }
 
@@ -101,15 +110,17 @@ export class RtpSession {
     return { ...this.#stats };
   }
 
-  /** Sends 8 kHz audio in 20 ms packets; a remainder waits for the next call. */
-  send(pcm8k: Int16Array): void {
+  /** Sends audio at the codec's `sampleRate` in 20 ms packets; a remainder waits for the next call. */
+  send(pcm: Int16Array): void {
     if (this.#closed) return;
-    const all = new Int16Array(this.#pending.length + pcm8k.length);
+    const all = new Int16Array(this.#pending.length + pcm.length);
     all.set(this.#pending);
-    all.set(pcm8k, this.#pending.length);
+    all.set(pcm, this.#pending.length);
+    const frame = this.#codec.frameSamples;
+    const ticks = (frame * this.#codec.clockRate) / this.#codec.sampleRate;
     let offset = 0;
-    for (; offset + SAMPLES_PER_PACKET <= all.length; offset += SAMPLES_PER_PACKET) {
-      this.#sendPacket(this.#payloadType, encodeG711(this.#codec, all.subarray(offset, offset + SAMPLES_PER_PACKET)), SAMPLES_PER_PACKET);
+    for (; offset + frame <= all.length; offset += frame) {
+      this.#sendPacket(this.#payloadType, this.#codec.encode(all.subarray(offset, offset + frame)), ticks);
     }
     this.#pending = all.slice(offset);
   }
@@ -142,16 +153,19 @@ export class RtpSession {
         this.#flushAudio();
         const timestamp = this.#timestamp;
         const steps = KEY_TONE_MS / 20;
+        // The duration counts the event's clock (what the far end's SDP gave telephone-event).
+        const eventTicksPerPacket = this.#eventClockRate / 50;
+        const audioTicksPerPacket = this.#codec.clockRate / 50;
         for (let step = 1; step <= steps + END_PACKETS - 1; step++) {
           const end = step >= steps;
-          const duration = Math.min(step, steps) * SAMPLES_PER_PACKET;
+          const duration = Math.min(step, steps) * eventTicksPerPacket;
           const payload = new Uint8Array([event, (end ? 0x80 : 0) | KEY_VOLUME, duration >> 8, duration & 0xff]);
           this.#marker = step === 1;
           this.#sendEvent(eventPayloadType, payload, timestamp);
           if (step < steps) await sleep(20);
         }
         // The audio after the key goes on from where the key ended.
-        this.#timestamp = (timestamp + steps * SAMPLES_PER_PACKET + (KEY_GAP_MS / 1000) * 8000) >>> 0;
+        this.#timestamp = (timestamp + steps * audioTicksPerPacket + (KEY_GAP_MS / 1000) * this.#codec.clockRate) >>> 0;
         this.#marker = true;
         // The silence between keys; after the last one, the press is done.
         if (index < digits.length - 1) await sleep(KEY_GAP_MS);
@@ -166,6 +180,7 @@ export class RtpSession {
     if (this.#closed) return;
     this.#closed = true;
     this.#socket.close();
+    this.#codec.close();
   }
 
   /** Audio left over from the last send is dropped: a key starts a new talkspurt. */
@@ -182,7 +197,7 @@ export class RtpSession {
     this.#timestamp = saved;
   }
 
-  #sendPacket(payloadType: number, payload: Uint8Array, samples: number): void {
+  #sendPacket(payloadType: number, payload: Uint8Array, ticks: number): void {
     const packet = Buffer.alloc(RTP_HEADER_BYTES + payload.length);
     packet[0] = 0x80;
     packet[1] = (this.#marker ? 0x80 : 0) | payloadType;
@@ -192,7 +207,7 @@ export class RtpSession {
     packet.writeUInt32BE(this.#ssrc, 8);
     packet.set(payload, RTP_HEADER_BYTES);
     this.#seq = (this.#seq + 1) & 0xffff;
-    this.#timestamp = (this.#timestamp + samples) >>> 0;
+    this.#timestamp = (this.#timestamp + ticks) >>> 0;
     this.#stats.packetsOut += 1;
     this.#stats.bytesOut += payload.length;
     this.#socket.send(packet, this.#remote.port, this.#remote.address);
@@ -220,9 +235,9 @@ export class RtpSession {
     const seq = data.readUInt16BE(2);
     const timestamp = data.readUInt32BE(4);
     const payload = data.subarray(offset, end);
-    this.#count(seq, timestamp, payload.length);
+    const missing = this.#count(seq, timestamp, payload.length);
     if (payloadType === this.#payloadType) {
-      this.#handlers?.audio(decodeG711(this.#codec, payload));
+      this.#receiveAudio(payload, timestamp, missing);
     } else if (payloadType === this.#eventPayloadType && payload.length >= 4) {
       // RFC 4733 2.3: one event spans packets with the same timestamp; report it once.
       if (this.#lastEventTimestamp === timestamp) return;
@@ -232,26 +247,54 @@ export class RtpSession {
     }
   }
 
-  #count(seq: number, timestamp: number, bytes: number): void {
+  /**
+   * One audio packet decoded, in order: packets lost just before it (a gap in the sequence, and
+   * the timestamps jumped by up to a second) are first repaired where the codec can, so the
+   * decoder and the caller's timeline go on in order, as far as the repair budget allows. A late
+   * or repeated packet is dropped.
+   */
+  #receiveAudio(payload: Buffer, timestamp: number, missing: number): void {
+    if (missing < 0) return;
+    const ticksPerSample = this.#codec.clockRate / this.#codec.sampleRate;
+    let repaired: Int16Array | null = null;
+    if (missing > 0 && this.#nextTimestamp !== null) {
+      const gap = Math.round(((timestamp - this.#nextTimestamp + 2 ** 32) % 2 ** 32) / ticksPerSample);
+      if (gap > 0 && gap <= MAX_REPAIR_SAMPLES && gap <= this.#repairBudget) repaired = this.#codec.repair(payload, gap);
+      if (repaired) this.#repairBudget -= repaired.length;
+    }
+    const pcm = this.#codec.decode(payload);
+    if (!pcm) return;
+    this.#repairBudget += pcm.length;
+    this.#nextTimestamp = (timestamp + pcm.length * ticksPerSample) % 2 ** 32;
+    if (repaired) this.#handlers?.audio(repaired);
+    this.#handlers?.audio(pcm);
+  }
+
+  /** Counts one packet; returns the packets lost just before it (0 in order, -1 late or repeated). */
+  #count(seq: number, timestamp: number, bytes: number): number {
     this.#stats.packetsIn += 1;
     this.#stats.bytesIn += bytes;
+    let missing = 0;
     if (this.#expectedNext !== null) {
       const gap = (seq - this.#expectedNext) & 0xffff;
       // A gap below half the space is loss; above, a late or repeated packet.
       if (gap > 0 && gap < 0x8000) this.#stats.packetsLost += gap;
       if (gap < 0x8000) this.#expectedNext = (seq + 1) & 0xffff;
+      missing = gap < 0x8000 ? gap : -1;
     } else {
       this.#expectedNext = (seq + 1) & 0xffff;
     }
-    // RFC 3550 6.4.1, in 8 kHz timestamp units.
-    const arrival = (performance.now() * 8) >>> 0;
+    // RFC 3550 6.4.1, in the codec's timestamp units.
+    const ticksPerMs = this.#codec.clockRate / 1000;
+    const arrival = (performance.now() * ticksPerMs) >>> 0;
     const transit = (arrival - timestamp) | 0;
     if (this.#lastTransit !== null) {
       const d = Math.abs((transit - this.#lastTransit) | 0);
       this.#jitter += (d - this.#jitter) / 16;
-      this.#stats.jitterMs = Math.round((this.#jitter / 8) * 100) / 100;
+      this.#stats.jitterMs = Math.round((this.#jitter / ticksPerMs) * 100) / 100;
     }
     this.#lastTransit = transit;
+    return missing;
   }
 }
 

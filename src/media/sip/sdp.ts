@@ -1,36 +1,80 @@
 /**
  * The SDP (RFC 4566, the offer/answer of RFC 3264) the SIP endpoint writes and chooses from: our
  * answer to a caller's offer, our offer on a call we place, and the codec taken from either side's.
+ *
+ * The preference (SIP_CODECS, by default): Opus (RFC 7587) whenever the other side offers it (its
+ * wideband audio is what the recogniser wants, and its FEC rides out loss), then G.711 μ-law, then
+ * A-law, wherever the other side lists them. telephone-event
+ * (RFC 4733) follows the other side: at Opus's 48 kHz clock when it offers that, else at 8 kHz.
  */
-import { type G711Codec, PCMA_PAYLOAD_TYPE, PCMU_PAYLOAD_TYPE } from '../codec/g711.ts';
+import type { SipCodec } from '../../config/sip.config.ts';
+import { PCMA_PAYLOAD_TYPE, PCMU_PAYLOAD_TYPE } from '../codec/g711.ts';
+import type { RtpMedia } from './rtp-codec.ts';
 import type { SdpAudio } from './sip-message.ts';
 
-/** The dynamic payload type we offer telephone-event (RFC 4733) on. */
+/** The dynamic payload types of our offer: Opus, and telephone-event at 8 and 48 kHz. */
+const OPUS_PAYLOAD_TYPE = 96;
 const TELEPHONE_EVENT_PAYLOAD_TYPE = 101;
+const TELEPHONE_EVENT_48K_PAYLOAD_TYPE = 102;
+/**
+ * What we ask of the far end's Opus encoder and say of ours (RFC 7587 7.1): in-band FEC, mono,
+ * nothing above 16 kHz (the pipeline's rate: libopus decodes to it directly), 20 ms packets.
+ */
+const OPUS_FMTP = 'maxplaybackrate=16000;sprop-maxcapturerate=16000;stereo=0;sprop-stereo=0;useinbandfec=1';
 
-/** The codec answered: μ-law first, then A-law (what the caller offered of them), and telephone-event if offered. */
-export function chooseCodec(offer: SdpAudio): { codec: G711Codec; payloadType: number; eventPayloadType: number | null } | null {
-  const event = offer.formats.find((f) => f.encoding === 'telephone-event' && f.clockRate === 8000);
-  for (const [codec, name, payloadType] of [['pcmu', 'pcmu', PCMU_PAYLOAD_TYPE], ['pcma', 'pcma', PCMA_PAYLOAD_TYPE]] as const) {
-    const format = offer.formats.find((f) => f.encoding === name && f.clockRate === 8000);
-    if (format) return { codec, payloadType: format.payloadType ?? payloadType, eventPayloadType: event?.payloadType ?? null };
+type Format = SdpAudio['formats'][number];
+
+/** SIP_CODECS's default (src/config/sip.config.ts): Opus, then μ-law, then A-law. */
+const DEFAULT_PREFERENCE: readonly SipCodec[] = ['opus', 'pcmu', 'pcma'];
+
+/** The codec taken from an offer (or from the answer to our offer), the first of `preference` it has; null when none is shared. */
+export function chooseCodec(offer: SdpAudio, preference: readonly SipCodec[] = DEFAULT_PREFERENCE): RtpMedia | null {
+  const find = (name: string, clockRate: number) => offer.formats.find((f) => f.encoding === name && f.clockRate === clockRate);
+  for (const codec of preference) {
+    if (codec === 'opus') {
+      const opus = find('opus', 48_000);
+      if (!opus) continue;
+      const event = find('telephone-event', 48_000) ?? find('telephone-event', 8000);
+      return { codec, payloadType: opus.payloadType, ...eventOf(event), dtx: fmtpParam(opus, 'usedtx') === '1' };
+    }
+    const format = find(codec, 8000);
+    if (format) return { codec, payloadType: format.payloadType, ...eventOf(find('telephone-event', 8000)), dtx: false };
   }
   return null;
 }
 
-export function answerSdp(host: string, port: number, media: { codec: G711Codec; payloadType: number; eventPayloadType: number | null }): string {
-  return sessionSdp(host, port, [
-    { payloadType: media.payloadType, rtpmap: `${media.codec === 'pcmu' ? 'PCMU' : 'PCMA'}/8000` },
-    ...(media.eventPayloadType === null ? [] : [telephoneEvent(media.eventPayloadType)]),
-  ]);
+function eventOf(event: Format | undefined): Pick<RtpMedia, 'eventPayloadType' | 'eventClockRate'> {
+  return { eventPayloadType: event?.payloadType ?? null, eventClockRate: event?.clockRate ?? 8000 };
 }
 
-/** Our SDP offer (RFC 3264): PCMU, PCMA and telephone-event on the call's RTP port. */
-export function offerSdp(host: string, port: number): string {
+/** One `name=value` of a format's fmtp (RFC 7587's are `;`-separated), or undefined. */
+function fmtpParam(format: Format, name: string): string | undefined {
+  for (const part of (format.fmtp ?? '').split(';')) {
+    const [key, value] = part.split('=');
+    if (key?.trim().toLowerCase() === name) return value?.trim();
+  }
+  return undefined;
+}
+
+export function answerSdp(host: string, port: number, media: RtpMedia): string {
+  const audio: SdpFormat =
+    media.codec === 'opus'
+      ? { payloadType: media.payloadType, rtpmap: 'opus/48000/2', fmtp: OPUS_FMTP }
+      : { payloadType: media.payloadType, rtpmap: `${media.codec === 'pcmu' ? 'PCMU' : 'PCMA'}/8000` };
+  return sessionSdp(host, port, [audio, ...(media.eventPayloadType === null ? [] : [telephoneEvent(media.eventPayloadType, media.eventClockRate)])]);
+}
+
+/** Our SDP offer (RFC 3264): `codecs` in order (by default Opus, PCMU, PCMA) and telephone-event (48 kHz beside Opus, and 8 kHz) on the call's RTP port. */
+export function offerSdp(host: string, port: number, codecs: readonly SipCodec[] = DEFAULT_PREFERENCE): string {
+  const formats: Record<SipCodec, SdpFormat> = {
+    opus: { payloadType: OPUS_PAYLOAD_TYPE, rtpmap: 'opus/48000/2', fmtp: OPUS_FMTP },
+    pcmu: { payloadType: PCMU_PAYLOAD_TYPE, rtpmap: 'PCMU/8000' },
+    pcma: { payloadType: PCMA_PAYLOAD_TYPE, rtpmap: 'PCMA/8000' },
+  };
   return sessionSdp(host, port, [
-    { payloadType: 0, rtpmap: 'PCMU/8000' },
-    { payloadType: 8, rtpmap: 'PCMA/8000' },
-    telephoneEvent(TELEPHONE_EVENT_PAYLOAD_TYPE),
+    ...codecs.map((codec) => formats[codec]),
+    ...(codecs.includes('opus') ? [telephoneEvent(TELEPHONE_EVENT_48K_PAYLOAD_TYPE, 48_000)] : []),
+    telephoneEvent(TELEPHONE_EVENT_PAYLOAD_TYPE, 8000),
   ]);
 }
 
@@ -40,7 +84,7 @@ interface SdpFormat {
   fmtp?: string;
 }
 
-const telephoneEvent = (payloadType: number): SdpFormat => ({ payloadType, rtpmap: 'telephone-event/8000', fmtp: '0-16' });
+const telephoneEvent = (payloadType: number, clockRate: number): SdpFormat => ({ payloadType, rtpmap: `telephone-event/${clockRate}`, fmtp: '0-16' });
 
 /** One audio stream's session description, 20 ms packets both ways, the formats in order of preference. */
 function sessionSdp(host: string, port: number, formats: readonly SdpFormat[]): string {

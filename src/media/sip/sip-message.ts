@@ -154,21 +154,21 @@ export function responseTo(request: SipRequest, status: number, reason: string, 
 export interface SdpAudio {
   address: string;
   port: number;
-  /** Payload type to encoding name (lower-case) and clock rate, from rtpmap or RFC 3551's static types. */
-  formats: Array<{ payloadType: number; encoding: string; clockRate: number }>;
+  /** Payload type to encoding name (lower-case) and clock rate, from rtpmap or RFC 3551's static types, and its fmtp parameters. */
+  formats: Array<{ payloadType: number; encoding: string; clockRate: number; fmtp?: string }>;
 }
 
 /** The first audio stream of an SDP body (RFC 4566), or why there is none. */
 export function parseSdpAudio(sdp: string): SdpAudio | { refusal: string } {
   let sessionAddress: string | null = null;
-  let audio: { port: number; payloadTypes: number[]; address: string | null; rtpmap: Map<number, { encoding: string; clockRate: number }> } | null = null;
+  let audio: { port: number; payloadTypes: number[]; address: string | null; rtpmap: Map<number, { encoding: string; clockRate: number }>; fmtp: Map<number, string> } | null = null;
   let inAudio = false;
   for (const line of sdp.split(/\r?\n/)) {
     if (line.startsWith('m=')) {
       if (audio) break;
       const m = /^m=audio ([0-9]{1,5}) RTP\/AVP((?: [0-9]{1,3})+)$/.exec(line.trim());
       inAudio = m !== null;
-      if (m) audio = { port: Number(m[1]), payloadTypes: (m[2] as string).trim().split(' ').map(Number), address: null, rtpmap: new Map() };
+      if (m) audio = { port: Number(m[1]), payloadTypes: (m[2] as string).trim().split(' ').map(Number), address: null, rtpmap: new Map(), fmtp: new Map() };
       continue;
     }
     const c = /^c=IN IP[46] ([0-9A-Fa-f.:]+)/.exec(line.trim());
@@ -179,13 +179,16 @@ export function parseSdpAudio(sdp: string): SdpAudio | { refusal: string } {
     }
     const rtpmap = /^a=rtpmap:([0-9]{1,3}) ([A-Za-z0-9_.-]+)\/([0-9]+)/.exec(line.trim());
     if (rtpmap && inAudio && audio) audio.rtpmap.set(Number(rtpmap[1]), { encoding: (rtpmap[2] as string).toLowerCase(), clockRate: Number(rtpmap[3]) });
+    const fmtp = /^a=fmtp:([0-9]{1,3}) (.{1,256})$/.exec(line.trim());
+    if (fmtp && inAudio && audio) audio.fmtp.set(Number(fmtp[1]), fmtp[2] as string);
   }
   if (!audio) return { refusal: 'no RTP/AVP audio stream' };
   const address = audio.address ?? sessionAddress;
   if (!address) return { refusal: 'no connection address' };
   const formats = audio.payloadTypes.map((payloadType) => {
     const mapped = audio.rtpmap.get(payloadType);
-    if (mapped) return { payloadType, ...mapped };
+    const fmtp = audio.fmtp.get(payloadType);
+    if (mapped) return { payloadType, ...mapped, ...(fmtp === undefined ? {} : { fmtp }) };
     if (payloadType === 0) return { payloadType, encoding: 'pcmu', clockRate: 8000 };
     if (payloadType === 8) return { payloadType, encoding: 'pcma', clockRate: 8000 };
     return { payloadType, encoding: 'unknown', clockRate: 0 };

@@ -1,25 +1,53 @@
 /**
  * A phone call over the SIP endpoint, as a call session sees it: RTP audio converted between the
- * wire's 8 kHz G.711 and the port's 16 kHz, keypad digits (RFC 4733) to the sink and from the
+ * wire's codec and the port's 16 kHz (G.711's 8 kHz resampled; Opus decoded to and encoded from
+ * 16 kHz directly), keypad digits (RFC 4733) to the sink and from the
  * agent (press_digit), a transfer by
  * REFER and the end of the call handed back to its dialog (a BYE, unless the caller hung up first).
  */
+import type dgram from 'node:dgram';
 import type { CallMedia } from '../../domain/call.ts';
-import type { Resampler } from '../../providers/audio/resample.ts';
+import { type Resampler, createResampler } from '../../providers/audio/resample.ts';
 import type { CallEndpoint, CallEnding, CallEvent, EndpointSink } from '../endpoint.ts';
-import type { RtpSession } from './rtp.ts';
+import { RtpSession } from './rtp.ts';
+import { type RtpMedia, createRtpCodec } from './rtp-codec.ts';
+
+/** The port's rate: what the call session hears and plays. */
+const PORT_SAMPLE_RATE = 16_000;
+
+/** A call's endpoint on its bound RTP socket, the codec negotiated, the far end at `remote`. */
+export async function openSipEndpoint(options: {
+  socket: dgram.Socket;
+  media: RtpMedia;
+  remote: { address: string; port: number };
+  onEnd: (ending: CallEnding) => void;
+  transfer: (destination: string) => Promise<void>;
+}): Promise<SipCallEndpoint> {
+  const { media } = options;
+  const codec = createRtpCodec(media);
+  const rtp = new RtpSession({ socket: options.socket, codec, payloadType: media.payloadType, eventPayloadType: media.eventPayloadType, eventClockRate: media.eventClockRate, remote: options.remote });
+  try {
+    const rate = codec.sampleRate;
+    const [upsampler, downsampler] = rate === PORT_SAMPLE_RATE ? [null, null] : await Promise.all([createResampler(rate, PORT_SAMPLE_RATE), createResampler(PORT_SAMPLE_RATE, rate)]);
+    return new SipCallEndpoint({ rtp, upsampler, downsampler, onEnd: options.onEnd, transfer: options.transfer });
+  } catch (error) {
+    rtp.close();
+    throw error;
+  }
+}
 
 export class SipCallEndpoint implements CallEndpoint {
   readonly transport = 'sip';
   readonly #rtp: RtpSession;
-  readonly #up: Resampler;
-  readonly #down: Resampler;
+  /** Null where the codec's rate is the port's (Opus). */
+  readonly #up: Resampler | null;
+  readonly #down: Resampler | null;
   readonly #onEnd: (ending: CallEnding) => void;
   readonly #transfer: (destination: string) => Promise<void>;
   #ended = false;
   #sink: EndpointSink | null = null;
 
-  constructor(options: { rtp: RtpSession; upsampler: Resampler; downsampler: Resampler; onEnd: (ending: CallEnding) => void; transfer: (destination: string) => Promise<void> }) {
+  constructor(options: { rtp: RtpSession; upsampler: Resampler | null; downsampler: Resampler | null; onEnd: (ending: CallEnding) => void; transfer: (destination: string) => Promise<void> }) {
     this.#transfer = options.transfer;
     this.#rtp = options.rtp;
     this.#up = options.upsampler;
@@ -40,8 +68,8 @@ export class SipCallEndpoint implements CallEndpoint {
   attach(sink: EndpointSink): void {
     this.#sink = sink;
     this.#rtp.start({
-      audio: (pcm8k) => {
-        if (!this.#ended) sink.audio(this.#up.process(pcm8k));
+      audio: (pcm) => {
+        if (!this.#ended) sink.audio(this.#up ? this.#up.process(pcm) : pcm);
       },
       dtmf: (digit) => {
         if (!this.#ended) sink.dtmf?.(digit);
@@ -54,7 +82,7 @@ export class SipCallEndpoint implements CallEndpoint {
   }
 
   playAudio(pcm: Int16Array): void {
-    if (!this.#ended) this.#rtp.send(this.#down.process(pcm));
+    if (!this.#ended) this.#rtp.send(this.#down ? this.#down.process(pcm) : pcm);
   }
 
   clear(): void {
@@ -77,8 +105,9 @@ export class SipCallEndpoint implements CallEndpoint {
     const s = this.#rtp.stats();
     return {
       transport: 'sip',
-      codec: this.#rtp.codec,
-      sample_rate: 8000,
+      codec: this.#rtp.codec.name,
+      // The wire's rate: the RTP clock (Opus's is 48 kHz whatever the audio's bandwidth, RFC 7587).
+      sample_rate: this.#rtp.codec.clockRate,
       bytes_in: s.bytesIn,
       bytes_out: s.bytesOut,
       packets_in: s.packetsIn,
@@ -92,8 +121,8 @@ export class SipCallEndpoint implements CallEndpoint {
     if (this.#ended) return;
     this.#ended = true;
     this.#rtp.close();
-    this.#up.close();
-    this.#down.close();
+    this.#up?.close();
+    this.#down?.close();
     this.#onEnd(ending);
   }
 }

@@ -23,11 +23,10 @@ import { AppError } from '../../domain/errors.ts';
 import { normalizeE164 } from '../../domain/phone-number.ts';
 import { systemClock } from '../../lib/clock.ts';
 import { TokenBuckets } from '../../lib/token-bucket.ts';
-import { createResampler } from '../../providers/audio/resample.ts';
 import type { CallEnding } from '../endpoint.ts';
 import type { Transport, TransportContext, TransportHandle } from '../transport.ts';
-import { RtpSession, bindRtpSocket } from './rtp.ts';
-import { SipCallEndpoint } from './sip.endpoint.ts';
+import { bindRtpSocket } from './rtp.ts';
+import { type SipCallEndpoint, openSipEndpoint } from './sip.endpoint.ts';
 import { inboundAdmission } from '../inbound-admission.ts';
 import { CallRefused } from '../session-registry.ts';
 import type { Call } from '../../domain/call.ts';
@@ -340,18 +339,16 @@ export class SipTransport implements TransportHandle {
     if (number && number.inbound_agent_id === null && !number.inbound_webhook_url) return fail(480, 'Temporarily Unavailable', 'no_inbound_agent');
     const contentType = invite.headers.one('content-type')?.toLowerCase() ?? '';
     const offer = contentType.startsWith('application/sdp') ? parseSdpAudio(invite.body) : { refusal: 'no SDP offer' };
-    const media = 'refusal' in offer ? null : chooseCodec(offer);
+    const media = 'refusal' in offer ? null : chooseCodec(offer, this.#config.codecs);
     if ('refusal' in offer || !media) return fail(488, 'Not Acceptable Here', 'no_common_codec');
 
-    let rtp: RtpSession;
+    let socket: dgram.Socket;
     try {
-      const socket = await bindRtpSocket(this.#config.bindHost, this.#config.rtpPortMin, this.#config.rtpPortMax);
-      rtp = new RtpSession({ socket, codec: media.codec, payloadType: media.payloadType, eventPayloadType: media.eventPayloadType, remote: { address: offer.address, port: offer.port } });
+      socket = await bindRtpSocket(this.#config.bindHost, this.#config.rtpPortMin, this.#config.rtpPortMax);
     } catch {
       return fail(503, 'Service Unavailable', 'no_rtp_port');
     }
-    const [upsampler, downsampler] = await Promise.all([createResampler(8000, 16_000), createResampler(16_000, 8000)]);
-    const endpoint = new SipCallEndpoint({ rtp, upsampler, downsampler, onEnd: (ending) => this.#hangUp(dialog, ending), transfer: (destination) => this.#transfer(dialog, destination) });
+    const endpoint = await openSipEndpoint({ socket, media, remote: { address: offer.address, port: offer.port }, onEnd: (ending) => this.#hangUp(dialog, ending), transfer: (destination) => this.#transfer(dialog, destination) });
     dialog.endpoint = endpoint;
     if (dialog.cancelled || this.#closed) {
       endpoint.end({ reason: 'user_hangup', status: 'ended' });
@@ -386,7 +383,7 @@ export class SipTransport implements TransportHandle {
         ['Allow', ALLOW],
         ['Content-Type', 'application/sdp'],
       ],
-      body: answerSdp(this.#config.publicHost, rtp.localPort, media),
+      body: answerSdp(this.#config.publicHost, socket.address().port, media),
     });
     this.#send(dialog.lastResponse, remote);
     this.#retransmitOk(dialog, T1_MS, 0);
@@ -557,7 +554,7 @@ export class SipTransport implements TransportHandle {
       contact: `sip:${number.phone_number}@${this.#config.publicHost}:${this.port}${uriParams}`,
       sentBy: `${this.#config.publicHost}:${this.port}`,
       reliable: stream !== null,
-      sdp: offerSdp(this.#config.publicHost, socket.address().port),
+      sdp: offerSdp(this.#config.publicHost, socket.address().port, this.#config.codecs),
       credentials: reach.auth,
       ringTimeoutMs: this.#config.ringTimeoutMs,
       send: (message) => this.#send(message, remote),
@@ -596,16 +593,14 @@ export class SipTransport implements TransportHandle {
     }
     const dialog = this.#outboundDialog(leg.callId, leg.localTag, leg.from, leg.remote, outcome.response, outcome.cseq);
     const answer = parseSdpAudio(outcome.response.body);
-    const media = 'refusal' in answer ? null : chooseCodec(answer);
+    const media = 'refusal' in answer ? null : chooseCodec(answer, this.#config.codecs);
     if ('refusal' in answer || !media) {
       leg.socket.close();
       this.#hangUp(dialog, { reason: 'dial_failed', status: 'ended' });
       await this.#context.phone.calls.endUnanswered(call.account_id, call.call_id, 'dial_failed');
       return;
     }
-    const rtp = new RtpSession({ socket: leg.socket, codec: media.codec, payloadType: media.payloadType, eventPayloadType: media.eventPayloadType, remote: { address: answer.address, port: answer.port } });
-    const [upsampler, downsampler] = await Promise.all([createResampler(8000, 16_000), createResampler(16_000, 8000)]);
-    const endpoint = new SipCallEndpoint({ rtp, upsampler, downsampler, onEnd: (ending) => this.#hangUp(dialog, ending), transfer: (destination) => this.#transfer(dialog, destination) });
+    const endpoint = await openSipEndpoint({ socket: leg.socket, media, remote: { address: answer.address, port: answer.port }, onEnd: (ending) => this.#hangUp(dialog, ending), transfer: (destination) => this.#transfer(dialog, destination) });
     dialog.endpoint = endpoint;
     if (dialog.state === 'ended' || this.#closed) {
       endpoint.end({ reason: 'user_hangup', status: 'ended' });

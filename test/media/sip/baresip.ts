@@ -37,6 +37,8 @@ export interface BaresipOptions {
   user?: string;
   answer?: 'manual' | 'auto';
   tcp?: boolean;
+  /** The codecs the phone offers and takes, baresip's `audio_codecs` (default `PCMU,PCMA`; `opus` loads its Opus module, and then `wav` must be 48 kHz stereo). */
+  codecs?: string;
 }
 
 export class Baresip {
@@ -84,9 +86,9 @@ export class Baresip {
     const rtpBase = 50_000 + Math.floor(Math.random() * 7_000) * 2;
     let wav = options.wav;
     if (!wav) {
-      // 30 s of silence at 8 kHz: packets the server counts, no speech to barge in with.
+      // 30 s of silence: packets the server counts, no speech to barge in with (baresip's Opus takes 48 kHz files only).
       wav = path.join(dir, 'silence.wav');
-      spawnSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', wav, 'trim', '0', '30']);
+      spawnSync('sox', ['-n', ...(/opus/i.test(options.codecs ?? '') ? ['-r', '48000', '-c', '2'] : ['-r', '8000', '-c', '1']), '-b', '16', wav, 'trim', '0', '30']);
     }
     const source = `aufile,${wav}`;
     fs.writeFileSync(
@@ -102,6 +104,7 @@ export class Baresip {
         `rtp_ports ${rtpBase}-${rtpBase + 20}`,
         'module_path /usr/lib/baresip/modules',
         'module g711.so',
+        ...(/opus/i.test(options.codecs ?? '') ? ['module opus.so'] : []),
         'module aufile.so',
         'module aubridge.so',
         'module sndfile.so',
@@ -114,7 +117,7 @@ export class Baresip {
         '',
       ].join('\n'),
     );
-    fs.writeFileSync(path.join(dir, 'accounts'), `<sip:${options.user ?? 'caller'}@127.0.0.1:${sipPort}>;regint=0;audio_codecs=PCMU,PCMA;answermode=${options.answer ?? 'manual'}\n`);
+    fs.writeFileSync(path.join(dir, 'accounts'), `<sip:${options.user ?? 'caller'}@127.0.0.1:${sipPort}>;regint=0;audio_codecs=${options.codecs ?? 'PCMU,PCMA'};answermode=${options.answer ?? 'manual'}\n`);
     const child = spawn('baresip', ['-f', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
     const deadline = Date.now() + 10_000;
     for (;;) {
