@@ -192,3 +192,31 @@ test('barge-in on a streamed reply: the transcript keeps only the words the alig
     await srv.close();
   }
 });
+
+test(`cartesia: text left waiting ${IDLE_FLUSH_MS} ms is flushed, and a function call flushes what came before it`, async () => {
+  const srv = await fakeCartesia({ chunks: 1 });
+  const tts = cartesia(srv.url);
+  const time = new ManualScheduler();
+  try {
+    const { outputs, push } = streamed();
+    const r = run(tts, outputs, time);
+    push({ type: 'text', text: 'One moment' });
+    await until('the whole word sent', () => srv.seen.requests.some((q) => q.transcript === 'One '));
+    const flushes = () => srv.seen.requests.filter((q) => q.flush === true).length;
+    assert.equal(flushes(), 0);
+    time.advance(IDLE_FLUSH_MS);
+    await until('the idle flush', () => flushes() === 1);
+    assert.equal(srv.seen.requests.map((q) => q.transcript).join(''), 'One moment', 'the trailing word went before the flush');
+    push({ type: 'text', text: ' please, I am check' });
+    push({ type: 'tool_call_invocation', tool_call_id: 't1', name: 'lookup', arguments: '{}' });
+    await until('the flush before the function call', () => flushes() === 2);
+    await until('the function call passed on', () => r.events.some((e) => e.type === 'tool_call_invocation'));
+    assert.equal(srv.seen.requests.map((q) => q.transcript).join(''), 'One moment please, I am check');
+    push(null);
+    await r.done;
+    assert.equal(srv.seen.requests.at(-1)!.continue, false);
+  } finally {
+    await tts.close();
+    await srv.close();
+  }
+});

@@ -69,6 +69,8 @@ export async function* textStreamStage(outputs: AsyncIterable<EngineOutput>, str
     write(true);
     if (!unflushed) return;
     unflushed = false;
+    // Whatever came first has gone: the first piece's own flush is not needed any more.
+    firstFlushed = true;
     stream.flush();
   };
 
