@@ -103,7 +103,7 @@ async function localStreamingProvider() {
     let pending = '';
     let queue = Promise.resolve();
     ws.on('message', (data) => {
-      const m = JSON.parse(String(data)) as { text?: string; flush?: boolean; voice_settings?: unknown };
+      const m = JSON.parse((data as Buffer).toString('utf8')) as { text?: string; flush?: boolean; voice_settings?: unknown };
       if (typeof m.text === 'string' && !m.voice_settings) pending += m.text;
       if (m.flush !== true && m.text !== '') return;
       const text = pending;
