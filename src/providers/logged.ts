@@ -3,7 +3,7 @@ import { isAbortError } from './errors.ts';
 import type { ChatRequest, LlmProvider } from './llm.ts';
 import type { Providers } from './registry.ts';
 import type { SttOpenOptions, SttProvider, SttStream } from './stt.ts';
-import type { TtsOptions, TtsProvider } from './tts.ts';
+import type { TtsOptions, TtsProvider, TtsTextStream } from './tts.ts';
 import type { VadProvider } from './vad.ts';
 
 /**
@@ -92,7 +92,26 @@ function loggedTts(tts: TtsProvider, log: Logger): TtsProvider {
         throw error;
       }
     },
+    ...(tts.openTextStream ? { openTextStream: (options: TtsOptions) => loggedTextStream(tts.openTextStream!(options), log) } : {}),
     ...(tts.close ? { close: () => tts.close!() } : {}),
+  };
+}
+
+function loggedTextStream(stream: TtsTextStream | undefined, log: Logger): TtsTextStream | undefined {
+  if (!stream) return undefined;
+  return {
+    write: (text) => stream.write(text),
+    flush: () => stream.flush(),
+    end: () => stream.end(),
+    words: () => stream.words(),
+    async *audio() {
+      try {
+        yield* stream.audio();
+      } catch (error) {
+        report(log, 'stream', error);
+        throw error;
+      }
+    },
   };
 }
 

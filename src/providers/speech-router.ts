@@ -1,4 +1,4 @@
-import type { TtsCapabilities, TtsOptions, TtsProvider, VoiceInfo } from './tts.ts';
+import type { TtsCapabilities, TtsOptions, TtsProvider, TtsTextStream, VoiceInfo } from './tts.ts';
 
 /**
  * Several speech providers configured at once (TTS_PROVIDER and TTS_EXTRA_PROVIDERS) seen as one:
@@ -49,6 +49,11 @@ export class SpeechRouter implements TtsProvider {
 
   synthesize(text: string, options?: TtsOptions): AsyncIterable<Int16Array> {
     return this.engineOf(options?.voiceId).synthesize(text, options);
+  }
+
+  /** A text stream where the voice's own provider takes one (undefined otherwise). */
+  openTextStream(options: TtsOptions): TtsTextStream | undefined {
+    return this.engineOf(options.voiceId).openTextStream?.(options);
   }
 
   async close(): Promise<void> {

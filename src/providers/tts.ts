@@ -72,6 +72,37 @@ export interface TtsProvider {
   languages(): readonly string[];
   /** Synthesizes one piece of text (a sentence, ideally) into PCM chunks; rejects with ProviderError kind 'tts'. */
   synthesize(text: string, options?: TtsOptions): AsyncIterable<Int16Array>;
+  /**
+   * A reply's text given to the synthesiser as it streams, on one generation (ElevenLabs'
+   * stream-input socket, a Cartesia context with `continue: true`); undefined where the engine
+   * (or the voice's engine) takes whole pieces of text only, which are then synthesised one by one.
+   */
+  openTextStream?(options: TtsOptions): TtsTextStream | undefined;
   /** Releases shared resources (idempotent). */
   close?(): Promise<void>;
+}
+
+/** A word the synthesiser spoke, where it is in the stream's audio, ms from its first sample. */
+export interface SpokenWord {
+  readonly text: string;
+  readonly startMs: number;
+  readonly endMs: number;
+}
+
+/**
+ * Text streamed into one generation: written as it arrives, spoken as the provider's buffering
+ * allows or at once on flush(). The socket opens when the stream is made; its failures reach the
+ * reader of audio() as ProviderError kind 'tts'.
+ */
+export interface TtsTextStream {
+  /** Whole words as they arrive (the text ends with whitespace, or is the end of the reply). */
+  write(text: string): void;
+  /** Speak what was written so far without waiting for more text. */
+  flush(): void;
+  /** No more text: the audio ends once everything written is spoken. Idempotent. */
+  end(): void;
+  /** The audio in order (16 kHz PCM). Stopping early (barge-in) or `options.signal` cancels the generation. */
+  audio(): AsyncIterable<Int16Array>;
+  /** The words spoken so far, from the provider's alignment or timestamps, in order. */
+  words(): readonly SpokenWord[];
 }

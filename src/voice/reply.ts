@@ -6,7 +6,8 @@
  * first audio and waits there until its turn is confirmed.
  */
 import type { Scheduler } from '../lib/scheduler.ts';
-import type { SpeechStyle, TtsProvider } from '../providers/tts.ts';
+import type { SpeechStyle, SpokenWord, TtsProvider } from '../providers/tts.ts';
+import { wordsHeard } from '../providers/streaming/word-timeline.ts';
 import { fallbackVoiceOf } from './voice-fallback.ts';
 import { ProviderError, isAbortError } from '../providers/errors.ts';
 import { FRAME_MS, Framer } from './frames.ts';
@@ -17,7 +18,8 @@ import type { TurnLatency } from './latency.ts';
 import type { TimedToolCall, Utterance } from './transcript.ts';
 import type { PacedPlayout } from './playout.ts';
 import { sentenceStage } from './stages/engine.stage.ts';
-import { ttsStage } from './stages/tts.stage.ts';
+import { ttsStage, type TtsEvent } from './stages/tts.stage.ts';
+import { textStreamStage } from './stages/text-stream.stage.ts';
 
 /** When a user turn ended (its last voiced frame) and when its final transcript came, on the pipeline clock. */
 export interface TurnTiming {
@@ -78,6 +80,8 @@ interface Reply {
   cutOff: boolean;
   startedAt: number | undefined;
   startMs: number;
+  /** A reply streamed into one generation: the words the provider spoke, with their times in its audio. */
+  words?: () => readonly SpokenWord[];
 }
 
 /** The replies of one pipeline, one playing at a time. */
@@ -187,19 +191,36 @@ export class Replies {
       };
       const outputs: AsyncIterable<EngineOutput> =
         userText !== undefined ? engine.respond(userText, signal, respondOptions) : unprompted && engine.unprompted ? engine.unprompted(signal) : engine.begin(signal);
-      const pieces = sentenceStage(outputs, () => (marks.firstText = h.time.now()), h.time);
-      const audio = ttsStage(pieces, h.tts, {
-        ...(h.voiceId ? { voiceId: h.voiceId } : {}),
-        ...(h.volume !== undefined ? { volume: h.volume } : {}),
-        normalise: h.normaliseForSpeech === true,
-        ...h.speech,
-        signal,
-        onSynthesisStart: () => (marks.synthStart = h.time.now()),
-        onFirstAudio: () => (marks.firstAudio = h.time.now()),
-      });
+      // Text goes to the synthesiser as it streams where the voice's provider takes it so
+      // (issue 26); numbers spoken as words need whole sentences, so normalised speech keeps them.
+      const stream = h.normaliseForSpeech ? undefined : h.tts.openTextStream?.({ ...(h.voiceId ? { voiceId: h.voiceId } : {}), ...h.speech, signal });
+      let audio: AsyncIterable<TtsEvent>;
+      if (stream) {
+        reply.words = () => stream.words();
+        audio = textStreamStage(outputs, stream, {
+          signal,
+          time: h.time,
+          provider: h.tts.id,
+          ...(h.volume !== undefined ? { volume: h.volume } : {}),
+          onFirstText: () => (marks.firstText = h.time.now()),
+          onSynthesisStart: () => (marks.synthStart = h.time.now()),
+          onFirstAudio: () => (marks.firstAudio = h.time.now()),
+        });
+      } else {
+        const pieces = sentenceStage(outputs, () => (marks.firstText = h.time.now()), h.time);
+        audio = ttsStage(pieces, h.tts, {
+          ...(h.voiceId ? { voiceId: h.voiceId } : {}),
+          ...(h.volume !== undefined ? { volume: h.volume } : {}),
+          normalise: h.normaliseForSpeech === true,
+          ...h.speech,
+          signal,
+          onSynthesisStart: () => (marks.synthStart = h.time.now()),
+          onFirstAudio: () => (marks.firstAudio = h.time.now()),
+        });
+      }
       for await (const ev of audio) {
         if (signal.aborted) break;
-        if (ev.type !== 'sentence_start') await open();
+        if (ev.type !== 'sentence_start' && ev.type !== 'sentence_text') await open();
         if (ev.type === 'hangup') hangup ??= ev;
         else if (ev.type === 'tool_call_invocation' || ev.type === 'tool_call_result') {
           // A round trip the reply waited for before it had anything to say delays it.
@@ -213,6 +234,9 @@ export class Replies {
         } else if (ev.type === 'sentence_start') {
           reply.sentences[ev.index] = ev.text;
           reply.queued[ev.index] = 0;
+        } else if (ev.type === 'sentence_text') {
+          reply.sentences[ev.index] = ev.text;
+          reply.queued[ev.index] ??= 0;
         } else {
           for (const pcm of framer.push(ev.pcm)) {
             if (signal.aborted) break;
@@ -308,9 +332,19 @@ function timedSentences(r: Reply): Array<{ text: string; startMs: number }> {
   return heardSentences(r).flatMap((text, i) => (text ? [{ text, startMs: r.startMs + framesBefore(r, i) * FRAME_MS }] : []));
 }
 
-/** What was heard of each sentence of a reply: all of them, or up to the played position where it was cut off. */
+/**
+ * What was heard of each sentence of a reply: all of them, or up to the played position where it
+ * was cut off. A streamed reply is cut where the provider's word times put the played position
+ * (the words the provider spoke, counted against the words written); without them, and for
+ * sentences synthesised one by one, by the played share of the sentence cut.
+ */
 function heardSentences(r: Reply): string[] {
   if (!r.cutOff) return r.sentences.map((s) => s ?? '');
+  const spoken = r.words?.() ?? [];
+  if (spoken.length > 0) {
+    const n = wordsHeard(spoken, r.cutPlayedFrames * FRAME_MS);
+    return [(r.sentences[0] ?? '').split(/\s+/).filter(Boolean).slice(0, n).join(' ')];
+  }
   const parts: string[] = [];
   let before = 0;
   for (let i = 0; i < r.sentences.length; i++) {

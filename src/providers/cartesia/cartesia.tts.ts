@@ -3,7 +3,8 @@ import WebSocket from 'ws';
 import { wsDataToBuffer } from '../../lib/ws-data.ts';
 import { parseBoundedJson } from '../../lib/bounded-json.ts';
 import { isRetryableStatus, ProviderError } from '../errors.ts';
-import type { TtsCapabilities, TtsOptions, TtsProvider, VoiceInfo } from '../tts.ts';
+import type { SpokenWord, TtsCapabilities, TtsOptions, TtsProvider, TtsTextStream, VoiceInfo } from '../tts.ts';
+import { WordTimeline } from '../streaming/word-timeline.ts';
 import { AudioQueue, pcmFromBase64 } from '../streaming/audio-queue.ts';
 import { closedFailure, openProviderSocket } from '../streaming/socket.ts';
 import type { HostedVoice } from '../streaming/voice-table.ts';
@@ -48,12 +49,14 @@ interface ServerMessage {
   status_code?: unknown;
   error?: unknown;
   message?: unknown;
+  word_timestamps?: { words?: unknown; start?: unknown; end?: unknown } | null;
 }
 
-/** One generation in flight: where its audio goes. */
+/** One generation in flight: where its audio goes (and, for streamed text, its words' times). */
 interface Context {
   queue: AudioQueue;
   carry: Buffer;
+  timeline?: WordTimeline;
 }
 
 /**
@@ -92,6 +95,9 @@ class CartesiaSocket {
         const decoded = pcmFromBase64(m.data, context.carry);
         context.carry = decoded.carry;
         context.queue.push(decoded.samples);
+      }
+      if (m.type === 'timestamps' && context.timeline && m.word_timestamps && typeof m.word_timestamps === 'object') {
+        context.timeline.addWords(m.word_timestamps.words, m.word_timestamps.start, m.word_timestamps.end);
       }
       if (m.type === 'done' || m.done === true) context.queue.end();
     });
@@ -185,6 +191,85 @@ export class CartesiaTts implements TtsProvider {
       signal.addEventListener('abort', onAbort, { once: true });
       opening.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
     });
+  }
+
+  /**
+   * A reply streamed into one context (issue 26): each write is a request with `continue: true`
+   * on the same `context_id`, `flush: true` to speak what was sent at once, the end an empty
+   * transcript with `continue: false`; `add_timestamps` gives the words' times. Stopping early
+   * (barge-in) cancels the context.
+   */
+  openTextStream(options: TtsOptions = {}): TtsTextStream {
+    const voice = this.#byVoiceId.get(options.voiceId ?? '') ?? this.#byVoiceId.get(this.#o.defaultVoiceId);
+    const queue = new AudioQueue({ kind: 'tts', provider: this.id, idleTimeoutMs: this.#o.idleTimeoutMs ?? 10_000 });
+    const timeline = new WordTimeline();
+    const contextId = randomUUID();
+    let opening: Promise<CartesiaSocket | undefined> = Promise.resolve(undefined);
+    if (this.#closed) queue.fail(new ProviderError('tts', this.id, 'closed'));
+    else if (!voice) queue.fail(new ProviderError('tts', this.id, 'no voice configured'));
+    else {
+      opening = this.#socket(options.signal).then(
+        (socket) => {
+          socket.contexts.set(contextId, { queue, carry: Buffer.alloc(0), timeline });
+          return socket;
+        },
+        (e: unknown) => {
+          queue.fail(e as Error);
+          return undefined;
+        },
+      );
+    }
+    const base = voice && {
+      model_id: this.#o.model,
+      voice: { mode: 'id', id: voice.providerVoiceId },
+      language: 'en',
+      context_id: contextId,
+      output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 16_000 },
+      add_timestamps: true,
+      ...cartesiaSpeed(this.#o.model, options.speed),
+    };
+    // Requests keep their order: each is sent once the socket is there.
+    let sending = opening;
+    const send = (message: Record<string, unknown>): void => {
+      sending = sending.then((socket) => {
+        socket?.send({ ...base, ...message });
+        return socket;
+      });
+    };
+    let written = false;
+    let ended = false;
+    let complete = false;
+    return {
+      write: (text) => {
+        if (ended || !text) return;
+        written = true;
+        send({ transcript: text, continue: true });
+      },
+      flush: () => {
+        if (!ended && written) send({ transcript: '', continue: true, flush: true });
+      },
+      end: () => {
+        if (ended) return;
+        ended = true;
+        if (!written) queue.end();
+        else send({ transcript: '', continue: false });
+      },
+      audio: async function* () {
+        try {
+          yield* queue.read(options.signal);
+          complete = true;
+        } finally {
+          ended = true;
+          // After the requests already on their way, so no continuation follows the cancel.
+          void sending.then((socket) => {
+            socket?.contexts.delete(contextId);
+            // Stopped early (barge-in) or failed: the context is cancelled, the socket kept.
+            if (socket && !complete && written) socket.send({ context_id: contextId, cancel: true });
+          });
+        }
+      },
+      words: (): readonly SpokenWord[] => timeline.words(),
+    };
   }
 
   async *synthesize(text: string, options: TtsOptions = {}): AsyncIterable<Int16Array> {

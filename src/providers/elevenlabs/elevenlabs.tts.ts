@@ -4,7 +4,8 @@ import { parseBoundedJson } from '../../lib/bounded-json.ts';
 import { ANY_LANGUAGE } from '../../lib/language-tags.ts';
 import { ProviderError } from '../errors.ts';
 import { entryPhones } from '../../lib/phonemes.ts';
-import type { Pronunciation, TtsCapabilities, TtsOptions, TtsProvider, VoiceInfo } from '../tts.ts';
+import type { Pronunciation, SpokenWord, TtsCapabilities, TtsOptions, TtsProvider, TtsTextStream, VoiceInfo } from '../tts.ts';
+import { WordTimeline } from '../streaming/word-timeline.ts';
 import { AudioQueue, pcmFromBase64 } from '../streaming/audio-queue.ts';
 import { closedFailure, openProviderSocket } from '../streaming/socket.ts';
 import type { HostedVoice } from '../streaming/voice-table.ts';
@@ -44,6 +45,7 @@ function elevenLabsLanguages(model: string): readonly string[] {
 
 interface ServerMessage {
   audio?: unknown;
+  alignment?: { chars?: unknown; charStartTimesMs?: unknown; charDurationsMs?: unknown } | null;
   isFinal?: unknown;
   error?: unknown;
   message?: unknown;
@@ -103,18 +105,89 @@ export class ElevenLabsTts implements TtsProvider {
     return url;
   }
 
-  async *synthesize(text: string, options: TtsOptions = {}): AsyncIterable<Int16Array> {
-    if (!text.trim()) return;
-    const voice = this.#byVoiceId.get(options.voiceId ?? '') ?? this.#byVoiceId.get(this.#o.defaultVoiceId);
-    if (!voice) throw new ProviderError('tts', this.id, 'no voice configured');
-    const ws = await openProviderSocket({
+  #open(voice: HostedVoice, signal: AbortSignal | undefined): Promise<WebSocket> {
+    return openProviderSocket({
       kind: 'tts',
       provider: this.id,
       url: this.#url(voice),
       headers: this.#o.apiKey ? { 'xi-api-key': this.#o.apiKey } : {},
       connectTimeoutMs: this.#o.connectTimeoutMs ?? 5000,
-      ...(options.signal ? { signal: options.signal } : {}),
+      ...(signal ? { signal } : {}),
     });
+  }
+
+  /**
+   * A reply streamed into one stream-input socket (issue 26): text goes as it is written, the
+   * server's `chunk_length_schedule` deciding when to speak it, `flush: true` when asked to speak
+   * at once, `text: ""` at the end; the `alignment` of each audio chunk gives the words' times.
+   */
+  openTextStream(options: TtsOptions = {}): TtsTextStream {
+    const voice = this.#byVoiceId.get(options.voiceId ?? '') ?? this.#byVoiceId.get(this.#o.defaultVoiceId);
+    const queue = new AudioQueue({ kind: 'tts', provider: this.id, idleTimeoutMs: this.#o.idleTimeoutMs ?? 10_000 });
+    const timeline = new WordTimeline();
+    let opening: Promise<WebSocket | undefined> = Promise.resolve(undefined);
+    if (!voice) queue.fail(new ProviderError('tts', this.id, 'no voice configured'));
+    else {
+      opening = this.#open(voice, options.signal).then(
+        (ws) => {
+          listen(ws, queue, this.id, timeline);
+          ws.send(JSON.stringify({ text: ' ', voice_settings: { stability: 0.5, similarity_boost: 0.8, ...elevenLabsSpeed(options.speed) }, generation_config: { chunk_length_schedule: [50, 90, 120, 150] } }));
+          return ws;
+        },
+        (e: unknown) => {
+          queue.fail(e as Error);
+          return undefined;
+        },
+      );
+    }
+    // Messages keep their order: each is sent once the socket is open, after the opening one.
+    let sending: Promise<WebSocket | undefined> = opening;
+    const send = (message: Record<string, unknown>): void => {
+      sending = sending.then((ws) => {
+        if (ws && ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
+        return ws;
+      });
+    };
+    let written = false;
+    let ended = false;
+    const pronunciations = options.pronunciations ?? [];
+    return {
+      write: (text) => {
+        if (ended || !text) return;
+        written = true;
+        send({ text: withPhonemeTags(text, pronunciations) });
+      },
+      flush: () => {
+        if (!ended && written) send({ text: ' ', flush: true });
+      },
+      end: () => {
+        if (ended) return;
+        ended = true;
+        if (!written) {
+          queue.end();
+          return;
+        }
+        send({ text: ' ', flush: true });
+        send({ text: '' });
+      },
+      audio: async function* () {
+        try {
+          yield* queue.read(options.signal);
+        } finally {
+          // Done, failed or stopped early (barge-in): the socket goes, and with it the generation.
+          ended = true;
+          void opening.then((ws) => ws?.terminate());
+        }
+      },
+      words: (): readonly SpokenWord[] => timeline.words(),
+    };
+  }
+
+  async *synthesize(text: string, options: TtsOptions = {}): AsyncIterable<Int16Array> {
+    if (!text.trim()) return;
+    const voice = this.#byVoiceId.get(options.voiceId ?? '') ?? this.#byVoiceId.get(this.#o.defaultVoiceId);
+    if (!voice) throw new ProviderError('tts', this.id, 'no voice configured');
+    const ws = await this.#open(voice, options.signal);
     const queue = new AudioQueue({ kind: 'tts', provider: this.id, idleTimeoutMs: this.#o.idleTimeoutMs ?? 10_000 });
     listen(ws, queue, this.id);
     try {
@@ -129,9 +202,11 @@ export class ElevenLabsTts implements TtsProvider {
   }
 }
 
-/** Routes the server's messages of one synthesis into `queue`. */
-function listen(ws: WebSocket, queue: AudioQueue, provider: string): void {
+/** Routes the server's messages of one synthesis into `queue`, and the audio's alignment into `timeline`. */
+function listen(ws: WebSocket, queue: AudioQueue, provider: string, timeline?: WordTimeline): void {
   let carry: Buffer = Buffer.alloc(0);
+  /** Samples received before the current chunk: an alignment's times start at its own chunk. */
+  let samples = 0;
   ws.on('message', (data, isBinary) => {
     if (isBinary || queue.settled) return;
     // The server's messages are a peer's: bounded, and every field checked before use.
@@ -144,6 +219,8 @@ function listen(ws: WebSocket, queue: AudioQueue, provider: string): void {
     if (typeof m.audio === 'string' && m.audio.length > 0) {
       const decoded = pcmFromBase64(m.audio, carry);
       carry = decoded.carry;
+      if (timeline && m.alignment && typeof m.alignment === 'object') timeline.addChars(m.alignment.chars, m.alignment.charStartTimesMs, m.alignment.charDurationsMs, samples / 16);
+      samples += decoded.samples.length;
       queue.push(decoded.samples);
     } else if (m.isFinal !== true && (typeof m.error === 'string' || typeof m.message === 'string')) {
       // An error message ({ message, error, code }) comes before the server closes the socket.

@@ -88,7 +88,7 @@ export async function* sentenceStage(outputs: AsyncIterable<EngineOutput>, onFir
 }
 
 /** The next output, or 'idle' once IDLE_FLUSH_MS pass without one. */
-async function idleOr(next: Promise<IteratorResult<EngineOutput>>, time: Scheduler): Promise<IteratorResult<EngineOutput> | 'idle'> {
+export async function idleOr(next: Promise<IteratorResult<EngineOutput>>, time: Scheduler): Promise<IteratorResult<EngineOutput> | 'idle'> {
   let timer: TimerHandle | undefined;
   const idle = new Promise<'idle'>((resolve) => (timer = time.setTimeout(() => resolve('idle'), IDLE_FLUSH_MS)));
   try {

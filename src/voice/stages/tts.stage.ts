@@ -7,6 +7,8 @@ import { applyVolume } from '../volume.ts';
 
 export type TtsEvent =
   | { type: 'sentence_start'; index: number; text: string }
+  /** The text of sentence `index` so far, as a streamed reply grows (text-stream.stage.ts). */
+  | { type: 'sentence_text'; index: number; text: string }
   | { type: 'audio'; index: number; pcm: Int16Array }
   | EngineHangup
   | ToolCallRecord;
