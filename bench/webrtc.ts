@@ -15,7 +15,8 @@
  *   (e) the server CPU one call-second costs in Opus (decode 50 frames in, encode 50 out) and in
  *       SRTP (decrypt 50 packets in, encrypt 50 out, AES-CM/HMAC-SHA1-80), timed in this process on
  *       the same code the endpoint runs: the split (c)'s difference cannot give. Both directions
- *       voiced all the time, so an upper bound: a real call's agent is silent (DTX) half of it.
+ *       voiced all the time, so an upper bound: a real call's agent is silent (DTX) half of it. Its
+ *       baseline row is werift and libopus as shipped (Opus complexity 10, SRTP keys as Buffers).
  *
  * `node bench/webrtc.ts [calls] [levels...]` runs it alone.
  */
@@ -28,6 +29,7 @@ import { runWebRtcLossBench } from './webrtc-loss.ts';
 import { randomBytes } from 'node:crypto';
 import { ProtectionProfileAes128CmHmacSha1_80, RtpHeader, SrtpSession } from 'werift';
 import { FRAME_SAMPLES, OpusCodec } from '../src/providers/audio/opus.ts';
+import { useKeyObjects } from '../src/lib/werift-srtp-keys.ts';
 
 const SPEECH_MS = 600;
 const speech = () => concat(tone(SPEECH_MS));
@@ -82,7 +84,7 @@ async function level(s: Served, n: number, transport: 'websocket' | 'webrtc', tu
  * (e) CPU ms per call-second of Opus and of SRTP, both directions, over `seconds` call-seconds of a
  * tone (speech-like for the encoder: never DTX's silence). Each is timed alone (process.cpuUsage).
  */
-export function mediaCpu(seconds = 60): { opusMsPerCallSecond: number; srtpMsPerCallSecond: number } {
+export function mediaCpu(seconds = 60): { opusMsPerCallSecond: number; opusTenMsPerCallSecond: number; srtpMsPerCallSecond: number; srtpBufferKeysMsPerCallSecond: number } {
   const frames = seconds * 50;
   const pcm = tone(FRAME_SAMPLES / 16);
   const sender = new OpusCodec({ dtx: false });
@@ -93,27 +95,39 @@ export function mediaCpu(seconds = 60): { opusMsPerCallSecond: number; srtpMsPer
     const used = process.cpuUsage(start);
     return (used.user + used.system) / 1000;
   };
-  const codec = new OpusCodec({ dtx: false });
-  const opus = cpu(() => {
-    for (let i = 0; i < frames; i++) {
-      codec.decode(packets[i % packets.length]!);
-      codec.encode(pcm.subarray(0, FRAME_SAMPLES));
-    }
-  });
-  codec.close();
+  // The endpoint's encoder (ENCODER_COMPLEXITY) and, as the baseline, libopus's default complexity 10.
+  const opusCpu = (complexity?: number): number => {
+    const codec = new OpusCodec({ dtx: false, ...(complexity === undefined ? {} : { complexity }) });
+    const ms = cpu(() => {
+      for (let i = 0; i < frames; i++) {
+        codec.decode(packets[i % packets.length]!);
+        codec.encode(pcm.subarray(0, FRAME_SAMPLES));
+      }
+    });
+    codec.close();
+    return ms;
+  };
+  const opusTen = opusCpu(10);
+  const opus = opusCpu();
   sender.close();
   const key = randomBytes(16);
   const salt = randomBytes(14);
   const keys = { localMasterKey: key, localMasterSalt: salt, remoteMasterKey: key, remoteMasterSalt: salt };
-  const a = new SrtpSession({ keys, profile: ProtectionProfileAes128CmHmacSha1_80 });
-  const b = new SrtpSession({ keys, profile: ProtectionProfileAes128CmHmacSha1_80 });
-  const srtp = cpu(() => {
-    for (let i = 0; i < frames; i++) {
-      const header = new RtpHeader({ payloadType: 111, sequenceNumber: i % 65_536, timestamp: i * 960, ssrc: 1234 });
-      b.decrypt(a.encrypt(packets[i % packets.length]!, header)); // one packet out (encrypt) and one in (decrypt)
-    }
-  });
-  return { opusMsPerCallSecond: opus / seconds, srtpMsPerCallSecond: srtp / seconds };
+  // The endpoint's sessions (keys as KeyObjects: src/lib/werift-srtp-keys.ts) and, as the baseline, werift's own (Buffers).
+  const srtpCpu = (keyObjects: boolean): number => {
+    const a = new SrtpSession({ keys, profile: ProtectionProfileAes128CmHmacSha1_80 });
+    const b = new SrtpSession({ keys, profile: ProtectionProfileAes128CmHmacSha1_80 });
+    if (keyObjects) for (const session of [a, b]) useKeyObjects(session);
+    return cpu(() => {
+      for (let i = 0; i < frames; i++) {
+        const header = new RtpHeader({ payloadType: 111, sequenceNumber: i % 65_536, timestamp: i * 960, ssrc: 1234 });
+        b.decrypt(a.encrypt(packets[i % packets.length]!, header)); // one packet out (encrypt) and one in (decrypt)
+      }
+    });
+  };
+  const srtpBufferKeys = srtpCpu(false);
+  const srtp = srtpCpu(true);
+  return { opusMsPerCallSecond: opus / seconds, opusTenMsPerCallSecond: opusTen / seconds, srtpMsPerCallSecond: srtp / seconds, srtpBufferKeysMsPerCallSecond: srtpBufferKeys / seconds };
 }
 
 export async function runWebRtcBench(options: { calls?: number; levels?: number[]; lossCalls?: number; log?: (line: string) => void } = {}): Promise<string> {
@@ -154,7 +168,7 @@ export async function runWebRtcBench(options: { calls?: number; levels?: number[
     await s.stop();
   }
   const media = mediaCpu();
-  out.push('', '| server CPU per call-second, both ways voiced (an upper bound), ms | Opus (decode 50 + encode 50 frames) | SRTP (decrypt 50 + encrypt 50 packets) |', '|---|---|---|', `| (e) timed alone | ${fmt(media.opusMsPerCallSecond, 2)} | ${fmt(media.srtpMsPerCallSecond, 2)} |`);
+  out.push('', '| server CPU per call-second, both ways voiced (an upper bound), ms | Opus (decode 50 + encode 50 frames) | SRTP (decrypt 50 + encrypt 50 packets) |', '|---|---|---|', `| (e) the endpoint's (Opus complexity 5, SRTP keys as KeyObjects) | ${fmt(media.opusMsPerCallSecond, 2)} | ${fmt(media.srtpMsPerCallSecond, 2)} |`, `| (e) baseline: libopus's default complexity 10, werift's Buffer keys | ${fmt(media.opusTenMsPerCallSecond, 2)} | ${fmt(media.srtpBufferKeysMsPerCallSecond, 2)} |`);
   // (d) The embedded recogniser behind a lossy network: its own server (the fakes would hear anything).
   const lossCalls = options.lossCalls ?? 10;
   const loss = lossCalls === 0 ? 'Loss and recognition: not run (0 calls asked for).' : await runWebRtcLossBench({ calls: lossCalls, log }).catch((error: unknown) => `Loss and recognition: not run (${error instanceof Error ? error.message : String(error)}).`);
