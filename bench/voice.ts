@@ -24,6 +24,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,7 +57,30 @@ export interface Served {
   /** The same agent with preemptive replies off (embedded only). */
   plainAgentId?: string;
   child: ChildProcess;
+  /** The server's event-loop delay since the last call (p50, p99, max, ms), asked of the child by SIGUSR2. */
+  loopDelay(): Promise<LoopDelay>;
   stop(): Promise<void>;
+}
+
+/** An event loop's delay over a stretch of time, ms. */
+export interface LoopDelay {
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+/** A running event-loop delay probe (10 ms resolution): `take` reads and resets it. */
+export function loopDelayProbe(): { take(): LoopDelay } {
+  const histogram = monitorEventLoopDelay({ resolution: 10 });
+  histogram.enable();
+  return {
+    take() {
+      const ms = (ns: number) => ns / 1e6;
+      const out = { p50: ms(histogram.percentile(50)), p99: ms(histogram.percentile(99)), max: ms(histogram.max) };
+      histogram.reset();
+      return out;
+    },
+  };
 }
 
 const SELF = fileURLToPath(import.meta.url);
@@ -118,6 +142,9 @@ async function serve(kind: 'fake' | 'embedded'): Promise<void> {
     process.exit(0);
   };
   process.once('SIGTERM', () => void stop());
+  // The bench asks for the server's event-loop delay between its levels: one JSON line back.
+  const probe = loopDelayProbe();
+  process.on('SIGUSR2', () => process.stdout.write(`${JSON.stringify({ loopDelay: probe.take() })}\n`));
 }
 
 export async function startServed(kind: 'fake' | 'embedded', env: Record<string, string> = {}): Promise<Served> {
@@ -135,9 +162,26 @@ export async function startServed(kind: 'fake' | 'embedded', env: Record<string,
     });
     child.once('exit', (code) => reject(new Error(`bench server exited ${code}`)));
   });
+  const delays: ((d: LoopDelay) => void)[] = [];
+  let lines = '';
+  child.stdout.on('data', (c: Buffer) => {
+    lines += c.toString();
+    let nl: number;
+    while ((nl = lines.indexOf('\n')) >= 0) {
+      const line = lines.slice(0, nl);
+      lines = lines.slice(nl + 1);
+      if (line.startsWith('{"loopDelay"')) delays.shift()?.((JSON.parse(line) as { loopDelay: LoopDelay }).loopDelay);
+    }
+  });
   return {
     ...info,
     child,
+    loopDelay() {
+      return new Promise<LoopDelay>((resolve) => {
+        delays.push(resolve);
+        child.kill('SIGUSR2');
+      });
+    },
     async stop() {
       if (child.exitCode !== null) return;
       child.kill('SIGTERM');

@@ -10,6 +10,7 @@ import { EventEmitter } from 'node:events';
 import { MediaStreamTrack, RTCPeerConnection, RtpHeader, RtpPacket } from 'werift';
 import { parseBoundedJson } from '../lib/bounded-json.ts';
 import { startRestartedIce } from '../lib/werift-ice-restart.ts';
+import { installSrtpKeyObjects } from '../lib/werift-srtp-keys.ts';
 import { FRAME_SAMPLES, OpusCodec, TICKS_PER_SAMPLE } from '../providers/audio/opus.ts';
 import { opusPayloadTypeOf } from '../protocol/webrtc-sdp.ts';
 
@@ -90,6 +91,7 @@ export class RtcSocket extends EventEmitter {
   private constructor(options: RtcSocketOptions) {
     super();
     this.#options = options;
+    installSrtpKeyObjects(); // callers cost less CPU too (a bench runs many in one process)
     this.#pc = new RTCPeerConnection({
       // The server's STUN/TURN servers are set before the offer; none otherwise (werift's default is a public STUN server).
       iceServers: [],

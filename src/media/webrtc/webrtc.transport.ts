@@ -19,6 +19,7 @@ import { Type } from '@sinclair/typebox';
 import { MediaStreamTrack, RTCPeerConnection, RTCRtpCodecParameters, RtcpRrPacket, RtcpSrPacket, type PeerConfig } from 'werift';
 import type { IceServer, RtcConfig } from '../../config/rtc.config.ts';
 import { startRestartedIce } from '../../lib/werift-ice-restart.ts';
+import { installSrtpKeyObjects } from '../../lib/werift-srtp-keys.ts';
 import { opusPayloadTypeOf } from '../../protocol/webrtc-sdp.ts';
 import { errors } from '../../domain/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
@@ -103,6 +104,7 @@ export function attachWebRtcTransport(context: TransportContext): TransportHandl
   const now = () => performance.now();
   let closed = false;
   if (!rtc.enabled) return { close: async () => {} };
+  installSrtpKeyObjects(); // SRTP at a third of werift's own cost (src/lib/werift-srtp-keys.ts)
 
   const bearer = (request: FastifyRequest): string => {
     const header = request.headers.authorization;

@@ -25,6 +25,7 @@ export const TICKS_PER_SAMPLE = OPUS_RTP_CLOCK / ENDPOINT_SAMPLE_RATE;
 // libopus's constants (opus_defines.h).
 const OPUS_APPLICATION_VOIP = 2048;
 const OPUS_SET_BITRATE = 4002;
+const OPUS_SET_COMPLEXITY = 4010;
 const OPUS_SET_INBAND_FEC = 4012;
 const OPUS_SET_PACKET_LOSS_PERC = 4014;
 const OPUS_SET_DTX = 4016;
@@ -32,6 +33,14 @@ const OPUS_SET_DTX = 4016;
 /** The agent's voice: 24 kbps, with in-band FEC for up to 10 % loss. */
 const ENCODER_BITRATE = 24_000;
 const EXPECTED_LOSS_PERCENT = 10;
+/**
+ * libopus's encoder complexity (0-10), where its default is 10. Encoding is nearly all of Opus's
+ * cost on the server (decoding a frame is about a twentieth of encoding one), and at 5 it costs
+ * about half of 10's for speech at this bitrate with the same bitrate out (BENCHMARKS.md,
+ * "WebRTC latency under load"): what lets one server carry a hundred calls. Chromium on phones
+ * sends at 5 too.
+ */
+export const ENCODER_COMPLEXITY = 5;
 
 /** Largest packet in or out, bytes (Opus's own bound is 1 275 per frame, up to 6 frames a packet). */
 const PACKET_BYTES = 8_192;
@@ -94,8 +103,8 @@ export class OpusCodec {
   #encoder: number;
   #decoder: number;
 
-  /** `dtx`: the caller asked for discontinuous transmission (its SDP's `usedtx=1`). */
-  constructor(options: { dtx: boolean }) {
+  /** `dtx`: the caller asked for discontinuous transmission (its SDP's `usedtx=1`); `complexity`: ENCODER_COMPLEXITY unless given (0-10). */
+  constructor(options: { dtx: boolean; complexity?: number }) {
     const { wasm } = this.#lib;
     this.#encoder = wasm.malloc(wasm.opus_encoder_get_size(1));
     this.#decoder = wasm.malloc(wasm.opus_decoder_get_size(1));
@@ -108,6 +117,7 @@ export class OpusCodec {
     wasm.opus_encoder_ctl_set(this.#encoder, OPUS_SET_INBAND_FEC, 1);
     wasm.opus_encoder_ctl_set(this.#encoder, OPUS_SET_PACKET_LOSS_PERC, EXPECTED_LOSS_PERCENT);
     wasm.opus_encoder_ctl_set(this.#encoder, OPUS_SET_DTX, options.dtx ? 1 : 0);
+    wasm.opus_encoder_ctl_set(this.#encoder, OPUS_SET_COMPLEXITY, options.complexity ?? ENCODER_COMPLEXITY);
   }
 
   /** Encodes one 20 ms frame (FRAME_SAMPLES samples; shorter frames are padded with silence). */
