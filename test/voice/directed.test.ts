@@ -30,7 +30,10 @@ test('the grammar of a closed expectation: its phrases, yes/no words, digit or n
   assert.match(g.jsgf, /^#JSGF V1\.0;\ngrammar directed;\npublic <answer> = book \| make a payment \| yes \| yeah \| yep \| no \| nope \| correct;\n$/);
   assert.deepEqual(g.phrases, ['book', 'make a payment', 'yes', 'yeah', 'yep', 'no', 'nope', 'correct']);
   const d = directedGrammar({ closed: true, phrases: ['one', 'agent'], values: ['digits'] })!;
-  assert.match(d.jsgf, /public <answer> = agent \| <value>\+;\n<value> = zero \| oh \| one/);
+  assert.match(d.jsgf, /public <answer> = agent \| <value>\+;\n<value> = \[double \| triple\] <digit>;\n<digit> = zero \| oh \| one/);
+  assert.ok(d.words.includes('double') && d.words.includes('triple'), '"double five" is a digit string too');
+  const n = directedGrammar({ closed: true, phrases: [], values: ['number'] })!;
+  assert.match(n.jsgf, /<value> = \[double \| triple\] <digit> \| ten \| eleven/);
   assert.deepEqual(d.phrases, ['agent'], 'digit words are decoded as a sequence, not as answers of their own');
   assert.equal(directedGrammar({ closed: false, phrases: ['book'], values: [] }), undefined);
   assert.equal(directedGrammar({ closed: true, phrases: ['<bad>', ''], values: [] }), undefined, 'nothing decodable: the language model decodes');

@@ -5,8 +5,10 @@ import type { ExpectedValue, SttExpectation } from '../stt.ts';
 import type { PhraseEvidence, TimedWord } from './expected-phrase.ts';
 
 const DIGIT_WORDS = ['zero', 'oh', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
+/** Said before a digit to repeat it ("double five" is 55), as extractDigits reads it. */
+const REPEAT_WORDS = ['double', 'triple'];
 const NUMBER_WORDS = [
-  ...DIGIT_WORDS, 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen',
+  'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen',
   'twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety', 'hundred', 'thousand', 'and',
 ];
 const YES_NO = ['yes', 'yeah', 'yep', 'no', 'nope', 'correct'];
@@ -41,17 +43,20 @@ export function directedGrammar(expectation: SttExpectation): DirectedGrammar | 
     if (words.length > 0 && words.every((w) => TOKEN.test(w))) phrases.add(words.join(' '));
   }
   if (values.has('yes_no')) for (const w of YES_NO) phrases.add(w);
-  // The digits' and numbers' words are decoded as sequences, not as single answers.
-  const sequence = values.has('number') ? NUMBER_WORDS : values.has('digits') ? DIGIT_WORDS : [];
+  // The digits' and numbers' words are decoded as sequences, not as single answers: a loop of
+  // digit words, each perhaps after "double" or "triple", and for a number its number words too.
+  const number = values.has('number');
+  const sequence = number || values.has('digits') ? [...REPEAT_WORDS, ...DIGIT_WORDS, ...(number ? NUMBER_WORDS : [])] : [];
   for (const w of sequence) phrases.delete(w);
   if (phrases.size === 0 && sequence.length === 0) return undefined;
   const single = [...phrases].slice(0, MAX_ALTERNATIVES);
   const alternatives = [...single, ...(sequence.length > 0 ? ['<value>+'] : [])];
+  const value = [`[${REPEAT_WORDS.join(' | ')}] <digit>`, ...(number ? NUMBER_WORDS : [])];
   const jsgf = [
     '#JSGF V1.0;',
     'grammar directed;',
     `public <answer> = ${alternatives.join(' | ')};`,
-    ...(sequence.length > 0 ? [`<value> = ${sequence.join(' | ')};`] : []),
+    ...(sequence.length > 0 ? [`<value> = ${value.join(' | ')};`, `<digit> = ${DIGIT_WORDS.join(' | ')};`] : []),
     '',
   ].join('\n');
   const words = [...new Set([...single.flatMap((p) => p.split(' ')), ...sequence])];
