@@ -17,7 +17,7 @@
 import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { SttExpectation } from '../stt.ts';
-import { DIRECTED_MIN_POSTERIOR, directedGrammar, phrasePlausible, sequencePlausible, spansAnswer, type DirectedGrammar } from './directed.ts';
+import { DIRECTED_MIN_POSTERIOR, directedGrammar, openHeardSequence, phrasePlausible, sequencePlausible, spansAnswer, type DirectedGrammar } from './directed.ts';
 import { containsPhrase, PHRASE_MIN_POSTERIOR, strongest, withPhrase, type PhraseEvidence, type TimedWord } from './expected-phrase.ts';
 
 export interface DecoderWorkerData {
@@ -332,7 +332,8 @@ function grammarAnswer(audio: readonly Int16Array[]): string {
  * the expected answer that best fits the audio, and the answer is taken only when the open
  * language model's lattice of the same audio holds it (a phrase, at DIRECTED_MIN_POSTERIOR, over
  * enough of the speech: spansAnswer) or
- * the language model heard little more speech than it (phrasePlausible, sequencePlausible). Otherwise the caller said something
+ * the language model heard little more speech than it (phrasePlausible, sequencePlausible); a value
+ * sequence the language model heard by itself is taken as it heard it (openHeardSequence). Otherwise the caller said something
  * else, and the language model's text stands, so the flow's else edge is taken.
  */
 function directedText(grammar: DirectedGrammar, audio: readonly Int16Array[]): string {
@@ -354,6 +355,7 @@ function directedText(grammar: DirectedGrammar, audio: readonly Int16Array[]): s
     if (found) return withPhrase(path, found);
     return phrasePlausible(answer.split(' ').length, path.length) ? answer : biased();
   }
+  if (openHeardSequence(grammar, open)) return open;
   return sequencePlausible(answer.split(' ').length, path.length) ? answer : biased();
 }
 

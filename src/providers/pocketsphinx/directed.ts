@@ -24,6 +24,8 @@ export interface DirectedGrammar {
   phrases: readonly string[];
   /** Every word the grammar uses, to check against the dictionary before it is set. */
   words: readonly string[];
+  /** The words of its value sequences (digits, a number); empty when it has none. */
+  sequence: readonly string[];
 }
 
 /** JSGF tokens: lower-case letters, digits and apostrophes (normalizePhrase's alphabet). */
@@ -60,7 +62,7 @@ export function directedGrammar(expectation: SttExpectation): DirectedGrammar | 
     '',
   ].join('\n');
   const words = [...new Set([...single.flatMap((p) => p.split(' ')), ...sequence])];
-  return { jsgf, phrases: single, words };
+  return { jsgf, phrases: single, words, sequence };
 }
 
 /**
@@ -88,6 +90,17 @@ export function phrasePlausible(phraseWords: number, openWords: number): boolean
  */
 export function sequencePlausible(sequenceWords: number, openWords: number): boolean {
   return openWords <= 2 * sequenceWords + 1;
+}
+
+/**
+ * Whether the open language model heard nothing but the grammar's value words ("seven", "six
+ * zero"): then its words are the answer, not the grammar's. Forced to a digit loop, the grammar
+ * adds digits where the language model heard breath or noise at a single digit's edges ("eight
+ * seven", "six zero" for "six"); the language model, free to hear any word, heard only these.
+ */
+export function openHeardSequence(grammar: DirectedGrammar, open: string): boolean {
+  const heard = open.split(' ').filter(Boolean);
+  return heard.length > 0 && heard.every((w) => grammar.sequence.includes(w));
 }
 
 /**
