@@ -11,6 +11,7 @@ import { FliteTts } from '../../src/providers/flite/flite.tts.ts';
 import { createResampler } from '../../src/providers/audio/resample.ts';
 import type { SttExpectation } from '../../src/providers/stt.ts';
 import { keywordMatch } from '../../src/voice/engines/flow.engine.ts';
+import { extractDigits } from '../../src/voice/engines/extract.ts';
 import { hasPocketsphinx, NO_POCKETSPHINX } from '../voice/capabilities.ts';
 import { concat, silence } from '../voice/harness.ts';
 
@@ -177,7 +178,7 @@ async function directedHeard(tts: FliteTts, texts: readonly string[], expectatio
   }
 }
 
-test('pocketsphinx library mode: a closed expectation decodes the answer with its grammar (keywords, digit strings), and speech outside it keeps its words and takes no keyword', LIBRARY, async () => {
+test('pocketsphinx library mode: a closed expectation decodes the answer with its grammar (keywords, digit strings, "double five"), and speech outside it keeps its words and takes no keyword', LIBRARY, async () => {
   const tts = new FliteTts();
   try {
     const commands = ['yes', 'no', 'up', 'down', 'left', 'right', 'stop', 'go'];
@@ -185,8 +186,9 @@ test('pocketsphinx library mode: a closed expectation decodes the answer with it
     assert.equal(stop, 'stop');
     assert.ok(!keywordMatch(commands, bill!), `no keyword edge for speech outside the grammar: ${bill}`);
     assert.match(bill!, /question about my last/, 'the language model\'s words are reported');
-    const [pin] = await directedHeard(tts, ['four two seven one'], { closed: true, phrases: [], values: ['digits'] });
+    const [pin, doubled] = await directedHeard(tts, ['four two seven one', 'double five one'], { closed: true, phrases: [], values: ['digits'] });
     assert.equal(pin, 'four two seven one');
+    assert.equal(extractDigits(doubled!), '551', `"double five one" is heard as a digit string: ${doubled}`);
   } finally {
     await tts.close();
   }

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeStt, FakeTts, EnergyVad } from '../../src/providers/fake/fake.providers.ts';
 import type { SttExpectation, SttOpenOptions, SttProvider } from '../../src/providers/stt.ts';
-import { directedGrammar, phrasePlausible, sequencePlausible, spansAnswer } from '../../src/providers/pocketsphinx/directed.ts';
+import { directedGrammar, openHeardSequence, phrasePlausible, sequencePlausible, spansAnswer } from '../../src/providers/pocketsphinx/directed.ts';
 import { FlowEngine } from '../../src/voice/engines/flow.engine.ts';
 import { nodeExpectation } from '../../src/voice/engines/expected.ts';
 import type { ConversationFlow, FlowNode } from '../../src/voice/engines/types.ts';
@@ -30,11 +30,16 @@ test('the grammar of a closed expectation: its phrases, yes/no words, digit or n
   assert.match(g.jsgf, /^#JSGF V1\.0;\ngrammar directed;\npublic <answer> = book \| make a payment \| yes \| yeah \| yep \| no \| nope \| correct;\n$/);
   assert.deepEqual(g.phrases, ['book', 'make a payment', 'yes', 'yeah', 'yep', 'no', 'nope', 'correct']);
   const d = directedGrammar({ closed: true, phrases: ['one', 'agent'], values: ['digits'] })!;
-  assert.match(d.jsgf, /public <answer> = agent \| <value>\+;\n<value> = zero \| oh \| one/);
+  assert.match(d.jsgf, /public <answer> = agent \| <value>\+;\n<value> = \[double \| triple\] <digit>;\n<digit> = zero \| oh \| one/);
+  assert.ok(d.words.includes('double') && d.words.includes('triple'), '"double five" is a digit string too');
+  const n = directedGrammar({ closed: true, phrases: [], values: ['number'] })!;
+  assert.match(n.jsgf, /<value> = \[double \| triple\] <digit> \| ten \| eleven/);
   assert.deepEqual(d.phrases, ['agent'], 'digit words are decoded as a sequence, not as answers of their own');
   assert.equal(directedGrammar({ closed: false, phrases: ['book'], values: [] }), undefined);
   assert.equal(directedGrammar({ closed: true, phrases: ['<bad>', ''], values: [] }), undefined, 'nothing decodable: the language model decodes');
   assert.ok(sequencePlausible(4, 5) && !sequencePlausible(1, 8), 'a sentence is not forced into digits');
+  assert.ok(openHeardSequence(d, 'six') && openHeardSequence(d, 'double five oh'), 'the open model heard only digit words: its words stand');
+  assert.ok(!openHeardSequence(d, 'six sticks') && !openHeardSequence(d, '') && !openHeardSequence(g, 'yes'), 'not when it heard another word, nothing, or at a node without values');
   assert.ok(phrasePlausible(1, 2) && !phrasePlausible(1, 6), 'nor into a keyword');
 });
 

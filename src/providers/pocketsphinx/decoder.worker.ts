@@ -20,7 +20,7 @@
 import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
 import { MAX_WORDS_PER_UTTERANCE, type SttExpectation, type SttWord } from '../stt.ts';
-import { DIRECTED_MIN_POSTERIOR, directedGrammar, phrasePlausible, sequencePlausible, spansAnswer, type DirectedGrammar } from './directed.ts';
+import { DIRECTED_MIN_POSTERIOR, directedGrammar, openHeardSequence, phrasePlausible, sequencePlausible, spansAnswer, type DirectedGrammar } from './directed.ts';
 import { containsPhrase, PHRASE_MIN_POSTERIOR, strongest, withPhrase, withPhraseWords, type PhraseEvidence, type TimedWord } from './expected-phrase.ts';
 
 export interface DecoderWorkerData {
@@ -419,7 +419,8 @@ function grammarAnswer(audio: readonly Int16Array[]): Heard {
  * the expected answer that best fits the audio, and the answer is taken only when the open
  * language model's lattice of the same audio holds it (a phrase, at DIRECTED_MIN_POSTERIOR, over
  * enough of the speech: spansAnswer) or
- * the language model heard little more speech than it (phrasePlausible, sequencePlausible). Otherwise the caller said something
+ * the language model heard little more speech than it (phrasePlausible, sequencePlausible); a value
+ * sequence the language model heard by itself is taken as it heard it (openHeardSequence). Otherwise the caller said something
  * else, and the language model's text stands, so the flow's else edge is taken.
  */
 function directedText(grammar: DirectedGrammar, audio: readonly Int16Array[]): Heard {
@@ -446,6 +447,7 @@ function directedText(grammar: DirectedGrammar, audio: readonly Int16Array[]): H
     if (found) return heardWithPhrase(found);
     return phrasePlausible(answer.split(' ').length, path.length) ? asAnswer : biased();
   }
+  if (openHeardSequence(grammar, open)) return asOpen;
   return sequencePlausible(answer.split(' ').length, path.length) ? asAnswer : biased();
 }
 

@@ -5,8 +5,10 @@ import type { ExpectedValue, SttExpectation } from '../stt.ts';
 import type { PhraseEvidence, TimedWord } from './expected-phrase.ts';
 
 const DIGIT_WORDS = ['zero', 'oh', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
+/** Said before a digit to repeat it ("double five" is 55), as extractDigits reads it. */
+const REPEAT_WORDS = ['double', 'triple'];
 const NUMBER_WORDS = [
-  ...DIGIT_WORDS, 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen',
+  'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen',
   'twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety', 'hundred', 'thousand', 'and',
 ];
 const YES_NO = ['yes', 'yeah', 'yep', 'no', 'nope', 'correct'];
@@ -22,6 +24,8 @@ export interface DirectedGrammar {
   phrases: readonly string[];
   /** Every word the grammar uses, to check against the dictionary before it is set. */
   words: readonly string[];
+  /** The words of its value sequences (digits, a number); empty when it has none. */
+  sequence: readonly string[];
 }
 
 /** JSGF tokens: lower-case letters, digits and apostrophes (normalizePhrase's alphabet). */
@@ -41,21 +45,24 @@ export function directedGrammar(expectation: SttExpectation): DirectedGrammar | 
     if (words.length > 0 && words.every((w) => TOKEN.test(w))) phrases.add(words.join(' '));
   }
   if (values.has('yes_no')) for (const w of YES_NO) phrases.add(w);
-  // The digits' and numbers' words are decoded as sequences, not as single answers.
-  const sequence = values.has('number') ? NUMBER_WORDS : values.has('digits') ? DIGIT_WORDS : [];
+  // The digits' and numbers' words are decoded as sequences, not as single answers: a loop of
+  // digit words, each perhaps after "double" or "triple", and for a number its number words too.
+  const number = values.has('number');
+  const sequence = number || values.has('digits') ? [...REPEAT_WORDS, ...DIGIT_WORDS, ...(number ? NUMBER_WORDS : [])] : [];
   for (const w of sequence) phrases.delete(w);
   if (phrases.size === 0 && sequence.length === 0) return undefined;
   const single = [...phrases].slice(0, MAX_ALTERNATIVES);
   const alternatives = [...single, ...(sequence.length > 0 ? ['<value>+'] : [])];
+  const value = [`[${REPEAT_WORDS.join(' | ')}] <digit>`, ...(number ? NUMBER_WORDS : [])];
   const jsgf = [
     '#JSGF V1.0;',
     'grammar directed;',
     `public <answer> = ${alternatives.join(' | ')};`,
-    ...(sequence.length > 0 ? [`<value> = ${sequence.join(' | ')};`] : []),
+    ...(sequence.length > 0 ? [`<value> = ${value.join(' | ')};`, `<digit> = ${DIGIT_WORDS.join(' | ')};`] : []),
     '',
   ].join('\n');
   const words = [...new Set([...single.flatMap((p) => p.split(' ')), ...sequence])];
-  return { jsgf, phrases: single, words };
+  return { jsgf, phrases: single, words, sequence };
 }
 
 /**
@@ -83,6 +90,17 @@ export function phrasePlausible(phraseWords: number, openWords: number): boolean
  */
 export function sequencePlausible(sequenceWords: number, openWords: number): boolean {
   return openWords <= 2 * sequenceWords + 1;
+}
+
+/**
+ * Whether the open language model heard nothing but the grammar's value words ("seven", "six
+ * zero"): then its words are the answer, not the grammar's. Forced to a digit loop, the grammar
+ * adds digits where the language model heard breath or noise at a single digit's edges ("eight
+ * seven", "six zero" for "six"); the language model, free to hear any word, heard only these.
+ */
+export function openHeardSequence(grammar: DirectedGrammar, open: string): boolean {
+  const heard = open.split(' ').filter(Boolean);
+  return heard.length > 0 && heard.every((w) => grammar.sequence.includes(w));
 }
 
 /**
