@@ -441,6 +441,7 @@ export class CallSession implements CallScope {
     this.#conversation?.stop();
     const p = this.#pipeline;
     const elapsedMs = p?.elapsedMs() ?? 0;
+    const endedAt = this.#d.scheduler.now();
     // A last move the caller was not told of yet (the call ended in the turn that made it).
     this.#checkPosition();
     const position = this.#nodes?.position() ?? null;
@@ -482,7 +483,7 @@ export class CallSession implements CallScope {
     if (llm && this.#analysisCut.signal.aborted) this.#d.log.info('post-call analysis cut short by the deadline; the embedded analysis is stored');
     this.#d.rememberNames?.(this.callId, outcome.names);
     try {
-      await this.#d.calls.finishCall(this.callId, results);
+      await this.#d.calls.finishCall(this.callId, { ...results, endedMsAgo: this.#d.scheduler.now() - endedAt });
     } catch (error) {
       this.#d.log.error({ err: error }, 'storing the finished call failed');
     }

@@ -41,6 +41,12 @@ export interface CallOutcome {
   currentState?: string | null;
   /** Where the call was transferred (reason `call_transfer`): a number or SIP URI. */
   transferDestination?: string | null;
+  /**
+   * How long before this outcome is stored the call ended, ms (its media stopped; the recording,
+   * analysis and storing came after). The end timestamp and duration are the call's, not the
+   * storing's. Default 0.
+   */
+  endedMsAgo?: number;
 }
 
 /** A call admitted to run: ongoing, leased by this server, with the agent version it runs. */
@@ -243,11 +249,12 @@ export class CallLifecycle {
       const row = await this.#d.calls.findById(callId, trx);
       if (!row || isFinal(row.call_status)) return false;
       const now = Math.max(this.#d.clock.now(), row.start_timestamp ?? row.created_at);
+      const endedAt = Math.max(now - Math.max(0, Math.round(outcome.endedMsAgo ?? 0)), row.start_timestamp ?? row.created_at);
       const changes: CallChanges = {
         call_status: statusForReason(outcome.reason),
         disconnection_reason: outcome.reason,
-        end_timestamp: now,
-        duration_ms: row.start_timestamp === null ? 0 : now - row.start_timestamp,
+        end_timestamp: endedAt,
+        duration_ms: row.start_timestamp === null ? 0 : endedAt - row.start_timestamp,
         // Said or generated during the call: made storable rather than refused (domain/text.ts).
         transcript: outcome.transcript == null ? null : storableText(outcome.transcript),
         transcript_object: outcome.transcriptObject ?? null,
