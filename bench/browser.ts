@@ -30,6 +30,16 @@
  * page (the device, WebRTC's audio processing) is not something the page can see. The page's
  * speech level and the server's fvad can place the end of speech a 20 ms frame or two apart.
  *
+ * The same is measured over both transports in one run (issue 23's target: WebRTC's client-seen
+ * p50 no more than the WebSocket's + 30 ms): one call with the SDK's default (WebRTC), and one on a
+ * page without RTCPeerConnection (the SDK falls back to the WebSocket with the same code). So that
+ * both are measured alike, the end of speech is read from the microphone itself (a tap on the
+ * stream getUserMedia gives the page, 20 ms RMS frames), and the reply's start from whatever plays
+ * it: the SDK's AudioContext over the WebSocket, the <audio> element's stream over WebRTC (tapped
+ * through a MediaStreamSource of the same stream into a silent branch). A reply starts at the first
+ * sample above 1e-3 after 200 ms below it (Opus's decoded silence is not exactly zero). "received"
+ * (the first binary message after the end of speech) exists over the WebSocket only.
+ *
  * `node bench/browser.ts` runs it alone; `runBrowserBench(options)` returns the markdown table.
  */
 import fs from 'node:fs';
@@ -63,7 +73,7 @@ const UTTERANCE_GAP_MS = 800;
 
 /** What the init script records, on the page's clock (ms). */
 interface PageTimeline {
-  /** Every binary message the page sent (microphone frames): [time, RMS of its PCM16]. */
+  /** Every 20 ms frame of the microphone: [time of its end, RMS of its PCM16]. */
   sent: [number, number][];
   /** Every binary message the page received (agent audio). */
   received: number[];
@@ -80,26 +90,55 @@ interface Turn {
   heard: number | undefined;
 }
 
-/** Notes the context time of the first non-zero sample after 200 ms of zeros. */
-const ONSET_WORKLET = `
+/** A sample at or below this (of full scale 1) is silence for the onset tap: decoded Opus silence is not zero. */
+const ONSET_LEVEL = 1e-3;
+
+/**
+ * Two taps: `latency-onset` notes the context time of the first sample above ONSET_LEVEL after
+ * 200 ms at or below it; `mic-level` posts each 20 ms frame's RMS (PCM16 scale) with its end time.
+ */
+const WORKLETS = `
 registerProcessor('latency-onset', class extends AudioWorkletProcessor {
   quiet = Infinity;
   process(inputs) {
     const samples = inputs[0]?.[0];
     if (!samples) { this.quiet += 128; return true; }
     for (let i = 0; i < samples.length; i++) {
-      if (samples[i] === 0) { this.quiet++; continue; }
+      if (Math.abs(samples[i]) <= ${ONSET_LEVEL}) { this.quiet++; continue; }
       if (this.quiet >= sampleRate * 0.2) this.port.postMessage({ contextTime: currentTime + i / sampleRate });
       this.quiet = 0;
     }
     return true;
   }
+});
+registerProcessor('mic-level', class extends AudioWorkletProcessor {
+  sum = 0;
+  count = 0;
+  process(inputs) {
+    const samples = inputs[0]?.[0];
+    if (!samples) return true;
+    const frame = Math.round(sampleRate * 0.02);
+    for (let i = 0; i < samples.length; i++) {
+      const v = samples[i] * 32768;
+      this.sum += v * v;
+      if (++this.count < frame) continue;
+      this.port.postMessage({ contextTime: currentTime + (i + 1) / sampleRate, rms: Math.sqrt(this.sum / this.count) });
+      this.sum = 0;
+      this.count = 0;
+    }
+    return true;
+  }
 });`;
 
-/** Runs in the page before its scripts (see the header): watches the WebSocket and the audio output. */
-function instrumentPage(onsetWorklet: string): void {
+/**
+ * Runs in the page before its scripts (see the header): taps the microphone, the WebSocket's
+ * incoming audio and the agent's audio where it plays. `websocket`: the page has no
+ * RTCPeerConnection, so the SDK's default transport falls back to the WebSocket.
+ */
+function instrumentPage({ worklets, websocket }: { worklets: string; websocket: boolean }): void {
   const timeline: PageTimeline = { sent: [], received: [], heard: [], outputLatencyMs: NaN, baseLatencyMs: NaN };
   (window as unknown as { latencyTimeline: PageTimeline }).latencyTimeline = timeline;
+  if (websocket) delete (window as unknown as { RTCPeerConnection?: unknown }).RTCPeerConnection;
 
   const NativeWebSocket = window.WebSocket;
   window.WebSocket = class extends NativeWebSocket {
@@ -110,38 +149,68 @@ function instrumentPage(onsetWorklet: string): void {
         if (typeof event.data !== 'string') timeline.received.push(performance.now());
       });
     }
-
-    override send(data: string | ArrayBufferLike | Blob | ArrayBufferView): void {
-      if (data instanceof ArrayBuffer) {
-        const pcm = new Int16Array(data, 0, data.byteLength >> 1);
-        let sum = 0;
-        for (const s of pcm) sum += s * s;
-        timeline.sent.push([performance.now(), pcm.length > 0 ? Math.sqrt(sum / pcm.length) : 0]);
-      }
-      super.send(data);
-    }
   };
 
-  const moduleUrl = URL.createObjectURL(new Blob([onsetWorklet], { type: 'text/javascript' }));
-  const nativeConnect = AudioNode.prototype.connect as (this: AudioNode, ...args: unknown[]) => unknown;
-  const tapped = new WeakSet<AudioNode>();
-  const tap = async (node: AudioNode) => {
-    const context = node.context as AudioContext;
+  const moduleUrl = URL.createObjectURL(new Blob([worklets], { type: 'text/javascript' }));
+  /** A context time on the page's clock (counting the output latency the browser knows of). */
+  const pageTime = (context: AudioContext, contextTime: number) => {
+    const stamp = context.getOutputTimestamp();
+    return (stamp.performanceTime ?? NaN) + (contextTime - (stamp.contextTime ?? NaN)) * 1000;
+  };
+  const onsetTap = async (context: AudioContext): Promise<AudioWorkletNode> => {
     await context.audioWorklet.addModule(moduleUrl);
     const onset = new AudioWorkletNode(context, 'latency-onset', { numberOfInputs: 1, numberOfOutputs: 0 });
     onset.port.onmessage = (event: MessageEvent<{ contextTime: number }>) => {
-      const stamp = context.getOutputTimestamp();
-      timeline.heard.push((stamp.performanceTime ?? NaN) + (event.data.contextTime - (stamp.contextTime ?? NaN)) * 1000);
+      timeline.heard.push(pageTime(context, event.data.contextTime));
       timeline.outputLatencyMs = context.outputLatency * 1000;
       timeline.baseLatencyMs = context.baseLatency * 1000;
     };
-    nativeConnect.call(node, onset);
+    return onset;
   };
+  /** A stream into a worklet of our own context, through a silent branch to the output (so it is pulled). */
+  const streamTap = async (stream: MediaStream, make: (context: AudioContext) => Promise<AudioWorkletNode>) => {
+    const context = new AudioContext();
+    await context.resume();
+    const node = await make(context);
+    const source = context.createMediaStreamSource(stream);
+    const mute = context.createGain();
+    mute.gain.value = 0;
+    nativeConnect.call(source, node);
+    nativeConnect.call(source, mute);
+    nativeConnect.call(mute, context.destination);
+  };
+
+  // The microphone: the stream the page asks for, its level every 20 ms.
+  const nativeGetUserMedia = navigator.mediaDevices.getUserMedia.bind(navigator.mediaDevices);
+  navigator.mediaDevices.getUserMedia = async (constraints?: MediaStreamConstraints) => {
+    const stream = await nativeGetUserMedia(constraints);
+    void streamTap(stream, async (context) => {
+      await context.audioWorklet.addModule(moduleUrl);
+      const level = new AudioWorkletNode(context, 'mic-level', { numberOfInputs: 1, numberOfOutputs: 0 });
+      level.port.onmessage = (event: MessageEvent<{ contextTime: number; rms: number }>) => timeline.sent.push([pageTime(context, event.data.contextTime), event.data.rms]);
+      return level;
+    });
+    return stream;
+  };
+
+  // The agent over WebRTC: the <audio> element's stream.
+  const srcObject = Object.getOwnPropertyDescriptor(HTMLMediaElement.prototype, 'srcObject')!;
+  Object.defineProperty(HTMLMediaElement.prototype, 'srcObject', {
+    ...srcObject,
+    set(this: HTMLMediaElement, value: MediaProvider | null) {
+      srcObject.set!.call(this, value);
+      if (value instanceof MediaStream && value.getAudioTracks().length > 0) void streamTap(value, onsetTap);
+    },
+  });
+
+  // The agent over the WebSocket: whatever the page connects to its AudioContext's output.
+  const nativeConnect = AudioNode.prototype.connect as (this: AudioNode, ...args: unknown[]) => unknown;
+  const tapped = new WeakSet<AudioNode>();
   AudioNode.prototype.connect = function (this: AudioNode, ...args: unknown[]) {
     const result = nativeConnect.apply(this, args);
     if (args[0] instanceof AudioDestinationNode && !tapped.has(this)) {
       tapped.add(this);
-      void tap(this);
+      void onsetTap(this.context as AudioContext).then((onset) => nativeConnect.call(this, onset));
     }
     return result;
   } as AudioNode['connect'];
@@ -173,14 +242,62 @@ function stats(values: number[]): { p50: number; p90: number; n: number } {
 
 const readTimeline = (page: Page) => page.evaluate(() => (window as unknown as { latencyTimeline: PageTimeline }).latencyTimeline);
 
+interface CallMeasure {
+  transport: 'websocket' | 'webrtc';
+  turns: Turn[];
+  timeline: PageTimeline;
+  e2e: number[];
+}
+
+/** One call through /demo on a fresh page, until `wanted` caller turns were answered. */
+async function measureCall(
+  browser: Awaited<ReturnType<typeof launchBrowser>>,
+  web: Awaited<ReturnType<typeof startWebServer>>,
+  o: { agentId: string; transport: 'websocket' | 'webrtc'; wanted: number; turnMs: number; log: (line: string) => void },
+): Promise<CallMeasure> {
+  const page = await browser.newPage();
+  try {
+    await page.addInitScript(instrumentPage, { worklets: WORKLETS, websocket: o.transport === 'websocket' });
+    await page.goto(`${web.baseUrl}/demo`);
+    await page.waitForSelector(`#agent option[value="${o.agentId}"]`, { state: 'attached' });
+    await page.selectOption('#agent', o.agentId);
+    await page.click('#start');
+    await page.waitForSelector('#status[data-phase="in_call"]', { timeout: 15_000 });
+    const callId = (await page.textContent('#status code')) ?? '';
+    o.log(`browser bench: ${o.transport} call ${callId}, waiting for ${o.wanted} answered turns`);
+    const deadline = Date.now() + o.wanted * o.turnMs * 2 + 30_000;
+    for (;;) {
+      const answered = turnsOf(await readTimeline(page)).filter((t) => t.heard !== undefined).length;
+      if (answered >= o.wanted) break;
+      if (Date.now() > deadline) throw new Error(`${o.transport}: only ${answered} of ${o.wanted} turns answered in time`);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+    // Hang up once the last reply has played out, so the server has recorded its latency too.
+    await page.waitForFunction(() => {
+      const heard = (window as unknown as { latencyTimeline: PageTimeline }).latencyTimeline.heard;
+      return performance.now() - (heard.at(-1) ?? 0) > 1500;
+    });
+    await page.click('#hangup');
+    await page.waitForSelector('#finished[data-status="ended"]', { timeout: 30_000 });
+    const timeline = await readTimeline(page);
+    const call = await web.api('GET', `/v2/get-call/${callId}`);
+    if (call.status !== 200) throw new Error(`get-call: ${call.status}`);
+    const carried = (call.json.media as { transport?: string } | null)?.transport;
+    if (carried !== o.transport) throw new Error(`the ${o.transport} call was carried by ${String(carried)}`);
+    return { transport: o.transport, turns: turnsOf(timeline), timeline, e2e: (call.json.latency?.e2e?.values as number[] | undefined) ?? [] };
+  } finally {
+    await page.close();
+  }
+}
+
 export async function runBrowserBench(options: BrowserBenchOptions = {}): Promise<string> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const header = [
-    '| date | machine | load average (1/5/15 min) | turns (client / server) | client-seen p50 / p90 (ms) | received p50 / p90 (ms) | server e2e p50 / p90 (ms) | client-seen p50 < 700 ms |',
-    '|---|---|---|---|---|---|---|---|',
+    '| date | machine | load average (1/5/15 min) | transport | turns (client / server) | client-seen p50 / p90 (ms) | received p50 / p90 (ms) | server e2e p50 / p90 (ms) | client-seen p50 < 700 ms |',
+    '|---|---|---|---|---|---|---|---|---|',
   ];
   const missing = NO_CHROMIUM || (hasPocketsphinx() ? false : NO_POCKETSPHINX);
-  if (missing) return [...header, `| skipped: ${missing} | | | | | | | |`].join('\n');
+  if (missing) return [...header, `| skipped: ${missing} | | | | | | | | |`].join('\n');
 
   const wanted = options.turns ?? 20;
   log('browser bench: building the web bundles');
@@ -205,50 +322,37 @@ export async function runBrowserBench(options: BrowserBenchOptions = {}): Promis
     const wav = path.join(dir, 'caller.wav');
     const wavMs = await speechTrackWav(wav, 3000, phrases, options.callerVoiceId ?? 'flite-rms');
     browser = await launchBrowser({ microphoneWav: wav });
-    const page = await browser.newPage();
-    await page.addInitScript(instrumentPage, ONSET_WORKLET);
-    await page.goto(`${web.baseUrl}/demo`);
-    await page.waitForSelector(`#agent option[value="${agentId}"]`, { state: 'attached' });
-    await page.selectOption('#agent', agentId);
-    await page.click('#start');
-    await page.waitForSelector('#status[data-phase="in_call"]', { timeout: 15_000 });
-    const callId = (await page.textContent('#status code')) ?? '';
-    log(`browser bench: call ${callId}, waiting for ${wanted} answered turns (the caller's file is ${fmt(wavMs / 1000, 0)} s, looped)`);
-
-    const deadline = Date.now() + wanted * (wavMs / phrases.length) * 2 + 30_000;
-    for (;;) {
-      const answered = turnsOf(await readTimeline(page)).filter((t) => t.heard !== undefined).length;
-      if (answered >= wanted) break;
-      if (Date.now() > deadline) throw new Error(`only ${answered} of ${wanted} turns answered in time`);
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+    log(`browser bench: the caller's file is ${fmt(wavMs / 1000, 0)} s, looped`);
+    const measures: CallMeasure[] = [];
+    for (const transport of ['websocket', 'webrtc'] as const) {
+      measures.push(await measureCall(browser, web, { agentId, transport, wanted, turnMs: wavMs / phrases.length, log }));
     }
-    // Hang up once the last reply has played out, so the server has recorded its latency too.
-    await page.waitForFunction(() => {
-      const received = (window as unknown as { latencyTimeline: PageTimeline }).latencyTimeline.received;
-      return performance.now() - (received.at(-1) ?? 0) > 500;
-    });
-    await page.click('#hangup');
-    await page.waitForSelector('#finished[data-status="ended"]', { timeout: 30_000 });
-    const timeline = await readTimeline(page);
-    const call = await web.api('GET', `/v2/get-call/${callId}`);
-    if (call.status !== 200) throw new Error(`get-call: ${call.status}`);
     if (browser.errors.length > 0) log(`browser bench: page errors: ${browser.errors.join('; ')}`);
 
-    const turns = turnsOf(timeline);
-    const answered = turns.filter((t) => t.heard !== undefined && t.received !== undefined);
-    const heard = stats(answered.map((t) => t.heard! - t.endOfSpeech));
-    const received = stats(answered.map((t) => t.received! - t.endOfSpeech));
-    const playout = stats(answered.map((t) => t.heard! - t.received!));
-    const e2e = stats((call.json.latency?.e2e?.values as number[] | undefined) ?? []);
     const load = os.loadavg().map((n) => n.toFixed(2)).join(' / ');
     const date = new Date().toISOString().slice(0, 10);
+    const rows: string[] = [];
+    const notes: string[] = [];
+    const p50 = new Map<string, number>();
+    for (const m of measures) {
+      const answered = m.turns.filter((t) => t.heard !== undefined);
+      const heard = stats(answered.map((t) => t.heard! - t.endOfSpeech));
+      const received = stats(answered.flatMap((t) => (t.received === undefined ? [] : [t.received - t.endOfSpeech])));
+      const e2e = stats(m.e2e);
+      p50.set(m.transport, heard.p50);
+      rows.push(
+        `| ${date} | ${machine()} | ${load} | ${m.transport} | ${heard.n} / ${e2e.n} | ${fmt(heard.p50, 0)} / ${fmt(heard.p90, 0)} | ${received.n > 0 ? `${fmt(received.p50, 0)} / ${fmt(received.p90, 0)}` : '-'} | ${fmt(e2e.p50, 0)} / ${fmt(e2e.p90, 0)} | ${heard.p50 < TARGET_MS ? 'yes' : 'no'} |`,
+      );
+      notes.push(`${m.transport}: ${m.turns.length} utterances sent, ${answered.length} answered; the tapped AudioContext reports an output latency of ${fmt(m.timeline.outputLatencyMs, 0)} ms (base ${fmt(m.timeline.baseLatencyMs, 0)} ms).`);
+    }
+    const difference = (p50.get('webrtc') ?? NaN) - (p50.get('websocket') ?? NaN);
     return [
       ...header,
-      `| ${date} | ${machine()} | ${load} | ${heard.n} / ${e2e.n} | ${fmt(heard.p50, 0)} / ${fmt(heard.p90, 0)} | ${fmt(received.p50, 0)} / ${fmt(received.p90, 0)} | ${fmt(e2e.p50, 0)} / ${fmt(e2e.p90, 0)} | ${heard.p50 < TARGET_MS ? 'yes' : 'no'} |`,
+      ...rows,
       '',
-      `Caller: ${phrases.length} phrases in ${options.callerVoiceId ?? 'flite-rms'}, ${PHRASE_GAP_MS / 1000} s apart, ${turns.length} utterances sent, ${answered.length} answered. ` +
-        `From received to heard (jitter buffer, render-ahead, output latency): p50 ${fmt(playout.p50, 0)} ms, p90 ${fmt(playout.p90, 0)} ms; ` +
-        `the AudioContext reports an output latency of ${fmt(timeline.outputLatencyMs, 0)} ms (base ${fmt(timeline.baseLatencyMs, 0)} ms).`,
+      `Caller: ${phrases.length} phrases in ${options.callerVoiceId ?? 'flite-rms'}, ${PHRASE_GAP_MS / 1000} s apart. ${notes.join(' ')}`,
+      '',
+      `Client-seen p50, WebRTC minus WebSocket, same run: ${fmt(difference, 0)} ms (target: no more than 30 ms: ${difference <= 30 ? 'met' : 'not met'}).`,
     ].join('\n');
   } finally {
     await browser?.close();

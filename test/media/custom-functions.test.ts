@@ -212,8 +212,9 @@ for (const kind of STORES) {
       const call = (await s.api('GET', `/v2/get-call/${client.callId}`)).json;
       // What was heard of the filler (its sentences may fall on both sides of the user's words) is left out.
       const entries = roles(call.transcript_with_tool_calls);
-      assert.match(entries[0]!, /^agent: Please hold on/);
-      const rest = entries.filter((r) => !r.startsWith('agent: Please hold on'));
+      assert.match(entries[0]!, /^agent: Please hold/);
+      // The filler's entries: as much of it as was heard, cut anywhere (even after two words).
+      const rest = entries.filter((r) => !(r.startsWith('agent: ') && filler.startsWith(r.slice('agent: '.length))));
       // The flow moved on from the function node once its result was in, before its answer.
       assert.deepEqual(rest.filter((r) => r !== 'user: are you there'), ['invoke check {"account":"card 4111 1111 1111 1111"}', 'result', 'node lookup->ok', 'agent: State open.']);
       assert.ok(rest.indexOf('user: are you there') < rest.indexOf('result'), 'the result came in after the user spoke over the filler');
