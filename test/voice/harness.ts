@@ -5,6 +5,7 @@ import { FRAME_SAMPLES } from '../../src/voice/frames.ts';
 import type { Utterance } from '../../src/voice/transcript.ts';
 import type { SttOpenOptions, SttProvider, SttStream } from '../../src/providers/stt.ts';
 import { concatPcm } from '../../src/lib/pcm.ts';
+import type { EngineOutput } from '../../src/voice/engines/types.ts';
 
 /** A clock moved by hand, in ms: the pipeline's scheduler, its timers run as time is advanced. */
 export class TestClock extends ManualScheduler {
@@ -135,4 +136,23 @@ export class WordStt implements SttProvider {
       close: async () => {},
     };
   }
+}
+
+/** Engine output a test feeds piece by piece (`push`); `null` ends it, as content_complete does. */
+export function streamed() {
+  const queue: Array<EngineOutput | null> = [];
+  let wake: (() => void) | undefined;
+  async function* outputs(): AsyncIterable<EngineOutput> {
+    for (;;) {
+      while (queue.length === 0) await new Promise<void>((r) => (wake = r));
+      const next = queue.shift()!;
+      if (next === null) return;
+      yield next;
+    }
+  }
+  const push = (item: EngineOutput | null) => {
+    queue.push(item);
+    wake?.();
+  };
+  return { outputs: outputs(), push };
 }

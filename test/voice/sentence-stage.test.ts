@@ -7,25 +7,7 @@ import { test } from 'node:test';
 import { FIRST_PIECE_WORDS, IDLE_FLUSH_MS, sentenceStage } from '../../src/voice/stages/engine.stage.ts';
 import { ManualScheduler } from '../../src/lib/scheduler.ts';
 import type { EngineOutput } from '../../src/voice/engines/types.ts';
-
-/** A text stream the test feeds word by word; the stage's pieces are collected as they come. */
-function streamed() {
-  const queue: Array<EngineOutput | null> = [];
-  let wake: (() => void) | undefined;
-  async function* outputs(): AsyncIterable<EngineOutput> {
-    for (;;) {
-      while (queue.length === 0) await new Promise<void>((r) => (wake = r));
-      const next = queue.shift()!;
-      if (next === null) return;
-      yield next;
-    }
-  }
-  const push = (item: EngineOutput | null) => {
-    queue.push(item);
-    wake?.();
-  };
-  return { outputs: outputs(), push };
-}
+import { streamed } from './harness.ts';
 
 const tick = () => new Promise((r) => setImmediate(r));
 

@@ -18,25 +18,10 @@ import type { EngineOutput } from '../../src/voice/engines/types.ts';
 import { EnergyVad, FakeLlm, FakeStt } from '../../src/providers/fake/fake.providers.ts';
 import { LlmEngine } from '../../src/voice/engines/llm.engine.ts';
 import { fakeCartesia, fakeElevenLabs } from '../helpers/speech-servers.ts';
-import { Recorder, TestClock, feed, makePipeline, silence, tone } from './harness.ts';
+import { Recorder, TestClock, feed, makePipeline, silence, streamed, tone } from './harness.ts';
 
 const elevenLabs = (baseUrl: string) => new ElevenLabsTts({ baseUrl, apiKey: 'el-key', model: 'eleven_flash_v2_5', voices: ELEVENLABS_PREMADE_VOICES, defaultVoiceId: '11labs-Sarah', connectTimeoutMs: 2000 });
 const cartesia = (url: string) => new CartesiaTts({ url, apiKey: 'ca-key', model: 'sonic-2', voices: CARTESIA_LIBRARY_VOICES, defaultVoiceId: CARTESIA_LIBRARY_VOICES[0]!.voiceId, connectTimeoutMs: 2000 });
-
-/** Engine output the test feeds piece by piece; null ends it (content_complete). */
-function streamed() {
-  const queue: Array<EngineOutput | null> = [];
-  let wake: (() => void) | undefined;
-  async function* outputs(): AsyncIterable<EngineOutput> {
-    for (;;) {
-      while (queue.length === 0) await new Promise<void>((r) => (wake = r));
-      const next = queue.shift()!;
-      if (next === null) return;
-      yield next;
-    }
-  }
-  return { outputs: outputs(), push: (item: EngineOutput | null) => { queue.push(item); wake?.(); } };
-}
 
 /** Runs the stage in the background, collecting its events; `stop()` is a barge-in. */
 function run(tts: TtsProvider, outputs: AsyncIterable<EngineOutput>, time?: ManualScheduler) {
