@@ -175,18 +175,29 @@ function splitToFit(text: string): Array<{ text: string; words: number }> {
 function splitLong(text: string): string[] {
   const sentences = text.match(/[^.!?\n]+(?:[.!?]+|\n|$)\s*/g) ?? [text];
   const pieces: string[] = [];
+  // The current piece's words are kept as it grows (recounting it at every sentence was quadratic
+  // in a long paragraph's length).
   let current = '';
-  const push = (piece: string) => {
-    if (current !== '' && estimateTokens(current + piece) > CHUNK_MAX_TOKENS) {
+  let currentWords = 0;
+  const push = (piece: string, words: number) => {
+    const joined = currentWords + words - (endsInWord(current) && piece !== '' && !isSpace(piece.charCodeAt(0)) ? 1 : 0);
+    if (current !== '' && tokensOf(joined) > CHUNK_MAX_TOKENS) {
       pieces.push(current.trim());
       current = '';
+      currentWords = 0;
     }
+    currentWords = current === '' ? words : joined;
     current += piece;
   };
   for (const sentence of sentences) {
-    if (estimateTokens(sentence) <= CHUNK_MAX_TOKENS) push(sentence);
-    else for (const word of sentence.split(/(?<=\s)/)) push(word);
+    const words = countWords(sentence);
+    if (tokensOf(words) <= CHUNK_MAX_TOKENS) push(sentence, words);
+    else for (const word of sentence.split(/(?<=\s)/)) push(word, countWords(word));
   }
   if (current.trim() !== '') pieces.push(current.trim());
   return pieces;
+}
+
+function endsInWord(text: string): boolean {
+  return text !== '' && !isSpace(text.charCodeAt(text.length - 1));
 }

@@ -30,6 +30,39 @@ describe('knowledge chunks', () => {
     assert.equal(words, section.split(/\s+/).filter(Boolean).length + fence.split(/\s+/).length + 2000, 'no word lost');
   });
 
+  it('cuts a long paragraph where recounting the whole piece at every sentence would', () => {
+    // The reference is the plain rule: a piece ends where one more sentence (or word) would pass the bound.
+    const reference = (text: string): string[] => {
+      const pieces: string[] = [];
+      let current = '';
+      const push = (piece: string) => {
+        if (current !== '' && estimateTokens(current + piece) > CHUNK_MAX_TOKENS) {
+          pieces.push(current.trim());
+          current = '';
+        }
+        current += piece;
+      };
+      for (const sentence of text.match(/[^.!?\n]+(?:[.!?]+|\n|$)\s*/g) ?? [text]) {
+        if (estimateTokens(sentence) <= CHUNK_MAX_TOKENS) push(sentence);
+        else for (const word of sentence.split(/(?<=\s)/)) push(word);
+      }
+      if (current.trim() !== '') pieces.push(current.trim());
+      return pieces;
+    };
+    let seed = 7;
+    const next = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    const tokens = ['word', 'brake', 'a.b', 'end.', 'why?', 'stop!', 'x', '\u00a0', '3.5'];
+    const separators = [' ', ' ', ' ', '  ', '\t', ''];
+    for (let i = 0; i < 20; i++) {
+      // Separators include none at all, so sentences meet mid-word ("end.word"), and one run-on sentence of 900 words is cut between words.
+      const sentences = Array.from({ length: 200 + next(400) }, () => tokens[next(tokens.length)] + separators[next(separators.length)]).join('');
+      const paragraph = i === 0 ? 'run '.repeat(900) + sentences : sentences;
+      const chunks = chunkDocument('t', paragraph, 'text');
+      assert.deepEqual(chunks.map((c) => c.text), reference(paragraph.trim()), `paragraph ${i}`);
+      for (const chunk of chunks) assert.equal(chunk.words, countWords(chunk.text));
+    }
+  });
+
   it('cuts plain text by paragraph under the title', () => {
     const chunks = chunkDocument('Delivery notes', 'First line.\n\nSecond paragraph.\r\n\r\n', 'text');
     assert.deepEqual(chunks.map((c) => [c.heading, c.text]), [['Delivery notes', 'First line.\n\nSecond paragraph.']]);
