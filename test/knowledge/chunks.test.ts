@@ -55,7 +55,7 @@ describe('knowledge chunks', () => {
     const separators = [' ', ' ', ' ', '  ', '\t', ''];
     for (let i = 0; i < 20; i++) {
       // Separators include none at all, so sentences meet mid-word ("end.word"), and one run-on sentence of 900 words is cut between words.
-      const sentences = Array.from({ length: 200 + next(400) }, () => tokens[next(tokens.length)] + separators[next(separators.length)]).join('');
+      const sentences = Array.from({ length: 200 + next(400) }, () => tokens[next(tokens.length)]! + separators[next(separators.length)]!).join('');
       const paragraph = i === 0 ? 'run '.repeat(900) + sentences : sentences;
       const chunks = chunkDocument('t', paragraph, 'text');
       assert.deepEqual(chunks.map((c) => c.text), reference(paragraph.trim()), `paragraph ${i}`);
