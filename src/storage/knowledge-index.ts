@@ -127,9 +127,10 @@ export interface Ranked {
 /**
  * The `limit` chunks of `indexes` (searched as one collection) most relevant to `query`, most
  * relevant first (ties: the lower id first). Chunks matching no term are left out. The best
- * max(`limit`, PASSAGE_CANDIDATES) by BM25F are ranked again with their passage evidence.
+ * max(`limit`, PASSAGE_CANDIDATES) by BM25F are ranked again with their passage evidence, at
+ * `passageWeight` (default PASSAGE_WEIGHT; 0: BM25F alone, the benchmark's baseline).
  */
-export function rankChunks(indexes: readonly ChunkIndex[], query: readonly QueryTerm[], limit: number): Ranked[] {
+export function rankChunks(indexes: readonly ChunkIndex[], query: readonly QueryTerm[], limit: number, { passageWeight = PASSAGE_WEIGHT } = {}): Ranked[] {
   const chunks = indexes.reduce((n, index) => n + index.size, 0);
   if (chunks === 0 || query.length === 0 || limit <= 0) return [];
   const averageLength = Math.max(1, indexes.reduce((n, index) => n + index.totalLength, 0) / chunks);
@@ -155,7 +156,9 @@ export function rankChunks(indexes: readonly ChunkIndex[], query: readonly Query
     for (let doc = 0; doc < scores.length; doc++) if (scores[doc]! > 0) found.push({ id: index.ids[doc]!, relevance: scores[doc]!, index: which, position: doc });
   });
   const byRelevance = (a: Ranked, b: Ranked) => b.relevance - a.relevance || a.id - b.id;
-  const candidates = found.sort(byRelevance).slice(0, Math.max(limit, PASSAGE_CANDIDATES));
+  found.sort(byRelevance);
+  if (passageWeight === 0) return found.slice(0, limit).map(({ id, relevance }) => ({ id, relevance }));
+  const candidates = found.slice(0, Math.max(limit, PASSAGE_CANDIDATES));
   // Passage evidence: the same terms and weights, each index's ids for them, windows of all indexes averaged together.
   const averageWindow = Math.max(1, indexes.reduce((n, index) => n + index.passages.totalWindowLength, 0) / Math.max(1, indexes.reduce((n, index) => n + index.passages.windows, 0)));
   const passageQuery = indexes.map((index) =>
@@ -167,7 +170,7 @@ export function rankChunks(indexes: readonly ChunkIndex[], query: readonly Query
   return candidates
     .map(({ id, relevance, index, position }) => ({
       id,
-      relevance: relevance + PASSAGE_WEIGHT * indexes[index]!.passages.best(position, passageQuery[index]!, averageWindow, { k1: BM25_K1, b: BM25_B }),
+      relevance: relevance + passageWeight * indexes[index]!.passages.best(position, passageQuery[index]!, averageWindow, { k1: BM25_K1, b: BM25_B }),
     }))
     .sort(byRelevance)
     .slice(0, limit);

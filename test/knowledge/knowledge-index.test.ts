@@ -95,6 +95,8 @@ describe('in-process BM25F ranking', () => {
     const documents = new ChunkIndex(SCATTERED_AND_TOGETHER.map((d, i) => ({ id: i + 1, heading: d.title, text: d.text })));
     const ranked = rankChunks([documents], weightedQuery([SCATTERED_AND_TOGETHER_QUESTION]), 3);
     assert.deepEqual(ranked.map((r) => r.id), [4, 3], 'Claims, then Frames');
+    const alone = rankChunks([documents], weightedQuery([SCATTERED_AND_TOGETHER_QUESTION]), 3, { passageWeight: 0 });
+    assert.deepEqual(alone.map((r) => r.id), [3, 4], 'BM25F over whole chunks puts Frames first');
   });
 
   it('does not let "many" and "may" pull in a chunk that is not about the question', () => {
