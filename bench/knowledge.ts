@@ -19,6 +19,8 @@
  *    the change notifications listening, as a server runs: the bases' content stamps are read once);
  *  - ingestion: the documents added through the service and ingested (chunked, stored, indexed),
  *    in pages of 500 words per second, beside the chunker alone on the same text (its baseline).
+ * And once, with no store: the in-process ranking alone over the same chunks (rankChunks), with
+ * passage evidence (as retrieval ranks) against BM25F alone (before it), alternated query by query.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -32,6 +34,7 @@ import { chunkDocument } from '../src/domain/knowledge-chunks.ts';
 import { KNOWLEDGE_LIMITS, queryTerms } from '../src/domain/knowledge-base.ts';
 import { weightedQuery } from '../src/domain/knowledge-terms.ts';
 import { KnowledgeRepository } from '../src/storage/knowledge.repository.ts';
+import { ChunkIndex, rankChunks } from '../src/storage/knowledge-index.ts';
 import { findPostgresBin, startCluster } from '../scripts/postgres.ts';
 import { fmt, machine, percentile } from './lib.ts';
 
@@ -210,6 +213,39 @@ async function benchStore(store: 'sqlite' | 'postgres', o: { chunks: number; que
   }
 }
 
+/**
+ * The in-process ranking alone over all the corpus's chunks, top 3: with passage evidence (as
+ * retrieval ranks) and with BM25F alone (before it), alternated query by query so both see the
+ * same load; and the index's build (with its passages).
+ */
+function rankingAlone(o: { queries: number }, data: Corpus): Row[] {
+  let id = 0;
+  const chunks = data.documents.flatMap((d) => chunkDocument(d.name, d.body, 'markdown').map((c) => ({ id: ++id, heading: c.heading, text: c.text })));
+  const built = performance.now();
+  const index = new ChunkIndex(chunks);
+  const buildMs = performance.now() - built;
+  const asked = questions(data.sections, o.queries).map((q) => weightedQuery([q]));
+  const alone: number[] = [];
+  const withPassages: number[] = [];
+  for (let i = 0; i < 50 + o.queries; i++) {
+    const query = asked[i % asked.length]!;
+    let t = performance.now();
+    rankChunks([index], query, 3, { passageWeight: 0 });
+    const a = performance.now() - t;
+    t = performance.now();
+    rankChunks([index], query, 3);
+    const b = performance.now() - t;
+    if (i >= 50) alone.push(a), withPassages.push(b);
+  }
+  alone.sort((x, y) => x - y);
+  withPassages.sort((x, y) => x - y);
+  const ratio = percentile(withPassages, 50) / percentile(alone, 50);
+  return [
+    { store: '(none)', what: `ranking alone, BM25F (before passage evidence), top 3 of ${chunks.length} chunks`, p50: percentile(alone, 50), p99: percentile(alone, 99), extra: '' },
+    { store: '(none)', what: 'ranking alone, with passage evidence (now)', p50: percentile(withPassages, 50), p99: percentile(withPassages, 99), extra: `${fmt(ratio, 2)}x BM25F alone at p50; index built in ${fmt(buildMs, 0)} ms` },
+  ];
+}
+
 export async function runKnowledgeBench(options: KnowledgeBenchOptions): Promise<string> {
   const o = { chunks: options.chunks ?? 10_000, queries: options.queries ?? 500 };
   const data = corpus(o.chunks);
@@ -217,7 +253,7 @@ export async function runKnowledgeBench(options: KnowledgeBenchOptions): Promise
   const t = performance.now();
   for (const document of data.documents) chunkDocument(document.name, document.body, 'markdown');
   const chunkerPagesPerS = data.words / WORDS_PER_PAGE / ((performance.now() - t) / 1000);
-  const rows: Row[] = [];
+  const rows: Row[] = [...rankingAlone(o, data)];
   for (const store of options.stores ?? ['sqlite', 'postgres']) rows.push(...(await benchStore(store, o, data, options.log)));
   const lines = [
     `${machine()}; ${o.queries} queries of 3-6 words (+ stopwords) over ${o.chunks} chunks of ${WORDS_PER_SECTION} words (Zipf vocabulary of 8,000 words)`,

@@ -197,13 +197,20 @@ export interface KnowledgePassage extends RetrievedChunk {
 /** Most terms of a query that retrieval uses (the first ones). */
 export const MAX_QUERY_TERMS = 32;
 
-/** Words that say nothing about what a question is about; both stores leave them out of a search. */
+/**
+ * Words that say nothing about what a question is about; both stores leave them out of a search.
+ * Beside the modal verbs, quantifiers and possessive pronouns of the usual list (can, could,
+ * should, will, would; few, more, most, some, any, each; yours, hers, ours, theirs), the rest of
+ * those closed classes: may, might, must, shall; many, much; mine (asked as often, and matching
+ * chunks by accident otherwise: "how many", "may I").
+ */
 export const STOPWORDS = new Set(
   ('a about above after again all am an and any are as at be because been before being below between both but by can could did do does doing ' +
     "down during each few for from further had has have having he her here hers him his how i if in into is it its itself just me more most my " +
     'no nor not now of off on once only or other our ours out over own same she should so some such than that the their theirs them then there ' +
     'these they this those through to too under until up very was we were what when where which while who whom why will with would you your yours ' +
-    'yourself hi hello please thanks thank okay ok um uh yes yeah tell know want like need get')
+    'yourself hi hello please thanks thank okay ok um uh yes yeah tell know want like need get ' +
+    'may might must shall many much mine')
     .split(' '),
 );
 

@@ -4,11 +4,11 @@
  * same way for every store, so "crashes" finds "crashed". A question's terms carry weights: the
  * caller's last turn counts fully, the turn before it half.
  *
- * Measured and left out (BENCHMARKS.md, "Knowledge retrieval in the process"): expanding a word
- * with a built-in list of its synonyms (even at half weight) and pseudo-relevance feedback (the top
- * chunks' own terms added to the query) both lowered recall on the benchmark's questions; so did
- * WordNet synonyms restricted to the base's terms, at low weights; lemmas beside the stems changed
- * no answer.
+ * Measured and left out (BENCHMARKS.md, "Knowledge retrieval in the process" and "Knowledge
+ * recall: passage evidence"): expanding a word with a built-in list of its synonyms (even at half
+ * weight) and pseudo-relevance feedback (the top chunks' own terms added to the query, RM3 too)
+ * lowered recall on the benchmark's questions or left it as it was; so did WordNet synonyms
+ * restricted to the base's terms, at low weights; lemmas beside the stems changed no answer.
  */
 import { MAX_QUERY_TERMS, STOPWORDS } from './knowledge-base.ts';
 import { stemmer } from 'stemmer';
@@ -55,6 +55,32 @@ export function indexTerms(text: string): string[] {
   for (const word of tokens(text)) if (word.length <= 64 && !STOPWORDS.has(word)) terms.push(stem(word));
   return terms;
 }
+
+/**
+ * The terms of a chunk's text sentence by sentence (as `indexTerms` gives them, in order: joined,
+ * they are `indexTerms(text)`). A sentence ends at a line break (a list item, a table row, a
+ * paragraph) or at `.`, `!`, `?`, `:` or `;` followed by a space; sentences left with no term are
+ * joined to the next.
+ */
+export function sentenceTerms(text: string): string[][] {
+  const sentences: string[][] = [];
+  let sentence: string[] = [];
+  // Words, and the marks that end a sentence, in one pass.
+  for (const token of text.toLowerCase().match(/[\p{L}\p{N}]+|[.!?:;](?=\s)|\n/gu) ?? []) {
+    if (token.length === 1 && SENTENCE_ENDS.has(token)) {
+      if (sentence.length > 0) {
+        sentences.push(sentence);
+        sentence = [];
+      }
+      continue;
+    }
+    if (token.length <= 64 && !STOPWORDS.has(token)) sentence.push(stem(token));
+  }
+  if (sentence.length > 0) sentences.push(sentence);
+  return sentences;
+}
+
+const SENTENCE_ENDS = new Set(['.', '!', '?', ':', ';', '\n']);
 
 /**
  * The weighted terms of a question asked over `turns` (the caller's words, oldest first: the last

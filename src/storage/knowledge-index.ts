@@ -15,9 +15,15 @@
  * those of all the bases searched together. As in the store's ranking, in collections of at least
  * SELECTIVE_MIN_CHUNKS chunks a term found in more than half of them is left out unless no rarer
  * term is found (BM25 weighs it near zero, and it would add every chunk as a near-zero match).
+ *
+ * Passage evidence: the PASSAGE_CANDIDATES chunks ranked best (or the `limit` asked, when more)
+ * are ranked again by their relevance plus PASSAGE_WEIGHT times the BM25 of their best window of
+ * a few sentences (knowledge-passages.ts), so the chunk holding the question's terms together
+ * leads the one that holds them scattered.
  */
 import type { QueryTerm } from '../domain/knowledge-terms.ts';
-import { indexTerms } from '../domain/knowledge-terms.ts';
+import { indexTerms, sentenceTerms } from '../domain/knowledge-terms.ts';
+import { ChunkPassages, type PassageTerm } from './knowledge-passages.ts';
 import type { ContentStamp } from './knowledge-term-stats.ts';
 import { SELECTIVE_MIN_CHUNKS, sameStamp } from './knowledge-term-stats.ts';
 
@@ -26,7 +32,18 @@ export const BM25_B = 0.75;
 /** How many times a term of a chunk's headings counts against one of its text. */
 export const HEADING_WEIGHT = 2;
 /**
- * Chunks indexed at most in the process, all bases together (about 1.5 KB each, so about 75 MB):
+ * How much a chunk's best window (knowledge-passages.ts) adds to its relevance, per unit of the
+ * window's BM25: as much as the chunk's own. Measured on the recall benchmark's first set and
+ * checked on its held-out set (BENCHMARKS.md, "Knowledge recall: passage evidence"): 0.55-1.6
+ * rank alike there; 0.4 and below lose a question of the first set, 2 and above one of the
+ * held-out set.
+ */
+export const PASSAGE_WEIGHT = 1;
+/** How many of the best chunks by relevance are ranked again with their passage evidence (at least). */
+export const PASSAGE_CANDIDATES = 20;
+/**
+ * Chunks indexed at most in the process, all bases together (measured on 10,000 chunks of about
+ * 1,500 characters: 3.4 KB each, 0.6 KB of it their passages, so about 170 MB at the bound):
  * the bases searched least recently are forgotten beyond it, and a search whose bases together
  * hold more is ranked by the store (KnowledgeRepository).
  */
@@ -53,18 +70,23 @@ export class ChunkIndex {
   /** Weighted lengths (terms) by position. */
   readonly lengths: Float32Array;
   readonly totalLength: number;
+  /** Each chunk's sentences, for its passage evidence. */
+  readonly passages: ChunkPassages;
   readonly #postings: Map<string, Postings>;
 
   constructor(chunks: readonly IndexedChunk[]) {
     this.ids = new Float64Array(chunks.length);
     this.lengths = new Float32Array(chunks.length);
     const building = new Map<string, { docs: number[]; freqs: number[] }>();
+    const sources: Array<{ heading: string[]; sentences: string[][] }> = [];
     let total = 0;
     chunks.forEach((chunk, position) => {
       this.ids[position] = chunk.id;
       const counts = new Map<string, number>();
       const heading = indexTerms(chunk.heading);
-      const text = indexTerms(chunk.text);
+      const sentences = sentenceTerms(chunk.text);
+      sources.push({ heading, sentences });
+      const text = sentences.flat();
       for (const term of heading) counts.set(term, (counts.get(term) ?? 0) + HEADING_WEIGHT);
       for (const term of text) counts.set(term, (counts.get(term) ?? 0) + 1);
       const length = heading.length * HEADING_WEIGHT + text.length;
@@ -78,6 +100,7 @@ export class ChunkIndex {
       }
     });
     this.totalLength = total;
+    this.passages = new ChunkPassages(sources);
     this.#postings = new Map([...building].map(([term, list]) => [term, { docs: Uint32Array.from(list.docs), freqs: Float32Array.from(list.freqs) }]));
   }
 
@@ -95,7 +118,7 @@ export class ChunkIndex {
   }
 }
 
-/** A chunk a ranking found: its id and BM25 relevance (> 0). */
+/** A chunk a ranking found: its id and relevance (> 0: BM25F, plus its passage evidence). */
 export interface Ranked {
   id: number;
   relevance: number;
@@ -103,9 +126,11 @@ export interface Ranked {
 
 /**
  * The `limit` chunks of `indexes` (searched as one collection) most relevant to `query`, most
- * relevant first (ties: the lower id first). Chunks matching no term are left out.
+ * relevant first (ties: the lower id first). Chunks matching no term are left out. The best
+ * max(`limit`, PASSAGE_CANDIDATES) by BM25F are ranked again with their passage evidence, at
+ * `passageWeight` (default PASSAGE_WEIGHT; 0: BM25F alone, the benchmark's baseline).
  */
-export function rankChunks(indexes: readonly ChunkIndex[], query: readonly QueryTerm[], limit: number): Ranked[] {
+export function rankChunks(indexes: readonly ChunkIndex[], query: readonly QueryTerm[], limit: number, { passageWeight = PASSAGE_WEIGHT } = {}): Ranked[] {
   const chunks = indexes.reduce((n, index) => n + index.size, 0);
   if (chunks === 0 || query.length === 0 || limit <= 0) return [];
   const averageLength = Math.max(1, indexes.reduce((n, index) => n + index.totalLength, 0) / chunks);
@@ -115,8 +140,8 @@ export function rankChunks(indexes: readonly ChunkIndex[], query: readonly Query
   });
   const rarest = Math.min(...matched.map((t) => t.df));
   const weighted = chunks < SELECTIVE_MIN_CHUNKS ? matched : matched.filter((t) => t.df <= chunks / 2 || t.df === rarest);
-  const found: Ranked[] = [];
-  for (const index of indexes) {
+  const found: Array<Ranked & { index: number; position: number }> = [];
+  indexes.forEach((index, which) => {
     const scores = new Float64Array(index.size);
     for (const { term, weight } of weighted) {
       const list = index.postings(term);
@@ -128,9 +153,27 @@ export function rankChunks(indexes: readonly ChunkIndex[], query: readonly Query
         scores[doc]! += (weight * tf * (BM25_K1 + 1)) / (tf + norm);
       }
     }
-    for (let doc = 0; doc < scores.length; doc++) if (scores[doc]! > 0) found.push({ id: index.ids[doc]!, relevance: scores[doc]! });
-  }
-  return found.sort((a, b) => b.relevance - a.relevance || a.id - b.id).slice(0, limit);
+    for (let doc = 0; doc < scores.length; doc++) if (scores[doc]! > 0) found.push({ id: index.ids[doc]!, relevance: scores[doc]!, index: which, position: doc });
+  });
+  const byRelevance = (a: Ranked, b: Ranked) => b.relevance - a.relevance || a.id - b.id;
+  found.sort(byRelevance);
+  if (passageWeight === 0) return found.slice(0, limit).map(({ id, relevance }) => ({ id, relevance }));
+  const candidates = found.slice(0, Math.max(limit, PASSAGE_CANDIDATES));
+  // Passage evidence: the same terms and weights, each index's ids for them, windows of all indexes averaged together.
+  const averageWindow = Math.max(1, indexes.reduce((n, index) => n + index.passages.totalWindowLength, 0) / Math.max(1, indexes.reduce((n, index) => n + index.passages.windows, 0)));
+  const passageQuery = indexes.map((index) =>
+    weighted.flatMap(({ term, weight }): PassageTerm[] => {
+      const id = index.passages.termId(term);
+      return id === undefined ? [] : [{ id, weight }];
+    }),
+  );
+  return candidates
+    .map(({ id, relevance, index, position }) => ({
+      id,
+      relevance: relevance + passageWeight * indexes[index]!.passages.best(position, passageQuery[index]!, averageWindow, { k1: BM25_K1, b: BM25_B }),
+    }))
+    .sort(byRelevance)
+    .slice(0, limit);
 }
 
 /**

@@ -252,10 +252,10 @@ export class KnowledgeRepository {
 
   /**
    * The `limit` chunks of the bases that best answer `query` (knowledge-terms.ts's weighted
-   * terms), best first, ranked with BM25F in the process (knowledge-index.ts): the bases' content
-   * stamps are read in one round trip (on PostgreSQL with change notifications, only those not
-   * remembered: knowledge-stamps.ts), a base whose index is missing or stale has its chunks read
-   * and indexed, and the chunks found are read by id. `score` maps the relevance into (0, 1).
+   * terms), best first, ranked in the process with BM25F and passage evidence (knowledge-index.ts):
+   * the bases' content stamps are read in one round trip (on PostgreSQL with change notifications,
+   * only those not remembered: knowledge-stamps.ts), a base whose index is missing or stale has its
+   * chunks read and indexed, and the chunks found are read by id. `score` maps the relevance into (0, 1).
    * Bases holding together more chunks than the process indexes (MAX_INDEXED_CHUNKS) are ranked
    * by the store instead (`searchInStore`, by the words of the caller's last turn).
    */

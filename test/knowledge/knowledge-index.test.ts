@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { EARLIER_TURN_WEIGHT, indexTerms, weightedQuery } from '../../src/domain/knowledge-terms.ts';
+import { EARLIER_TURN_WEIGHT, indexTerms, sentenceTerms, weightedQuery } from '../../src/domain/knowledge-terms.ts';
 import { ChunkIndex, KnowledgeIndexCache, rankChunks } from '../../src/storage/knowledge-index.ts';
 import { KnowledgeRepository } from '../../src/storage/knowledge.repository.ts';
 import { chunkDocument } from '../../src/domain/knowledge-chunks.ts';
 import { knowledgeContextSource } from '../../src/media/knowledge-context.ts';
 import { STORES, openTestStore, type TestStore } from '../helpers/stores.ts';
+import { SCATTERED_AND_TOGETHER, SCATTERED_AND_TOGETHER_QUESTION } from './corpus.ts';
 
 describe('knowledge terms', () => {
   it("stems as Porter's algorithm does (his published examples)", () => {
@@ -24,6 +25,20 @@ describe('knowledge terms', () => {
     assert.deepEqual(indexTerms('The server crashed while delivering'), ['server', 'crash', 'deliv']);
     const query = weightedQuery(['Hey, I was wondering: what happens when servers crash?']);
     assert.deepEqual(query, [{ term: 'server', weight: 1 }, { term: 'crash', weight: 1 }]);
+  });
+
+  it('leaves out every modal verb, quantifier and possessive pronoun, in questions and chunks alike', () => {
+    const terms = weightedQuery(['How many bikes may I rent, and how much is it if the blue bike is mine? It might rain.']).map((t) => t.term);
+    assert.deepEqual(terms, ['bike', 'rent', 'blue', 'rain']);
+    assert.deepEqual(indexTerms('Many riders must book; much may change, but this bike shall be mine'), ['rider', 'book', 'chang', 'bike']);
+  });
+
+  it('splits a chunk into sentences at line breaks and sentence ends, with the terms indexTerms gives', () => {
+    const text = 'Bikes are rented by the day. Helmets: free!\nReturn it by six; late returns cost 5.50 euros.\n\n- Locks are lent too';
+    const sentences = sentenceTerms(text);
+    assert.deepEqual(sentences, [['bike', 'rent', 'dai'], ['helmet'], ['free'], ['return', 'six'], ['late', 'return', 'cost', '5', '50', 'euro'], ['lock', 'lent']]);
+    assert.deepEqual(sentences.flat(), indexTerms(text));
+    assert.deepEqual(sentenceTerms('The. Of it. Bikes'), [['bike']], 'a sentence of stopwords only joins the next');
   });
 
   it("weighs the caller's earlier turn below the last, each term at its highest weight", () => {
@@ -74,6 +89,24 @@ describe('in-process BM25F ranking', () => {
     assert.equal(rankChunks([index], weightedQuery(['warranty for a puncture']), 3)[0]?.id, 3, 'the heading says warranty');
     assert.equal(rankChunks([index], weightedQuery(['when do you open', 'and repairs']), 3)[0]?.id, 2, 'the last turn leads');
     assert.equal(rankChunks([index], weightedQuery(['and repairs', 'when do you open']), 3)[0]?.id, 1);
+  });
+
+  it("ranks the chunk holding the question's words in one sentence above one holding them scattered (passage evidence)", () => {
+    const documents = new ChunkIndex(SCATTERED_AND_TOGETHER.map((d, i) => ({ id: i + 1, heading: d.title, text: d.text })));
+    const ranked = rankChunks([documents], weightedQuery([SCATTERED_AND_TOGETHER_QUESTION]), 3);
+    assert.deepEqual(ranked.map((r) => r.id), [4, 3], 'Claims, then Frames');
+    const alone = rankChunks([documents], weightedQuery([SCATTERED_AND_TOGETHER_QUESTION]), 3, { passageWeight: 0 });
+    assert.deepEqual(alone.map((r) => r.id), [3, 4], 'BM25F over whole chunks puts Frames first');
+  });
+
+  it('does not let "many" and "may" pull in a chunk that is not about the question', () => {
+    const documents = new ChunkIndex([
+      { id: 1, heading: 'Parking', text: 'Many customers may park outside. Many may also leave a scooter in the yard, as many as may fit.' },
+      { id: 2, heading: 'Gears', text: 'Our city bikes have seven gears; the mountain bikes have twenty-one gears.' },
+      { id: 3, heading: 'Opening hours', text: 'We open at nine and close at six.' },
+      { id: 4, heading: 'Repairs', text: 'Punctures are mended while you wait.' },
+    ]);
+    assert.deepEqual(rankChunks([documents], weightedQuery(['How many gears may a bike have?']), 3).map((r) => r.id), [2]);
   });
 
   it('leaves out chunks that match nothing, and ranks several bases as one collection', () => {
@@ -147,6 +180,13 @@ for (const kind of STORES) {
       assert.equal((await one.search([kb.id], weightedQuery(['renting']), 3))[0]?.text, 'Bikes are rented by the day.');
       await ts.store.transaction((tx) => one.deleteSource(kb.id, kb.sources[1]!, tx));
       assert.deepEqual(await two.search([kb.id], weightedQuery(['punctures']), 3), [], 'a deleted source is gone on every server');
+    });
+
+    it("ranks the chunk answering in one sentence above one holding the question's words scattered", async () => {
+      const kb = await base(SCATTERED_AND_TOGETHER);
+      const found = await new KnowledgeRepository(ts.store).search([kb.id], weightedQuery([SCATTERED_AND_TOGETHER_QUESTION]), 2);
+      assert.deepEqual(found.map((c) => c.source_id), [kb.sources[3], kb.sources[2]], 'Claims, then Frames');
+      assert.ok(found[0]!.score > found[1]!.score && found[0]!.score < 1, 'scores follow the order, within (0, 1)');
     });
 
     it("ranks in the store when the bases hold more chunks than the process indexes", async () => {
