@@ -15,7 +15,7 @@ import type { PhoneNumber, PhoneNumberReach } from '../../domain/phone-number.ts
 import type { CallEnding } from '../endpoint.ts';
 import type { TransportContext } from '../transport.ts';
 import { OutboundInvite } from './invite-client.ts';
-import { bindRtpSocket } from './rtp.ts';
+import { type RtpDropReason, bindRtpSocket } from './rtp.ts';
 import { openSipEndpoint } from './sip.endpoint.ts';
 import { type Dialog, type SipPeer, T1_MS } from './sip-dialog.ts';
 import { type SipResponse, parseSdpAudio, uriOf } from './sip-message.ts';
@@ -36,6 +36,8 @@ export interface DialerHost {
   hangUp(dialog: Dialog, ending: CallEnding): void;
   /** A cold transfer by REFER in the dialog. */
   transfer(dialog: Dialog, destination: string): Promise<void>;
+  /** An RTP packet of a call dropped unread (the endpoint's metric). */
+  rtpDropped(reason: RtpDropReason): void;
 }
 
 /** One call being placed: its INVITE's identity, where it goes, and the RTP socket bound for it. */
@@ -165,7 +167,7 @@ export class SipDialer {
       await this.#context.phone.calls.endUnanswered(call.account_id, call.call_id, 'dial_failed');
       return;
     }
-    const endpoint = await openSipEndpoint({ socket: leg.socket, media, remote: { address: answer.address, port: answer.port }, onEnd: (ending) => this.#host.hangUp(dialog, ending), transfer: (destination) => this.#host.transfer(dialog, destination) });
+    const endpoint = await openSipEndpoint({ socket: leg.socket, media, remote: { address: answer.address, port: answer.port }, onEnd: (ending) => this.#host.hangUp(dialog, ending), transfer: (destination) => this.#host.transfer(dialog, destination), rtpDropped: (reason) => this.#host.rtpDropped(reason) });
     dialog.endpoint = endpoint;
     if (dialog.state === 'ended' || this.#host.closed) {
       endpoint.end({ reason: 'user_hangup', status: 'ended' });

@@ -70,6 +70,8 @@ export class SipTransport implements TransportHandle {
   readonly #invites: TokenBuckets;
   readonly #allowed: Array<[ipaddr.IPv4 | ipaddr.IPv6, number]>;
   readonly #dropped;
+  /** RTP packets of calls dropped unread, by reason (rtp.ts: another source, or over the call's limits). */
+  readonly #rtpDropped;
   readonly #timers = new Set<NodeJS.Timeout>();
   /** Places create-phone-call's calls at trunks. */
   readonly #dialer: SipDialer;
@@ -84,6 +86,7 @@ export class SipTransport implements TransportHandle {
     this.#invites = new TokenBuckets(systemClock);
     this.#allowed = config.allowedCidrs.map((cidr) => ipaddr.parseCIDR(cidr));
     this.#dropped = context.metrics.counter('switchboard_sip_dropped_total', 'SIP messages dropped or refused before a call, by reason.', ['reason']);
+    this.#rtpDropped = context.metrics.counter('switchboard_sip_rtp_dropped_total', 'RTP packets of SIP calls dropped unread, by reason (stray_source: not the negotiated address; rate: over the call\'s packet or audio rate).', ['reason']);
     this.#socket = this.#udpSocket();
     this.#streams = new SipStreams({
       limits: config.tcp,
@@ -109,6 +112,7 @@ export class SipTransport implements TransportHandle {
       },
       hangUp: (dialog, ending) => this.#hangUp(dialog, ending),
       transfer: (dialog, destination) => this.#transfer(dialog, destination),
+      rtpDropped: (reason) => this.#rtpDropped.inc({ reason }),
     });
     context.phone.calls.useDialer('sip', {
       dial: async (call, number, reach, to) => {
@@ -322,7 +326,7 @@ export class SipTransport implements TransportHandle {
     } catch {
       return fail(503, 'Service Unavailable', 'no_rtp_port');
     }
-    const endpoint = await openSipEndpoint({ socket, media, remote: { address: offer.address, port: offer.port }, onEnd: (ending) => this.#hangUp(dialog, ending), transfer: (destination) => this.#transfer(dialog, destination) });
+    const endpoint = await openSipEndpoint({ socket, media, remote: { address: offer.address, port: offer.port }, onEnd: (ending) => this.#hangUp(dialog, ending), transfer: (destination) => this.#transfer(dialog, destination), rtpDropped: (reason) => this.#rtpDropped.inc({ reason }) });
     dialog.endpoint = endpoint;
     if (dialog.cancelled || this.#closed) {
       endpoint.end({ reason: 'user_hangup', status: 'ended' });
