@@ -8,7 +8,8 @@
  * credentials (./digest.ts): the INVITE again with Authorization or Proxy-Authorization and the
  * next CSeq. Past the ring bound the INVITE is cancelled (CANCEL, once the far end has answered
  * provisionally, as 9.1 requires). A 2xx that comes after we gave up is ACKed and handed to
- * `lateAnswer`, which hangs it up.
+ * `lateAnswer`, which hangs it up. A provisional response with an SDP answer (a 183 Session
+ * Progress's early media, RFC 3960) is handed to `earlyMedia`.
  */
 import { randomBytes } from 'node:crypto';
 import type { DisconnectionReason } from '../../domain/call-status.ts';
@@ -54,6 +55,8 @@ export interface OutboundInviteOptions {
   send(message: Buffer): void;
   /** A 2xx that came after we gave up: already ACKed; the caller hangs it up (a BYE). */
   lateAnswer(response: SipResponse, cseq: number): void;
+  /** A provisional response carrying SDP while the INVITE rings (early media): each one, in order. */
+  earlyMedia(response: SipResponse): void;
 }
 
 const ALLOW = 'INVITE, ACK, BYE, CANCEL, OPTIONS, NOTIFY';
@@ -106,6 +109,7 @@ export class OutboundInvite {
       if (this.#state === 'calling') this.#state = 'proceeding';
       // Past the ring bound before any provisional response: the CANCEL may go now (9.1).
       if (this.#state === 'cancelling' && this.#cancel === null) this.#sendCancel();
+      else if (this.#state === 'proceeding' && response.status > 100 && /^application\/sdp/i.test(response.headers.one('content-type') ?? '') && response.body.length > 0) this.#o.earlyMedia(response);
       return;
     }
     if (response.status < 300) return this.#onSuccess(response, cseq);

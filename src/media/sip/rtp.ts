@@ -130,7 +130,7 @@ export class RtpSession {
     this.#packetSamples = Math.round((options.codec.sampleRate * (options.ptimeMs ?? 20)) / 1000);
     this.#limits = new InboundLimiter(() => performance.now(), rtpLimits(options.codec.sampleRate));
     this.#dropped = options.dropped ?? (() => {});
-    this.#socket.on('message', (data, from) => this.#receive(data, from));
+    this.#socket.on('message', this.#onPacket);
     this.#socket.on('error', () => {});
   }
 
@@ -223,6 +223,16 @@ export class RtpSession {
     this.#codec.close();
   }
 
+  /** Stops reading and sending, leaving the socket open for another session (the answer changed the early media's). */
+  detach(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#socket.off('message', this.#onPacket);
+    this.#codec.close();
+  }
+
+  readonly #onPacket = (data: Buffer, from: dgram.RemoteInfo): void => this.#receive(data, from);
+
   /** Audio left over from the last send is dropped: a key starts a new talkspurt. */
   #flushAudio(): void {
     this.#pending = new Int16Array(0);
@@ -285,7 +295,8 @@ export class RtpSession {
     }
     const missing = this.#count(seq, timestamp, payload.length);
     if (payloadType === this.#payloadType) {
-      this.#receiveAudio(payload, timestamp, missing);
+      // Before the session starts (early media, before the answer) the audio is counted, not decoded.
+      if (this.#handlers) this.#receiveAudio(payload, timestamp, missing);
     } else if (payloadType === this.#eventPayloadType && payload.length >= 4) {
       // RFC 4733 2.3: one event spans packets with the same timestamp; report it once.
       if (this.#lastEventTimestamp === timestamp) return;

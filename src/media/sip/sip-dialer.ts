@@ -4,7 +4,11 @@
  * with `;transport=tcp`), through the INVITE client transaction (./invite-client.ts: timers A and
  * B, digest, CANCEL). An answered call becomes a dialog like an inbound one, handed back to the
  * endpoint (./sip.transport.ts), which carries its in-dialog requests (BYE, REFER); an unanswered
- * one ends `dial_busy`, `dial_no_answer` or `dial_failed`.
+ * one ends `dial_busy`, `dial_no_answer` or `dial_failed`. Early media (a 183 with SDP, RFC 3960)
+ * opens the call's RTP at the address it names before the answer: its packets are read, held to
+ * the call's limits and counted, but decoded for nobody (no recogniser, no recording) and the agent
+ * sends nothing; the call is not ongoing until the 2xx, and the 2xx's SDP, where it names other
+ * media, is the one followed.
  */
 import { randomBytes } from 'node:crypto';
 import type dgram from 'node:dgram';
@@ -16,10 +20,11 @@ import type { CallEnding } from '../endpoint.ts';
 import type { TransportContext } from '../transport.ts';
 import { OutboundInvite } from './invite-client.ts';
 import { type RtpDropReason, bindRtpSocket } from './rtp.ts';
-import { openSipEndpoint } from './sip.endpoint.ts';
+import { type SipCallEndpoint, openSipEndpoint } from './sip.endpoint.ts';
 import { type Dialog, type SipPeer, T1_MS } from './sip-dialog.ts';
-import { type SipResponse, parseSdpAudio, uriOf } from './sip-message.ts';
+import { type SdpAudio, type SipResponse, parseSdpAudio, uriOf } from './sip-message.ts';
 import type { SipStreams } from './sip-stream.ts';
+import type { RtpMedia } from './rtp-codec.ts';
 import { chooseCodec, offerSdp } from './sdp.ts';
 
 /** What the dialer needs of the endpoint it dials for. */
@@ -47,6 +52,10 @@ interface Leg {
   from: string;
   remote: SipPeer;
   socket: dgram.Socket;
+  /** The media opened early (a 183's SDP), what it was opened for, and the dialog once answered (null before: the endpoint's end and transfer wait for it). */
+  early: { endpoint: SipCallEndpoint; key: string } | null;
+  opening: Promise<void>;
+  dialog: Dialog | null;
 }
 
 export class SipDialer {
@@ -113,6 +122,7 @@ export class SipDialer {
     const uriParams = stream ? ';transport=tcp' : '';
     const requestUri = `sip:${to}@${hostPort}${uriParams}`;
     const from = `<sip:${number.phone_number}@${this.#config.publicHost}>;tag=${localTag}`;
+    const leg: Leg = { callId, localTag, from, remote, socket, early: null, opening: Promise.resolve(), dialog: null };
     const invite = new OutboundInvite({
       callId,
       requestUri,
@@ -125,11 +135,16 @@ export class SipDialer {
       credentials: reach.auth,
       ringTimeoutMs: this.#config.ringTimeoutMs,
       send: (message) => this.#host.send(message, remote),
-      lateAnswer: (response, cseq) => this.#host.hangUp(this.#dialogOf({ callId, localTag, from, remote }, response, cseq), { reason: 'dial_no_answer', status: 'ended' }),
+      lateAnswer: (response, cseq) => this.#host.hangUp(this.#dialogOf(leg, response, cseq), { reason: 'dial_no_answer', status: 'ended' }),
+      // One after another: each waits for the one before it to have opened its media.
+      earlyMedia: (response) => {
+        leg.opening = leg.opening.then(() => this.#openEarly(call, leg, response));
+      },
     });
     this.#outbound.set(callId, invite);
-    void this.#ring(call, invite, { callId, localTag, from, remote, socket }).catch((error: unknown) => {
+    void this.#ring(call, invite, leg).catch((error: unknown) => {
       this.#context.log.error({ err: error, callId: call.call_id }, 'outbound sip call failed');
+      leg.early?.endpoint.release();
       stream?.close();
       try {
         socket.close();
@@ -143,7 +158,9 @@ export class SipDialer {
   /** Waits for the callee: answered, the call runs on a SipCallEndpoint; else it ends with the reason. */
   async #ring(call: Call, invite: OutboundInvite, leg: Leg): Promise<void> {
     const outcome = await invite.start();
+    await leg.opening;
     if (outcome.kind === 'unanswered') {
+      leg.early?.endpoint.release();
       leg.socket.close();
       // Over TCP, late responses come on the connection: it stays until the linger ends.
       // Late responses (a 487 retransmitted, a 2xx after our CANCEL) are still ACKed for 64*T1.
@@ -159,15 +176,26 @@ export class SipDialer {
       return;
     }
     const dialog = this.#dialogOf(leg, outcome.response, outcome.cseq);
+    leg.dialog = dialog;
     const answer = parseSdpAudio(outcome.response.body);
     const media = 'refusal' in answer ? null : chooseCodec(answer, this.#config.codecs);
     if ('refusal' in answer || !media) {
+      leg.early?.endpoint.release();
       leg.socket.close();
       this.#host.hangUp(dialog, { reason: 'dial_failed', status: 'ended' });
       await this.#context.phone.calls.endUnanswered(call.account_id, call.call_id, 'dial_failed');
       return;
     }
-    const endpoint = await openSipEndpoint({ socket: leg.socket, media, remote: { address: answer.address, port: answer.port }, onEnd: (ending) => this.#host.hangUp(dialog, ending), transfer: (destination) => this.#host.transfer(dialog, destination), rtpDropped: (reason) => this.#host.rtpDropped(reason) });
+    // The early media goes on when the answer names the same; else the answer's is opened.
+    const key = mediaKey(answer, media);
+    let endpoint: SipCallEndpoint;
+    if (leg.early?.key === key) {
+      endpoint = leg.early.endpoint;
+    } else {
+      leg.early?.endpoint.release();
+      endpoint = await this.#openMedia(leg, answer, media);
+    }
+    leg.early = null;
     dialog.endpoint = endpoint;
     if (dialog.state === 'ended' || this.#host.closed) {
       endpoint.end({ reason: 'user_hangup', status: 'ended' });
@@ -182,8 +210,38 @@ export class SipDialer {
     }
   }
 
+  /** A 183's SDP: the call's RTP opened at the address it names (again when it names other media than before); an SDP we cannot take is ignored. */
+  async #openEarly(call: Call, leg: Leg, response: SipResponse): Promise<void> {
+    const sdp = parseSdpAudio(response.body);
+    const media = 'refusal' in sdp ? null : chooseCodec(sdp, this.#config.codecs);
+    if ('refusal' in sdp || !media || leg.dialog !== null || this.#host.closed) return;
+    const key = mediaKey(sdp, media);
+    if (leg.early?.key === key) return;
+    leg.early?.endpoint.release();
+    leg.early = null;
+    try {
+      leg.early = { endpoint: await this.#openMedia(leg, sdp, media), key };
+    } catch (error) {
+      this.#context.log.warn({ err: error, callId: call.call_id }, 'sip early media not opened');
+    }
+  }
+
+  /** The call's endpoint on the leg's RTP socket; its end and transfer go to the dialog once there is one. */
+  #openMedia(leg: Leg, sdp: SdpAudio, media: RtpMedia): Promise<SipCallEndpoint> {
+    return openSipEndpoint({
+      socket: leg.socket,
+      media,
+      remote: { address: sdp.address, port: sdp.port },
+      onEnd: (ending) => {
+        if (leg.dialog) this.#host.hangUp(leg.dialog, ending);
+      },
+      transfer: (destination) => (leg.dialog ? this.#host.transfer(leg.dialog, destination) : Promise.reject(new Error('the call is not up'))),
+      rtpDropped: (reason) => this.#host.rtpDropped(reason),
+    });
+  }
+
   /** The dialog of a call we placed, from its 2xx (12.1.2): the callee's To (with its tag) and Contact. */
-  #dialogOf(leg: Omit<Leg, 'socket'>, response: SipResponse, cseq: number): Dialog {
+  #dialogOf(leg: Leg, response: SipResponse, cseq: number): Dialog {
     const { remote } = leg;
     const dialog: Dialog = {
       callId: leg.callId,
@@ -204,4 +262,9 @@ export class SipDialer {
     this.#host.addDialog(dialog);
     return dialog;
   }
+}
+
+/** What an SDP's media comes to: where it goes and how it is coded; the same key is the same media. */
+function mediaKey(sdp: SdpAudio, media: RtpMedia): string {
+  return JSON.stringify([sdp.address, sdp.port, media]);
 }

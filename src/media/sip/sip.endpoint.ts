@@ -119,6 +119,18 @@ export class SipCallEndpoint implements CallEndpoint {
     };
   }
 
+  /**
+   * Lets the RTP socket go to another endpoint, closing the rest without ending the call: the
+   * early media's endpoint when the answer names other media.
+   */
+  release(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#rtp.detach();
+    this.#up?.close();
+    this.#down?.close();
+  }
+
   end(ending: CallEnding): void {
     if (this.#ended) return;
     this.#ended = true;
