@@ -15,7 +15,7 @@ import { fmt, machine } from './lib.ts';
 const ROUNDS = Number(process.env.SIP_CODEC_BENCH_ROUNDS ?? 5);
 const LOSS_EVERY = 10;
 
-const media = (codec: RtpMedia['codec']): RtpMedia => ({ codec, payloadType: codec === 'opus' ? 96 : 0, eventPayloadType: null, eventClockRate: 8000, dtx: false });
+const media = (codec: RtpMedia['codec']): RtpMedia => ({ codec, payloadType: codec === 'opus' ? 96 : 0, eventPayloadType: null, eventClockRate: 8000, dtx: false, ptimeMs: 20 });
 
 export async function runSipCodecBench(options: { log: (line: string) => void }): Promise<string> {
   const tts = new FliteTts();

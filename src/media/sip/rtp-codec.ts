@@ -19,6 +19,8 @@ export interface RtpMedia {
   eventClockRate: number;
   /** The far end asked for discontinuous transmission (Opus's `usedtx=1`). */
   dtx: boolean;
+  /** The length of the packets we send, ms (./sdp.ts sendPtimeMs: the far end's ptime and maxptime). */
+  ptimeMs: number;
 }
 
 export interface RtpCodec {
@@ -27,9 +29,12 @@ export interface RtpCodec {
   readonly clockRate: number;
   /** The rate of the PCM in and out, Hz. */
   readonly sampleRate: number;
-  /** PCM samples in one 20 ms packet we send. */
+  /** PCM samples in one 20 ms packet. */
   readonly frameSamples: number;
+  /** One packet's payload from `frame` (a whole packet length's samples: ./sdp.ts names the lengths each codec sends). */
   encode(frame: Int16Array): Uint8Array;
+  /** The samples (at `sampleRate`) one packet's payload holds, read without decoding it; 0 when it cannot say. */
+  samplesOf(payload: Buffer): number;
   /** One packet's audio (any length the codec allows); null when the payload is not this codec's. */
   decode(payload: Buffer): Int16Array | null;
   /**
@@ -62,6 +67,10 @@ class G711RtpCodec implements RtpCodec {
     return encodeG711(this.name, frame);
   }
 
+  samplesOf(payload: Buffer): number {
+    return payload.length;
+  }
+
   decode(payload: Buffer): Int16Array {
     return decodeG711(this.name, payload);
   }
@@ -85,7 +94,11 @@ class OpusRtpCodec implements RtpCodec {
   }
 
   encode(frame: Int16Array): Uint8Array {
-    return this.#opus.encode(frame);
+    return this.#opus.encode(frame, frame.length);
+  }
+
+  samplesOf(payload: Buffer): number {
+    return opusPacketSamples(payload, this.sampleRate);
   }
 
   decode(payload: Buffer): Int16Array | null {
@@ -105,4 +118,20 @@ class OpusRtpCodec implements RtpCodec {
   close(): void {
     this.#opus.close();
   }
+}
+
+/** Opus frame lengths by the TOC byte's configuration (RFC 6716 3.1), in tenths of a ms: SILK, hybrid, CELT. */
+const SILK_TENTHS = [100, 200, 400, 600];
+const HYBRID_TENTHS = [100, 200];
+const CELT_TENTHS = [25, 50, 100, 200];
+
+/** The samples at `sampleRate` an Opus packet holds, from its TOC byte and frame count (RFC 6716 3.1, 3.2.5); at most 120 ms. */
+export function opusPacketSamples(packet: Buffer, sampleRate: number): number {
+  const toc = packet[0];
+  if (toc === undefined) return 0;
+  const config = toc >> 3;
+  const tenths = config < 12 ? SILK_TENTHS[config % 4] : config < 16 ? HYBRID_TENTHS[config % 2] : CELT_TENTHS[config % 4];
+  const code = toc & 0x03;
+  const frames = code === 0 ? 1 : code < 3 ? 2 : (packet[1] ?? 0) & 0x3f;
+  return Math.round((Math.min(frames * (tenths as number), 1_200) * sampleRate) / 10_000);
 }

@@ -3,9 +3,12 @@
  * (./rtp-codec.ts: G.711 at 8 kHz, or Opus on its 48 kHz clock, lost Opus packets repaired), RFC
  * 4733 telephone events both ways (keys the caller presses in; keys the agent presses out), and the
  * statistics the call object reports (packets, loss by sequence gaps, the interarrival jitter of
- * 6.4.1). Packets from any address but the negotiated one are dropped.
+ * 6.4.1). Packets from any address but the negotiated one are dropped, and so are the negotiated
+ * address's packets beyond the call's inbound limits (rtpLimits). We send packets of the length
+ * the far end asked for (./sdp.ts sendPtimeMs) and take packets of any length.
  */
 import dgram from 'node:dgram';
+import { INBOUND_LIMITS, InboundLimiter, type InboundLimitRates } from '../codec/inbound-limits.ts';
 import { KEY_GAP_MS, KEY_TONE_MS, KEYPAD_KEYS, keyCode } from '../codec/keypad.ts';
 import { MAX_REPAIR_SAMPLES, type RtpCodec } from './rtp-codec.ts';
 
@@ -16,6 +19,21 @@ const MAX_RTP_BYTES = 1_500;
 const KEY_VOLUME = 10;
 /** The end of an event is sent three times (RFC 4733 2.5.1.4: it may be lost). */
 const END_PACKETS = 3;
+
+/**
+ * What one call's RTP may bring, through the limiter every call connection has
+ * (../codec/inbound-limits.ts): audio at real time with a second's burst (the codec's samples),
+ * and 150 packets a second, burst 150 (10 ms packets beside a key's events at 20 ms). Beyond
+ * these a packet is dropped before it is decoded, and counted; unlike a WebSocket's, the call is
+ * not cut off past the flood rate: over UDP anyone can send from a forged address, and an
+ * attacker who could end calls that way would.
+ */
+export function rtpLimits(sampleRate: number): InboundLimitRates {
+  return { audioSamples: { perSecond: sampleRate, burst: sampleRate }, messages: { perSecond: 150, burst: 150 }, textMessages: INBOUND_LIMITS.textMessages };
+}
+
+/** Why a packet was dropped unread: another source than the negotiated one, or over the call's limits. */
+export type RtpDropReason = 'stray_source' | 'rate';
 
 export interface RtpHandlers {
   /** Decoded audio of one packet (and any repair of what was lost before it), at the codec's `sampleRate`. */
@@ -33,6 +51,8 @@ export interface RtpStats {
   jitterMs: number | null;
   /** Packets dropped because they came from another address than the negotiated one. */
   strayPackets: number;
+  /** Packets of the negotiated address dropped over the call's limits (rtpLimits). */
+  limitedPackets: number;
 }
 
 /** Binds an even port in [min, max] on `host`; tries ports in order from a random start. */
@@ -59,8 +79,12 @@ export class RtpSession {
   readonly #eventPayloadType: number | null;
   readonly #eventClockRate: number;
   readonly #remote: { address: string; port: number };
+  /** Samples of one packet we send (its `ptimeMs`). */
+  readonly #packetSamples: number;
+  readonly #limits: InboundLimiter;
+  readonly #dropped: (reason: RtpDropReason) => void;
   #handlers: RtpHandlers | null = null;
-  readonly #stats: RtpStats = { packetsIn: 0, packetsOut: 0, bytesIn: 0, bytesOut: 0, packetsLost: 0, jitterMs: null, strayPackets: 0 };
+  readonly #stats: RtpStats = { packetsIn: 0, packetsOut: 0, bytesIn: 0, bytesOut: 0, packetsLost: 0, jitterMs: null, strayPackets: 0, limitedPackets: 0 };
   // Outgoing stream.
   readonly #ssrc = (Math.random() * 0xffffffff) >>> 0;
   #seq = Math.floor(Math.random() * 0xffff);
@@ -83,14 +107,30 @@ export class RtpSession {
   /** The keys being pressed: one press at a time, in order. */
   #pressing: Promise<void> = Promise.resolve();
 
-  constructor(options: { socket: dgram.Socket; codec: RtpCodec; payloadType: number; eventPayloadType: number | null; eventClockRate?: number; remote: { address: string; port: number } }) {
+  /**
+   * `ptimeMs`: the length of the packets we send (default 20); `dropped`: told of each packet
+   * dropped unread (the transport's metric).
+   */
+  constructor(options: {
+    socket: dgram.Socket;
+    codec: RtpCodec;
+    payloadType: number;
+    eventPayloadType: number | null;
+    eventClockRate?: number;
+    remote: { address: string; port: number };
+    ptimeMs?: number;
+    dropped?: (reason: RtpDropReason) => void;
+  }) {
     this.#socket = options.socket;
     this.#codec = options.codec;
     this.#payloadType = options.payloadType;
     this.#eventPayloadType = options.eventPayloadType;
     this.#eventClockRate = options.eventClockRate ?? 8000;
     this.#remote = options.remote;
-    this.#socket.on('message', (data, from) => this.#receive(data, from));
+    this.#packetSamples = Math.round((options.codec.sampleRate * (options.ptimeMs ?? 20)) / 1000);
+    this.#limits = new InboundLimiter(() => performance.now(), rtpLimits(options.codec.sampleRate));
+    this.#dropped = options.dropped ?? (() => {});
+    this.#socket.on('message', this.#onPacket);
     this.#socket.on('error', () => {});
   }
 
@@ -110,13 +150,13 @@ export class RtpSession {
     return { ...this.#stats };
   }
 
-  /** Sends audio at the codec's `sampleRate` in 20 ms packets; a remainder waits for the next call. */
+  /** Sends audio at the codec's `sampleRate` in packets of the negotiated length; a remainder waits for the next call. */
   send(pcm: Int16Array): void {
     if (this.#closed) return;
     const all = new Int16Array(this.#pending.length + pcm.length);
     all.set(this.#pending);
     all.set(pcm, this.#pending.length);
-    const frame = this.#codec.frameSamples;
+    const frame = this.#packetSamples;
     const ticks = (frame * this.#codec.clockRate) / this.#codec.sampleRate;
     let offset = 0;
     for (; offset + frame <= all.length; offset += frame) {
@@ -183,6 +223,16 @@ export class RtpSession {
     this.#codec.close();
   }
 
+  /** Stops reading and sending, leaving the socket open for another session (the answer changed the early media's). */
+  detach(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#socket.off('message', this.#onPacket);
+    this.#codec.close();
+  }
+
+  readonly #onPacket = (data: Buffer, from: dgram.RemoteInfo): void => this.#receive(data, from);
+
   /** Audio left over from the last send is dropped: a key starts a new talkspurt. */
   #flushAudio(): void {
     this.#pending = new Int16Array(0);
@@ -217,6 +267,7 @@ export class RtpSession {
     if (this.#closed) return;
     if (from.address !== this.#remote.address || from.port !== this.#remote.port) {
       this.#stats.strayPackets += 1;
+      this.#dropped('stray_source');
       return;
     }
     if (data.length < RTP_HEADER_BYTES || data.length > MAX_RTP_BYTES || (data[0] as number) >> 6 !== 2) return;
@@ -235,9 +286,17 @@ export class RtpSession {
     const seq = data.readUInt16BE(2);
     const timestamp = data.readUInt32BE(4);
     const payload = data.subarray(offset, end);
+    // The limits are taken before any decoding: a flood costs a header's reading a packet.
+    const verdict = this.#limits.audio(payloadType === this.#payloadType ? this.#codec.samplesOf(payload) : 0);
+    if (verdict.kind === 'flood' || verdict.messageDropped || verdict.droppedSamples > 0) {
+      this.#stats.limitedPackets += 1;
+      this.#dropped('rate');
+      return;
+    }
     const missing = this.#count(seq, timestamp, payload.length);
     if (payloadType === this.#payloadType) {
-      this.#receiveAudio(payload, timestamp, missing);
+      // Before the session starts (early media, before the answer) the audio is counted, not decoded.
+      if (this.#handlers) this.#receiveAudio(payload, timestamp, missing);
     } else if (payloadType === this.#eventPayloadType && payload.length >= 4) {
       // RFC 4733 2.3: one event spans packets with the same timestamp; report it once.
       if (this.#lastEventTimestamp === timestamp) return;

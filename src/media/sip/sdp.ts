@@ -6,6 +6,8 @@
  * wideband audio is what the recogniser wants, and its FEC rides out loss), then G.711 μ-law, then
  * A-law, wherever the other side lists them. telephone-event
  * (RFC 4733) follows the other side: at Opus's 48 kHz clock when it offers that, else at 8 kHz.
+ * The packets we send follow the other side's `a=ptime` and `a=maxptime` (sendPtimeMs); we take
+ * packets of any length.
  */
 import type { SipCodec } from '../../config/sip.config.ts';
 import { PCMA_PAYLOAD_TYPE, PCMU_PAYLOAD_TYPE } from '../codec/g711.ts';
@@ -24,6 +26,27 @@ const OPUS_FMTP = 'maxplaybackrate=16000;sprop-maxcapturerate=16000;stereo=0;spr
 
 type Format = SdpAudio['formats'][number];
 
+/**
+ * The packet lengths we send, ms: G.711 in any whole number of 10 ms (RFC 3551 4.5 lets a packet
+ * hold any number of samples; 10 to 60 ms are what trunks use), Opus in one frame of its own
+ * lengths (RFC 6716 2.1.4: 10, 20, 40 or 60 ms; RFC 7587 4 lets a sender choose).
+ */
+const G711_PTIMES_MS = [10, 20, 30, 40, 50, 60];
+const OPUS_PTIMES_MS = [10, 20, 40, 60];
+/** What we send when the far end does not say (RFC 3551's default for G.711, and Opus's usual). */
+export const DEFAULT_PTIME_MS = 20;
+
+/**
+ * The packet length we send to a far end whose SDP asked for `ptimeMs` (null: not said) and takes
+ * at most `maxptimeMs`: the longest length the codec allows that is no longer than either; the
+ * shortest the codec allows when none is.
+ */
+export function sendPtimeMs(codec: RtpMedia['codec'], ptimeMs: number | null, maxptimeMs: number | null): number {
+  const lengths = codec === 'opus' ? OPUS_PTIMES_MS : G711_PTIMES_MS;
+  const limit = Math.min(ptimeMs ?? DEFAULT_PTIME_MS, maxptimeMs ?? Infinity);
+  return lengths.filter((ms) => ms <= limit).at(-1) ?? (lengths[0] as number);
+}
+
 /** SIP_CODECS's default (src/config/sip.config.ts): Opus, then μ-law, then A-law. */
 const DEFAULT_PREFERENCE: readonly SipCodec[] = ['opus', 'pcmu', 'pcma'];
 
@@ -35,10 +58,10 @@ export function chooseCodec(offer: SdpAudio, preference: readonly SipCodec[] = D
       const opus = find('opus', 48_000);
       if (!opus) continue;
       const event = find('telephone-event', 48_000) ?? find('telephone-event', 8000);
-      return { codec, payloadType: opus.payloadType, ...eventOf(event), dtx: fmtpParam(opus, 'usedtx') === '1' };
+      return { codec, payloadType: opus.payloadType, ...eventOf(event), dtx: fmtpParam(opus, 'usedtx') === '1', ptimeMs: sendPtimeMs(codec, offer.ptimeMs, offer.maxptimeMs) };
     }
     const format = find(codec, 8000);
-    if (format) return { codec, payloadType: format.payloadType, ...eventOf(find('telephone-event', 8000)), dtx: false };
+    if (format) return { codec, payloadType: format.payloadType, ...eventOf(find('telephone-event', 8000)), dtx: false, ptimeMs: sendPtimeMs(codec, offer.ptimeMs, offer.maxptimeMs) };
   }
   return null;
 }
@@ -61,7 +84,8 @@ export function answerSdp(host: string, port: number, media: RtpMedia): string {
     media.codec === 'opus'
       ? { payloadType: media.payloadType, rtpmap: 'opus/48000/2', fmtp: OPUS_FMTP }
       : { payloadType: media.payloadType, rtpmap: `${media.codec === 'pcmu' ? 'PCMU' : 'PCMA'}/8000` };
-  return sessionSdp(host, port, [audio, ...(media.eventPayloadType === null ? [] : [telephoneEvent(media.eventPayloadType, media.eventClockRate)])]);
+  // The answer asks for packets as long as the ones we send: the stream is the same length both ways.
+  return sessionSdp(host, port, [audio, ...(media.eventPayloadType === null ? [] : [telephoneEvent(media.eventPayloadType, media.eventClockRate)])], media.ptimeMs);
 }
 
 /** Our SDP offer (RFC 3264): `codecs` in order (by default Opus, PCMU, PCMA) and telephone-event (48 kHz beside Opus, and 8 kHz) on the call's RTP port. */
@@ -86,8 +110,8 @@ interface SdpFormat {
 
 const telephoneEvent = (payloadType: number, clockRate: number): SdpFormat => ({ payloadType, rtpmap: `telephone-event/${clockRate}`, fmtp: '0-16' });
 
-/** One audio stream's session description, 20 ms packets both ways, the formats in order of preference. */
-function sessionSdp(host: string, port: number, formats: readonly SdpFormat[]): string {
+/** One audio stream's session description, packets of `ptimeMs` asked for, the formats in order of preference. */
+function sessionSdp(host: string, port: number, formats: readonly SdpFormat[], ptimeMs = DEFAULT_PTIME_MS): string {
   const family = host.includes(':') ? 'IP6' : 'IP4';
   const session = Date.now();
   return [
@@ -98,7 +122,7 @@ function sessionSdp(host: string, port: number, formats: readonly SdpFormat[]): 
     't=0 0',
     `m=audio ${port} RTP/AVP ${formats.map((f) => f.payloadType).join(' ')}`,
     ...formats.flatMap((f) => [`a=rtpmap:${f.payloadType} ${f.rtpmap}`, ...(f.fmtp ? [`a=fmtp:${f.payloadType} ${f.fmtp}`] : [])]),
-    'a=ptime:20',
+    `a=ptime:${ptimeMs}`,
     'a=sendrecv',
     '',
   ].join('\r\n');

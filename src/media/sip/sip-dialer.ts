@@ -1,283 +1,270 @@
 /**
- * An outbound INVITE over UDP or TCP (RFC 3261 17.1.1, the INVITE client transaction), as the SIP
- * endpoint places a create-phone-call call at a trunk: retransmitted at T1, 2*T1, ... (timer A)
- * until a response (over UDP only: TCP is reliable, 17.1.1.2), given up after 64*T1 without one
- * (timer B); provisional responses (100, 180,
- * 183) stop the retransmission; a final non-2xx is ACKed in its transaction, a 2xx by a new ACK
- * (resent when the 2xx is). A 401 or 407 is answered once per challenge with the trunk's digest
- * credentials (./digest.ts): the INVITE again with Authorization or Proxy-Authorization and the
- * next CSeq. Past the ring bound the INVITE is cancelled (CANCEL, once the far end has answered
- * provisionally, as 9.1 requires). A 2xx that comes after we gave up is ACKed and handed to
- * `lateAnswer`, which hangs it up.
+ * The SIP endpoint's dialer (issue 24, docs/telephony.md): create-phone-call's INVITE from a
+ * number to its trunk's `termination_uri` (over UDP, or over a TCP connection of the call's own
+ * with `;transport=tcp`), through the INVITE client transaction (./invite-client.ts: timers A and
+ * B, digest, CANCEL). An answered call becomes a dialog like an inbound one, handed back to the
+ * endpoint (./sip.transport.ts), which carries its in-dialog requests (BYE, REFER); an unanswered
+ * one ends `dial_busy`, `dial_no_answer` or `dial_failed`. Early media (a 183 with SDP, RFC 3960)
+ * opens the call's RTP at the address it names before the answer: its packets are read, held to
+ * the call's limits and counted, but decoded for nobody (no recogniser, no recording) and the agent
+ * sends nothing; the call is not ongoing until the 2xx, and the 2xx's SDP, where it names other
+ * media, is the one followed.
  */
 import { randomBytes } from 'node:crypto';
-import type { DisconnectionReason } from '../../domain/call-status.ts';
-import { digestAuthorization, pickDigestChallenge } from './digest.ts';
-import { type SipResponse, uriOf, writeSipMessage } from './sip-message.ts';
+import type dgram from 'node:dgram';
+import { lookup } from 'node:dns/promises';
+import type { SipConfig } from '../../config/sip.config.ts';
+import type { Call } from '../../domain/call.ts';
+import type { PhoneNumber, PhoneNumberReach } from '../../domain/phone-number.ts';
+import type { CallEnding } from '../endpoint.ts';
+import type { TransportContext } from '../transport.ts';
+import { OutboundInvite } from './invite-client.ts';
+import { type RtpDropReason, bindRtpSocket } from './rtp.ts';
+import { type SipCallEndpoint, openSipEndpoint } from './sip.endpoint.ts';
+import { type Dialog, type SipPeer, T1_MS } from './sip-dialog.ts';
+import { type SdpAudio, type SipResponse, parseSdpAudio, uriOf } from './sip-message.ts';
+import type { SipStreams } from './sip-stream.ts';
+import type { RtpMedia } from './rtp-codec.ts';
+import { chooseCodec, offerSdp } from './sdp.ts';
 
-/** RFC 3261 timer T1 (round-trip estimate), ms; timer B is 64*T1. */
-export const T1_MS = 500;
-/** RFC 3261 timer T2 (the longest retransmit interval of a non-INVITE request), ms. */
-const T2_MS = 4_000;
-
-export type Unanswered = Extract<DisconnectionReason, 'dial_busy' | 'dial_no_answer' | 'dial_failed'>;
-
-export type InviteOutcome =
-  /** The callee answered: its 2xx (with the SDP answer and its To tag); our ACK is sent. */
-  | { kind: 'answered'; response: SipResponse; cseq: number }
-  /** It did not: why, and the final status when there was one (null: no answer in time, or no response at all). */
-  | { kind: 'unanswered'; reason: Unanswered; status: number | null };
-
-/** What ends a call unanswered, by final status (Retell's reasons). */
-export function unansweredReason(status: number): Unanswered {
-  if (status === 486 || status === 600) return 'dial_busy';
-  if (status === 408 || status === 480 || status === 487) return 'dial_no_answer';
-  return 'dial_failed';
+/** What the dialer needs of the endpoint it dials for. */
+export interface DialerHost {
+  /** The endpoint's bound port (our Via and Contact). */
+  readonly port: number;
+  /** The endpoint is shutting down. */
+  readonly closed: boolean;
+  readonly streams: SipStreams;
+  send(message: Buffer, to: SipPeer): void;
+  /** Takes on the dialog of an answered call (its in-dialog requests, its end). */
+  addDialog(dialog: Dialog): void;
+  /** Ends the dialog: a BYE unless the far end's BYE ended it. */
+  hangUp(dialog: Dialog, ending: CallEnding): void;
+  /** A cold transfer by REFER in the dialog. */
+  transfer(dialog: Dialog, destination: string): Promise<void>;
+  /** An RTP packet of a call dropped unread (the endpoint's metric). */
+  rtpDropped(reason: RtpDropReason): void;
 }
 
-export interface OutboundInviteOptions {
+/** One call being placed: its INVITE's identity, where it goes, and the RTP socket bound for it. */
+interface Leg {
   callId: string;
-  /** `sip:+14155550100@trunk.example.com:5060` */
-  requestUri: string;
-  /** Our From, with its tag. */
+  localTag: string;
   from: string;
-  /** The callee's To (no tag). */
-  to: string;
-  /** Our Contact URI. */
-  contact: string;
-  /** Our Via's sent-by (`host:port`). */
-  sentBy: string;
-  /** Sent over TCP: no retransmission (timer A, and timer E of the CANCEL), Via names TCP. */
-  reliable: boolean;
-  /** The SDP offer. */
-  sdp: string;
-  /** The trunk's credentials, for its digest challenges; null: a challenge fails the call. */
-  credentials: { username: string; password: string } | null;
-  /** How long the callee may ring before the INVITE is cancelled, ms. */
-  ringTimeoutMs: number;
-  send(message: Buffer): void;
-  /** A 2xx that came after we gave up: already ACKed; the caller hangs it up (a BYE). */
-  lateAnswer(response: SipResponse, cseq: number): void;
+  remote: SipPeer;
+  socket: dgram.Socket;
+  /** The media opened early (a 183's SDP), what it was opened for, and the dialog once answered (null before: the endpoint's end and transfer wait for it). */
+  early: { endpoint: SipCallEndpoint; key: string } | null;
+  opening: Promise<void>;
+  dialog: Dialog | null;
 }
 
-const ALLOW = 'INVITE, ACK, BYE, CANCEL, OPTIONS, NOTIFY';
-
-export class OutboundInvite {
-  readonly #o: OutboundInviteOptions;
-  #cseq = 1;
-  #branch = newBranch();
-  #authorization: [string, string] | null = null;
-  /** Challenges answered already, by status (one retry per challenge). */
-  readonly #answered = new Set<number>();
-  #state: 'calling' | 'proceeding' | 'cancelling' | 'done' = 'calling';
-  #invite: Buffer = Buffer.alloc(0);
-  /** The ACK of the 2xx, resent when the 2xx is. */
-  #ack: Buffer | null = null;
-  /** The ACK of the last non-2xx final response, resent when it is. */
-  #finalAck: { cseq: number; message: Buffer } | null = null;
-  #cancel: Buffer | null = null;
+export class SipDialer {
+  readonly #context: TransportContext;
+  readonly #config: SipConfig;
+  readonly #host: DialerHost;
+  /** Our INVITEs of calls we place, by Call-ID, while they ring and while their dialog lasts. */
+  readonly #outbound = new Map<string, OutboundInvite>();
   readonly #timers = new Set<NodeJS.Timeout>();
-  #settle: (outcome: InviteOutcome) => void = () => {};
-  #settled = false;
-  #closed = false;
-  /** Timer A's interval now, and how long the INVITE has gone unanswered, ms. */
-  #interval = T1_MS;
-  #elapsed = 0;
-  #retransmit: NodeJS.Timeout | null = null;
 
-  constructor(options: OutboundInviteOptions) {
-    this.#o = options;
+  constructor(context: TransportContext, config: SipConfig, host: DialerHost) {
+    this.#context = context;
+    this.#config = config;
+    this.#host = host;
   }
 
-  /** Sends the INVITE; resolves once it is answered or not (never rejects). */
-  start(): Promise<InviteOutcome> {
-    const outcome = new Promise<InviteOutcome>((resolve) => (this.#settle = resolve));
-    this.#sendInvite();
-    this.#after(this.#o.ringTimeoutMs, () => this.#ringedOut());
-    return outcome;
-  }
-
-  /** A response whose Call-ID is ours. */
-  onResponse(response: SipResponse): void {
-    if (this.#closed) return;
-    const [number, method] = (response.headers.one('cseq') ?? '').split(/\s+/);
-    const cseq = Number(number);
-    if (method === 'CANCEL') return; // its 200 changes nothing: the INVITE's 487 ends the call
-    if (method !== 'INVITE') return;
-    if (response.status < 200) {
-      if (cseq !== this.#cseq) return;
-      this.#stopRetransmit();
-      if (this.#state === 'calling') this.#state = 'proceeding';
-      // Past the ring bound before any provisional response: the CANCEL may go now (9.1).
-      if (this.#state === 'cancelling' && this.#cancel === null) this.#sendCancel();
-      return;
-    }
-    if (response.status < 300) return this.#onSuccess(response, cseq);
-    // A final non-2xx is ACKed in its transaction (17.1.1.3), again when it is retransmitted.
-    if (this.#finalAck?.cseq === cseq) return this.#o.send(this.#finalAck.message);
-    if (cseq !== this.#cseq) return;
-    this.#stopRetransmit();
-    this.#finalAck = { cseq, message: this.#nonSuccessAck(response) };
-    this.#o.send(this.#finalAck.message);
-    if ((response.status === 401 || response.status === 407) && this.#state !== 'cancelling' && this.#retryWithCredentials(response)) return;
-    this.#finish({ kind: 'unanswered', reason: this.#state === 'cancelling' ? 'dial_no_answer' : unansweredReason(response.status), status: response.status });
-  }
-
-  /** Stops every timer (the server is shutting down, or the dialog is over). */
-  close(): void {
-    this.#closed = true;
-    for (const timer of this.#timers) clearTimeout(timer);
-    this.#timers.clear();
-    this.#finish({ kind: 'unanswered', reason: 'dial_failed', status: null });
-  }
-
-  #onSuccess(response: SipResponse, cseq: number): void {
-    // A retransmitted 2xx: our ACK again (13.2.2.4).
-    if (this.#ack) return this.#o.send(this.#ack);
-    if (cseq !== this.#cseq) return;
-    this.#stopRetransmit();
-    const to = response.headers.one('to') ?? this.#o.to;
-    const target = uriOf(response.headers.one('contact') ?? '') || this.#o.requestUri;
-    this.#ack = writeSipMessage(`ACK ${target} SIP/2.0`, [
-      ['Via', `SIP/2.0/${this.#o.reliable ? 'TCP' : 'UDP'} ${this.#o.sentBy};branch=${newBranch()};rport`],
-      ['Max-Forwards', '70'],
-      ['From', this.#o.from],
-      ['To', to],
-      ['Call-ID', this.#o.callId],
-      ['CSeq', `${cseq} ACK`],
-      ...(this.#authorization ? [this.#authorization] : []),
-    ]);
-    this.#o.send(this.#ack);
-    // ACKs of retransmitted 2xx are sent for 64*T1 (13.2.2.4); then this transaction is over.
-    this.#after(64 * T1_MS, () => {
-      this.#closed = true;
-    });
-    if (this.#settled) return this.#o.lateAnswer(response, cseq);
-    this.#state = 'done';
-    this.#finish({ kind: 'answered', response, cseq });
-  }
-
-  /** A challenge answered with the trunk's credentials: the INVITE again, next CSeq. False when it cannot be. */
-  #retryWithCredentials(response: SipResponse): boolean {
-    if (!this.#o.credentials || this.#answered.has(response.status)) return false;
-    const proxy = response.status === 407;
-    const challenge = pickDigestChallenge(response.headers.all(proxy ? 'proxy-authenticate' : 'www-authenticate'));
-    if (!challenge) return false;
-    this.#answered.add(response.status);
-    this.#authorization = [proxy ? 'Proxy-Authorization' : 'Authorization', digestAuthorization(challenge, this.#o.credentials, { method: 'INVITE', uri: this.#o.requestUri })];
-    this.#cseq += 1;
-    this.#branch = newBranch();
-    this.#state = 'calling';
-    this.#interval = T1_MS;
-    this.#elapsed = 0;
-    this.#sendInvite();
+  /** A response to one of our INVITEs (or their CANCELs); false when it is not one. */
+  onResponse(response: SipResponse): boolean {
+    const invite = this.#outbound.get(response.headers.one('call-id') ?? '');
+    if (!invite || !/\s(INVITE|CANCEL)$/.test(response.headers.one('cseq') ?? '')) return false;
+    invite.onResponse(response);
     return true;
   }
 
-  #sendInvite(): void {
-    this.#invite = writeSipMessage(
-      `INVITE ${this.#o.requestUri} SIP/2.0`,
-      [
-        ['Via', `SIP/2.0/${this.#o.reliable ? 'TCP' : 'UDP'} ${this.#o.sentBy};branch=${this.#branch};rport`],
-        ['Max-Forwards', '70'],
-        ['From', this.#o.from],
-        ['To', this.#o.to],
-        ['Call-ID', this.#o.callId],
-        ['CSeq', `${this.#cseq} INVITE`],
-        ['Contact', `<${this.#o.contact}>`],
-        ...(this.#authorization ? [this.#authorization] : []),
-        ['Allow', ALLOW],
-        ['User-Agent', 'switchboard'],
-        ['Content-Type', 'application/sdp'],
-      ],
-      this.#o.sdp,
-    );
-    this.#o.send(this.#invite);
-    this.#scheduleRetransmit();
+  /** The dialog of a call we placed is over: its INVITE's timers stop. */
+  forget(callId: string): void {
+    this.#outbound.get(callId)?.close();
+    this.#outbound.delete(callId);
   }
 
-  /** Timer A: the INVITE again at T1, 2*T1, 4*T1 ... until a response; timer B: none after 64*T1 fails the call. */
-  #scheduleRetransmit(): void {
-    this.#retransmit = this.#after(this.#interval, () => {
-      this.#elapsed += this.#interval;
-      if (this.#state !== 'calling') return;
-      if (this.#elapsed >= 64 * T1_MS) return this.#finish({ kind: 'unanswered', reason: 'dial_failed', status: null });
-      if (!this.#o.reliable) this.#o.send(this.#invite);
-      this.#interval *= 2;
-      this.#scheduleRetransmit();
+  close(): void {
+    for (const timer of this.#timers) clearTimeout(timer);
+    this.#timers.clear();
+    for (const invite of this.#outbound.values()) invite.close();
+    this.#outbound.clear();
+  }
+
+  /**
+   * Places `call` from `number` at its trunk (`termination_uri`, over UDP, or over a TCP connection
+   * of its own with `;transport=tcp`): an INVITE from the number
+   * to `to`, answered with the trunk's digest credentials when it challenges. Returns the SIP
+   * Call-ID once the INVITE is sent; the call becomes ongoing when answered, or ends `dial_busy`,
+   * `dial_no_answer` or `dial_failed` (./invite-client.ts). Throws when it cannot be sent at all.
+   */
+  async dial(call: Call, number: PhoneNumber, reach: PhoneNumberReach, to: string): Promise<string> {
+    if (reach.kind !== 'sip' || reach.target === null) throw new Error('the number has no termination_uri');
+    const target = reach.target;
+    const address = (await lookup(target.host)).address;
+    const refused = this.#context.phone.numbers.trunkAddressRefusal(address);
+    if (refused) throw new Error(`the trunk's address is not an allowed destination: ${refused}`);
+    const port = target.port ?? 5060;
+    const stream = target.transport === 'tcp' ? await this.#host.streams.connect(address, port) : null;
+    const remote: SipPeer = { address, port, stream };
+    let socket: dgram.Socket;
+    try {
+      socket = await bindRtpSocket(this.#config.bindHost, this.#config.rtpPortMin, this.#config.rtpPortMax);
+    } catch (error) {
+      stream?.close();
+      throw error;
+    }
+    const callId = `${randomBytes(16).toString('hex')}@${this.#config.publicHost}`;
+    const localTag = randomBytes(8).toString('hex');
+    const hostPort = `${target.host.includes(':') ? `[${target.host}]` : target.host}${target.port === null ? '' : `:${target.port}`}`;
+    const uriParams = stream ? ';transport=tcp' : '';
+    const requestUri = `sip:${to}@${hostPort}${uriParams}`;
+    const from = `<sip:${number.phone_number}@${this.#config.publicHost}>;tag=${localTag}`;
+    const leg: Leg = { callId, localTag, from, remote, socket, early: null, opening: Promise.resolve(), dialog: null };
+    const invite = new OutboundInvite({
+      callId,
+      requestUri,
+      from,
+      to: `<sip:${to}@${hostPort}>`,
+      contact: `sip:${number.phone_number}@${this.#config.publicHost}:${this.#host.port}${uriParams}`,
+      sentBy: `${this.#config.publicHost}:${this.#host.port}`,
+      reliable: stream !== null,
+      sdp: offerSdp(this.#config.publicHost, socket.address().port, this.#config.codecs),
+      credentials: reach.auth,
+      ringTimeoutMs: this.#config.ringTimeoutMs,
+      send: (message) => this.#host.send(message, remote),
+      lateAnswer: (response, cseq) => this.#host.hangUp(this.#dialogOf(leg, response, cseq), { reason: 'dial_no_answer', status: 'ended' }),
+      // One after another: each waits for the one before it to have opened its media.
+      earlyMedia: (response) => {
+        leg.opening = leg.opening.then(() => this.#openEarly(call, leg, response));
+      },
+    });
+    this.#outbound.set(callId, invite);
+    void this.#ring(call, invite, leg).catch((error: unknown) => {
+      this.#context.log.error({ err: error, callId: call.call_id }, 'outbound sip call failed');
+      leg.early?.endpoint.release();
+      stream?.close();
+      try {
+        socket.close();
+      } catch {
+        // closed already (the call's RTP session or the unanswered path closed it)
+      }
+    });
+    return callId;
+  }
+
+  /** Waits for the callee: answered, the call runs on a SipCallEndpoint; else it ends with the reason. */
+  async #ring(call: Call, invite: OutboundInvite, leg: Leg): Promise<void> {
+    const outcome = await invite.start();
+    await leg.opening;
+    if (outcome.kind === 'unanswered') {
+      leg.early?.endpoint.release();
+      leg.socket.close();
+      // Over TCP, late responses come on the connection: it stays until the linger ends.
+      // Late responses (a 487 retransmitted, a 2xx after our CANCEL) are still ACKed for 64*T1.
+      const linger = setTimeout(() => {
+        this.#timers.delete(linger);
+        invite.close();
+        if (this.#outbound.get(leg.callId) === invite) this.#outbound.delete(leg.callId);
+        leg.remote.stream?.close();
+      }, 64 * T1_MS);
+      linger.unref();
+      this.#timers.add(linger);
+      await this.#context.phone.calls.endUnanswered(call.account_id, call.call_id, outcome.reason);
+      return;
+    }
+    const dialog = this.#dialogOf(leg, outcome.response, outcome.cseq);
+    leg.dialog = dialog;
+    const answer = parseSdpAudio(outcome.response.body);
+    const media = 'refusal' in answer ? null : chooseCodec(answer, this.#config.codecs);
+    if ('refusal' in answer || !media) {
+      leg.early?.endpoint.release();
+      leg.socket.close();
+      this.#host.hangUp(dialog, { reason: 'dial_failed', status: 'ended' });
+      await this.#context.phone.calls.endUnanswered(call.account_id, call.call_id, 'dial_failed');
+      return;
+    }
+    // The early media goes on when the answer names the same; else the answer's is opened.
+    const key = mediaKey(answer, media);
+    let endpoint: SipCallEndpoint;
+    if (leg.early?.key === key) {
+      endpoint = leg.early.endpoint;
+    } else {
+      leg.early?.endpoint.release();
+      endpoint = await this.#openMedia(leg, answer, media);
+    }
+    leg.early = null;
+    dialog.endpoint = endpoint;
+    if (dialog.state === 'ended' || this.#host.closed) {
+      endpoint.end({ reason: 'user_hangup', status: 'ended' });
+      return;
+    }
+    try {
+      await this.#context.registry.answer(call.call_id, endpoint);
+    } catch (error) {
+      // Rang out meanwhile, or the server is shutting down: the callee is hung up on.
+      this.#context.log.warn({ err: error, callId: call.call_id }, 'answered sip call not started');
+      endpoint.end({ reason: 'error_unknown', status: 'error' });
+    }
+  }
+
+  /** A 183's SDP: the call's RTP opened at the address it names (again when it names other media than before); an SDP we cannot take is ignored. */
+  async #openEarly(call: Call, leg: Leg, response: SipResponse): Promise<void> {
+    const sdp = parseSdpAudio(response.body);
+    const media = 'refusal' in sdp ? null : chooseCodec(sdp, this.#config.codecs);
+    if ('refusal' in sdp || !media || leg.dialog !== null || this.#host.closed) return;
+    const key = mediaKey(sdp, media);
+    if (leg.early?.key === key) return;
+    leg.early?.endpoint.release();
+    leg.early = null;
+    try {
+      leg.early = { endpoint: await this.#openMedia(leg, sdp, media), key };
+    } catch (error) {
+      this.#context.log.warn({ err: error, callId: call.call_id }, 'sip early media not opened');
+    }
+  }
+
+  /** The call's endpoint on the leg's RTP socket; its end and transfer go to the dialog once there is one. */
+  #openMedia(leg: Leg, sdp: SdpAudio, media: RtpMedia): Promise<SipCallEndpoint> {
+    return openSipEndpoint({
+      socket: leg.socket,
+      media,
+      remote: { address: sdp.address, port: sdp.port },
+      onEnd: (ending) => {
+        if (leg.dialog) this.#host.hangUp(leg.dialog, ending);
+      },
+      transfer: (destination) => (leg.dialog ? this.#host.transfer(leg.dialog, destination) : Promise.reject(new Error('the call is not up'))),
+      rtpDropped: (reason) => this.#host.rtpDropped(reason),
     });
   }
 
-  #stopRetransmit(): void {
-    if (this.#retransmit) clearTimeout(this.#retransmit);
-    this.#retransmit = null;
-  }
-
-  /** The ring bound passed: CANCEL (now, or once a provisional response comes), and the call is not answered. */
-  #ringedOut(): void {
-    if (this.#state === 'done' || this.#state === 'cancelling') return;
-    const wasProceeding = this.#state === 'proceeding';
-    this.#state = 'cancelling';
-    this.#stopRetransmit();
-    if (wasProceeding) this.#sendCancel();
-    // The far end's 487 would say the same; a far end that never sends it does not keep the call ringing.
-    this.#finish({ kind: 'unanswered', reason: 'dial_no_answer', status: null });
-  }
-
-  /** CANCEL (9.1): the INVITE's Request-URI, Call-ID, From, To, CSeq number and top Via; retransmitted as a non-INVITE request (timer E). */
-  #sendCancel(): void {
-    this.#cancel = writeSipMessage(`CANCEL ${this.#o.requestUri} SIP/2.0`, [
-      ['Via', `SIP/2.0/${this.#o.reliable ? 'TCP' : 'UDP'} ${this.#o.sentBy};branch=${this.#branch};rport`],
-      ['Max-Forwards', '70'],
-      ['From', this.#o.from],
-      ['To', this.#o.to],
-      ['Call-ID', this.#o.callId],
-      ['CSeq', `${this.#cseq} CANCEL`],
-    ]);
-    const cancel = this.#cancel;
-    let interval = T1_MS;
-    let elapsed = 0;
-    const again = () => {
-      if (this.#finalAck?.cseq === this.#cseq || this.#ack || elapsed >= 64 * T1_MS) return;
-      if (elapsed === 0 || !this.#o.reliable) this.#o.send(cancel);
-      this.#after(interval, again);
-      elapsed += interval;
-      interval = Math.min(interval * 2, T2_MS);
+  /** The dialog of a call we placed, from its 2xx (12.1.2): the callee's To (with its tag) and Contact. */
+  #dialogOf(leg: Leg, response: SipResponse, cseq: number): Dialog {
+    const { remote } = leg;
+    const dialog: Dialog = {
+      callId: leg.callId,
+      localTag: leg.localTag,
+      remote,
+      invite: null,
+      local: leg.from,
+      peer: response.headers.one('to') ?? '',
+      target: uriOf(response.headers.one('contact') ?? '') || `sip:${remote.address}:${remote.port}${remote.stream ? ';transport=tcp' : ''}`,
+      lastResponse: null,
+      state: 'confirmed',
+      endpoint: null,
+      retransmit: null,
+      cancelled: false,
+      cseq,
+      transfer: null,
     };
-    again();
-  }
-
-  /** The ACK of a non-2xx final response (17.1.1.3): the INVITE's Request-URI, Via and From, the response's To. */
-  #nonSuccessAck(response: SipResponse): Buffer {
-    return writeSipMessage(`ACK ${this.#o.requestUri} SIP/2.0`, [
-      ['Via', `SIP/2.0/${this.#o.reliable ? 'TCP' : 'UDP'} ${this.#o.sentBy};branch=${this.#branch};rport`],
-      ['Max-Forwards', '70'],
-      ['From', this.#o.from],
-      ['To', response.headers.one('to') ?? this.#o.to],
-      ['Call-ID', this.#o.callId],
-      ['CSeq', `${this.#cseq} ACK`],
-    ]);
-  }
-
-  #finish(outcome: InviteOutcome): void {
-    this.#stopRetransmit();
-    if (this.#settled) return;
-    this.#settled = true;
-    this.#settle(outcome);
-  }
-
-  #after(ms: number, run: () => void): NodeJS.Timeout {
-    const timer = setTimeout(() => {
-      this.#timers.delete(timer);
-      if (!this.#closed) run();
-    }, ms);
-    timer.unref();
-    this.#timers.add(timer);
-    return timer;
+    this.#host.addDialog(dialog);
+    return dialog;
   }
 }
 
-/** A branch of our own (RFC 3261 8.1.1.7: the magic cookie, then unique). */
-function newBranch(): string {
-  return `z9hG4bK${randomBytes(10).toString('hex')}`;
+/** What an SDP's media comes to: where it goes and how it is coded; the same key is the same media. */
+function mediaKey(sdp: SdpAudio, media: RtpMedia): string {
+  return JSON.stringify([sdp.address, sdp.port, media]);
 }

@@ -156,6 +156,9 @@ export interface SdpAudio {
   port: number;
   /** Payload type to encoding name (lower-case) and clock rate, from rtpmap or RFC 3551's static types, and its fmtp parameters. */
   formats: Array<{ payloadType: number; encoding: string; clockRate: number; fmtp?: string }>;
+  /** The packet length the far end asks to receive (`a=ptime`, RFC 4566 6), and the longest it takes (`a=maxptime`, RFC 3264), ms; null when not given. */
+  ptimeMs: number | null;
+  maxptimeMs: number | null;
 }
 
 /** The first audio stream of an SDP body (RFC 4566), or why there is none. */
@@ -163,6 +166,9 @@ export function parseSdpAudio(sdp: string): SdpAudio | { refusal: string } {
   let sessionAddress: string | null = null;
   let audio: { port: number; payloadTypes: number[]; address: string | null; rtpmap: Map<number, { encoding: string; clockRate: number }>; fmtp: Map<number, string> } | null = null;
   let inAudio = false;
+  // Session-level ptime applies to the stream unless its own section says otherwise.
+  const ptime = { session: null as number | null, audio: null as number | null };
+  const maxptime = { session: null as number | null, audio: null as number | null };
   for (const line of sdp.split(/\r?\n/)) {
     if (line.startsWith('m=')) {
       if (audio) break;
@@ -181,6 +187,8 @@ export function parseSdpAudio(sdp: string): SdpAudio | { refusal: string } {
     if (rtpmap && inAudio && audio) audio.rtpmap.set(Number(rtpmap[1]), { encoding: (rtpmap[2] as string).toLowerCase(), clockRate: Number(rtpmap[3]) });
     const fmtp = /^a=fmtp:([0-9]{1,3}) (.{1,256})$/.exec(line.trim());
     if (fmtp && inAudio && audio) audio.fmtp.set(Number(fmtp[1]), fmtp[2] as string);
+    const packetTime = /^a=(max)?ptime:([0-9]{1,4})(?:\.[0-9]+)?$/.exec(line.trim());
+    if (packetTime && (inAudio || !audio)) (packetTime[1] ? maxptime : ptime)[inAudio ? 'audio' : 'session'] = Number(packetTime[2]);
   }
   if (!audio) return { refusal: 'no RTP/AVP audio stream' };
   const address = audio.address ?? sessionAddress;
@@ -193,7 +201,7 @@ export function parseSdpAudio(sdp: string): SdpAudio | { refusal: string } {
     if (payloadType === 8) return { payloadType, encoding: 'pcma', clockRate: 8000 };
     return { payloadType, encoding: 'unknown', clockRate: 0 };
   });
-  return { address, port: audio.port, formats };
+  return { address, port: audio.port, formats, ptimeMs: ptime.audio ?? ptime.session, maxptimeMs: maxptime.audio ?? maxptime.session };
 }
 
 /** A 400 (or 413) to a request that could not be parsed, when enough of it is there to answer (a Via); null otherwise. */

@@ -9,7 +9,7 @@ import type dgram from 'node:dgram';
 import type { CallMedia } from '../../domain/call.ts';
 import { type Resampler, createResampler } from '../../providers/audio/resample.ts';
 import type { CallEndpoint, CallEnding, CallEvent, EndpointSink } from '../endpoint.ts';
-import { RtpSession } from './rtp.ts';
+import { type RtpDropReason, RtpSession } from './rtp.ts';
 import { type RtpMedia, createRtpCodec } from './rtp-codec.ts';
 
 /** The port's rate: what the call session hears and plays. */
@@ -22,10 +22,12 @@ export async function openSipEndpoint(options: {
   remote: { address: string; port: number };
   onEnd: (ending: CallEnding) => void;
   transfer: (destination: string) => Promise<void>;
+  /** Told of each RTP packet dropped unread (the transport's switchboard_sip_rtp_dropped_total). */
+  rtpDropped: (reason: RtpDropReason) => void;
 }): Promise<SipCallEndpoint> {
   const { media } = options;
   const codec = createRtpCodec(media);
-  const rtp = new RtpSession({ socket: options.socket, codec, payloadType: media.payloadType, eventPayloadType: media.eventPayloadType, eventClockRate: media.eventClockRate, remote: options.remote });
+  const rtp = new RtpSession({ socket: options.socket, codec, payloadType: media.payloadType, eventPayloadType: media.eventPayloadType, eventClockRate: media.eventClockRate, remote: options.remote, ptimeMs: media.ptimeMs, dropped: options.rtpDropped });
   try {
     const rate = codec.sampleRate;
     const [upsampler, downsampler] = rate === PORT_SAMPLE_RATE ? [null, null] : await Promise.all([createResampler(rate, PORT_SAMPLE_RATE), createResampler(PORT_SAMPLE_RATE, rate)]);
@@ -115,6 +117,18 @@ export class SipCallEndpoint implements CallEndpoint {
       packets_lost: s.packetsLost,
       jitter_ms: s.jitterMs,
     };
+  }
+
+  /**
+   * Lets the RTP socket go to another endpoint, closing the rest without ending the call: the
+   * early media's endpoint when the answer names other media.
+   */
+  release(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#rtp.detach();
+    this.#up?.close();
+    this.#down?.close();
   }
 
   end(ending: CallEnding): void {

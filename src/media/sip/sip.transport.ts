@@ -10,13 +10,12 @@
  * (timer E; on TCP, which is reliable, requests are sent once and only the 2xx is repeated, as
  * 13.3.1.4 asks on every transport). Every input is bounded: message and body size, INVITEs per source address per
  * minute, dialogs at once, and the optional allow-list of source addresses (SIP_ALLOWED_CIDRS).
- * It is also the dialer of numbers reached over a trunk: create-phone-call's INVITE to the
- * number's `termination_uri` (./sip-dialer.ts: timers A and B, digest, CANCEL), whose answered
- * call becomes a dialog like an inbound one.
+ * It is also the dialer of numbers reached over a trunk (./sip-dialer.ts): create-phone-call's
+ * INVITE to the number's `termination_uri`, whose answered call becomes a dialog here like an
+ * inbound one.
  */
 import { randomBytes } from 'node:crypto';
 import dgram from 'node:dgram';
-import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
 import type { SipConfig } from '../../config/sip.config.ts';
 import { AppError } from '../../domain/errors.ts';
@@ -26,18 +25,16 @@ import { TokenBuckets } from '../../lib/token-bucket.ts';
 import type { CallEnding } from '../endpoint.ts';
 import type { Transport, TransportContext, TransportHandle } from '../transport.ts';
 import { bindRtpSocket } from './rtp.ts';
-import { type SipCallEndpoint, openSipEndpoint } from './sip.endpoint.ts';
+import { openSipEndpoint } from './sip.endpoint.ts';
 import { inboundAdmission } from '../inbound-admission.ts';
 import { CallRefused } from '../session-registry.ts';
-import type { Call } from '../../domain/call.ts';
-import type { PhoneNumber, PhoneNumberReach } from '../../domain/phone-number.ts';
 import { DigestVerifier } from './digest-server.ts';
-import { OutboundInvite } from './sip-dialer.ts';
-import { type SipStream, SipStreams } from './sip-stream.ts';
-import { answerSdp, chooseCodec, offerSdp } from './sdp.ts';
+import { SipDialer } from './sip-dialer.ts';
+import { type Dialog, type SipPeer, T1_MS, T2_MS } from './sip-dialog.ts';
+import { SipStreams } from './sip-stream.ts';
+import { answerSdp, chooseCodec } from './sdp.ts';
 import {
   type SipRequest,
-  type SipResponse,
   SipParseError,
   parseSdpAudio,
   parseSipMessage,
@@ -54,51 +51,11 @@ import {
 const BUSY_RETRY_AFTER_SECONDS = 30;
 /** A call id as register-phone-call gives it, dialled as the Request-URI's user. */
 const REGISTERED_CALL_ID = /^call_[A-Za-z0-9]{1,64}$/;
-/** RFC 3261 timer T1 (round-trip estimate) and T2 (longest retransmit interval), ms. */
-const T1_MS = 500;
-const T2_MS = 4_000;
 /** Dialogs (calls being set up or running) at once; more INVITEs get 503. */
 const MAX_DIALOGS = 1_000;
 const ALLOW = 'INVITE, ACK, BYE, CANCEL, OPTIONS, NOTIFY';
 /** How long a transfer waits for the far end's final word on the new call (a NOTIFY with a final sipfrag) after its 202, ms. */
 const TRANSFER_NOTIFY_TIMEOUT_MS = 30_000;
-
-/** A REFER of ours in flight: settled by the far end's NOTIFY with a final status (RFC 3515 2.4.5). */
-interface PendingTransfer {
-  settle(outcome: { ok: true } | { ok: false; why: string }): void;
-}
-
-/** Where a message came from and where its answer goes: a UDP address, or a TCP connection (`stream`). */
-interface SipPeer {
-  address: string;
-  port: number;
-  /** The TCP connection it came on; null: UDP. */
-  stream: SipStream | null;
-}
-
-interface Dialog {
-  callId: string;
-  localTag: string;
-  /** The far end's address (responses and in-dialog requests go back to it: symmetric signalling), and its TCP connection when the call runs over TCP. */
-  remote: SipPeer;
-  /** The caller's INVITE of an inbound call; null for a call we placed. */
-  invite: SipRequest | null;
-  /** Our side's From of requests we send in the dialog (with our tag), and the far end's (its To). */
-  local: string;
-  peer: string;
-  /** The Request-URI of our requests in the dialog: the far end's Contact. */
-  target: string;
-  /** The last response to the INVITE, sent again when the INVITE is retransmitted. */
-  lastResponse: Buffer | null;
-  state: 'proceeding' | 'answered' | 'confirmed' | 'ended';
-  endpoint: SipCallEndpoint | null;
-  retransmit: NodeJS.Timeout | null;
-  cancelled: boolean;
-  /** The CSeq of our last request in the dialog. */
-  cseq: number;
-  /** Our REFER, once the agent transfers the call. */
-  transfer: PendingTransfer | null;
-}
 
 /** The started SIP endpoint: its bound address, and close. */
 export class SipTransport implements TransportHandle {
@@ -113,9 +70,11 @@ export class SipTransport implements TransportHandle {
   readonly #invites: TokenBuckets;
   readonly #allowed: Array<[ipaddr.IPv4 | ipaddr.IPv6, number]>;
   readonly #dropped;
+  /** RTP packets of calls dropped unread, by reason (rtp.ts: another source, or over the call's limits). */
+  readonly #rtpDropped;
   readonly #timers = new Set<NodeJS.Timeout>();
-  /** Our INVITEs of calls we place (create-phone-call), by Call-ID, while they ring and while their dialog lasts. */
-  readonly #outbound = new Map<string, OutboundInvite>();
+  /** Places create-phone-call's calls at trunks. */
+  readonly #dialer: SipDialer;
   /** Resolves once the socket is bound. */
   readonly ready: Promise<void>;
   #closed = false;
@@ -127,6 +86,7 @@ export class SipTransport implements TransportHandle {
     this.#invites = new TokenBuckets(systemClock);
     this.#allowed = config.allowedCidrs.map((cidr) => ipaddr.parseCIDR(cidr));
     this.#dropped = context.metrics.counter('switchboard_sip_dropped_total', 'SIP messages dropped or refused before a call, by reason.', ['reason']);
+    this.#rtpDropped = context.metrics.counter('switchboard_sip_rtp_dropped_total', 'RTP packets of SIP calls dropped unread, by reason (stray_source: not the negotiated address; rate: over the call\'s packet or audio rate).', ['reason']);
     this.#socket = this.#udpSocket();
     this.#streams = new SipStreams({
       limits: config.tcp,
@@ -134,10 +94,30 @@ export class SipTransport implements TransportHandle {
       drop: (reason) => this.#dropped.inc({ reason }),
     });
     this.ready = this.#bind();
+    // The dialer sees the port once bound and whether we are closing, both read when it needs them.
+    const port = () => this.port;
+    const closed = () => this.#closed;
+    this.#dialer = new SipDialer(context, config, {
+      get port() {
+        return port();
+      },
+      get closed() {
+        return closed();
+      },
+      streams: this.#streams,
+      send: (message, to) => this.#send(message, to),
+      addDialog: (dialog) => {
+        this.#dialogs.set(dialog.callId, dialog);
+        dialog.remote.stream?.hold();
+      },
+      hangUp: (dialog, ending) => this.#hangUp(dialog, ending),
+      transfer: (dialog, destination) => this.#transfer(dialog, destination),
+      rtpDropped: (reason) => this.#rtpDropped.inc({ reason }),
+    });
     context.phone.calls.useDialer('sip', {
       dial: async (call, number, reach, to) => {
         try {
-          return await this.dial(call, number, reach, to);
+          return await this.#dialer.dial(call, number, reach, to);
         } catch (error) {
           context.log.warn({ err: error, callId: call.call_id }, 'sip call could not be placed');
           throw error;
@@ -165,8 +145,7 @@ export class SipTransport implements TransportHandle {
     if (this.#closed) return;
     this.#closed = true;
     for (const timer of this.#timers) clearTimeout(timer);
-    for (const invite of this.#outbound.values()) invite.close();
-    this.#outbound.clear();
+    this.#dialer.close();
     for (const dialog of this.#dialogs.values()) {
       if (dialog.retransmit) clearTimeout(dialog.retransmit);
       dialog.endpoint?.end({ reason: 'server_shutdown', status: 'ended' });
@@ -222,8 +201,7 @@ export class SipTransport implements TransportHandle {
     }
     try {
       if (message.kind === 'response') {
-        const outbound = this.#outbound.get(message.headers.one('call-id') ?? '');
-        if (outbound && /\s(INVITE|CANCEL)$/.test(message.headers.one('cseq') ?? '')) return outbound.onResponse(message);
+        if (this.#dialer.onResponse(message)) return;
         this.#onResponse(message.headers.one('call-id') ?? '', message.headers.one('cseq') ?? '', message.status);
         return;
       }
@@ -348,7 +326,7 @@ export class SipTransport implements TransportHandle {
     } catch {
       return fail(503, 'Service Unavailable', 'no_rtp_port');
     }
-    const endpoint = await openSipEndpoint({ socket, media, remote: { address: offer.address, port: offer.port }, onEnd: (ending) => this.#hangUp(dialog, ending), transfer: (destination) => this.#transfer(dialog, destination) });
+    const endpoint = await openSipEndpoint({ socket, media, remote: { address: offer.address, port: offer.port }, onEnd: (ending) => this.#hangUp(dialog, ending), transfer: (destination) => this.#transfer(dialog, destination), rtpDropped: (reason) => this.#rtpDropped.inc({ reason }) });
     dialog.endpoint = endpoint;
     if (dialog.cancelled || this.#closed) {
       endpoint.end({ reason: 'user_hangup', status: 'ended' });
@@ -517,132 +495,8 @@ export class SipTransport implements TransportHandle {
     void this.#request(dialog, this.#inDialog(dialog, 'BYE'));
   }
 
-  /**
-   * Places `call` from `number` at its trunk (`termination_uri`, over UDP, or over a TCP connection
-   * of its own with `;transport=tcp`): an INVITE from the number
-   * to `to`, answered with the trunk's digest credentials when it challenges. Returns the SIP
-   * Call-ID once the INVITE is sent; the call becomes ongoing when answered, or ends `dial_busy`,
-   * `dial_no_answer` or `dial_failed` (sip-dialer.ts). Throws when it cannot be sent at all.
-   */
-  async dial(call: Call, number: PhoneNumber, reach: PhoneNumberReach, to: string): Promise<string> {
-    if (reach.kind !== 'sip' || reach.target === null) throw new Error('the number has no termination_uri');
-    const target = reach.target;
-    const address = (await lookup(target.host)).address;
-    const refused = this.#context.phone.numbers.trunkAddressRefusal(address);
-    if (refused) throw new Error(`the trunk's address is not an allowed destination: ${refused}`);
-    const port = target.port ?? 5060;
-    const stream = target.transport === 'tcp' ? await this.#streams.connect(address, port) : null;
-    const remote: SipPeer = { address, port, stream };
-    let socket: dgram.Socket;
-    try {
-      socket = await bindRtpSocket(this.#config.bindHost, this.#config.rtpPortMin, this.#config.rtpPortMax);
-    } catch (error) {
-      stream?.close();
-      throw error;
-    }
-    const callId = `${randomBytes(16).toString('hex')}@${this.#config.publicHost}`;
-    const localTag = randomTag();
-    const hostPort = `${target.host.includes(':') ? `[${target.host}]` : target.host}${target.port === null ? '' : `:${target.port}`}`;
-    const uriParams = stream ? ';transport=tcp' : '';
-    const requestUri = `sip:${to}@${hostPort}${uriParams}`;
-    const from = `<sip:${number.phone_number}@${this.#config.publicHost}>;tag=${localTag}`;
-    const invite = new OutboundInvite({
-      callId,
-      requestUri,
-      from,
-      to: `<sip:${to}@${hostPort}>`,
-      contact: `sip:${number.phone_number}@${this.#config.publicHost}:${this.port}${uriParams}`,
-      sentBy: `${this.#config.publicHost}:${this.port}`,
-      reliable: stream !== null,
-      sdp: offerSdp(this.#config.publicHost, socket.address().port, this.#config.codecs),
-      credentials: reach.auth,
-      ringTimeoutMs: this.#config.ringTimeoutMs,
-      send: (message) => this.#send(message, remote),
-      lateAnswer: (response, cseq) => this.#hangUp(this.#outboundDialog(callId, localTag, from, remote, response, cseq), { reason: 'dial_no_answer', status: 'ended' }),
-    });
-    this.#outbound.set(callId, invite);
-    void this.#ring(call, invite, { callId, localTag, from, remote, socket }).catch((error: unknown) => {
-      this.#context.log.error({ err: error, callId: call.call_id }, 'outbound sip call failed');
-      stream?.close();
-      try {
-        socket.close();
-      } catch {
-        // closed already (the call's RTP session or the unanswered path closed it)
-      }
-    });
-    return callId;
-  }
-
-  /** Waits for the callee: answered, the call runs on a SipCallEndpoint; else it ends with the reason. */
-  async #ring(call: Call, invite: OutboundInvite, leg: { callId: string; localTag: string; from: string; remote: SipPeer; socket: dgram.Socket }): Promise<void> {
-    const outcome = await invite.start();
-    if (outcome.kind === 'unanswered') {
-      leg.socket.close();
-      // Over TCP, late responses come on the connection: it stays until the linger ends.
-      // Late responses (a 487 retransmitted, a 2xx after our CANCEL) are still ACKed for 64*T1.
-      const linger = setTimeout(() => {
-        this.#timers.delete(linger);
-        invite.close();
-        if (this.#outbound.get(leg.callId) === invite) this.#outbound.delete(leg.callId);
-        leg.remote.stream?.close();
-      }, 64 * T1_MS);
-      linger.unref();
-      this.#timers.add(linger);
-      await this.#context.phone.calls.endUnanswered(call.account_id, call.call_id, outcome.reason);
-      return;
-    }
-    const dialog = this.#outboundDialog(leg.callId, leg.localTag, leg.from, leg.remote, outcome.response, outcome.cseq);
-    const answer = parseSdpAudio(outcome.response.body);
-    const media = 'refusal' in answer ? null : chooseCodec(answer, this.#config.codecs);
-    if ('refusal' in answer || !media) {
-      leg.socket.close();
-      this.#hangUp(dialog, { reason: 'dial_failed', status: 'ended' });
-      await this.#context.phone.calls.endUnanswered(call.account_id, call.call_id, 'dial_failed');
-      return;
-    }
-    const endpoint = await openSipEndpoint({ socket: leg.socket, media, remote: { address: answer.address, port: answer.port }, onEnd: (ending) => this.#hangUp(dialog, ending), transfer: (destination) => this.#transfer(dialog, destination) });
-    dialog.endpoint = endpoint;
-    if (dialog.state === 'ended' || this.#closed) {
-      endpoint.end({ reason: 'user_hangup', status: 'ended' });
-      return;
-    }
-    try {
-      await this.#context.registry.answer(call.call_id, endpoint);
-    } catch (error) {
-      // Rang out meanwhile, or the server is shutting down: the callee is hung up on.
-      this.#context.log.warn({ err: error, callId: call.call_id }, 'answered sip call not started');
-      endpoint.end({ reason: 'error_unknown', status: 'error' });
-    }
-  }
-
-  /** The dialog of a call we placed, from its 2xx (12.1.2): the callee's To (with its tag) and Contact. */
-  #outboundDialog(callId: string, localTag: string, from: string, remote: SipPeer, response: SipResponse, cseq: number): Dialog {
-    const dialog: Dialog = {
-      callId,
-      localTag,
-      remote,
-      invite: null,
-      local: from,
-      peer: response.headers.one('to') ?? '',
-      target: uriOf(response.headers.one('contact') ?? '') || `sip:${remote.address}:${remote.port}${remote.stream ? ';transport=tcp' : ''}`,
-      lastResponse: null,
-      state: 'confirmed',
-      endpoint: null,
-      retransmit: null,
-      cancelled: false,
-      cseq,
-      transfer: null,
-    };
-    this.#dialogs.set(callId, dialog);
-    remote.stream?.hold();
-    return dialog;
-  }
-
   #forget(dialog: Dialog): void {
-    if (dialog.invite === null) {
-      this.#outbound.get(dialog.callId)?.close();
-      this.#outbound.delete(dialog.callId);
-    }
+    if (dialog.invite === null) this.#dialer.forget(dialog.callId);
     // The caller left the call while our REFER was in flight: it took the transfer on (RFC 5589 6.1).
     dialog.transfer?.settle({ ok: true });
     if (dialog.state !== 'ended') dialog.remote.stream?.release();

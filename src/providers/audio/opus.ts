@@ -44,6 +44,8 @@ export const ENCODER_COMPLEXITY = 5;
 
 /** Largest packet in or out, bytes (Opus's own bound is 1 275 per frame, up to 6 frames a packet). */
 const PACKET_BYTES = 8_192;
+/** The frame lengths the encoder takes, samples: 10, 20, 40 and 60 ms. */
+const OPUS_FRAME_SAMPLES = [FRAME_SAMPLES / 2, FRAME_SAMPLES, FRAME_SAMPLES * 2, FRAME_SAMPLES * 3];
 /** Most samples one decode may give: 120 ms at 16 kHz. */
 const MAX_DECODE_SAMPLES = ENDPOINT_SAMPLE_RATE * 0.12;
 
@@ -120,14 +122,18 @@ export class OpusCodec {
     wasm.opus_encoder_ctl_set(this.#encoder, OPUS_SET_COMPLEXITY, options.complexity ?? ENCODER_COMPLEXITY);
   }
 
-  /** Encodes one 20 ms frame (FRAME_SAMPLES samples; shorter frames are padded with silence). */
-  encode(pcm: Int16Array): Buffer {
+  /**
+   * Encodes one frame of `frameSamples` (by default 20 ms, FRAME_SAMPLES; 10, 40 and 60 ms are
+   * Opus frames too, RFC 6716 2.1.4); shorter input is padded with silence.
+   */
+  encode(pcm: Int16Array, frameSamples: number = FRAME_SAMPLES): Buffer {
     if (!this.#encoder) throw new Error('opus: the codec is closed');
+    if (!OPUS_FRAME_SAMPLES.includes(frameSamples)) throw new Error(`opus: ${frameSamples} samples is not a frame length`);
     const { wasm, pcm: at, packet } = this.#lib;
-    const frame = new Int16Array(wasm.memory.buffer, at, FRAME_SAMPLES);
+    const frame = new Int16Array(wasm.memory.buffer, at, frameSamples);
     frame.fill(0);
-    frame.set(pcm.subarray(0, FRAME_SAMPLES));
-    const bytes = wasm.opus_encode(this.#encoder, at, FRAME_SAMPLES, packet, PACKET_BYTES);
+    frame.set(pcm.subarray(0, frameSamples));
+    const bytes = wasm.opus_encode(this.#encoder, at, frameSamples, packet, PACKET_BYTES);
     if (bytes < 0) throw opusError(wasm, bytes);
     return Buffer.from(new Uint8Array(wasm.memory.buffer, packet, bytes));
   }

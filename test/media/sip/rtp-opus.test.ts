@@ -23,22 +23,22 @@ const parsed = (text: string): SdpAudio => {
 describe('SDP: the codec chosen', () => {
   it('takes Opus when offered, even listed after G.711, with telephone-event at 48 kHz where offered', () => {
     const offer = parsed(sdp('m=audio 4000 RTP/AVP 0 8 111 110 101', 'a=rtpmap:111 opus/48000/2', 'a=fmtp:111 useinbandfec=1;usedtx=1', 'a=rtpmap:110 telephone-event/48000', 'a=rtpmap:101 telephone-event/8000'));
-    assert.deepEqual(chooseCodec(offer), { codec: 'opus', payloadType: 111, eventPayloadType: 110, eventClockRate: 48_000, dtx: true });
+    assert.deepEqual(chooseCodec(offer), { codec: 'opus', payloadType: 111, eventPayloadType: 110, eventClockRate: 48_000, dtx: true, ptimeMs: 20 });
   });
 
   it('follows the offer: Opus with telephone-event only at 8 kHz keeps it at 8 kHz', () => {
     const offer = parsed(sdp('m=audio 4000 RTP/AVP 107 101', 'a=rtpmap:107 opus/48000/2', 'a=rtpmap:101 telephone-event/8000'));
-    assert.deepEqual(chooseCodec(offer), { codec: 'opus', payloadType: 107, eventPayloadType: 101, eventClockRate: 8000, dtx: false });
+    assert.deepEqual(chooseCodec(offer), { codec: 'opus', payloadType: 107, eventPayloadType: 101, eventClockRate: 8000, dtx: false, ptimeMs: 20 });
   });
 
   it('keeps G.711 for a peer without Opus; an Opus at another clock is not Opus', () => {
     const offer = parsed(sdp('m=audio 4000 RTP/AVP 96 8 0 101', 'a=rtpmap:96 opus/16000', 'a=rtpmap:101 telephone-event/8000'));
-    assert.deepEqual(chooseCodec(offer), { codec: 'pcmu', payloadType: 0, eventPayloadType: 101, eventClockRate: 8000, dtx: false });
+    assert.deepEqual(chooseCodec(offer), { codec: 'pcmu', payloadType: 0, eventPayloadType: 101, eventClockRate: 8000, dtx: false, ptimeMs: 20 });
     assert.equal(chooseCodec(parsed(sdp('m=audio 4000 RTP/AVP 9')))?.codec, undefined);
   });
 
   it('answers Opus with its fmtp (FEC, mono, 16 kHz playback) and the chosen telephone-event', () => {
-    const answer = answerSdp('127.0.0.1', 4002, { codec: 'opus', payloadType: 111, eventPayloadType: 110, eventClockRate: 48_000, dtx: false });
+    const answer = answerSdp('127.0.0.1', 4002, { codec: 'opus', payloadType: 111, eventPayloadType: 110, eventClockRate: 48_000, dtx: false, ptimeMs: 20 });
     assert.match(answer, /^m=audio 4002 RTP\/AVP 111 110\r$/m);
     assert.match(answer, /^a=rtpmap:111 opus\/48000\/2\r$/m);
     assert.match(answer, /^a=fmtp:111 .*useinbandfec=1/m);
@@ -113,7 +113,7 @@ async function udp(): Promise<{ socket: dgram.Socket; port: number; packets: Buf
   return { socket, port: socket.address().port, packets };
 }
 
-const OPUS: RtpMedia = { codec: 'opus', payloadType: 111, eventPayloadType: 110, eventClockRate: 48_000, dtx: false };
+const OPUS: RtpMedia = { codec: 'opus', payloadType: 111, eventPayloadType: 110, eventClockRate: 48_000, dtx: false, ptimeMs: 20 };
 const tone = (samples: number, rate: number) => Int16Array.from({ length: samples }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / rate)));
 const rms = (pcm: Int16Array) => Math.sqrt(pcm.reduce((sum, v) => sum + v * v, 0) / Math.max(1, pcm.length));
 

@@ -357,4 +357,59 @@ describe('outbound calls over a SIP trunk', { skip: !hasBaresip() && NO_BARESIP 
     assert.match(JSON.stringify(refused.json), /from_number/);
     assert.equal((await s.api('POST', '/v2/list-calls', {})).json.length, before);
   });
+
+  for (const follows of [false, true]) {
+    it(follows ? 'early media: an answer whose SDP names other media than the 183\'s is followed; the agent speaks to the answer\'s address' : 'early media: a 183 with SDP opens the call\'s RTP before the answer, the call stays registered and the agent sends nothing; the answer with the same SDP goes on with it', { timeout: 20_000 }, async () => {
+      const trunk = new TestTrunk();
+      await trunk.start();
+      // The 183's media: the trunk's own RTP socket, or (when the answer will move it) another one.
+      const early = dgram.createSocket('udp4');
+      const earlyPackets: Buffer[] = [];
+      early.on('message', (data) => earlyPackets.push(data));
+      await new Promise<void>((r) => early.bind(0, '127.0.0.1', r));
+      try {
+        const agentId = await s.flowAgent(CALLING);
+        const phoneNumber = follows ? '+14155550311' : '+14155550310';
+        await importNumber(phoneNumber, `127.0.0.1:${trunk.port}`, agentId);
+        const earlySdp = follows ? trunk.answerSdp().replace(/^m=audio [0-9]+/m, `m=audio ${early.address().port}`) : trunk.answerSdp();
+        const earlySender = follows ? early : trunk.rtp;
+        let invite: { request: SipRequest; from: dgram.RemoteInfo } | undefined;
+        trunk.onRequest = (request, from) => {
+          if (request.method === 'ACK') return;
+          if (request.method === 'BYE') return trunk.respond(request, from, 200, 'OK');
+          if (request.method !== 'INVITE') return;
+          invite = { request, from };
+          trunk.respond(request, from, 183, 'Session Progress', ['Content-Type: application/sdp'], earlySdp);
+        };
+        const created = await s.api('POST', '/v2/create-phone-call', { from_number: phoneNumber, to_number: '+14155550993' });
+        assert.equal(created.status, 201, JSON.stringify(created.json));
+        const callId = created.json.call_id as string;
+        const offered = await eventually(() => invite);
+        const ourRtpPort = Number(/^m=audio ([0-9]+)/m.exec(offered.request.body)?.[1]);
+        // Ringback from the 183's address, 30 packets of 20 ms, before any answer.
+        for (let i = 0; i < 30; i++) {
+          const packet = Buffer.alloc(172, 0xff);
+          packet[0] = 0x80;
+          packet[1] = 0;
+          packet.writeUInt16BE(i, 2);
+          packet.writeUInt32BE(i * 160, 4);
+          packet.writeUInt32BE(77, 8);
+          earlySender.send(packet, ourRtpPort, '127.0.0.1');
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        assert.equal((await s.api('GET', `/v2/get-call/${callId}`)).json.call_status, 'registered', 'not ongoing before the answer');
+        assert.equal(trunk.rtpPackets.length + earlyPackets.length, 0, 'nothing sent during early media');
+        trunk.respond(offered.request, offered.from, 200, 'OK', [`Contact: <sip:callee@127.0.0.1:${trunk.port}>`, 'Content-Type: application/sdp'], trunk.answerSdp());
+        const ended = await endedCall(callId);
+        assert.equal(ended.disconnection_reason, 'agent_hangup');
+        assert.ok(trunk.rtpPackets.length > 20, `${trunk.rtpPackets.length} packets of the agent at the answer's address`);
+        assert.equal(earlyPackets.length, 0, 'nothing sent to the early media\'s address');
+        if (!follows) assert.ok(ended.media.packets_in >= 25, `${ended.media.packets_in} packets read: the early media's, on the same RTP session`);
+        else assert.equal(ended.media.packets_in, 0, 'the answer\'s media is a new session');
+      } finally {
+        early.close();
+        trunk.close();
+      }
+    });
+  }
 });
