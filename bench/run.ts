@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, sip-outbound, twilio, agent-tests, knowledge, knowledge-recall, knowledge-documents, webrtc, streamed, embedded-scale, denoise, voicemail, sip-codec; all by default) and
+ * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, sip-outbound, twilio, agent-tests, knowledge, knowledge-vectors, knowledge-recall, knowledge-documents, webrtc, streamed, embedded-scale, denoise, voicemail, sip-codec; all by default) and
  * prints their tables, ready to paste into BENCHMARKS.md. Each part measures against a baseline
  * run by the same script on the same machine, because these shared machines are noisy.
  */
@@ -14,6 +14,7 @@ import { runSipBench } from './sip.ts';
 import { runSipOutboundBench } from './sip-outbound.ts';
 import { runKnowledgeBench } from './knowledge.ts';
 import { runKnowledgeRecallBench } from './knowledge-recall.ts';
+import { runKnowledgeVectorsBench } from './knowledge-vectors.ts';
 import { runKnowledgeDocumentsBench } from './knowledge-documents.ts';
 import { runWebRtcBench } from './webrtc.ts';
 import { runTwilioBench } from './twilio.ts';
@@ -36,6 +37,7 @@ const parts: Record<string, () => Promise<string>> = {
   'sip-outbound': () => runSipOutboundBench({ log }),
   'agent-tests': () => runAgentTestsBench({ log }),
   knowledge: () => runKnowledgeBench({ log }),
+  'knowledge-vectors': () => runKnowledgeVectorsBench({ log }),
   'knowledge-recall': () => runKnowledgeRecallBench({ log }),
   'knowledge-documents': () => runKnowledgeDocumentsBench({ log }),
   webrtc: () => runWebRtcBench({ log }),

@@ -168,10 +168,16 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     maxRedirects: KNOWLEDGE_LIMITS.urlRedirects,
     userAgent: USER_AGENT,
   });
+  // On PostgreSQL, the bases' content stamps are kept between searches while notifications say they are current.
+  const knowledgeRepo = new KnowledgeRepository(store, notifications instanceof PgNotifications ? { changes: notifications } : {});
+  if (config.knowledge.embeddings) {
+    // Hybrid retrieval: pgvector where the PostgreSQL server has it, found (and made ready) before any chunk is written.
+    const vectors = await knowledgeRepo.vectorSearch();
+    logger.info({ component: 'knowledge', vector_search: vectors.search, ...(vectors.search === 'pgvector' ? { pgvector: vectors.version } : { reason: vectors.reason }) }, 'knowledge vector search');
+  }
   const knowledge = new KnowledgeService({
     store,
-    // On PostgreSQL, the bases' content stamps are kept between searches while notifications say they are current.
-    knowledge: new KnowledgeRepository(store, notifications instanceof PgNotifications ? { changes: notifications } : {}),
+    knowledge: knowledgeRepo,
     clock,
     log: logger.child({ component: 'knowledge' }),
     embedder: config.knowledge.embeddings ? new OpenAiEmbeddings(config.knowledge.embeddings) : null,

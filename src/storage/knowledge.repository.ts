@@ -5,6 +5,7 @@ import type { QueryTerm } from '../domain/knowledge-terms.ts';
 import { type ChunkIndex, KnowledgeIndexCache, rankChunks } from './knowledge-index.ts';
 import { type ContentStamp, inverseDocumentFrequency, selectiveTerms, TermStats } from './knowledge-term-stats.ts';
 import { type Neighbour, VectorIndex } from './knowledge-vectors.ts';
+import { detectPgvector, nearestInDatabase, vectorLiteral, type VectorSearch } from './knowledge-pgvector.ts';
 import { type KnowledgeChangeFeed, KnowledgeStamps } from './knowledge-stamps.ts';
 import { vectorBytes } from '../lib/vectors.ts';
 import type { Dialect, Executor, Store } from './store.ts';
@@ -37,6 +38,31 @@ export class KnowledgeRepository {
     this.#indexes = new KnowledgeIndexCache(options.maxIndexedChunks);
     this.#stamps = options.changes && store.dialect === 'postgres' ? new KnowledgeStamps(options.changes) : null;
   }
+
+  /**
+   * Which vector search this store uses: pgvector where the PostgreSQL server has it (found, and
+   * made ready, once: knowledge-pgvector.ts), the scan in the process otherwise. The composition
+   * root asks at start-up, before any chunk is written, when an embeddings endpoint is configured;
+   * the first vector search asks otherwise. A detection that fails (the database unreachable) is
+   * asked again next time.
+   */
+  vectorSearch(): Promise<VectorSearch> {
+    if (this.#dialect !== 'postgres') return Promise.resolve({ search: 'in_process', reason: 'the store is SQLite' });
+    this.#vectorSearch ??= detectPgvector(this.#db).then(
+      (found) => {
+        this.#pgvector = found.search === 'pgvector';
+        return found;
+      },
+      (error: unknown) => {
+        this.#vectorSearch = null;
+        throw error;
+      },
+    );
+    return this.#vectorSearch;
+  }
+  #vectorSearch: Promise<VectorSearch> | null = null;
+  /** True once pgvector is found: chunks are then written with their `embedding_vector` too. */
+  #pgvector = false;
 
   /** Round trips made for content stamps by searches (tests and the benchmark). */
   get stampReads(): number {
@@ -199,11 +225,17 @@ export class KnowledgeRepository {
   }
 
   async #writeChunks(baseId: string, sourceId: string, chunks: readonly DocumentChunk[], db: Executor, embedded?: ChunkVectors): Promise<void> {
+    // pgvector's column is written once the detection found it (the composition root awaits it
+    // before any ingestion). Not awaited here: a transaction waiting on another connection could
+    // wait for ever on a pool whose connections all wait the same way. Chunks written without it
+    // are given their vectors by the next detection (a restart).
     this.#stamps?.changing(baseId);
     await db.deleteFrom('knowledge_base_chunks').where('source_id', '=', sourceId).execute();
     const rows = chunks.map((chunk, position) => {
       const vector = embedded?.vectors[position];
-      const embedding = vector ? { embedding: vectorBytes(vector), embedding_model: embedded.model } : {};
+      const embedding = vector
+        ? { embedding: vectorBytes(vector), embedding_model: embedded.model, ...(this.#pgvector ? { embedding_vector: sql<string>`${vectorLiteral(vector)}::vector` } : {}) }
+        : {};
       return { knowledge_base_id: baseId, source_id: sourceId, position, heading: chunk.heading, text: chunk.text, words: chunk.words, ...embedding };
     });
     // Batches keep each statement under SQLite's bound-parameter limit.
@@ -327,11 +359,14 @@ export class KnowledgeRepository {
 
   /**
    * The `limit` chunks of the bases whose vectors of `model` are nearest `vector` (of unit
-   * length), nearest first: an exact scan in the process (knowledge-vectors.ts). Null when the
-   * vectors could not all be read by `deadline` (a performance.now() time).
+   * length), nearest first (ties: the lower id first): ranked by pgvector in the database where the
+   * store has it (knowledge-pgvector.ts), else an exact scan in the process (knowledge-vectors.ts).
+   * Null when the vectors could not be read (the process) or ranked (the database) by `deadline`
+   * (a performance.now() time).
    */
   async nearest(baseIds: readonly string[], model: string, vector: Float32Array, limit: number, deadline = Infinity): Promise<Neighbour[] | null> {
     if (baseIds.length === 0) return [];
+    if ((await this.vectorSearch()).search === 'pgvector') return byDeadline(nearestInDatabase(this.#db, baseIds, model, vector, limit), deadline);
     const stamp = sumStamps((await this.#baseStamps(baseIds)).values());
     if (stamp.chunks === 0) return [];
     return this.#vectors.nearest(baseIds, model, stamp, vector, limit, (afterId, rows) =>
@@ -416,6 +451,24 @@ export class KnowledgeRepository {
 function ftsQuery(baseIds: readonly string[], terms: readonly string[]): string {
   const phrase = (text: string) => `"${text.replaceAll('"', '""')}"`;
   return `base_key : (${baseIds.map((id) => phrase(id.slice(-32))).join(' OR ')}) AND {heading text} : (${terms.map(phrase).join(' OR ')})`;
+}
+
+/**
+ * `ranking`, or null when it is not there by `deadline` (a performance.now() time). A late
+ * statement runs to its end on its connection; its answer (or error) is dropped.
+ */
+async function byDeadline<T>(ranking: Promise<T>, deadline: number): Promise<T | null> {
+  if (deadline === Infinity) return ranking;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), Math.max(0, deadline - performance.now()));
+  });
+  ranking.catch(() => {}); // once late, nobody waits for it
+  try {
+    return await Promise.race([ranking, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The stamp of several bases together, from each one's. */

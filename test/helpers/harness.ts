@@ -35,7 +35,7 @@ export async function startHarness(storeName: StoreName, env: Record<string, str
   const testStore = await openTestStore(storeName);
   const clock = new ManualClock(Date.now());
   // On PostgreSQL the key child servers get too (test/helpers/process.ts), so they read the secrets stored here.
-  const sharedKey = storeName === 'postgres' ? { WEBHOOK_SECRET_KEYS: TEST_WEBHOOK_SECRET_KEYS } : {};
+  const sharedKey = storeName !== 'sqlite' ? { WEBHOOK_SECRET_KEYS: TEST_WEBHOOK_SECRET_KEYS } : {};
   const config = loadConfig({ DATA_DIR: testStore.dataDir, PORT: '0', ...sharedKey, ...env });
   const runtime = await createRuntime(config, { logger: createSilentLogger(), clock, store: testStore.store });
   const app = await buildApp(runtime);

@@ -7,8 +7,10 @@ import { systemClock } from '../../src/lib/clock.ts';
 import { AccountService } from '../../src/services/account.service.ts';
 import { AccountRepository } from '../../src/storage/account.repository.ts';
 import { type Store, openStore } from '../../src/storage/store.ts';
+import { openPgliteStore } from './pglite.ts';
 
-export type StoreName = 'sqlite' | 'postgres';
+/** `pgvector`: PostgreSQL with pgvector, served by PGlite in the test's process (pglite.ts); not one of STORES. */
+export type StoreName = 'sqlite' | 'postgres' | 'pgvector';
 
 export interface StoreKind {
   name: StoreName;
@@ -48,6 +50,7 @@ export interface TestStore {
 
 /** A fresh, empty, migrated store: a new SQLite file, or a new PostgreSQL database. */
 export async function openTestStore(name: StoreName): Promise<TestStore> {
+  if (name === 'pgvector') return openPgliteStore();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-test-'));
   if (name === 'sqlite') {
     const store = await openStore({ databaseUrl: null, dataDir });

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { type Harness, startHarness } from '../helpers/harness.ts';
-import { STORES } from '../helpers/stores.ts';
+import { STORES, type StoreKind } from '../helpers/stores.ts';
 import { weightedQuery } from '../../src/domain/knowledge-terms.ts';
 import { fuseRanks } from '../../src/domain/knowledge-embeddings.ts';
 import { ConfigError, loadConfig } from '../../src/config/config.ts';
@@ -22,7 +23,10 @@ const SHOP = [
 
 type Chunk = { text: string; score: number; source_id: string };
 
-for (const kind of STORES) {
+// `pgvector`: the same tests on PostgreSQL with pgvector (PGlite), where the database ranks the vectors.
+const KINDS: StoreKind[] = [...STORES, { name: 'pgvector', skip: false }];
+
+for (const kind of KINDS) {
   describe(`hybrid knowledge retrieval on ${kind.name}`, { skip: kind.skip }, () => {
     let h: Harness;
     let server: EmbeddingsServer;
@@ -80,6 +84,17 @@ for (const kind of STORES) {
       const context = await source.contextFor({ userText: question, history: [{ role: 'user', content: question }] }, new AbortController().signal);
       assert.deepEqual(failures, []);
       assert.deepEqual(context.passages.map((p) => p.source), ['Returns']);
+    });
+
+    it('ranks the vectors in the database where it has pgvector, in the process otherwise', async () => {
+      const listed = kind.name !== 'sqlite' && (await sql`select 1 from pg_available_extensions where name = 'vector'`.execute(h.testStore.store.db)).rows.length > 0;
+      const expected = kind.name === 'pgvector' || listed ? 'pgvector' : 'in_process';
+      assert.equal((await new KnowledgeRepository(h.testStore.store).vectorSearch()).search, expected);
+      if (kind.name !== 'pgvector') return;
+      // With the vectors' bytes gone the process has nothing to rank; pgvector's column still ranks by meaning.
+      const base = await createBase(h, key, { knowledge_base_texts: SHOP });
+      await h.testStore.store.db.updateTable('knowledge_base_chunks').set({ embedding: null }).where('knowledge_base_id', '=', base.id).execute();
+      assert.equal(titleOf((await search(h, key, base.id, 'Can I get my money back?'))[0]!), 'Returns');
     });
 
     it('ranks by reciprocal rank fusion of the lexical and the vector ranking (k = 60)', async () => {

@@ -48,6 +48,11 @@ export interface KnowledgeChunkTable {
   embedding: ColumnType<Uint8Array | null, Uint8Array | null | undefined, Uint8Array | null>;
   /** The model of `embedding`. */
   embedding_model: ColumnType<string | null, string | null | undefined, string | null>;
+  /**
+   * PostgreSQL with pgvector only (added at start-up, knowledge-pgvector.ts): `embedding` as a
+   * pgvector `vector`, written as `'[x,y,...]'::vector`. Absent elsewhere: never select it there.
+   */
+  embedding_vector: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface KnowledgeTables {
