@@ -25,8 +25,8 @@ export interface RtpCodec {
   readonly name: SipCodecName;
   /** The RTP timestamp clock, Hz. */
   readonly clockRate: number;
-  /** The rate of the PCM in and out, Hz. */
-  readonly sampleRate: number;
+  /** The rate of the PCM in and out, Hz: the call's rate (G.711 8 kHz, never resampled). */
+  readonly sampleRate: 8000 | 16000;
   /** PCM samples in one 20 ms packet we send. */
   readonly frameSamples: number;
   encode(frame: Int16Array): Uint8Array;
