@@ -142,6 +142,6 @@ function telephoneBand(id: string, capabilities: SttCapabilities): FeatureStatus
   return {
     feature: 'telephone_band',
     available: capabilities.telephoneBand === 'good',
-    detail: `STT_PROVIDER=${id} ${native ? 'decodes 8 kHz natively; phone calls (G.711 SIP, Twilio) reach it at 8 kHz as they came' : 'takes 16 kHz only; phone calls (G.711 SIP, Twilio) reach it upsampled from 8 kHz to 16 kHz (its input alone)'}; ${capabilities.telephoneBandAdvice}`,
+    detail: `STT_PROVIDER=${id} ${native ? 'decodes 8 kHz natively' : 'takes 16 kHz only'}; phone calls (G.711 SIP, Twilio) ${native && capabilities.telephoneRate !== 16_000 ? 'reach it at 8 kHz as they came' : 'reach it upsampled from 8 kHz to 16 kHz (its input alone; the call runs at 8 kHz)'}; ${capabilities.telephoneBandAdvice}`,
   };
 }

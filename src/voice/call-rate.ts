@@ -2,9 +2,10 @@
  * A call's providers at the call's rate: its recogniser and its voice.
  *
  * The recogniser. On a telephone-band call (8 kHz) a recogniser that decodes 8 kHz natively
- * (SttCapabilities.inputSampleRates: PocketSphinx's narrowband decoder, the hosted recognisers
- * that are told the rate) is opened at 8 kHz and handed the caller's audio as it came. One that
- * takes 16 kHz only is fed a resampled copy here, its own input and nothing else's: the VAD, the
+ * (SttCapabilities.inputSampleRates: the hosted recognisers, which are told the rate) is opened at
+ * 8 kHz and handed the caller's audio as it came. One that takes 16 kHz only, or hears phone
+ * calls better through its wideband decoder (SttCapabilities.telephoneRate 16000: PocketSphinx,
+ * measured), is fed a resampled copy here, its own input and nothing else's: the VAD, the
  * recording and the voicemail detector still hear the 8 kHz audio.
  *
  * The voice. A synthesiser that makes the call's rate itself (TtsCapabilities.outputSampleRates:
@@ -18,9 +19,10 @@ import type { TtsOptions, TtsProvider, TtsTextStream } from '../providers/tts.ts
 import { createResampler } from '../providers/audio/resample.ts';
 import { SAMPLE_RATE_HZ, type CallSampleRate } from './frames.ts';
 
-/** Whether `stt` decodes audio at `rateHz` as it is (its stated capabilities; none stated: 16 kHz only). */
+/** Whether `stt` is given audio at `rateHz` as it is (its stated capabilities; none stated: 16 kHz only). */
 export function decodesNatively(stt: SttProvider, rateHz: number): boolean {
   if (rateHz === SAMPLE_RATE_HZ) return true;
+  if (stt.capabilities?.telephoneRate === SAMPLE_RATE_HZ) return false;
   const rates = stt.capabilities?.inputSampleRates;
   return rates === 'any' || (rates?.includes(rateHz) ?? false);
 }

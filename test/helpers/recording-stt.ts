@@ -12,10 +12,11 @@ export class RecordingStt implements SttProvider {
   readonly writes: number[] = [];
   readonly #inner: SttProvider;
 
-  constructor(inner: SttProvider) {
+  /** `capabilities`: what it states instead of the inner recogniser's (e.g. the rate a phone call hands it). */
+  constructor(inner: SttProvider, capabilities: SttProvider['capabilities'] = inner.capabilities) {
     this.#inner = inner;
     this.id = inner.id;
-    this.capabilities = inner.capabilities;
+    this.capabilities = capabilities;
   }
 
   languages(): readonly string[] {

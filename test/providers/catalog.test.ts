@@ -136,6 +136,7 @@ describe('capabilities', () => {
       biasing: 'runtime',
       languages: ['en-US'],
       inputSampleRates: [8_000, 16_000],
+      telephoneRate: 16_000,
       telephoneBand: 'poor',
       telephoneBandAdvice: 'wideband model: telephone-band callers (phone lines, hands-free Bluetooth) are heard badly, use STT_PROVIDER=deepgram or openai for them',
     });

@@ -115,3 +115,13 @@ test('at 8 kHz, a Deepgram-speaking server is told sample_rate=8000 and sent 8 k
     await new Promise<void>((r) => wss.close(() => r()));
   }
 });
+
+test('a recogniser that hears phone calls better through its wideband decoder (telephoneRate 16000, PocketSphinx) is given a 16 kHz copy; one that states 8000 the audio as it came', async () => {
+  const { decodesNatively } = await import('../../src/voice/call-rate.ts');
+  const { pocketsphinxCapabilities } = await import('../../src/providers/pocketsphinx/pocketsphinx.stt.ts');
+  const stated = (capabilities: NonNullable<FakeStt['capabilities']>) => Object.defineProperty(new FakeStt([]), 'capabilities', { value: capabilities });
+  assert.equal(decodesNatively(stated(pocketsphinxCapabilities('library')), 8000), false, 'PocketSphinx: the wideband copy');
+  assert.equal(decodesNatively(stated({ ...pocketsphinxCapabilities('library'), telephoneRate: 8000 }), 8000), true, 'its narrowband decoder when asked');
+  assert.equal(decodesNatively(stated(fakeSttCapabilities()), 8000), true, "'any': told the rate");
+  assert.equal(decodesNatively(stated({ ...fakeSttCapabilities(), inputSampleRates: [16_000] }), 8000), false);
+});

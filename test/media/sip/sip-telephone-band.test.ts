@@ -1,8 +1,10 @@
 // Issue 24, item 6: a G.711 call runs at the telephone band end to end. baresip (Debian) dials in
 // on PCMU with a Flite WAV, cut to 8 kHz, as its microphone; the server runs the embedded engines
-// (PocketSphinx, fvad, Flite) with a recogniser that records what reaches it. The recogniser is
-// opened at 8 kHz and handed 20 ms frames of 160 samples (a step that resampled to 16 kHz would
-// hand it 320), the flow takes the branch the caller asked for, and the recording is an 8 kHz WAV.
+// (PocketSphinx, fvad, Flite) with a recogniser that records what reaches it, told to take phone
+// calls at 8 kHz (PocketSphinx's narrowband decoder; by default PocketSphinx is given an upsampled
+// copy, which it hears better: SttCapabilities.telephoneRate). The recogniser is opened at 8 kHz
+// and handed 20 ms frames of 160 samples (a step that resampled to 16 kHz would hand it 320), the
+// flow takes the branch the caller asked for, and the recording is an 8 kHz WAV.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -60,7 +62,9 @@ describe('a G.711 SIP call at the telephone band, end to end', { skip: (!hasBare
   before(async () => {
     const env = { SIP_PORT: '0', SIP_RTP_PORT_MIN: '45000', SIP_RTP_PORT_MAX: '45998' };
     const real = buildProviders(loadConfig({ DATA_DIR: dir, ...env }).media.providers);
-    stt = new RecordingStt(real.stt);
+    const stated = real.stt.capabilities;
+    assert.ok(stated);
+    stt = new RecordingStt(real.stt, { ...stated, telephoneRate: 8000 });
     s = await startMediaServer('sqlite', { providers: { ...real, stt }, env });
     sip = s.app.transports.get('sip') as SipTransport;
     await sip.ready;
