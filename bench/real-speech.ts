@@ -93,8 +93,8 @@ export async function to16k(pcm: Int16Array, rate: number): Promise<Int16Array> 
   }
 }
 
-const COMMANDS_NODE: SttExpectation = { closed: true, phrases: COMMANDS, values: [] };
-const DIGITS_NODE: SttExpectation = { closed: true, phrases: [], values: ['digits'] };
+export const COMMANDS_NODE: SttExpectation = { closed: true, phrases: COMMANDS, values: [] };
+export const DIGITS_NODE: SttExpectation = { closed: true, phrases: [], values: ['digits'] };
 
 /** What one stream heard, and what its decoder thread spent on it. */
 interface Heard {

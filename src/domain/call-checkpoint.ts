@@ -22,6 +22,11 @@ export interface CallCheckpoint {
   reached_end: boolean;
   /** Names the flow captured, for the PII redactor of `everything_except_pii` calls. */
   names: string[];
+  /**
+   * The call's audio rate, Hz (8000 on a telephone-band call), at which its recording's tracks
+   * are kept; absent in checkpoints written before it was kept (then 16000).
+   */
+  sample_rate?: number;
 }
 
 /** A conversation flow's move between nodes, with when it happened (ms since the pipeline started). */

@@ -1,11 +1,9 @@
 import type { RecordingWriter, Track } from '../services/recording-store.ts';
 
-/** 16 kHz, as the protocol and the pipeline. */
-const RATE = 16_000;
-/** Samples gathered per channel before they are written to the store (2 s). */
-const CHUNK_SAMPLES = RATE * 2;
-/** Audio waiting for the store per channel, bytes (about 30 s); beyond it new chunks are dropped, not queued. */
-const MAX_PENDING_BYTES = RATE * 2 * 30;
+/** Samples gathered per channel before they are written to the store (2 s at 16 kHz, 4 s at 8 kHz). */
+const CHUNK_SAMPLES = 32_000;
+/** Audio waiting for the store per channel, bytes (30 s at 16 kHz); beyond it new chunks are dropped, not queued. */
+const MAX_PENDING_BYTES = 16_000 * 2 * 30;
 /** A recording is never longer than the call's duration plus this, ms. */
 export const MAX_RECORDING_OVERRUN_MS = 1_000;
 
@@ -103,11 +101,16 @@ export class CallRecorder {
   readonly #writer: RecordingWriter;
   readonly #user: TrackWriter;
   readonly #agent: TrackWriter;
+  readonly #rate: number;
   #finished = false;
 
-  /** `writer`: the recording store's writer for this call (RecordingStore.open). */
-  constructor(writer: RecordingWriter) {
+  /**
+   * `writer`: the recording store's writer for this call (RecordingStore.open); `rateHz`: the
+   * call's audio rate (its endpoint's), at which the tracks are kept and the WAV is written.
+   */
+  constructor(writer: RecordingWriter, rateHz: 8000 | 16000 = 16_000) {
     this.#writer = writer;
+    this.#rate = rateHz;
     this.#user = new TrackWriter(writer, 0);
     this.#agent = new TrackWriter(writer, 1);
   }
@@ -118,13 +121,13 @@ export class CallRecorder {
    * keep it within the call's time plus a 1 s burst.
    */
   user(pcm: Int16Array, atMs: number): void {
-    if (!this.#finished) this.#user.write(pcm, Math.round((atMs * RATE) / 1000));
+    if (!this.#finished) this.#user.write(pcm, Math.round((atMs * this.#rate) / 1000));
   }
 
   /** The agent's audio; `atMs` places the first frame of a reply on the timeline (later frames follow it). */
   agent(pcm: Int16Array, atMs?: number): void {
     if (this.#finished) return;
-    this.#agent.write(pcm, atMs === undefined ? undefined : Math.round((atMs * RATE) / 1000));
+    this.#agent.write(pcm, atMs === undefined ? undefined : Math.round((atMs * this.#rate) / 1000));
   }
 
   /**
@@ -135,7 +138,7 @@ export class CallRecorder {
   async finish(durationMs: number): Promise<string | null> {
     if (this.#finished) throw new Error('recorder already finished');
     this.#finished = true;
-    const samplesOf = (ms: number) => Math.round((ms * RATE) / 1000);
+    const samplesOf = (ms: number) => Math.round((ms * this.#rate) / 1000);
     const total = Math.min(Math.max(this.#user.length, this.#agent.length, samplesOf(durationMs)), samplesOf(durationMs + MAX_RECORDING_OVERRUN_MS));
     this.#user.padTo(total);
     this.#agent.padTo(total);
@@ -145,7 +148,7 @@ export class CallRecorder {
       await this.#writer.discard();
       throw error;
     }
-    return this.#writer.finish(total);
+    return this.#writer.finish(total, this.#rate);
   }
 
   /** Drops the recording (e.g. the call never started); idempotent. */

@@ -226,6 +226,7 @@ export class CallSession implements CallScope {
     // Issue 24: on an outbound phone call, the agent does not talk over an answering machine's greeting.
     const voicemail = voicemailGateFor({
       call: this.#call,
+      sampleRateHz: endpoint.sampleRate,
       settings,
       vars: this.#vars,
       llm: this.#d.providers.llm,
@@ -249,6 +250,7 @@ export class CallSession implements CallScope {
       recognitionTimeoutMs: this.#d.timings.recognitionTimeoutMs,
       ...(built.beginAfterUserSilenceMs !== undefined ? { beginAfterUserSilenceMs: built.beginAfterUserSilenceMs } : {}),
       scheduler: this.#d.scheduler,
+      sampleRateHz: endpoint.sampleRate,
       // What the caller heard of a reply is read from the endpoint's played position where it has one.
       ...(endpoint.playedMs ? { playedMs: () => endpoint.playedMs?.() } : {}),
       ...(endpoint.outputLeadMs !== undefined ? { outputLeadMs: endpoint.outputLeadMs } : {}),
@@ -256,7 +258,7 @@ export class CallSession implements CallScope {
       ...(endpoint.transfer ? { transfer: (destination: string) => this.#transfer(destination) } : {}),
     });
     this.#pipeline = p;
-    this.#recorder = new CallRecorder(this.#d.recordings.open(this.callId));
+    this.#recorder = new CallRecorder(this.#d.recordings.open(this.callId), endpoint.sampleRate);
     this.#wire(p);
     // The engine hears of the turn-taking it asked for (a custom LLM's update_only).
     const engine = built.engine;
@@ -327,8 +329,7 @@ export class CallSession implements CallScope {
     });
     on('audio_band', ({ band, highFraction }) => {
       if (band === 'wide') return;
-      // A recogniser that hears this band poorly (the embedded wideband model): say so where an
-      // operator looks (BENCHMARKS.md, "Recognition").
+      // A recogniser that hears this band poorly: say so where an operator looks (BENCHMARKS.md, "Recognition").
       const poor = this.#d.providers.stt.capabilities?.telephoneBand === 'poor';
       this.#d.log.warn(
         { band, highFraction, stt: this.#d.providers.stt.id },
@@ -377,7 +378,7 @@ export class CallSession implements CallScope {
     void this.end(reason);
   }
 
-  /** The caller's audio: 16 kHz mono PCM. */
+  /** The caller's audio: mono PCM at the endpoint's (the call's) rate. */
   #onAudio(pcm: Int16Array): void {
     if (this.#ending || !this.#pipeline) return;
     this.#lastAudioAt = this.#d.scheduler.now();
@@ -517,6 +518,7 @@ export class CallSession implements CallScope {
       node_transitions: [...(this.#nodes?.transitions ?? [])],
       reached_end: outcome.reachedEnd,
       names: outcome.names,
+      sample_rate: this.#endpoint.sampleRate,
     };
   }
 

@@ -1,7 +1,7 @@
 /**
  * The call endpoint port: what a call session speaks to, whatever carries the call (the web
- * call's WebSocket, an in-process loopback, later WebRTC and the phone). The session sends the
- * agent's audio (16 kHz frames: the endpoint encodes it for its wire), clears it on barge-in,
+ * call's WebSocket, an in-process loopback, WebRTC and the phone). The session sends the agent's
+ * audio (20 ms frames at the endpoint's `sampleRate`: the endpoint encodes it for its wire), clears it on barge-in,
  * tells neutral events and ends the call with a reason; the endpoint hands back the caller's audio
  * and what the caller did (hung up, was lost, flooded). A transport is a folder that implements
  * this port (docs/architecture.md, "Add a transport"); the session, the pipeline and the engines
@@ -9,9 +9,12 @@
  */
 import type { DisconnectionReason } from '../domain/call-status.ts';
 import type { CallMedia } from '../domain/call.ts';
+import type { CallSampleRate } from '../voice/frames.ts';
 
-/** The audio rate of the port, both ways: 16-bit mono PCM at 16 kHz. Endpoints convert their wire's. */
+/** The wideband rate of the port: 16-bit mono PCM at 16 kHz (WebSocket, WebRTC's Opus, SIP's Opus, loopback). */
 export const ENDPOINT_SAMPLE_RATE = 16_000;
+/** The telephone band's rate: G.711 over SIP and Twilio's μ-law streams carry it, and their calls run at it end to end. */
+export const TELEPHONE_SAMPLE_RATE = 8_000;
 
 /** One utterance of the live transcript as events carry it. */
 export interface TranscriptLine {
@@ -49,7 +52,7 @@ export interface CallEnding {
 
 /** What an endpoint hands back to the session it carries; each method may be called from any I/O callback. */
 export interface EndpointSink {
-  /** The caller's audio: 16 kHz mono PCM, any length, in order. */
+  /** The caller's audio: mono PCM at the endpoint's `sampleRate`, any length, in order. */
   audio(pcm: Int16Array): void;
   /** Keypad digits the caller pressed (phone endpoints), in order. */
   dtmf?(digits: string): void;
@@ -68,11 +71,17 @@ export interface EndpointSink {
 export interface CallEndpoint {
   /** How the call is carried (`websocket`, `loopback`, ...): the call's record and logs name it. */
   readonly transport: string;
+  /**
+   * The rate of the port's audio both ways, Hz, and so of the call's whole pipeline: the rate of
+   * what the wire carries where the pipeline takes it (8000 for G.711 and Twilio's μ-law, which no
+   * step resamples to 16 kHz; 16000 for the WebSocket, Opus and the loopback).
+   */
+  readonly sampleRate: CallSampleRate;
   /** Starts handing the caller's audio and actions to `sink`. */
   attach(sink: EndpointSink): void;
   /** One event for the caller. */
   send(event: CallEvent): void;
-  /** One piece of agent audio (16 kHz mono PCM, usually a 20 ms frame), paced at real time by the session; the endpoint bounds what it queues. */
+  /** One piece of agent audio (mono PCM at `sampleRate`, usually a 20 ms frame), paced at real time by the session; the endpoint bounds what it queues. */
   playAudio(pcm: Int16Array): void;
   /**
    * How far the session may send agent audio ahead of real time, ms, where the wire has its own

@@ -279,7 +279,7 @@ export class SessionRegistry {
     if (checkpoint) this.#d.rememberNames?.(callId, checkpoint.names);
     let recordingPath: string | null = null;
     try {
-      recordingPath = await this.#d.recordings.recover(callId);
+      recordingPath = await this.#d.recordings.recover(callId, checkpoint?.sample_rate);
     } catch (error) {
       this.#d.log.error({ err: error, callId }, 'recovering the recording failed');
     }

@@ -32,6 +32,8 @@ export function voicemailAction(settings: AgentConfig, vars: CallVariables): Voi
 /** A gate for this call, or undefined when it runs no detection (not an outbound phone call, or detection off). */
 export function voicemailGateFor(input: {
   call: Call;
+  /** The call's audio rate (its endpoint's), Hz: the detector hears the audio at it. */
+  sampleRateHz: 8000 | 16000;
   settings: AgentConfig;
   vars: CallVariables;
   llm: LlmProvider | undefined;
@@ -45,6 +47,7 @@ export function voicemailGateFor(input: {
   return new VoicemailGate({
     ...input.hooks,
     timeoutMs: settings.voicemail_detection_timeout_ms ?? VOICEMAIL_TIMEOUT_BOUNDS_MS.default,
+    sampleRateHz: input.sampleRateHz,
     action,
     ...(llm ? { writeMessage: (prompt: string, signal: AbortSignal) => writeMessage(llm, prompt, signal, log) } : {}),
     onDecision: (d) => log.info({ kind: d.kind, cue: d.cue, atMs: d.atMs }, 'voicemail detection'),

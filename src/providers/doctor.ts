@@ -132,9 +132,9 @@ export function featureReport(options: ProviderOptions): FeatureStatus[] {
 
 /**
  * Phone calls (issue 24): whether the configured recogniser hears telephone-band audio well
- * (`available`), whether it decodes 8 kHz natively, and what the call path gives it today: the
- * pipeline runs at 16 kHz, so a phone call's 8 kHz audio is upsampled (Speex) before any
- * recogniser, whatever it could take.
+ * (`available`), whether it decodes 8 kHz natively, and what the call path gives it: a G.711 or
+ * Twilio call runs at 8 kHz end to end, and its audio reaches a recogniser that decodes 8 kHz as
+ * it came; one that takes 16 kHz only gets its own upsampled copy (src/voice/call-rate.ts).
  */
 function telephoneBand(id: string, capabilities: SttCapabilities): FeatureStatus {
   const rates = capabilities.inputSampleRates;
@@ -142,6 +142,6 @@ function telephoneBand(id: string, capabilities: SttCapabilities): FeatureStatus
   return {
     feature: 'telephone_band',
     available: capabilities.telephoneBand === 'good',
-    detail: `STT_PROVIDER=${id} ${native ? 'decodes 8 kHz natively' : 'takes 16 kHz only'}; phone calls (SIP, Twilio) reach it upsampled from 8 kHz to 16 kHz (the pipeline runs at 16 kHz); ${capabilities.telephoneBandAdvice}`,
+    detail: `STT_PROVIDER=${id} ${native ? 'decodes 8 kHz natively' : 'takes 16 kHz only'}; phone calls (G.711 SIP, Twilio) ${native && capabilities.telephoneRate !== 16_000 ? 'reach it at 8 kHz as they came' : 'reach it upsampled from 8 kHz to 16 kHz (its input alone; the call runs at 8 kHz)'}; ${capabilities.telephoneBandAdvice}`,
   };
 }

@@ -130,6 +130,13 @@ export interface SttCapabilities {
    * takes 16 kHz unless the stream was opened with SttOpenOptions.sampleRateHz, one of these.
    */
   readonly inputSampleRates: readonly number[] | 'any';
+  /**
+   * The rate a telephone-band call (8 kHz) hands it audio at: 8000, the audio as it came, or
+   * 16000, an upsampled copy for its wideband decoder where that was measured to hear phone calls
+   * better than its own 8 kHz decoding (PocketSphinx: BENCHMARKS.md, "The telephone band end to
+   * end"). Absent: 8000 where it decodes 8 kHz natively (inputSampleRates), else 16000.
+   */
+  readonly telephoneRate?: 8000 | 16000;
   /** How well it hears telephone-band audio (8 kHz channels: phone lines, hands-free Bluetooth). */
   readonly telephoneBand: 'poor' | 'good';
   /** One line for an operator about telephone-band callers on this recogniser. */

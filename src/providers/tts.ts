@@ -1,4 +1,7 @@
-/** Text-to-speech. Output is always 16 kHz 16-bit mono PCM (implementations resample). */
+/**
+ * Text-to-speech. Output is 16-bit mono PCM at 16 kHz (implementations resample), or at
+ * TtsOptions.sampleRateHz where the engine states that rate in TtsCapabilities.outputSampleRates.
+ */
 export interface TtsOptions {
   /** One of the provider's `voices()` ids: 'flite-kal16' (Flite's default), 'flite-slt', ...; or an OpenAI voice name. */
   voiceId?: string;
@@ -10,6 +13,11 @@ export interface TtsOptions {
   speed?: number;
   /** How words are to be said (the agent's `pronunciation_dictionary`), for providers that take phonemes. */
   pronunciations?: readonly Pronunciation[];
+  /**
+   * Rate of the audio to give, Hz: 8000 for a telephone-band call; default 16000. Only a rate the
+   * engine lists in TtsCapabilities.outputSampleRates is asked for (src/voice/tts-rate.ts).
+   */
+  sampleRateHz?: 8000 | 16000;
 }
 
 /** How an agent's speech is to be said, the same for every piece of text (the agent's Retell fields). */
@@ -55,6 +63,11 @@ export interface TtsCapabilities {
   readonly languages: readonly string[];
   /** The `voice_id`s agents may choose, as `voices()` lists them. */
   readonly voices: readonly string[];
+  /**
+   * Rates besides 16 kHz the engine makes itself when TtsOptions.sampleRateHz asks (8000: its
+   * API has a telephone-band output); absent: 16 kHz only, and a call at 8 kHz resamples it once.
+   */
+  readonly outputSampleRates?: readonly number[];
 }
 
 export interface TtsProvider {

@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
 import type { RecordingRepository } from '../storage/recording.repository.ts';
 import type { Executor } from '../storage/store.ts';
-import { type RecordingStore, type RecordingWriter, type TimeSpan, assembleRecording, recordingPathFor, spanBytes } from './recording-store.ts';
+import { WAV_HEADER_BYTES } from '../lib/wav.ts';
+import { RECORDING_RATE, type RecordingStore, type RecordingWriter, type TimeSpan, assembleRecording, recordingPathFor, recordingRate, spanBytes } from './recording-store.ts';
 
 /** The final WAV's channel in `recording_chunks` (0 and 1 are the tracks). */
 const WAV_CHANNEL = 2;
@@ -29,13 +30,13 @@ export class DatabaseRecordingStore implements RecordingStore {
       writeChunk: async (track, offset, bytes) => {
         if (!done) await this.#repo.put(callId, track, offset, bytes);
       },
-      finish: async (samples) => {
+      finish: async (samples, rateHz) => {
         done = true;
         if (samples === 0) {
           await this.#repo.delete(callId);
           return null;
         }
-        return this.#assemble(callId, samples);
+        return this.#assemble(callId, samples, rateHz);
       },
       discard: async () => {
         done = true;
@@ -71,8 +72,10 @@ export class DatabaseRecordingStore implements RecordingStore {
   async silence(callId: string, _recordingPath: string, spans: readonly TimeSpan[]): Promise<void> {
     const size = await this.size(callId);
     if (size === null) throw new Error('no recording to silence');
+    const [first] = await this.#repo.overlapping(callId, WAV_CHANNEL, 0, WAV_HEADER_BYTES);
+    const rateHz = recordingRate(Buffer.from(first?.bytes ?? []));
     await this.#repo.transaction(async (tx) => {
-      for (const { from, to } of spanBytes(spans, size)) {
+      for (const { from, to } of spanBytes(spans, size, rateHz)) {
         for (const chunk of await this.#repo.overlapping(callId, WAV_CHANNEL, from, to, tx)) {
           const bytes = Buffer.from(chunk.bytes);
           bytes.fill(0, Math.max(0, from - chunk.byteOffset), Math.min(bytes.length, to - chunk.byteOffset));
@@ -86,16 +89,16 @@ export class DatabaseRecordingStore implements RecordingStore {
     await this.#repo.delete(callId);
   }
 
-  async recover(callId: string): Promise<string | null> {
+  async recover(callId: string, rateHz = RECORDING_RATE): Promise<string | null> {
     const extents = await this.#repo.extents(callId);
     if (extents.has(WAV_CHANNEL)) return recordingPathFor(callId);
     const samples = Math.floor(Math.max(extents.get(0) ?? 0, extents.get(1) ?? 0) / 2);
     if (samples === 0) return null;
-    return this.#assemble(callId, samples);
+    return this.#assemble(callId, samples, rateHz);
   }
 
   /** Writes the WAV from the tracks and deletes them, in one transaction. */
-  async #assemble(callId: string, samples: number): Promise<string> {
+  async #assemble(callId: string, samples: number, rateHz: number): Promise<string> {
     await this.#repo.transaction(async (tx) => {
       let piece = Buffer.alloc(WAV_PIECE_BYTES);
       let fill = 0;
@@ -109,6 +112,7 @@ export class DatabaseRecordingStore implements RecordingStore {
       };
       await assembleRecording(
         samples,
+        rateHz,
         (track, offset, into) => this.#readTrack(tx, callId, track, offset, into),
         async (bytes) => {
           for (let i = 0; i < bytes.length; ) {

@@ -2,13 +2,16 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { WAV_HEADER_BYTES } from '../lib/wav.ts';
 import {
   type RecordingStore,
   type RecordingWriter,
   type TimeSpan,
   type Track,
+  RECORDING_RATE,
   assembleRecording,
   recordingPathFor,
+  recordingRate,
   spanBytes,
 } from './recording-store.ts';
 
@@ -41,9 +44,9 @@ export class FileRecordingStore implements RecordingStore {
           await fh.close();
         }
       },
-      finish: async (samples) => {
+      finish: async (samples, rateHz) => {
         try {
-          return samples === 0 ? null : await this.#assemble(callId, samples);
+          return samples === 0 ? null : await this.#assemble(callId, samples, rateHz);
         } finally {
           await this.#removeTracks(callId);
         }
@@ -75,7 +78,9 @@ export class FileRecordingStore implements RecordingStore {
     const fh = await fsp.open(file, 'r+');
     try {
       const zeros = Buffer.alloc(65_536);
-      for (const { from, to } of spanBytes(spans, (await fh.stat()).size)) {
+      const header = Buffer.alloc(WAV_HEADER_BYTES);
+      await fh.read(header, 0, WAV_HEADER_BYTES, 0);
+      for (const { from, to } of spanBytes(spans, (await fh.stat()).size, recordingRate(header))) {
         for (let p = from; p < to; p += zeros.length) await fh.write(zeros, 0, Math.min(zeros.length, to - p), p);
       }
     } finally {
@@ -88,19 +93,19 @@ export class FileRecordingStore implements RecordingStore {
     await Promise.all([file ? fsp.rm(file, { force: true }) : undefined, this.#removeTracks(callId)]);
   }
 
-  async recover(callId: string): Promise<string | null> {
+  async recover(callId: string, rateHz = RECORDING_RATE): Promise<string | null> {
     const finished = recordingPathFor(callId);
     if ((await this.size(callId, finished)) !== null) return finished;
     const sizes = await Promise.all([0, 1].map((track) => fsp.stat(this.#trackFile(callId, track as Track)).then((s) => s.size, () => 0)));
     const samples = Math.floor(Math.max(...sizes) / 2);
     try {
-      return samples === 0 ? null : await this.#assemble(callId, samples);
+      return samples === 0 ? null : await this.#assemble(callId, samples, rateHz);
     } finally {
       await this.#removeTracks(callId);
     }
   }
 
-  async #assemble(callId: string, samples: number): Promise<string> {
+  async #assemble(callId: string, samples: number, rateHz: number): Promise<string> {
     const relative = recordingPathFor(callId);
     const out = path.join(this.#dataDir, relative);
     const tmp = `${out}.tmp`;
@@ -110,6 +115,7 @@ export class FileRecordingStore implements RecordingStore {
       let position = 0;
       await assembleRecording(
         samples,
+        rateHz,
         async (track, offset, into) => {
           await tracks[track]?.read(into, 0, into.length, offset);
         },

@@ -1,7 +1,10 @@
 import type { Readable } from 'node:stream';
 import { WAV_HEADER_BYTES, wavHeader } from '../lib/wav.ts';
 
-/** Recordings are 16 kHz, 16-bit: the rate of the media protocol and the pipeline. */
+/**
+ * Recordings are 16-bit at their call's own rate: 16 kHz (the media protocol's, Opus), or 8 kHz
+ * for a telephone-band call (G.711, Twilio), whose WAV header then says 8000. This is the default.
+ */
 export const RECORDING_RATE = 16_000;
 /** Channels of the final recording: the user (left) and the agent (right). */
 const RECORDING_CHANNELS = 2;
@@ -25,11 +28,11 @@ export interface RecordingWriter {
    */
   writeChunk(track: Track, offset: number, bytes: Buffer): Promise<void>;
   /**
-   * Makes the final recording, `samples` frames long (tracks shorter than that are padded with
-   * silence, longer ones cut), and frees the tracks. Resolves to the call's `recording_path`, or
-   * null when `samples` is 0.
+   * Makes the final recording, `samples` frames long at `rateHz` (the tracks' rate: the call's;
+   * tracks shorter than that are padded with silence, longer ones cut), and frees the tracks.
+   * Resolves to the call's `recording_path`, or null when `samples` is 0.
    */
-  finish(samples: number): Promise<string | null>;
+  finish(samples: number, rateHz: number): Promise<string | null>;
   /** Drops what was written (e.g. the call never started). Idempotent. */
   discard(): Promise<void>;
 }
@@ -37,8 +40,8 @@ export interface RecordingWriter {
 /**
  * Where recordings live: local files (SQLite, one server) or chunks in PostgreSQL (any server can
  * serve any call's recording, and a server lost mid-call loses at most its last unwritten chunk).
- * A recording is a stereo 16 kHz 16-bit WAV with the canonical 44-byte header (lib/wav.ts): the
- * user left, the agent right.
+ * A recording is a stereo 16-bit WAV at its call's rate (16 or 8 kHz) with the canonical 44-byte
+ * header (lib/wav.ts): the user left, the agent right.
  * `recordingPath` is the call's `recording_path` column as `finish` returned it.
  */
 export interface RecordingStore {
@@ -54,10 +57,11 @@ export interface RecordingStore {
   delete(callId: string, recordingPath: string | null): Promise<void>;
   /**
    * Makes the final recording of a call whose server stopped without finishing it (from the tracks
-   * stored so far, as long as the longest of them), or finds the one already made. Resolves to the
-   * call's `recording_path`, or null when nothing was stored.
+   * stored so far, as long as the longest of them, at `rateHz`: the call's rate as its checkpoint
+   * gave it), or finds the one already made. Resolves to the call's `recording_path`, or null
+   * when nothing was stored.
    */
-  recover(callId: string): Promise<string | null>;
+  recover(callId: string, rateHz?: number): Promise<string | null>;
 }
 
 /** Frames interleaved per step when a recording is assembled: 64 k (256 KiB of output). */
@@ -70,10 +74,11 @@ const ASSEMBLY_STEP = 65_536;
  */
 export async function assembleRecording(
   samples: number,
+  rateHz: number,
   readTrack: (track: Track, offset: number, into: Buffer) => Promise<void>,
   emit: (bytes: Buffer) => Promise<void>,
 ): Promise<void> {
-  await emit(wavHeader(RECORDING_RATE, RECORDING_CHANNELS, samples * FRAME_BYTES));
+  await emit(wavHeader(rateHz, RECORDING_CHANNELS, samples * FRAME_BYTES));
   const left = Buffer.alloc(ASSEMBLY_STEP * 2);
   const right = Buffer.alloc(ASSEMBLY_STEP * 2);
   for (let i = 0; i < samples; i += ASSEMBLY_STEP) {
@@ -91,12 +96,18 @@ export async function assembleRecording(
   }
 }
 
-/** The byte ranges [from, to) of a recording of `size` bytes that `spans` cover (whole frames). */
-export function spanBytes(spans: readonly TimeSpan[], size: number): Array<{ from: number; to: number }> {
+/** The rate a recording's WAV header (its first WAV_HEADER_BYTES) states, Hz. */
+export function recordingRate(header: Buffer): number {
+  if (header.length < WAV_HEADER_BYTES) throw new Error('recording header missing');
+  return header.readUInt32LE(24);
+}
+
+/** The byte ranges [from, to) of a recording of `size` bytes at `rateHz` that `spans` cover (whole frames). */
+export function spanBytes(spans: readonly TimeSpan[], size: number, rateHz: number): Array<{ from: number; to: number }> {
   return spans
     .map((s) => ({
-      from: WAV_HEADER_BYTES + Math.max(0, Math.floor((s.startMs * RECORDING_RATE) / 1000)) * FRAME_BYTES,
-      to: Math.min(size, WAV_HEADER_BYTES + Math.ceil((s.endMs * RECORDING_RATE) / 1000) * FRAME_BYTES),
+      from: WAV_HEADER_BYTES + Math.max(0, Math.floor((s.startMs * rateHz) / 1000)) * FRAME_BYTES,
+      to: Math.min(size, WAV_HEADER_BYTES + Math.ceil((s.endMs * rateHz) / 1000) * FRAME_BYTES),
     }))
     .filter((r) => r.from < r.to);
 }

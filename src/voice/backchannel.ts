@@ -18,7 +18,7 @@
  * starts at the pause's 100th ms and the turn ends no sooner than its 250th, before recognition and
  * synthesis; at most the rest of one clip (BACKCHANNEL_MAX_CLIP_MS) is added to that reply.
  */
-import { FRAME_MS, Framer } from './frames.ts';
+import { FRAME_MS, Framer, SAMPLE_RATE_HZ, frameSamples } from './frames.ts';
 import type { PacedPlayout } from './playout.ts';
 import type { SpeechStyle, TtsProvider } from '../providers/tts.ts';
 import { applyVolume } from './volume.ts';
@@ -110,12 +110,12 @@ export class Backchannels {
   }
 
   /** Synthesises every word once in the agent's voice, style and volume; resolves when done (failures leave the word out). */
-  async prepare(options: { tts: TtsProvider; voiceId?: string; volume?: number; speech?: SpeechStyle }, signal: AbortSignal): Promise<void> {
+  async prepare(options: { tts: TtsProvider; voiceId?: string; volume?: number; speech?: SpeechStyle; sampleRateHz?: number }, signal: AbortSignal): Promise<void> {
     const gain = (options.volume ?? 1) * BACKCHANNEL_GAIN;
     const maxFrames = BACKCHANNEL_MAX_CLIP_MS / FRAME_MS;
     for (const word of this.#words) {
       if (signal.aborted) return;
-      const framer = new Framer();
+      const framer = new Framer(frameSamples(options.sampleRateHz ?? SAMPLE_RATE_HZ));
       const frames: Int16Array[] = [];
       try {
         const chunks = options.tts.synthesize(word, { ...(options.voiceId ? { voiceId: options.voiceId } : {}), ...options.speech, signal });

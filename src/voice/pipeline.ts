@@ -3,7 +3,8 @@ import type { VoiceActivityDetector } from '../providers/vad.ts';
 import { isAbortError } from '../providers/errors.ts';
 import { type Scheduler, type TimerHandle, realScheduler } from '../lib/scheduler.ts';
 import { Channel } from './channel.ts';
-import { FRAME_MS, Framer, bytesToSamples, samplesToMs, type AudioFrame } from './frames.ts';
+import { FRAME_MS, Framer, bytesToSamples, frameSamples, samplesToMs, type AudioFrame } from './frames.ts';
+import { openRecogniser, ttsAtRate } from './call-rate.ts';
 import type { TimedToolCall, Utterance } from './transcript.ts';
 import { UTTERANCE_MAX_CHARS, capText } from './record-bounds.ts';
 import { ConversationRecord } from './conversation-record.ts';
@@ -41,8 +42,8 @@ export const DEFAULT_RECOGNITION_TIMEOUT_MS = 5_000;
 export const MAX_INPUT_LAG_MS = 300;
 
 /**
- * The voice pipeline of one call, with no I/O of its own: feed it the user's audio (16 kHz,
- * 16-bit LE mono, any chunk size) with pushAudio(); it emits the agent's audio and the call's
+ * The voice pipeline of one call, with no I/O of its own: feed it the user's audio (16-bit LE
+ * mono at the call's `sampleRateHz`, any chunk size) with pushAudio(); it emits the agent's audio and the call's
  * events. It coordinates the listen loop (VAD -> turn detection -> recognition), the respond loop
  * (one job at a time: the opening, unprompted speech, each user turn), the replies
  * (src/voice/reply.ts: engine -> synthesis -> playout), the preemptive replies
@@ -50,13 +51,13 @@ export const MAX_INPUT_LAG_MS = 300;
  * register listeners, `await start()`, and `close()` when the call ends.
  */
 export class VoicePipeline {
-  readonly #o: Required<Pick<VoicePipelineOptions, 'interruptionSensitivity' | 'startSpeaker' | 'endpointingMs' | 'timers' | 'outputLeadMs'>> & VoicePipelineOptions;
+  readonly #o: Required<Pick<VoicePipelineOptions, 'interruptionSensitivity' | 'startSpeaker' | 'endpointingMs' | 'timers' | 'outputLeadMs' | 'sampleRateHz'>> & VoicePipelineOptions;
   readonly #time: Scheduler;
   readonly #listeners: { [K in keyof PipelineEvents]?: Array<PipelineEvents[K]> } = {};
   readonly #ctrl = new AbortController();
   readonly #input: Channel<AudioFrame>;
   readonly #jobs = new Channel<Job>({ capacity: 16, overflow: 'drop_oldest' });
-  readonly #framer = new Framer();
+  readonly #framer: Framer;
   readonly #playout: PacedPlayout;
   readonly #replies: Replies;
   readonly #speculations: Speculations;
@@ -92,7 +93,8 @@ export class VoicePipeline {
   readonly #backchannels: Backchannels | undefined;
 
   constructor(options: VoicePipelineOptions) {
-    this.#o = { interruptionSensitivity: 1, startSpeaker: 'agent', endpointingMs: 500, timers: true, outputLeadMs: 80, ...options };
+    this.#o = { interruptionSensitivity: 1, startSpeaker: 'agent', endpointingMs: 500, timers: true, outputLeadMs: 80, sampleRateHz: 16_000, ...options, tts: ttsAtRate(options.tts, options.sampleRateHz ?? 16_000) };
+    this.#framer = new Framer(frameSamples(this.#o.sampleRateHz));
     this.#time = options.scheduler ?? realScheduler;
     this.#input = new Channel({ capacity: options.inputQueueFrames ?? 50, overflow: 'drop_oldest' });
     this.#bargeInMs = bargeInThresholdMs(this.#o.interruptionSensitivity);
@@ -121,6 +123,7 @@ export class VoicePipeline {
     this.#replies = new Replies({
       engine: this.#o.engine,
       tts: this.#o.tts,
+      frameSamples: frameSamples(this.#o.sampleRateHz),
       voiceId: this.#o.voiceId,
       ...(this.#o.volume !== undefined ? { volume: this.#o.volume } : {}), normaliseForSpeech: this.#o.normaliseForSpeech === true,
       ...(this.#o.speech ? { speech: this.#o.speech } : {}),
@@ -191,9 +194,9 @@ export class VoicePipeline {
     this.#started = true;
     this.#t0 = this.#time.now();
     try {
-      this.#vad = await this.#o.vad.create({ aggressiveness: this.#o.vadAggressiveness ?? 2 });
-      this.#denoiser = await this.#o.denoiser?.();
-      this.#stt = await this.#o.stt.openStream({
+      this.#vad = await this.#o.vad.create({ aggressiveness: this.#o.vadAggressiveness ?? 2, sampleRateHz: this.#o.sampleRateHz });
+      this.#denoiser = await this.#o.denoiser?.(this.#o.sampleRateHz);
+      this.#stt = await openRecogniser(this.#o.stt, this.#o.sampleRateHz, {
         signal: this.#ctrl.signal,
         onInterim: ({ text }) => {
           this.#interim = text;
@@ -223,7 +226,7 @@ export class VoicePipeline {
   }
 
   /**
-   * Feeds user audio (16 kHz 16-bit LE mono, any length); returns its place on the call's timeline,
+   * Feeds user audio (16-bit LE mono at the call's rate, any length); returns its place on the call's timeline,
    * ms (undefined once stopped). The first audio starts at the clock; a later gap the caller never
    * sent (over MAX_INPUT_LAG_MS behind it) is skipped, so utterances keep their spoken order.
    */
@@ -235,7 +238,7 @@ export class VoicePipeline {
       const allowed = this.#inputFrames > 0 || this.#framer.pendingSamples > 0 ? MAX_INPUT_LAG_MS : 0;
       if (behind > allowed) this.#inputFrames += Math.floor(behind / FRAME_MS);
     }
-    const atMs = this.#inputFrames * FRAME_MS + samplesToMs(this.#framer.pendingSamples);
+    const atMs = this.#inputFrames * FRAME_MS + samplesToMs(this.#framer.pendingSamples, this.#o.sampleRateHz);
     for (const f of this.#framer.push(pcm)) {
       void this.#input.push({ pcm: f, offsetMs: this.#inputFrames++ * FRAME_MS, receivedMs: this.elapsedMs() });
     }
@@ -303,7 +306,7 @@ export class VoicePipeline {
           case 'speech':
             if (ev.frame.speech) {
               this.#lastVoicedAt = this.#time.now();
-              const band = this.#band.push(ev.frame.pcm);
+              const band = this.#band.push(ev.frame.pcm, this.#o.sampleRateHz);
               if (band) this.#emit('audio_band', band);
               this.#speculations.dropPending(); // the user goes on
             } else if (ev.silenceMs >= PREEMPT_AFTER_MS) {

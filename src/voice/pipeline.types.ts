@@ -1,5 +1,6 @@
 import type { DtmfOptions } from './dtmf.ts';
 import type { BackchannelSettings } from './backchannel.ts';
+import type { CallSampleRate } from './frames.ts';
 /**
  * The events and options of a VoicePipeline (src/voice/pipeline.ts).
  */
@@ -20,7 +21,7 @@ export type HangupReason = 'agent_hangup' | 'call_transfer' | 'voicemail_reached
 
 /** Events of a VoicePipeline; listeners are called synchronously, in order of registration. */
 export interface PipelineEvents {
-  /** One 20 ms frame (320 samples, 16 kHz mono) of agent speech, paced at real time plus `outputLeadMs`. */
+  /** One 20 ms frame (mono, at the call's `sampleRateHz`: 320 samples at 16 kHz) of agent speech, paced at real time plus `outputLeadMs`. */
   agent_audio: (pcm: Int16Array) => void;
   /** `atMs`: where the reply begins on the call's timeline (its utterance's start), ms since the pipeline started. */
   agent_start_talking: (info: { atMs: number }) => void;
@@ -151,6 +152,13 @@ export interface VoicePipelineOptions {
   playedMs?: () => number | undefined;
   /** How far agent audio may run ahead of real time, ms; default 80. Bounds barge-in latency. */
   outputLeadMs?: number;
+  /**
+   * The call's audio rate both ways, Hz: what pushAudio() takes and `agent_audio` gives; the
+   * endpoint's (CallEndpoint.sampleRate). Default 16000. At 8000 (a telephone-band call) the
+   * frames, the VAD and the recogniser run at 8 kHz (a recogniser that decodes only 16 kHz is fed
+   * a resampled copy), and the agent's voice is made at 8 kHz (src/voice/call-rate.ts).
+   */
+  sampleRateHz?: CallSampleRate;
   /** Input frames queued before the oldest are dropped; default 50 (1 s). */
   inputQueueFrames?: number;
   /** Agent frames synthesized ahead of playback before synthesis waits; default 1500 (30 s). */

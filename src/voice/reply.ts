@@ -38,6 +38,8 @@ export interface HeldReply {
 export interface ReplyHost {
   readonly engine: ResponseEngine;
   readonly tts: TtsProvider;
+  /** Samples in one 20 ms frame of the call's audio (the synthesiser gives the call's rate). */
+  readonly frameSamples: number;
   readonly voiceId: string | undefined;
   /** Gain on the agent's speech (the agent's `volume`); undefined: as synthesized. */
   readonly volume?: number;
@@ -178,7 +180,7 @@ export class Replies {
     let hangup: EngineHangup | undefined;
     let functionMs = 0;
     let contextMs: number | undefined;
-    const framer = new Framer();
+    const framer = new Framer(h.frameSamples);
     try {
       const engine = h.engine;
       const respondOptions: RespondOptions = {

@@ -1,13 +1,13 @@
 /**
  * Answering-machine detection for outbound phone calls (issue 24; Retell's
- * `enable_voicemail_detection`): a pure state machine, the callee's audio (16 kHz mono PCM, any
- * chunk size) and what the recogniser heard of it in, one decision out. No I/O, no timers: its
+ * `enable_voicemail_detection`): a pure state machine, the callee's audio (mono PCM at the call's
+ * rate, 16 or 8 kHz, any chunk size) and what the recogniser heard of it in, one decision out. No I/O, no timers: its
  * clock is the audio it was given, so the same audio always gives the same decision.
  *
  * What decides, in the order a machine usually gives itself away (Twilio's AMD and the hosted
  * agents decide on the same cues):
  * - a beep: one steady tone between 400 and 2000 Hz held BEEP_MIN_MS (Goertzel power over a
- *   40 ms window at 8 kHz, at 50 Hz steps then 25 Hz around the strongest; a tone puts nearly all
+ *   40 ms window at 8 kHz, the phone band's own rate or 16 kHz audio taken in pairs, at 50 Hz steps then 25 Hz around the strongest; a tone puts nearly all
  *   of a window's energy in one bin, speech spreads it over its harmonics and moves);
  * - a greeting's words: "leave a message", "not available", "after the tone", "voicemail", ...
  *   in the transcript (GREETING_PHRASES);
@@ -22,13 +22,14 @@
  * the greeting, or at the latest MESSAGE_WAIT_MS after the decision.
  */
 
-/** The detector's frame, ms (320 samples at 16 kHz). */
+/** The detector's frame, ms (320 samples at 16 kHz, 160 at 8 kHz). */
 export const VM_FRAME_MS = 20;
-const SAMPLE_RATE = 16_000;
-const FRAME_SAMPLES = (SAMPLE_RATE * VM_FRAME_MS) / 1000;
-/** The tone search's window: two frames taken at 8 kHz (pairs averaged: a beep is in the phone band), so that its bins are 25 Hz apart. */
+/**
+ * The tone search's window: two frames at 8 kHz (16 kHz audio taken in averaged pairs: a beep is
+ * in the phone band), 320 samples, so that its bins are 25 Hz apart.
+ */
 const TONE_RATE = 8_000;
-const TONE_WINDOW = FRAME_SAMPLES;
+const TONE_WINDOW = (2 * TONE_RATE * VM_FRAME_MS) / 1000;
 
 /** A steady tone at least this long is a beep, ms (answering machines: 200 ms to 1 s). */
 export const BEEP_MIN_MS = 160;
@@ -76,6 +77,8 @@ export interface VoicemailDetectorOptions {
   timeoutMs: number;
   /** Frame RMS above which the callee makes sound; default 400 (about -38 dBFS). */
   soundRms?: number;
+  /** The rate of the audio pushed, Hz: 8000 (a telephone-band call, heard as it is) or 16000, the default. */
+  sampleRateHz?: 8000 | 16000;
 }
 
 /** The Goertzel coefficient 2cos(2πf/rate) of `hz` in the tone window. */
@@ -90,10 +93,14 @@ const TONE_DRIFT_HZ = 30;
 export class VoicemailDetector {
   readonly #timeoutMs: number;
   readonly #soundRms: number;
+  /** Samples per frame at the audio's rate. */
+  readonly #frameSamples: number;
+  /** Samples of the audio per sample of the tone window: 2 at 16 kHz, 1 at 8 kHz. */
+  readonly #step: number;
   /** Samples not yet a whole frame. */
   #pending = new Int16Array(0);
   /** The previous frame, for the tone window. */
-  #previous = new Int16Array(FRAME_SAMPLES);
+  #previous: Int16Array;
   #frames = 0;
   #state: 'listening' | 'machine' | 'human' | 'done' = 'listening';
   /** The current stretch of talk, from its first voiced frame (pauses shorter than HUMAN_PAUSE_MS join it), and its voiced audio, ms. */
@@ -115,6 +122,10 @@ export class VoicemailDetector {
     const { min, max } = VOICEMAIL_TIMEOUT_BOUNDS_MS;
     this.#timeoutMs = Math.min(max, Math.max(min, options.timeoutMs));
     this.#soundRms = options.soundRms ?? 400;
+    const rate = options.sampleRateHz ?? 16_000;
+    this.#frameSamples = (rate * VM_FRAME_MS) / 1000;
+    this.#step = rate / TONE_RATE;
+    this.#previous = new Int16Array(this.#frameSamples);
   }
 
   /** The audio heard so far, ms. */
@@ -127,7 +138,7 @@ export class VoicemailDetector {
     return this.#state === 'listening' || this.#state === 'machine';
   }
 
-  /** The callee's audio (16 kHz mono PCM, any length); returns the decisions it led to, in order. */
+  /** The callee's audio (mono PCM at the detector's rate, any length); returns the decisions it led to, in order. */
   push(pcm: Int16Array): VoicemailDecision[] {
     if (!this.listening) return [];
     let samples = pcm;
@@ -137,7 +148,8 @@ export class VoicemailDetector {
       samples.set(pcm, this.#pending.length);
     }
     let at = 0;
-    for (; at + FRAME_SAMPLES <= samples.length && this.listening; at += FRAME_SAMPLES) this.#frame(samples.subarray(at, at + FRAME_SAMPLES));
+    const n = this.#frameSamples;
+    for (; at + n <= samples.length && this.listening; at += n) this.#frame(samples.subarray(at, at + n));
     this.#pending = this.listening ? samples.slice(at) : new Int16Array(0);
     return this.#out.splice(0);
   }
@@ -154,7 +166,7 @@ export class VoicemailDetector {
     this.#frames += 1;
     let energy = 0;
     for (const x of frame) energy += x * x;
-    const rms = Math.sqrt(energy / FRAME_SAMPLES);
+    const rms = Math.sqrt(energy / this.#frameSamples);
     const loud = rms >= this.#soundRms;
     const tone = loud ? this.#toneOf(frame) : null;
     this.#previous = frame.slice();
@@ -225,10 +237,16 @@ export class VoicemailDetector {
    */
   #toneOf(frame: Int16Array): number | null {
     const window = this.#toneWindow;
-    const half = FRAME_SAMPLES / 2;
-    for (let i = 0; i < half; i++) {
-      window[i] = (this.#previous[2 * i]! + this.#previous[2 * i + 1]!) / 2;
-      window[half + i] = (frame[2 * i]! + frame[2 * i + 1]!) / 2;
+    const half = TONE_WINDOW / 2;
+    if (this.#step === 1) {
+      // Telephone-band audio is at the window's rate already: heard as it is.
+      window.set(this.#previous);
+      window.set(frame, half);
+    } else {
+      for (let i = 0; i < half; i++) {
+        window[i] = (this.#previous[2 * i]! + this.#previous[2 * i + 1]!) / 2;
+        window[half + i] = (frame[2 * i]! + frame[2 * i + 1]!) / 2;
+      }
     }
     let energy = 0;
     for (const x of window) energy += x * x;

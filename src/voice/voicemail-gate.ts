@@ -25,6 +25,8 @@ export type VoicemailAction = { type: 'hangup' } | { type: 'static_text'; text: 
 export interface VoicemailGateOptions {
   /** The detection window, ms (Retell's `voicemail_detection_timeout_ms`; bounded by the detector). */
   timeoutMs: number;
+  /** The rate of the callee's audio, Hz (the call's); default 16000. */
+  sampleRateHz?: 8000 | 16000;
   action: VoicemailAction;
   /** Who speaks first: with 'agent', words heard before the decision are not answered after the opening. */
   startSpeaker: 'agent' | 'user';
@@ -56,7 +58,7 @@ export class VoicemailGate {
 
   constructor(options: VoicemailGateOptions) {
     this.#o = options;
-    this.#detector = new VoicemailDetector({ timeoutMs: options.timeoutMs });
+    this.#detector = new VoicemailDetector({ timeoutMs: options.timeoutMs, ...(options.sampleRateHz ? { sampleRateHz: options.sampleRateHz } : {}) });
   }
 
   /** The detector's verdict so far: `in_voicemail` of the call's analysis (undefined: none yet). */
@@ -64,7 +66,7 @@ export class VoicemailGate {
     return this.#verdict === undefined ? undefined : this.#verdict === 'machine';
   }
 
-  /** The callee's audio (16 kHz mono PCM). */
+  /** The callee's audio (mono PCM at the call's rate, `sampleRateHz`). */
   audio(pcm: Int16Array): void {
     if (this.#detector.listening) this.#apply(this.#detector.push(pcm));
   }

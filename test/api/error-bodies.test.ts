@@ -93,7 +93,7 @@ for (const kind of STORES) {
       // 100 ms recorded through the store the runtime chose (a file on SQLite, chunks on PostgreSQL).
       const writer = h.runtime.services.recordings.open(callId);
       await writer.writeChunk(0, 0, Buffer.alloc(3_200));
-      const recordingPath = await writer.finish(1_600);
+      const recordingPath = await writer.finish(1_600, 16_000);
       const wav = { length: 44 + 1_600 * 4 };
       await h.runtime.services.lifecycle.finishCall(callId, { reason: 'user_hangup', recordingPath });
       for (const range of [`bytes=${wav.length}-`, 'bytes=-0', `bytes=${wav.length + 10}-${wav.length + 20}`]) {

@@ -34,7 +34,7 @@ for (const kind of STORES) {
       for (let i = 0; i < RATE * 3; i++) user.writeInt16LE((i % 2000) - 1000, i * 2);
       await writer.writeChunk(0, 0, user);
       await writer.writeChunk(1, 0, Buffer.alloc(RATE * 2, 7));
-      const recordingPath = await writer.finish(RATE * 3);
+      const recordingPath = await writer.finish(RATE * 3, RATE);
       assert.ok(await h.runtime.services.lifecycle.finishCall(callId, { reason: 'user_hangup', recordingPath }));
       return { callId };
     }

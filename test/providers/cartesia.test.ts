@@ -12,6 +12,7 @@ import { loadConfig } from '../../src/config/config.ts';
 import { buildProviders, speechCatalog } from '../../src/providers/registry.ts';
 import { concat } from '../voice/harness.ts';
 import { fakeCartesia } from '../helpers/speech-servers.ts';
+import { ttsAtRate } from '../../src/voice/call-rate.ts';
 
 function cartesia(url: string, extra: Partial<CartesiaOptions> = {}): CartesiaTts {
   return new CartesiaTts({ url, apiKey: 'ca-key', model: 'sonic-2', voices: CARTESIA_LIBRARY_VOICES, defaultVoiceId: CARTESIA_LIBRARY_VOICES[0]!.voiceId, connectTimeoutMs: 2000, ...extra });
@@ -149,6 +150,19 @@ test("cartesia: the agent's voice_speed goes as Sonic 3's generation_config, or 
   } finally {
     await sonic2.close();
     await sonic3.close();
+    await srv.close();
+  }
+});
+
+test('cartesia: on an 8 kHz call the voice is asked for at sample_rate 8000 and handed on as it came', async () => {
+  const srv = await fakeCartesia({ chunks: 3, intervalMs: 5 });
+  const tts = cartesia(srv.url);
+  try {
+    const audio = await collect(ttsAtRate(tts, 8000).synthesize('Hello.'));
+    assert.deepEqual(srv.seen.requests[0]!.output_format, { container: 'raw', encoding: 'pcm_s16le', sample_rate: 8000 });
+    assert.equal(audio.length, 2400, 'the samples the server sent, none added or lost by a resampler');
+  } finally {
+    await tts.close();
     await srv.close();
   }
 });

@@ -121,7 +121,7 @@ describe('each descriptor reads its own variables, as documented', () => {
 const RECOGNISERS: Record<string, { env: Record<string, string>; expect: Partial<SttCapabilities> }> = {
   openai: {
     env: { STT_PROVIDER: 'openai', STT_BASE_URL: 'http://127.0.0.1:9/v1' },
-    expect: { streaming: false, interimResults: false, biasing: 'runtime', inputSampleRates: [16_000], telephoneBand: 'good' },
+    expect: { streaming: false, interimResults: false, biasing: 'runtime', inputSampleRates: 'any', telephoneBand: 'good' },
   },
   deepgram: { env: { STT_PROVIDER: 'deepgram' }, expect: { streaming: true, interimResults: true, biasing: 'open-only', languages: ['*'], inputSampleRates: 'any', telephoneBand: 'good' } },
   assemblyai: { env: { STT_PROVIDER: 'assemblyai' }, expect: { streaming: true, interimResults: true, biasing: 'open-only', languages: ['en'], inputSampleRates: 'any', telephoneBand: 'good' } },
@@ -136,6 +136,7 @@ describe('capabilities', () => {
       biasing: 'runtime',
       languages: ['en-US'],
       inputSampleRates: [8_000, 16_000],
+      telephoneRate: 16_000,
       telephoneBand: 'poor',
       telephoneBandAdvice: 'wideband model: telephone-band callers (phone lines, hands-free Bluetooth) are heard badly, use STT_PROVIDER=deepgram or openai for them',
     });
@@ -156,7 +157,7 @@ describe('capabilities', () => {
 
   it('speech engines: Flite synthesizes a sentence whole, the OpenAI-compatible endpoint streams; the voices are those offered', () => {
     const flite = descriptorFor('tts', 'flite').capabilities({});
-    assert.deepEqual(flite, { streaming: false, languages: ['en-US'], voices: ['flite-kal16', 'flite-slt', 'flite-rms', 'flite-awb', 'flite-kal'] });
+    assert.deepEqual(flite, { streaming: false, languages: ['en-US'], voices: ['flite-kal16', 'flite-slt', 'flite-rms', 'flite-awb', 'flite-kal'], outputSampleRates: [8_000] });
     const openai = descriptorFor('tts', 'openai').capabilities({ baseUrl: 'http://127.0.0.1:9/v1', model: 'tts-1', defaultVoice: 'my-voice' });
     assert.equal(openai.streaming, true);
     assert.deepEqual(openai.voices.slice(0, 2), ['my-voice', 'alloy'], 'a configured voice that is not one of OpenAI\'s comes first');
@@ -165,8 +166,8 @@ describe('capabilities', () => {
 
   it('LLMs stream and call tools; fvad is tunable, the energy threshold is not', () => {
     for (const d of CATALOG.llm) assert.deepEqual(d.capabilities({}), { streaming: true, tools: true }, d.id);
-    assert.deepEqual(descriptorFor('vad', 'fvad').capabilities({}), { inputSampleRates: [16_000], tunable: true });
-    assert.deepEqual(descriptorFor('vad', 'energy').capabilities({}), { inputSampleRates: [16_000], tunable: false });
+    assert.deepEqual(descriptorFor('vad', 'fvad').capabilities({}), { inputSampleRates: [8_000, 16_000], tunable: true });
+    assert.deepEqual(descriptorFor('vad', 'energy').capabilities({}), { inputSampleRates: [8_000, 16_000], tunable: false });
   });
 
   /** The providers whose endpoint is a WebSocket: a ws:// base URL instead of the http:// one. */

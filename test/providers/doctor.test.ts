@@ -17,7 +17,7 @@ const OFF = 'STT_PROVIDER=openai transcribes whole utterances: no interim result
 const PHONE_OPENAI = {
   feature: 'telephone_band',
   available: true,
-  detail: 'STT_PROVIDER=openai takes 16 kHz only; phone calls (SIP, Twilio) reach it upsampled from 8 kHz to 16 kHz (the pipeline runs at 16 kHz); hosted model trained on varied audio: recommended for telephone-band callers',
+  detail: 'STT_PROVIDER=openai decodes 8 kHz natively; phone calls (G.711 SIP, Twilio) reach it at 8 kHz as they came; hosted model trained on varied audio: recommended for telephone-band callers',
 };
 
 describe('doctor', () => {
@@ -74,7 +74,7 @@ describe('doctor', () => {
     const phone = (env: Record<string, string>) => featureReport(loadConfig(env).media.providers).find((f) => f.feature === 'telephone_band');
     const sphinx = phone({ STT_PROVIDER: 'pocketsphinx' });
     assert.equal(sphinx?.available, false);
-    assert.match(sphinx?.detail ?? '', /^STT_PROVIDER=pocketsphinx decodes 8 kHz natively; phone calls \(SIP, Twilio\) reach it upsampled from 8 kHz to 16 kHz/);
+    assert.match(sphinx?.detail ?? '', /^STT_PROVIDER=pocketsphinx decodes 8 kHz natively; phone calls \(G\.711 SIP, Twilio\) reach it upsampled from 8 kHz to 16 kHz \(its input alone; the call runs at 8 kHz\)/);
     const deepgram = phone({ STT_PROVIDER: 'deepgram' });
     assert.equal(deepgram?.available, true);
     assert.match(deepgram?.detail ?? '', /^STT_PROVIDER=deepgram decodes 8 kHz natively;/);

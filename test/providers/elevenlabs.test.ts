@@ -16,6 +16,7 @@ import { EnergyVad } from '../../src/providers/fake/fake.providers.ts';
 import type { TurnLatency } from '../../src/voice/latency.ts';
 import { WordStt, concat, silence, tone } from '../voice/harness.ts';
 import { fakeElevenLabs } from '../helpers/speech-servers.ts';
+import { ttsAtRate } from '../../src/voice/call-rate.ts';
 
 function tts(baseUrl: string, extra: Partial<ElevenLabsOptions> = {}): ElevenLabsTts {
   return new ElevenLabsTts({ baseUrl, apiKey: 'el-key', model: 'eleven_flash_v2_5', voices: ELEVENLABS_PREMADE_VOICES, defaultVoiceId: '11labs-Sarah', optimizeStreamingLatency: 3, connectTimeoutMs: 2000, ...extra });
@@ -177,6 +178,25 @@ test("elevenlabs: the agent's voice_speed is voice_settings.speed (clipped to 0.
     ]);
     await collect(tts(srv.baseUrl).synthesize('Slow.', { speed: 0.5 }));
     assert.deepEqual(srv.seen[1]!.messages[0], { text: ' ', voice_settings: { stability: 0.5, similarity_boost: 0.8, speed: 0.7 } });
+  } finally {
+    await srv.close();
+  }
+});
+
+test('elevenlabs: on an 8 kHz call the voice is asked for as pcm_8000 and handed on as it came (no resampling)', async () => {
+  const srv = await fakeElevenLabs({ chunks: 3, chunkSamples: 800 });
+  try {
+    const phone = ttsAtRate(tts(srv.baseUrl), 8000);
+    const audio = await collect(phone.synthesize('Hello there.', { voiceId: '11labs-George' }));
+    assert.equal(srv.seen[0]!.query.get('output_format'), 'pcm_8000');
+    assert.equal(audio.length, 3 * 800, 'the samples the server sent, none added or lost by a resampler');
+    for (let k = 0; k < audio.length; k++) assert.equal(audio[k], (k % 2000) - 1000, `sample ${k}`);
+    const stream = phone.openTextStream?.({ voiceId: '11labs-George' });
+    assert.ok(stream);
+    stream.write('Hi.');
+    stream.end();
+    await collect(stream.audio());
+    assert.equal(srv.seen[1]!.query.get('output_format'), 'pcm_8000', 'a streamed reply too');
   } finally {
     await srv.close();
   }

@@ -94,6 +94,31 @@ describe('voicemail detector on real speech', () => {
     assert.notEqual(run(detector, speech.get('greeting')!)[0]?.cue, 'beep');
   });
 
+  it('hears a telephone-band call at 8 kHz as it came: the greeting, then the beep (1 kHz) and its end; "Hello?" is a human', () => {
+    // The phone band: Flite's 16 kHz speech averaged in pairs to 8 kHz; the beep made at 8 kHz; 20 ms chunks of 160 samples.
+    const narrow = (pcm: Int16Array) => Int16Array.from({ length: pcm.length >> 1 }, (_, i) => Math.round((pcm[2 * i]! + pcm[2 * i + 1]!) / 2));
+    const beep8k = (ms: number) => Int16Array.from({ length: ms * 8 }, (_, i) => Math.round(9000 * Math.sin((2 * Math.PI * 1000 * i) / 8000)));
+    const run8k = (detector: VoicemailDetector, pcm: Int16Array) => {
+      const out: VoicemailDecision[] = [];
+      for (let at = 0; at < pcm.length; at += 160) out.push(...detector.push(pcm.subarray(at, at + 160)));
+      return out;
+    };
+    const greeting = narrow(speech.get('greeting')!);
+    const beepAt = 300 + greeting.length / 8 + 400;
+    const detector = new VoicemailDetector({ timeoutMs: 30_000, sampleRateHz: 8000 });
+    const decisions = run8k(detector, concat(new Int16Array(300 * 8), greeting, new Int16Array(400 * 8), beep8k(500), new Int16Array(3_000 * 8)));
+    assert.deepEqual(decisions.map((d) => `${d.kind}:${d.cue}`), ['machine:long_greeting', 'message_window:beep_end']);
+    const window = decisions[1]!.atMs;
+    assert.ok(window >= beepAt + 500 && window <= beepAt + 500 + 60, `the window opens as the beep ends (${window} ms, beep ${beepAt}-${beepAt + 500})`);
+    // A beep alone, at 8 kHz, is heard after 160 ms of it.
+    const alone = run8k(new VoicemailDetector({ timeoutMs: 30_000, sampleRateHz: 8000 }), concat(new Int16Array(8_000), beep8k(400), new Int16Array(8_000)));
+    assert.deepEqual(alone.map((d) => `${d.kind}:${d.cue}`), ['machine:beep', 'message_window:beep_end']);
+    assert.ok(alone[0]!.atMs >= 1_000 + 160 && alone[0]!.atMs <= 1_000 + 220, `the beep is heard after 160 ms of it (${alone[0]!.atMs})`);
+    const hello = narrow(speech.get('hello')!);
+    const person = run8k(new VoicemailDetector({ timeoutMs: 30_000, sampleRateHz: 8000 }), concat(new Int16Array(400 * 8), hello, new Int16Array(2_000 * 8)));
+    assert.deepEqual(person.map((d) => `${d.kind}:${d.cue}`), ['human:human_pause']);
+  });
+
   it('a callee who says nothing is a human after 5 s; talk that never settles ends at the bounded timeout', () => {
     assert.deepEqual(run(new VoicemailDetector({ timeoutMs: 30_000 }), silence(6_000, 30)).map((d) => `${d.kind}:${d.cue}@${d.atMs}`), ['human:silence@5000']);
     // 2.5 s utterances (longer than a person's first words, shorter than a greeting) with 1 s pauses.

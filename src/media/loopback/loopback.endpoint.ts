@@ -22,6 +22,8 @@ export interface LoopbackOptions {
 
 export class LoopbackEndpoint implements CallEndpoint {
   readonly transport = 'loopback';
+  /** Wideband: the call runs at 16 kHz. */
+  readonly sampleRate = 16_000;
   /** Every event the session sent, in order. */
   readonly events: CallEvent[] = [];
   /** How the call ended, once it has. */

@@ -27,9 +27,9 @@ export interface RtpCodec {
   readonly name: SipCodecName;
   /** The RTP timestamp clock, Hz. */
   readonly clockRate: number;
-  /** The rate of the PCM in and out, Hz. */
-  readonly sampleRate: number;
-  /** PCM samples in one 20 ms packet. */
+  /** The rate of the PCM in and out, Hz: the call's rate (G.711 8 kHz, never resampled). */
+  readonly sampleRate: 8000 | 16000;
+  /** PCM samples in one 20 ms packet we send. */
   readonly frameSamples: number;
   /** One packet's payload from `frame` (a whole packet length's samples: ./sdp.ts names the lengths each codec sends). */
   encode(frame: Int16Array): Uint8Array;

@@ -1,22 +1,21 @@
 /**
- * A phone call over the SIP endpoint, as a call session sees it: RTP audio converted between the
- * wire's codec and the port's 16 kHz (G.711's 8 kHz resampled; Opus decoded to and encoded from
- * 16 kHz directly), keypad digits (RFC 4733) to the sink and from the
- * agent (press_digit), a transfer by
+ * A phone call over the SIP endpoint, as a call session sees it: RTP audio decoded and encoded at
+ * the codec's own rate, which is the port's and the call's (G.711 at 8 kHz, never resampled: the
+ * call runs at the telephone band end to end; Opus decoded to and encoded from 16 kHz), keypad
+ * digits (RFC 4733) to the sink and from the agent (press_digit), a transfer by
  * REFER and the end of the call handed back to its dialog (a BYE, unless the caller hung up first).
  */
 import type dgram from 'node:dgram';
 import type { CallMedia } from '../../domain/call.ts';
-import { type Resampler, createResampler } from '../../providers/audio/resample.ts';
 import type { CallEndpoint, CallEnding, CallEvent, EndpointSink } from '../endpoint.ts';
 import { type RtpDropReason, RtpSession } from './rtp.ts';
 import { type RtpMedia, createRtpCodec } from './rtp-codec.ts';
 
-/** The port's rate: what the call session hears and plays. */
-const PORT_SAMPLE_RATE = 16_000;
-
-/** A call's endpoint on its bound RTP socket, the codec negotiated, the far end at `remote`. */
-export async function openSipEndpoint(options: {
+/**
+ * A call's endpoint on its bound RTP socket, the codec negotiated, the far end at `remote`. Nothing
+ * in it waits any more (G.711 is no longer resampled); it stays a promise for the dialogs that await it.
+ */
+export function openSipEndpoint(options: {
   socket: dgram.Socket;
   media: RtpMedia;
   remote: { address: string; port: number };
@@ -28,32 +27,23 @@ export async function openSipEndpoint(options: {
   const { media } = options;
   const codec = createRtpCodec(media);
   const rtp = new RtpSession({ socket: options.socket, codec, payloadType: media.payloadType, eventPayloadType: media.eventPayloadType, eventClockRate: media.eventClockRate, remote: options.remote, ptimeMs: media.ptimeMs, dropped: options.rtpDropped });
-  try {
-    const rate = codec.sampleRate;
-    const [upsampler, downsampler] = rate === PORT_SAMPLE_RATE ? [null, null] : await Promise.all([createResampler(rate, PORT_SAMPLE_RATE), createResampler(PORT_SAMPLE_RATE, rate)]);
-    return new SipCallEndpoint({ rtp, upsampler, downsampler, onEnd: options.onEnd, transfer: options.transfer });
-  } catch (error) {
-    rtp.close();
-    throw error;
-  }
+  return Promise.resolve(new SipCallEndpoint({ rtp, onEnd: options.onEnd, transfer: options.transfer }));
 }
 
 export class SipCallEndpoint implements CallEndpoint {
   readonly transport = 'sip';
+  /** The codec's audio rate (G.711: 8 kHz; Opus: 16 kHz): the call's pipeline runs at it. */
+  readonly sampleRate: 8000 | 16000;
   readonly #rtp: RtpSession;
-  /** Null where the codec's rate is the port's (Opus). */
-  readonly #up: Resampler | null;
-  readonly #down: Resampler | null;
   readonly #onEnd: (ending: CallEnding) => void;
   readonly #transfer: (destination: string) => Promise<void>;
   #ended = false;
   #sink: EndpointSink | null = null;
 
-  constructor(options: { rtp: RtpSession; upsampler: Resampler | null; downsampler: Resampler | null; onEnd: (ending: CallEnding) => void; transfer: (destination: string) => Promise<void> }) {
+  constructor(options: { rtp: RtpSession; onEnd: (ending: CallEnding) => void; transfer: (destination: string) => Promise<void> }) {
     this.#transfer = options.transfer;
     this.#rtp = options.rtp;
-    this.#up = options.upsampler;
-    this.#down = options.downsampler;
+    this.sampleRate = options.rtp.codec.sampleRate;
     this.#onEnd = options.onEnd;
   }
 
@@ -71,7 +61,7 @@ export class SipCallEndpoint implements CallEndpoint {
     this.#sink = sink;
     this.#rtp.start({
       audio: (pcm) => {
-        if (!this.#ended) sink.audio(this.#up ? this.#up.process(pcm) : pcm);
+        if (!this.#ended) sink.audio(pcm);
       },
       dtmf: (digit) => {
         if (!this.#ended) sink.dtmf?.(digit);
@@ -84,7 +74,7 @@ export class SipCallEndpoint implements CallEndpoint {
   }
 
   playAudio(pcm: Int16Array): void {
-    if (!this.#ended) this.#rtp.send(this.#down ? this.#down.process(pcm) : pcm);
+    if (!this.#ended) this.#rtp.send(pcm);
   }
 
   clear(): void {
@@ -127,16 +117,12 @@ export class SipCallEndpoint implements CallEndpoint {
     if (this.#ended) return;
     this.#ended = true;
     this.#rtp.detach();
-    this.#up?.close();
-    this.#down?.close();
   }
 
   end(ending: CallEnding): void {
     if (this.#ended) return;
     this.#ended = true;
     this.#rtp.close();
-    this.#up?.close();
-    this.#down?.close();
     this.#onEnd(ending);
   }
 }

@@ -1,7 +1,7 @@
 /**
  * One carrier media stream (Twilio's, in its dialect) as a call endpoint: the caller's μ-law
- * 8 kHz audio decoded and resampled to the port's 16 kHz, keypad digits to the sink, our audio
- * resampled and encoded back, a mark after each frame so the played position comes from the
+ * 8 kHz audio decoded and handed on at 8 kHz (the port's rate here: the call runs at the telephone
+ * band end to end), keypad digits to the sink, our 8 kHz audio encoded back, a mark after each frame so the played position comes from the
  * carrier (what it echoes has been played), `clear` on barge-in, keys the agent presses as in-band
  * tones (the stream takes only audio from us), and bounds on what the peer may send. The session
  * sees only the port.
@@ -9,10 +9,9 @@
 import type { RawData, WebSocket } from 'ws';
 import type { CallMedia } from '../../domain/call.ts';
 import { wsDataToBuffer } from '../../lib/ws-data.ts';
-import { createResampler, type Resampler } from '../../providers/audio/resample.ts';
 import { keypadTones, notAKey } from '../codec/keypad.ts';
 import { decodeMulaw, encodeMulaw } from '../codec/mulaw.ts';
-import { ENDPOINT_SAMPLE_RATE, type CallEndpoint, type CallEnding, type CallEvent, type EndpointSink } from '../endpoint.ts';
+import { type CallEndpoint, type CallEnding, type CallEvent, type EndpointSink } from '../endpoint.ts';
 import { MAX_STREAM_MESSAGE_CHARS, STREAM_SAMPLE_RATE, type StreamDialect, type StreamMessage } from './stream-protocol.ts';
 
 /** What the stream's start said: the carrier's ids and our own parameters. */
@@ -42,6 +41,8 @@ export interface MediaStreamOptions {
 
 export class MediaStreamEndpoint implements CallEndpoint {
   readonly transport: string;
+  /** μ-law at 8 kHz, decoded as it is: the call's pipeline runs at the telephone band. */
+  readonly sampleRate = STREAM_SAMPLE_RATE;
   /** Resolves with the stream's start, or null if the socket closed or sent garbage first. */
   readonly started: Promise<StreamStart | null>;
   /**
@@ -55,8 +56,6 @@ export class MediaStreamEndpoint implements CallEndpoint {
   #sink: EndpointSink | undefined;
   #start: StreamStart | undefined;
   #resolveStart!: (start: StreamStart | null) => void;
-  #toPort: Resampler | undefined;
-  #toWire: Resampler | undefined;
   #over = false;
   /** The reply being played: its number (in the marks' names) and how much of it was sent and played, ms. */
   #reply = 0;
@@ -102,12 +101,6 @@ export class MediaStreamEndpoint implements CallEndpoint {
     return this.#start;
   }
 
-  /** Loads the resamplers (8 kHz <-> 16 kHz); the transport awaits it before the call runs. */
-  async prepare(): Promise<void> {
-    this.#toPort ??= await createResampler(STREAM_SAMPLE_RATE, ENDPOINT_SAMPLE_RATE);
-    this.#toWire ??= await createResampler(ENDPOINT_SAMPLE_RATE, STREAM_SAMPLE_RATE);
-  }
-
   /** Refuses the stream before any call runs on it (closes the socket; the carrier hangs up). */
   refuse(code: number, reason: string): void {
     this.#stop();
@@ -132,15 +125,15 @@ export class MediaStreamEndpoint implements CallEndpoint {
   }
 
   playAudio(pcm: Int16Array): void {
-    if (this.#over || !this.#start || !this.#toWire) return;
+    if (this.#over || !this.#start) return;
     if (this.#ws.bufferedAmount > SOCKET_HARD_LIMIT_BYTES) {
       // The carrier is not reading what we send: the call cannot go on.
       this.#ws.terminate();
       return;
     }
-    const audio = encodeMulaw(this.#toWire.process(pcm));
+    const audio = encodeMulaw(pcm);
     if (audio.length === 0) return;
-    this.#sentMs += (pcm.length * 1000) / ENDPOINT_SAMPLE_RATE;
+    this.#sentMs += (pcm.length * 1000) / STREAM_SAMPLE_RATE;
     this.#traffic.packetsOut += 1;
     this.#traffic.bytesOut += audio.length;
     this.#ws.send(this.#dialect.media(this.#start.streamId, audio));
@@ -260,7 +253,7 @@ export class MediaStreamEndpoint implements CallEndpoint {
   }
 
   #onAudio(message: Extract<StreamMessage, { kind: 'media' }>): void {
-    if (!this.#start || !this.#toPort) return;
+    if (!this.#start) return;
     const { audio } = message;
     this.#traffic.packetsIn += 1;
     this.#traffic.bytesIn += audio.length;
@@ -276,7 +269,7 @@ export class MediaStreamEndpoint implements CallEndpoint {
     }
     this.#audioMs += ms;
     if (!this.#sink) return;
-    const pcm = this.#toPort.process(decodeMulaw(audio));
+    const pcm = decodeMulaw(audio);
     if (pcm.length > 0) this.#sink.audio(pcm);
   }
 
@@ -325,7 +318,5 @@ export class MediaStreamEndpoint implements CallEndpoint {
     if (this.#over) return;
     this.#over = true;
     this.#failKeyPresses('the stream ended before the keys played');
-    this.#toPort?.close();
-    this.#toWire?.close();
   }
 }

@@ -191,7 +191,6 @@ export class TwilioTransport {
     }
     this.#started.set(start.callId, true);
     if (start.encoding !== null && start.encoding !== TWILIO_MULAW) return endpoint.refuse(1003, 'unsupported encoding');
-    await endpoint.prepare();
     // A cold transfer leaves the stream for <Dial> (Twilio then stops the stream: that `stop` joins the call's end).
     const credentials = number.credentials;
     endpoint.transfer = (destination) => this.#rest.updateCall(credentials, start.callId, { twiml: dialTwiml(destination) });

@@ -36,6 +36,8 @@ const CUT_OFF_DEADLINE_MS = 30_000;
 
 export class WebCallEndpoint implements CallEndpoint {
   readonly transport = 'websocket';
+  /** Wideband: the call runs at 16 kHz. */
+  readonly sampleRate = 16_000;
   readonly #ws: WebSocket;
   readonly #audio: Buffer[] = [];
   readonly #inbound: { counters: InboundCounters; now: () => number };

@@ -71,6 +71,8 @@ export interface WebRtcEndpointOptions {
 
 export class WebRtcEndpoint implements CallEndpoint {
   readonly transport = 'webrtc';
+  /** Wideband: the call runs at 16 kHz. */
+  readonly sampleRate = 16_000;
   readonly outputLeadMs = OUTPUT_LEAD_MS;
   readonly #pc: RTCPeerConnection;
   readonly #track: MediaStreamTrack;

@@ -3,12 +3,15 @@ import { createResampler, type Resampler } from './resample.ts';
 
 /**
  * Noise suppression of one call's audio: RNNoise (Xiph's recurrent network, its model inside the
- * library, compiled to WASM). It runs at 48 kHz in 10 ms frames (480 samples); the call's 16 kHz
- * audio is resampled up and back with the Speex resampler. One suppressor per call: it keeps the
- * network's state and the resamplers' filters between frames.
+ * library, compiled to WASM). It runs at 48 kHz in 10 ms frames (480 samples) only; the call's
+ * audio (16 kHz, or 8 kHz on a telephone-band call) is resampled up for it and back down to the
+ * call's rate with the Speex resampler. An 8 kHz call's audio stays 8 kHz audio: RNNoise hears its
+ * 0-4 kHz band at 48 kHz (its bands above 4 kHz empty, as on any telephone-band caller of a
+ * wideband call), and what comes back is cut to 4 kHz again; nothing after it sees 16 kHz. One
+ * suppressor per call: it keeps the network's state and the resamplers' filters between frames.
  */
 export interface NoiseSuppressor {
-  /** The denoised audio of `pcm` (16 kHz mono), as many samples, about 3 ms later (the filters' delay). */
+  /** The denoised audio of `pcm` (mono at the call's rate), as many samples, about 3 ms later (the filters' delay). */
   process(pcm: Int16Array): Int16Array;
   /** Idempotent; frees the WASM state. */
   close(): void;
@@ -26,8 +29,6 @@ interface RnnoiseModule {
 /** RNNoise's frame: 10 ms at 48 kHz. */
 const RNNOISE_FRAME = 480;
 const RNNOISE_RATE = 48_000;
-/** The call's audio rate (src/voice/frames.ts). */
-const CALL_RATE = 16_000;
 
 let modulePromise: Promise<RnnoiseModule> | undefined;
 function rnnoise(): Promise<RnnoiseModule> {
@@ -35,13 +36,13 @@ function rnnoise(): Promise<RnnoiseModule> {
   return modulePromise;
 }
 
-/** Creates one call's suppressor (the WASM module loads on first use). */
-export async function createNoiseSuppressor(): Promise<NoiseSuppressor> {
+/** Creates one call's suppressor for audio at `rateHz` (default 16 kHz; the WASM module loads on first use). */
+export async function createNoiseSuppressor(rateHz = 16_000): Promise<NoiseSuppressor> {
   const m = await rnnoise();
-  const up = await createResampler(CALL_RATE, RNNOISE_RATE);
+  const up = await createResampler(rateHz, RNNOISE_RATE);
   let down: Resampler;
   try {
-    down = await createResampler(RNNOISE_RATE, CALL_RATE);
+    down = await createResampler(RNNOISE_RATE, rateHz);
   } catch (error) {
     up.close();
     throw error;
@@ -52,7 +53,7 @@ export async function createNoiseSuppressor(): Promise<NoiseSuppressor> {
   if (!state || !inPtr || !outPtr) throw new Error('rnnoise: out of WASM memory');
   /** 48 kHz samples waiting for a whole RNNoise frame. */
   let pending = new Float32Array(0);
-  /** Denoised 16 kHz samples not yet handed out. */
+  /** Denoised samples at the call's rate not yet handed out. */
   let ready = new Int16Array(0);
   let closed = false;
   return {
@@ -96,7 +97,7 @@ export async function createNoiseSuppressor(): Promise<NoiseSuppressor> {
 }
 
 /** Creates one call's noise suppressor (Providers.denoiser; the agent's `denoising_mode` asks for it). */
-export type NoiseSuppressorFactory = () => Promise<NoiseSuppressor>;
+export type NoiseSuppressorFactory = (rateHz?: 8000 | 16000) => Promise<NoiseSuppressor>;
 
 /** Loads the WASM module; resolves false instead of throwing (for doctor()). */
 export async function noiseSuppressionAvailable(): Promise<boolean> {

@@ -38,7 +38,8 @@ export interface CartesiaOptions {
 const CARTESIA_LANGUAGES = ['en'];
 
 export function cartesiaCapabilities(o: Pick<CartesiaOptions, 'voices'>): TtsCapabilities {
-  return { streaming: true, languages: CARTESIA_LANGUAGES, voices: o.voices.map((v) => v.voiceId) };
+  // `pcm_s16le` at `sample_rate` 8000 gives a telephone-band call its rate from the source.
+  return { streaming: true, languages: CARTESIA_LANGUAGES, voices: o.voices.map((v) => v.voiceId), outputSampleRates: [8_000] };
 }
 
 interface ServerMessage {
@@ -224,7 +225,7 @@ export class CartesiaTts implements TtsProvider {
       voice: { mode: 'id', id: voice.providerVoiceId },
       language: 'en',
       context_id: contextId,
-      output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 16_000 },
+      output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: options.sampleRateHz ?? 16_000 },
       add_timestamps: true,
       ...cartesiaSpeed(this.#o.model, options.speed),
     };
@@ -289,7 +290,7 @@ export class CartesiaTts implements TtsProvider {
         voice: { mode: 'id', id: voice.providerVoiceId },
         language: 'en',
         context_id: contextId,
-        output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 16_000 },
+        output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: options.sampleRateHz ?? 16_000 },
         ...cartesiaSpeed(this.#o.model, options.speed),
         continue: false,
       });

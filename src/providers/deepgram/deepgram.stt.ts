@@ -17,7 +17,7 @@ export const DEEPGRAM_CAPABILITIES: SttCapabilities = {
   interimResults: true,
   biasing: 'open-only',
   languages: [ANY_LANGUAGE],
-  // linear16 at the rate given as `sample_rate` (this provider sends 16 kHz).
+  // linear16 at the rate given as `sample_rate`: the stream's (SttOpenOptions.sampleRateHz; 8000 on a telephone-band call).
   inputSampleRates: 'any',
   telephoneBand: 'good',
   telephoneBandAdvice: 'hosted models, some made for phone calls (STT_MODEL, e.g. nova-2-phonecall): recommended for telephone-band callers',
@@ -101,7 +101,8 @@ export class DeepgramStt implements SttProvider {
     signal?.throwIfAborted();
     const url = new URL(this.#o.url ?? DEEPGRAM_LISTEN_URL);
     url.searchParams.set('encoding', 'linear16');
-    url.searchParams.set('sample_rate', '16000');
+    const rateHz = options.sampleRateHz ?? 16_000;
+    url.searchParams.set('sample_rate', String(rateHz));
     url.searchParams.set('channels', '1');
     url.searchParams.set('interim_results', 'true');
     if (this.#o.model) url.searchParams.set('model', this.#o.model);
@@ -129,7 +130,7 @@ export class DeepgramStt implements SttProvider {
       ws.once('open', () => done());
       ws.once('error', (e) => done(new ProviderError('asr', this.id, 'connection failed', { retryable: true, cause: e })));
     });
-    return new DeepgramStream(ws, this.#o, options.onInterim);
+    return new DeepgramStream(ws, this.#o, rateHz, options.onInterim);
   }
 }
 
@@ -161,6 +162,8 @@ class DeepgramStream implements SttStream {
   /** Samples written on the socket so far, and where the current utterance began (undefined: none begun). */
   #written = 0;
   #utteranceAt: number | undefined;
+  /** The audio's rate, Hz (as `sample_rate` told the server). */
+  readonly #rateHz: number;
   /** One entry per Finalize sent and not yet answered, in the order sent. */
   readonly #waiters: Waiter[] = [];
   #failure: ProviderError | undefined;
@@ -168,9 +171,10 @@ class DeepgramStream implements SttStream {
   #keepAlive: ReturnType<typeof setInterval>;
   readonly #socketClosed: Promise<void>;
 
-  constructor(ws: WebSocket, o: DeepgramOptions, onInterim?: (i: SttInterim) => void) {
+  constructor(ws: WebSocket, o: DeepgramOptions, rateHz: number, onInterim?: (i: SttInterim) => void) {
     this.#ws = ws;
     this.#o = o;
+    this.#rateHz = rateHz;
     this.#socketClosed = new Promise((resolve) => ws.once('close', () => resolve()));
     ws.on('message', (data, isBinary) => {
       if (isBinary) return;
@@ -259,7 +263,7 @@ class DeepgramStream implements SttStream {
         resolve,
         reject,
         settled: false,
-        baseMs: ((this.#utteranceAt ?? this.#written) * 1000) / 16_000,
+        baseMs: ((this.#utteranceAt ?? this.#written) * 1000) / this.#rateHz,
         // No answer in time: the utterance is what arrived so far (a server that never marks
         // from_finalize still works, one turn at a time). A late answer is then discarded.
         timer: setTimeout(() => {

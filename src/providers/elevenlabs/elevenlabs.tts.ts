@@ -36,7 +36,8 @@ export interface ElevenLabsOptions {
 }
 
 export function elevenLabsCapabilities(o: Pick<ElevenLabsOptions, 'model' | 'voices'>): TtsCapabilities {
-  return { streaming: true, languages: elevenLabsLanguages(o.model), voices: o.voices.map((v) => v.voiceId) };
+  // `output_format=pcm_8000` gives a telephone-band call its rate from the source.
+  return { streaming: true, languages: elevenLabsLanguages(o.model), voices: o.voices.map((v) => v.voiceId), outputSampleRates: [8_000] };
 }
 
 function elevenLabsLanguages(model: string): readonly string[] {
@@ -56,7 +57,7 @@ interface ServerMessage {
  * (`/v1/text-to-speech/{voice_id}/stream-input`), one socket per sentence: the opening message
  * (`text: " "`, voice settings), the sentence with `try_trigger_generation` and `flush`, the
  * closing `text: ""`; the server answers with base64 `audio` chunks (raw 16 kHz PCM, asked as
- * `output_format=pcm_16000`) and `isFinal`. Stopping early (barge-in) closes the socket, which
+ * `output_format=pcm_16000`; 8 kHz as `pcm_8000` when TtsOptions.sampleRateHz asks) and `isFinal`. Stopping early (barge-in) closes the socket, which
  * ends the generation.
  */
 export class ElevenLabsTts implements TtsProvider {
@@ -95,21 +96,21 @@ export class ElevenLabsTts implements TtsProvider {
     return elevenLabsLanguages(this.#o.model);
   }
 
-  /** The socket URL of one voice. */
-  #url(voice: HostedVoice): URL {
+  /** The socket URL of one voice, its audio raw PCM at `rateHz`. */
+  #url(voice: HostedVoice, rateHz: number): URL {
     const base = (this.#o.baseUrl ?? ELEVENLABS_BASE_URL).replace(/\/+$/, '');
     const url = new URL(`${base}/v1/text-to-speech/${encodeURIComponent(voice.providerVoiceId)}/stream-input`);
     url.searchParams.set('model_id', this.#o.model);
-    url.searchParams.set('output_format', 'pcm_16000');
+    url.searchParams.set('output_format', `pcm_${String(rateHz)}`);
     if (this.#o.optimizeStreamingLatency !== undefined) url.searchParams.set('optimize_streaming_latency', String(this.#o.optimizeStreamingLatency));
     return url;
   }
 
-  #open(voice: HostedVoice, signal: AbortSignal | undefined): Promise<WebSocket> {
+  #open(voice: HostedVoice, signal: AbortSignal | undefined, rateHz: number): Promise<WebSocket> {
     return openProviderSocket({
       kind: 'tts',
       provider: this.id,
-      url: this.#url(voice),
+      url: this.#url(voice, rateHz),
       headers: this.#o.apiKey ? { 'xi-api-key': this.#o.apiKey } : {},
       connectTimeoutMs: this.#o.connectTimeoutMs ?? 5000,
       ...(signal ? { signal } : {}),
@@ -128,9 +129,10 @@ export class ElevenLabsTts implements TtsProvider {
     let opening: Promise<WebSocket | undefined> = Promise.resolve(undefined);
     if (!voice) queue.fail(new ProviderError('tts', this.id, 'no voice configured'));
     else {
-      opening = this.#open(voice, options.signal).then(
+      const rateHz = options.sampleRateHz ?? 16_000;
+      opening = this.#open(voice, options.signal, rateHz).then(
         (ws) => {
-          listen(ws, queue, this.id, timeline);
+          listen(ws, queue, this.id, rateHz, timeline);
           ws.send(JSON.stringify({ text: ' ', voice_settings: { stability: 0.5, similarity_boost: 0.8, ...elevenLabsSpeed(options.speed) }, generation_config: { chunk_length_schedule: [50, 90, 120, 150] } }));
           return ws;
         },
@@ -187,9 +189,10 @@ export class ElevenLabsTts implements TtsProvider {
     if (!text.trim()) return;
     const voice = this.#byVoiceId.get(options.voiceId ?? '') ?? this.#byVoiceId.get(this.#o.defaultVoiceId);
     if (!voice) throw new ProviderError('tts', this.id, 'no voice configured');
-    const ws = await this.#open(voice, options.signal);
+    const rateHz = options.sampleRateHz ?? 16_000;
+    const ws = await this.#open(voice, options.signal, rateHz);
     const queue = new AudioQueue({ kind: 'tts', provider: this.id, idleTimeoutMs: this.#o.idleTimeoutMs ?? 10_000 });
-    listen(ws, queue, this.id);
+    listen(ws, queue, this.id, rateHz);
     try {
       ws.send(JSON.stringify({ text: ' ', voice_settings: { stability: 0.5, similarity_boost: 0.8, ...elevenLabsSpeed(options.speed) } }));
       ws.send(JSON.stringify({ text: `${withPhonemeTags(text.trim(), options.pronunciations ?? [])} `, try_trigger_generation: true, flush: true }));
@@ -202,8 +205,8 @@ export class ElevenLabsTts implements TtsProvider {
   }
 }
 
-/** Routes the server's messages of one synthesis into `queue`, and the audio's alignment into `timeline`. */
-function listen(ws: WebSocket, queue: AudioQueue, provider: string, timeline?: WordTimeline): void {
+/** Routes the server's messages of one synthesis (PCM at `rateHz`) into `queue`, and the audio's alignment into `timeline`. */
+function listen(ws: WebSocket, queue: AudioQueue, provider: string, rateHz: number, timeline?: WordTimeline): void {
   let carry: Buffer = Buffer.alloc(0);
   /** Samples received before the current chunk: an alignment's times start at its own chunk. */
   let samples = 0;
@@ -219,7 +222,7 @@ function listen(ws: WebSocket, queue: AudioQueue, provider: string, timeline?: W
     if (typeof m.audio === 'string' && m.audio.length > 0) {
       const decoded = pcmFromBase64(m.audio, carry);
       carry = decoded.carry;
-      if (timeline && m.alignment && typeof m.alignment === 'object') timeline.addChars(m.alignment.chars, m.alignment.charStartTimesMs, m.alignment.charDurationsMs, samples / 16);
+      if (timeline && m.alignment && typeof m.alignment === 'object') timeline.addChars(m.alignment.chars, m.alignment.charStartTimesMs, m.alignment.charDurationsMs, (samples * 1000) / rateHz);
       samples += decoded.samples.length;
       queue.push(decoded.samples);
     } else if (m.isFinal !== true && (typeof m.error === 'string' || typeof m.message === 'string')) {

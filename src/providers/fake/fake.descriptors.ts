@@ -42,7 +42,7 @@ export const fakeLlm: ProviderDescriptor<'llm', NoOptions> = {
 };
 
 /** A level threshold over any frame; VadOptions do not apply. */
-const ENERGY_CAPABILITIES: VadCapabilities = { inputSampleRates: [16_000], tunable: false };
+const ENERGY_CAPABILITIES: VadCapabilities = { inputSampleRates: [8_000, 16_000], tunable: false };
 
 /** VAD_PROVIDER=energy: speech when a frame's level passes a threshold (tests, the benchmark). */
 export const energyVad: ProviderDescriptor<'vad', NoOptions> = {

@@ -33,7 +33,8 @@ export function fakeSttCapabilities(options: FakeSttOptions = {}): SttCapabiliti
     interimResults: interims,
     biasing: 'none',
     languages: options.languages ?? FAKE_LANGUAGES,
-    inputSampleRates: [16_000],
+    // Scripted: it takes the stream's rate as told (SttOpenOptions.sampleRateHz), and tests read what it was told.
+    inputSampleRates: 'any',
     telephoneBand: 'good',
     telephoneBandAdvice: 'scripted: the audio band makes no difference',
   };
@@ -132,8 +133,10 @@ export class FakeStt implements SttProvider {
         const before = samples;
         samples += pcm.length;
         const next = this.#script[0];
-        const words = Math.floor(samples / 3200);
-        if (!onInterim || !next || words === Math.floor(before / 3200)) return;
+        // One more word of the interim every 200 ms of audio, at the stream's rate.
+        const perWord = (options.sampleRateHz ?? 16_000) / 5;
+        const words = Math.floor(samples / perWord);
+        if (!onInterim || !next || words === Math.floor(before / perWord)) return;
         const text = next.split(' ').slice(0, words).join(' ');
         if (text === lastInterim) return;
         lastInterim = text;

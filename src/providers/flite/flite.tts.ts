@@ -38,6 +38,8 @@ export const FLITE_CAPABILITIES: TtsCapabilities = {
   streaming: false,
   languages: ['en-US'],
   voices: FLITE_VOICE_INFO.map((v) => v.voice_id),
+  // A voice's own rate converted once to the rate asked for (`kal` is an 8 kHz voice: not converted at all for a phone call).
+  outputSampleRates: [8_000],
 };
 
 /** Longest text handed to one Flite run; longer text is cut at a word boundary. */
@@ -115,15 +117,17 @@ export class FliteTts implements TtsProvider {
     }
     const audio = decodeWav(new Uint8Array(wav));
     let pcm = toMono(audio);
-    if (audio.sampleRate !== 16000) {
-      const r = await createResampler(audio.sampleRate, 16000);
+    const rate = options.sampleRateHz ?? 16_000;
+    if (audio.sampleRate !== rate) {
+      const r = await createResampler(audio.sampleRate, rate);
       pcm = r.process(pcm);
       r.close();
     }
     // Hand out ~200 ms pieces so a consumer can stop early without holding whole sentences.
-    for (let i = 0; i < pcm.length; i += 3200) {
+    const piece = rate / 5;
+    for (let i = 0; i < pcm.length; i += piece) {
       options.signal?.throwIfAborted();
-      yield pcm.subarray(i, i + 3200);
+      yield pcm.subarray(i, i + piece);
     }
   }
 

@@ -41,15 +41,16 @@ export const OPENAI_TRANSCRIPTION_CAPABILITIES: SttCapabilities = {
   interimResults: false,
   biasing: 'runtime',
   languages: OPENAI_AUDIO_LANGUAGES,
-  // The Whisper models run on 16 kHz audio (the server resamples other rates).
-  inputSampleRates: [16_000],
+  // The WAV says its rate (8 kHz on a telephone-band call); the server resamples for its model.
+  inputSampleRates: 'any',
   telephoneBand: 'good',
   telephoneBandAdvice: 'hosted model trained on varied audio: recommended for telephone-band callers',
 };
 
 /**
  * OpenAI-compatible batch transcription (POST /audio/transcriptions, multipart): each utterance's
- * audio is buffered (bounded) and uploaded as a 16 kHz WAV when the turn ends. Uploads of
+ * audio is buffered (bounded) and uploaded as a WAV at the stream's rate (16 kHz, or 8 kHz on a
+ * telephone-band call: SttOpenOptions.sampleRateHz) when the turn ends. Uploads of
  * successive utterances may overlap; each finalize() gets its own utterance's text. close()
  * aborts the uploads in flight. Expected phrases (bias(), then SttOpenOptions.keywords) go in
  * each request's `prompt`. Batch: no interim hypotheses.
@@ -72,10 +73,11 @@ export class OpenAiTranscriptionStt implements SttProvider {
    * Transcribes one utterance; `language` (BCP-47) is sent as its ISO-639-1 code, default the
    * configured one. `phrases`, words the speaker is expected to use, go in the request's `prompt`
    * (comma-separated, at most PROMPT_MAX_CHARS), which steers the model's spelling and vocabulary.
+   * `sampleRateHz`: the audio's rate, which the WAV states (default 16 kHz).
    */
-  async transcribe(pcm: Int16Array, signal?: AbortSignal, language = this.#o.language, phrases: readonly string[] = []): Promise<SttResult> {
+  async transcribe(pcm: Int16Array, signal?: AbortSignal, language = this.#o.language, phrases: readonly string[] = [], sampleRateHz = 16_000): Promise<SttResult> {
     const form = new FormData();
-    form.append('file', new Blob([new Uint8Array(encodeWav({ sampleRate: 16000, channels: 1, samples: pcm }))], { type: 'audio/wav' }), 'utterance.wav');
+    form.append('file', new Blob([new Uint8Array(encodeWav({ sampleRate: sampleRateHz, channels: 1, samples: pcm }))], { type: 'audio/wav' }), 'utterance.wav');
     form.append('model', this.#o.model);
     form.append('response_format', 'json');
     // The endpoint takes ISO-639-1 ('pt'), not a regional tag ('pt-BR').
@@ -96,7 +98,8 @@ export class OpenAiTranscriptionStt implements SttProvider {
 
   async openStream(options: SttOpenOptions = {}): Promise<SttStream> {
     options.signal?.throwIfAborted();
-    const max = ((this.#o.maxUtteranceMs ?? 60_000) * 16000) / 1000;
+    const rateHz = options.sampleRateHz ?? 16_000;
+    const max = ((this.#o.maxUtteranceMs ?? 60_000) * rateHz) / 1000;
     let parts: Int16Array[] = [];
     let samples = 0;
     let closed = false;
@@ -123,7 +126,7 @@ export class OpenAiTranscriptionStt implements SttProvider {
         parts = [];
         samples = 0;
         if (all.length === 0) return { text: '' };
-        return this.transcribe(all, signal ? AbortSignal.any([signal, closing.signal]) : closing.signal, options.language ?? this.#o.language, [...biased, ...keywords]);
+        return this.transcribe(all, signal ? AbortSignal.any([signal, closing.signal]) : closing.signal, options.language ?? this.#o.language, [...biased, ...keywords], rateHz);
       },
       bias: (phrases) => {
         biased = [...phrases];

@@ -88,6 +88,10 @@ export function pocketsphinxCapabilities(mode: PocketsphinxMode): SttCapabilitie
     biasing: mode === 'library' ? 'runtime' : 'none',
     languages: LANGUAGES,
     inputSampleRates: [8_000, 16_000],
+    // Its narrowband decoder (-samprate 8000) heard the real-speech set's telephone-band commands and
+    // digits far worse than the wideband model given the same audio upsampled (BENCHMARKS.md, "The
+    // telephone band end to end"): phone calls give it an upsampled copy (src/voice/call-rate.ts).
+    telephoneRate: 16_000,
     // BENCHMARKS.md, "Recognition": the wideband model hears 8 kHz audio far worse.
     telephoneBand: 'poor',
     telephoneBandAdvice: 'wideband model: telephone-band callers (phone lines, hands-free Bluetooth) are heard badly, use STT_PROVIDER=deepgram or openai for them',

@@ -3,7 +3,7 @@ import type { VadCapabilities } from '../vad.ts';
 import { FvadProvider, fvadAvailable } from './fvad.ts';
 
 /** libfvad judges 16 kHz frames and honours VadOptions. */
-const CAPABILITIES: VadCapabilities = { inputSampleRates: [16_000], tunable: true };
+const CAPABILITIES: VadCapabilities = { inputSampleRates: [8_000, 16_000], tunable: true };
 
 /** VAD_PROVIDER=fvad, the default: WebRTC VAD as WASM. Reads no variables. */
 export const fvadVad: ProviderDescriptor<'vad', NoOptions> = {

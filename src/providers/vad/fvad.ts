@@ -18,7 +18,10 @@ function fvad(): Promise<FvadModule> {
   return modulePromise;
 }
 
-/** WebRTC VAD (libfvad as WASM), 16 kHz. One detector per call; each holds a few KB of WASM memory. */
+/**
+ * WebRTC VAD (libfvad as WASM), at 16 kHz or natively at 8 kHz (VadOptions.sampleRateHz: libfvad
+ * judges 8, 16, 32 and 48 kHz). One detector per call; each holds a few KB of WASM memory.
+ */
 export class FvadProvider implements VadProvider {
   readonly id = 'fvad';
 
@@ -27,8 +30,14 @@ export class FvadProvider implements VadProvider {
     const inst = m._fvad_new();
     if (!inst) throw new Error('fvad_new failed');
     m._fvad_set_mode(inst, options.aggressiveness ?? 2);
-    m._fvad_set_sample_rate(inst, 16000);
-    const maxSamples = 480; // 30 ms at 16 kHz
+    const rate = options.sampleRateHz ?? 16_000;
+    if (m._fvad_set_sample_rate(inst, rate) !== 0) {
+      m._fvad_free(inst);
+      throw new Error(`fvad: sample rate ${String(rate)} Hz is not judged`);
+    }
+    /** 10 ms at the rate: libfvad takes 10, 20 or 30 ms frames. */
+    const tenMs = rate / 100;
+    const maxSamples = tenMs * 3;
     const buf = m._malloc(maxSamples * 2);
     let closed = false;
     // libfvad's noise model starts untrained and flags the first frames of plain room noise as
@@ -36,14 +45,14 @@ export class FvadProvider implements VadProvider {
     let warmup = options.warmupFrames ?? 10;
     const judge = (frame: Int16Array): boolean => {
       // libfvad accepts 10, 20 or 30 ms frames only; anything else is judged in 10 ms pieces.
-      if (frame.length === 160 || frame.length === 320 || frame.length === 480) {
+      if (frame.length === tenMs || frame.length === tenMs * 2 || frame.length === tenMs * 3) {
         m.HEAP16.set(frame, buf >> 1);
         return m._fvad_process(inst, buf, frame.length) === 1;
       }
       let voiced = false;
-      for (let i = 0; i + 160 <= frame.length; i += 160) {
-        m.HEAP16.set(frame.subarray(i, i + 160), buf >> 1);
-        if (m._fvad_process(inst, buf, 160) === 1) voiced = true;
+      for (let i = 0; i + tenMs <= frame.length; i += tenMs) {
+        m.HEAP16.set(frame.subarray(i, i + tenMs), buf >> 1);
+        if (m._fvad_process(inst, buf, tenMs) === 1) voiced = true;
       }
       return voiced;
     };

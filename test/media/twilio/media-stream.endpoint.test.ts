@@ -34,21 +34,21 @@ describe('the media-stream endpoint', () => {
     const endpoint = await eventually(() => endpoints[before]);
     const start = await endpoint.started;
     assert.deepEqual(start && { callId: start.callId, accountId: start.accountId, parameters: start.parameters }, { callId: 'CA1', accountId: 'AC1', parameters: { token: 'x' } });
-    await endpoint.prepare();
     const sink = new Sink();
     endpoint.attach(sink);
     return { stream, endpoint, sink };
   }
 
-  it("hands the caller's μ-law audio to the session at 16 kHz, and keypad digits", { timeout: 10_000 }, async () => {
+  it("hands the caller's μ-law audio to the session at 8 kHz, as it came, and keypad digits", { timeout: 10_000 }, async () => {
     const { stream, sink, endpoint } = await open();
+    assert.equal(endpoint.sampleRate, 8000, 'the port runs at the telephone band');
     const tone = Int16Array.from({ length: 1600 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 300 * i) / 8000)));
     await stream.say(tone);
     stream.dtmf('4');
     stream.dtmf('#');
     await eventually(() => sink.digits === '4#');
-    // 200 ms at 8 kHz is 3 200 samples at 16 kHz (less the resampler's few samples of delay).
-    assert.ok(sink.samples > 3000 && sink.samples <= 3200, `samples ${sink.samples}`);
+    // 200 ms at 8 kHz: 1 600 samples, nothing resampled (a resampler to 16 kHz would give about 3 200).
+    assert.equal(sink.samples, 1600);
     assert.ok(sink.peak > 6000, `the tone came through (peak ${sink.peak})`);
     const stats = endpoint.mediaStats();
     assert.deepEqual({ transport: stats.transport, codec: stats.codec, sample_rate: stats.sample_rate, packets_in: stats.packets_in, bytes_in: stats.bytes_in, packets_lost: stats.packets_lost }, { transport: 'twilio', codec: 'pcmu', sample_rate: 8000, packets_in: 10, bytes_in: 1600, packets_lost: 0 });
@@ -60,7 +60,7 @@ describe('the media-stream endpoint', () => {
   it("plays the agent's audio as μ-law 8 kHz; the played position comes from Twilio's marks; clear drops the rest", { timeout: 10_000 }, async () => {
     const { stream, endpoint } = await open();
     endpoint.send({ type: 'agent_talking', utteranceId: 'utt_1' });
-    const frame = Int16Array.from({ length: 320 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 400 * i) / 16000)));
+    const frame = Int16Array.from({ length: 160 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 400 * i) / 8000)));
     for (let i = 0; i < 50; i += 1) endpoint.playAudio(frame); // 1 s, sent at once
     assert.equal(endpoint.playedMs(), 0, 'nothing played before Twilio says so');
     await eventually(() => stream.sent('media').length === 50);
@@ -89,7 +89,7 @@ describe('the media-stream endpoint', () => {
   it('presses keys as in-band Q.23 tones queued after the audio already sent; resolves once Twilio played them', { timeout: 10_000 }, async () => {
     const { stream, endpoint } = await open();
     endpoint.send({ type: 'agent_talking', utteranceId: 'utt_1' });
-    const frame = Int16Array.from({ length: 320 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 400 * i) / 16000)));
+    const frame = Int16Array.from({ length: 160 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 400 * i) / 8000)));
     for (let i = 0; i < 10; i += 1) endpoint.playAudio(frame); // 200 ms of words, then the keys
     await assert.rejects(endpoint.sendDigits('12x'), /"x" is not a key/);
     const pressed = endpoint.sendDigits('1#9*');

@@ -76,6 +76,11 @@ for (const kind of STORES) {
         { from_number: CALLER, to_number: NUMBER, direction: 'inbound', telephony_identifier: callSid },
       );
       assert.deepEqual({ transport: full.media.transport, codec: full.media.codec, sample_rate: full.media.sample_rate }, { transport: 'twilio', codec: 'pcmu', sample_rate: 8000 });
+      // Issue 24, item 6: the call ran at 8 kHz end to end: the recogniser was opened at 8 kHz
+      // (it was given the caller's audio as it came), and the recording is an 8 kHz WAV.
+      assert.equal(providers.stt.opened.at(-1)?.sampleRateHz, 8000);
+      const wav = Buffer.from(await (await fetch(twilio.route(full.recording_url))).arrayBuffer());
+      assert.equal(wav.readUInt32LE(24), 8000, 'the WAV header says 8000 Hz');
       assert.equal(full.media.bytes_in, full.media.packets_in * 160, 'the caller sent 20 ms μ-law chunks');
       assert.ok(full.media.packets_out >= stream.sent('media').length);
       // What the caller heard of the cut-off reply is what Twilio's marks said was played.
