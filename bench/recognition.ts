@@ -152,6 +152,14 @@ export async function runRecognitionBench(options: RecognitionBenchOptions = {})
   const corpus = await buildCorpus(voices);
   const rows: string[] = [];
   const totals = new Map<string, Score>();
+  // A decoder setting weighed against ours in the same run (bench/real-speech.ts): the Flite
+  // table gets its columns too, with bias as calls run.
+  const candidate = candidateArgsFromEnv(process.env['DECODER_CANDIDATE_ARGS']);
+  const runs: Array<{ bias: boolean; extraArgs: string[]; key: string }> = [
+    { bias: false, extraArgs: [], key: 'false' },
+    { bias: true, extraArgs: [], key: 'true' },
+    ...(candidate.length > 0 ? [{ bias: true, extraArgs: candidate, key: 'candidate' }] : []),
+  ];
   for (const voice of voices) {
     for (const band of BANDS) {
       const audio = corpus.get(`${voice}/${band}`)!;
@@ -161,13 +169,13 @@ export async function runRecognitionBench(options: RecognitionBenchOptions = {})
         return m.narrowband();
       }).length;
       const cells: string[] = [`${narrow}/${audio.length}`];
-      for (const bias of [false, true]) {
-        const sc = await score(new PocketsphinxStt({ mode }), audio, bias);
-        const key = `${band === 'telephone' || voice === 'kal' ? 'narrow' : 'wide'}/${bias}`;
+      for (const { bias, extraArgs, key: run } of runs) {
+        const sc = await score(new PocketsphinxStt({ mode, extraArgs }), audio, bias);
+        const key = `${band === 'telephone' || voice === 'kal' ? 'narrow' : 'wide'}/${run}`;
         const t = totals.get(key) ?? { branchOk: 0, utterances: 0, errors: 0, words: 0 };
         totals.set(key, { branchOk: t.branchOk + sc.branchOk, utterances: t.utterances + sc.utterances, errors: t.errors + sc.errors, words: t.words + sc.words });
         cells.push(`${sc.branchOk}/${sc.utterances}`, `${fmt((100 * sc.errors) / sc.words)} %`);
-        log(`recognition: ${voice}/${band} bias=${bias}: branch ${sc.branchOk}/${sc.utterances}, WER ${fmt((100 * sc.errors) / sc.words)} %`);
+        log(`recognition: ${voice}/${band} ${run === 'candidate' ? 'candidate, ' : ''}bias=${bias}: branch ${sc.branchOk}/${sc.utterances}, WER ${fmt((100 * sc.errors) / sc.words)} %`);
       }
       rows.push(`| ${voice} | ${band satisfies Band} | ${cells.join(' | ')} |`);
     }
@@ -183,12 +191,12 @@ export async function runRecognitionBench(options: RecognitionBenchOptions = {})
   return [
     `Machine: ${machine()}. Recogniser: PocketSphinx (Debian en-us model), ${mode} mode${lib.ok ? '' : ` (${lib.why})`}.`,
     '',
-    '| voice | band | detected telephone-band | branch | WER | branch, with bias | WER, with bias |',
-    '|---|---|---|---|---|---|---|',
+    `| voice | band | detected telephone-band | branch | WER | branch, with bias | WER, with bias |${candidate.length > 0 ? ` branch, with bias, \`${candidate.join(' ')}\` | WER, with bias, \`${candidate.join(' ')}\` |` : ''}`,
+    `|---|---|---|---|---|---|---|${candidate.length > 0 ? '---|---|' : ''}`,
     ...rows,
     '',
-    `Wideband (kal16, slt, rms, awb at wide and browser quality): ${pct(totals.get('wide/false'))}; with bias ${pct(totals.get('wide/true'))}.`,
-    `Narrowband (every voice through the telephone channel, and kal): ${pct(totals.get('narrow/false'))}; with bias ${pct(totals.get('narrow/true'))}.`,
+    `Wideband (kal16, slt, rms, awb at wide and browser quality): ${pct(totals.get('wide/false'))}; with bias ${pct(totals.get('wide/true'))}${candidate.length > 0 ? `; with bias and the candidate setting ${pct(totals.get('wide/candidate'))}` : ''}.`,
+    `Narrowband (every voice through the telephone channel, and kal): ${pct(totals.get('narrow/false'))}; with bias ${pct(totals.get('narrow/true'))}${candidate.length > 0 ? `; with bias and the candidate setting ${pct(totals.get('narrow/candidate'))}` : ''}.`,
     '',
     `Final transcript after the end of the audio, written at real time (${voices[0]}, wide):`,
     '',
@@ -196,7 +204,7 @@ export async function runRecognitionBench(options: RecognitionBenchOptions = {})
     '|---|---|---|---|---|',
     ...lat,
     '',
-    await runRealSpeechBench({ log, candidateArgs: candidateArgsFromEnv(process.env['DECODER_CANDIDATE_ARGS']), ...(process.env['PER_GROUP'] ? { perGroup: Number(process.env['PER_GROUP']) } : {}) }),
+    await runRealSpeechBench({ log, candidateArgs: candidate, ...(process.env['PER_GROUP'] ? { perGroup: Number(process.env['PER_GROUP']) } : {}) }),
   ].join('\n');
 }
 

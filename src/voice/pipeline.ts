@@ -18,6 +18,7 @@ import { denoiseStage } from './stages/denoise.stage.ts';
 import type { NoiseSuppressor } from '../providers/audio/rnnoise.ts';
 import { turnStage } from './stages/turn.stage.ts';
 import { sttStage } from './stages/stt.stage.ts';
+import { SpeechFeed } from './stages/speech-feed.ts';
 import { PacedPlayout } from './playout.ts';
 import { DtmfCollector } from './dtmf.ts';
 import { Replies, type TurnTiming } from './reply.ts';
@@ -281,8 +282,9 @@ export class VoicePipeline {
     const signal = this.#ctrl.signal;
     try {
       const eot = this.#o.endOfTurn;
-      const turnOptions = eot ? { endOfTurnMs: (silenceMs: number) => turnEndSilenceMs(eot, silenceMs, stt.pendingMs?.(), this.#interim) } : { endpointingMs: this.#o.endpointingMs };
-      const events = sttStage(turnStage(vadStage(denoiseStage(this.#input, this.#denoiser, signal), vad, signal, this.#o.minSpeechRms), turnOptions, signal), stt, signal, {
+      const feed = new SpeechFeed(stt);
+      const turnOptions = eot ? { endOfTurnMs: (silenceMs: number) => turnEndSilenceMs(eot, silenceMs, feed.pendingMs(), this.#interim) } : { endpointingMs: this.#o.endpointingMs };
+      const events = sttStage(turnStage(vadStage(denoiseStage(this.#input, this.#denoiser, signal), vad, signal, this.#o.minSpeechRms), turnOptions, signal), feed, signal, {
         provider: this.#o.stt.id,
         now: () => this.#time.now(),
         timeoutMs: this.#o.recognitionTimeoutMs ?? DEFAULT_RECOGNITION_TIMEOUT_MS,

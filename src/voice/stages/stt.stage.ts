@@ -1,5 +1,6 @@
-import { MAX_WORDS_PER_UTTERANCE, type SttResult, type SttStream } from '../../providers/stt.ts';
+import { MAX_WORDS_PER_UTTERANCE, type SttResult } from '../../providers/stt.ts';
 import { ProviderError } from '../../providers/errors.ts';
+import type { SpeechFeed } from './speech-feed.ts';
 import type { TurnEvent } from './turn.stage.ts';
 
 /** The outcome of recognition, settled (never rejects) so it can wait in a queue safely. */
@@ -21,7 +22,7 @@ export interface SttStageOptions {
 }
 
 /**
- * Streams each utterance's audio (pre-roll included) into the recogniser as it arrives and, at
+ * Streams each utterance's audio (pre-roll included; of a pause, what SpeechFeed lets through) into the recogniser as it arrives and, at
  * the end of the turn, finalizes it. The transcript arrives later as a promise, so this stage
  * never stalls the audio path while the recogniser finishes. A recogniser that has not answered
  * `timeoutMs` after the end of the turn fails it (its finalize is aborted): no recogniser can
@@ -29,7 +30,7 @@ export interface SttStageOptions {
  */
 export async function* sttStage(
   events: AsyncIterable<TurnEvent>,
-  stream: SttStream,
+  stream: SpeechFeed,
   signal: AbortSignal,
   options: SttStageOptions,
 ): AsyncIterable<SttEvent> {
@@ -43,7 +44,7 @@ export async function* sttStage(
       for (const f of ev.preroll) stream.write(f.pcm);
       yield ev;
     } else if (ev.type === 'speech') {
-      stream.write(ev.frame.pcm);
+      stream.write(ev.frame.pcm, ev.silenceMs);
       yield ev;
     } else if (ev.type === 'speech_end') {
       const turn = new AbortController();
