@@ -43,13 +43,12 @@ export const DEFAULT_RECOGNITION_TIMEOUT_MS = 5_000;
 export const MAX_INPUT_LAG_MS = 300;
 
 /**
- * The voice pipeline of one call, with no I/O of its own: feed it the user's audio (16-bit LE
- * mono at the call's `sampleRateHz`, any chunk size) with pushAudio(); it emits the agent's audio and the call's
- * events. It coordinates the listen loop (VAD -> turn detection -> recognition), the respond loop
- * (one job at a time: the opening, unprompted speech, each user turn), the replies
- * (src/voice/reply.ts: engine -> synthesis -> playout), the preemptive replies
- * (src/voice/speculation.ts) and the playout (src/voice/playout.ts: the pacer). Construct,
- * register listeners, `await start()`, and `close()` when the call ends.
+ * The voice pipeline of one call, with no I/O of its own: feed it the caller's audio with
+ * pushAudio(); it emits the agent's audio and the call's events. It coordinates the listen loop
+ * (VAD -> turn detection -> recognition), the respond loop (one job at a time: the opening,
+ * unprompted speech, each user turn), the replies (src/voice/reply.ts: engine -> synthesis ->
+ * playout), the preemptive replies (src/voice/speculation.ts) and the playout
+ * (src/voice/playout.ts: the pacer). Construct, listen, `await start()`, `close()` at the end.
  */
 export class VoicePipeline {
   readonly #o: Required<Pick<VoicePipelineOptions, 'interruptionSensitivity' | 'startSpeaker' | 'endpointingMs' | 'timers' | 'outputLeadMs' | 'sampleRateHz'>> & VoicePipelineOptions;
@@ -113,10 +112,7 @@ export class VoicePipeline {
       timers: this.#o.timers,
       ...(options.playedMs ? { position: options.playedMs } : {}),
       events: {
-        started: () => {
-          const atMs = this.#replies.started() ?? this.elapsedMs();
-          this.#emit('agent_start_talking', { atMs });
-        },
+        started: () => this.#emit('agent_start_talking', { atMs: this.#replies.started() ?? this.elapsedMs() }),
         frame: (pcm) => this.#emit('agent_audio', pcm),
         stopped: (interrupted) => this.#emit('agent_stop_talking', { interrupted }),
       },
@@ -227,8 +223,8 @@ export class VoicePipeline {
   }
 
   /**
-   * Feeds user audio (16-bit LE mono at the call's rate, any length); returns its place on the call's timeline,
-   * ms (undefined once stopped). The first audio starts at the clock; a later gap the caller never
+   * Feeds user audio (16-bit LE mono at the call's `sampleRateHz`, any length); returns its place
+   * on the call's timeline, ms (undefined once stopped). The first audio starts at the clock; a later gap the caller never
    * sent (over MAX_INPUT_LAG_MS behind it) is skipped, so utterances keep their spoken order.
    */
   pushAudio(chunk: Int16Array | Uint8Array): number | undefined {
