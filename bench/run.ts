@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, sip-outbound, twilio, agent-tests, knowledge, knowledge-recall, knowledge-documents, webrtc, streamed, embedded-scale, denoise, voicemail, sip-codec; all by default) and
+ * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, sip-outbound, twilio, agent-tests, knowledge, knowledge-recall, knowledge-documents, webrtc, streamed, embedded-scale, denoise, voicemail, sip-codec, mllr; all by default) and
  * prints their tables, ready to paste into BENCHMARKS.md. Each part measures against a baseline
  * run by the same script on the same machine, because these shared machines are noisy.
  */
@@ -22,6 +22,7 @@ import { runEmbeddedScaleBench } from './embedded-scale.ts';
 import { runDenoiseBench } from './denoise.ts';
 import { runVoicemailBench } from './voicemail.ts';
 import { runSipCodecBench } from './sip-codec.ts';
+import { runMllrBench } from './mllr.ts';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -45,6 +46,7 @@ const parts: Record<string, () => Promise<string>> = {
   denoise: () => runDenoiseBench({ log }),
   voicemail: () => runVoicemailBench({ log }),
   'sip-codec': () => runSipCodecBench({ log }),
+  mllr: () => runMllrBench({ log }),
 };
 
 const wanted = process.argv.slice(2);
