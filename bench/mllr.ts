@@ -42,7 +42,7 @@ export function missingTools(): string | undefined {
  * The model's mixture weights as a Sphinx-III mixw file, from its quantized `sendump` (the Debian
  * model ships only that; bw needs the weights): sphinxtrain's python/cmusphinx/sendump.py, ported.
  */
-function sendumpToMixw(sendump: Buffer): Buffer {
+export function sendumpToMixw(sendump: Buffer): Buffer {
   let o = 0;
   const u32 = (): number => {
     const v = sendump.readUInt32LE(o);
