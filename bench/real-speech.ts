@@ -97,7 +97,7 @@ export const COMMANDS_NODE: SttExpectation = { closed: true, phrases: COMMANDS, 
 export const DIGITS_NODE: SttExpectation = { closed: true, phrases: [], values: ['digits'] };
 
 /** What one stream heard, and what its decoder thread spent on it. */
-interface Heard {
+export interface Heard {
   texts: string[];
   /** The decoder thread's CPU (user + system) over the items, model load excluded, s. */
   cpuS: number;
@@ -119,7 +119,7 @@ async function decoderCpuS(pool: DecoderPool): Promise<number> {
  * its CPU from there on is the items' decoding, not the model's load; the directed path's
  * grammar decodes run on the same thread and are counted.
  */
-async function throughStream(items: readonly Item[], way: 'open' | 'directed', expectation: SttExpectation, extraArgs: readonly string[] = []): Promise<Heard> {
+export async function throughStream(items: readonly Item[], way: 'open' | 'directed', expectation: SttExpectation, extraArgs: readonly string[] = []): Promise<Heard> {
   const narrow = way === 'directed' && items[0]?.rate === 8000;
   const pool = new DecoderPool({ maxDecoders: 1 });
   const stt = new PocketsphinxStt({ mode: 'library', decoders: pool, extraArgs });

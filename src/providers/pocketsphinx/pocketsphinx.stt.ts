@@ -72,7 +72,7 @@ export function decoderMode(mode: PocketsphinxOptions['mode'] = 'auto'): Pockets
  * telephone-band commands (BENCHMARKS.md, "Directed recognition"): 51 % right against 32-44 %
  * with 25 filters over 130-3400/3500/3800 Hz or 20 from 300 Hz.
  */
-const NARROWBAND_FILTERBANK = { lowerf: 200, upperf: 3500, nfilt: 20 } as const;
+export const NARROWBAND_FILTERBANK = { lowerf: 200, upperf: 3500, nfilt: 20 } as const;
 
 /** The Debian model (pocketsphinx-en-us) is US English; PocketSphinx recognises one model's language. */
 const LANGUAGES: readonly string[] = ['en-US'];
