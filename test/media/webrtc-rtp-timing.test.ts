@@ -1,0 +1,101 @@
+// The agent's RTP timing over WebRTC (issue 23, the client-seen latency): the server sends audio only
+// while the agent speaks, and the first packet after a pause must say so, with the marker bit and a
+// timestamp moved on by the pause (RFC 3550 5.1, RFC 3551 4.1). Timestamps that stood still across
+// the pause made each reply's first packet look seconds late to the caller's jitter buffer.
+// The stamping is checked on its own with an injected clock, then on the wire: the Node client
+// joins over real UDP on loopback and reads the headers the server sent.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { WebCallClient } from '../../src/client/web-call-client.ts';
+import type { ReceivedRtp } from '../../src/client/webrtc-socket.ts';
+import { RtpSendClock, SPURT_GAP_MS } from '../../src/media/webrtc/rtp-send-clock.ts';
+import { concat, fakeProviders, silence, startMediaServer, tone } from './helpers.ts';
+
+const FRAME_TICKS = 960;
+
+describe('RTP timestamps and marker bits of the agent\'s stream', () => {
+  it('a spurt runs 960 ticks a packet; after a pause the marker is set and the timestamp has moved on by the pause', () => {
+    const clock = new RtpSendClock(48_000, 20, 1_000);
+    // A reply: two packets at once (the pacer's lead), then one per 20 ms.
+    assert.deepEqual(clock.stamp(10_000, true), { timestamp: 1_000, marker: true });
+    assert.deepEqual(clock.stamp(10_000, false), { timestamp: 1_960, marker: false });
+    for (let i = 1; i <= 20; i++) assert.deepEqual(clock.stamp(10_000 + 20 * i, false), { timestamp: 1_000 + (i + 1) * FRAME_TICKS, marker: false });
+    // Three seconds later the next reply: stamped by the clock, not where the sequence left off.
+    assert.deepEqual(clock.stamp(13_000, true), { timestamp: 1_000 + 3_000 * 48, marker: true });
+    assert.deepEqual(clock.stamp(13_000, false), { timestamp: 1_000 + 3_000 * 48 + FRAME_TICKS, marker: false });
+  });
+
+  it('a spurt right after the last (a barge-in, the pacer ahead of the clock) never goes back in time', () => {
+    const clock = new RtpSendClock(48_000, 20, 0);
+    clock.stamp(0, true);
+    clock.stamp(0, false);
+    clock.stamp(0, false); // 60 ms sent at 0 ms
+    assert.deepEqual(clock.stamp(10, true), { timestamp: 3 * FRAME_TICKS, marker: true });
+  });
+
+  it('a pause the sender did not announce (a backchannel after silence) is a spurt too; a short stall is not', () => {
+    const clock = new RtpSendClock(48_000, 20, 0);
+    clock.stamp(0, true);
+    assert.deepEqual(clock.stamp(20 + SPURT_GAP_MS / 2, false), { timestamp: FRAME_TICKS, marker: false });
+    const at = 20 + SPURT_GAP_MS / 2 + SPURT_GAP_MS;
+    assert.deepEqual(clock.stamp(at, false), { timestamp: at * 48, marker: true });
+  });
+
+  it('timestamps wrap at 2^32', () => {
+    const start = 2 ** 32 - FRAME_TICKS;
+    const clock = new RtpSendClock(48_000, 20, start);
+    clock.stamp(0, true);
+    assert.equal(clock.stamp(20, false).timestamp, 0);
+    assert.equal(clock.stamp(1_000, true).timestamp, (start + 48_000) % 2 ** 32);
+  });
+});
+
+/** Packets of one talk spurt: split where arrivals are more than 150 ms apart (loopback: none are lost). */
+function spurts(packets: ReceivedRtp[]): ReceivedRtp[][] {
+  const runs: ReceivedRtp[][] = [];
+  for (const p of packets) {
+    const run = runs.at(-1);
+    const last = run?.at(-1);
+    if (run && last && p.atMs - last.atMs < 150) run.push(p);
+    else runs.push([p]);
+  }
+  return runs;
+}
+
+describe('the agent\'s RTP on the wire', () => {
+  it('each reply starts with the marker bit and a timestamp that follows the wall clock across the pause', { timeout: 40_000 }, async () => {
+    const s = await startMediaServer('sqlite', { providers: fakeProviders(['hi there']), env: { RTC_BIND_ADDRESS: '127.0.0.1', RTC_ICE_TCP: 'false' } });
+    try {
+      // The greeting, then the caller speaks, then the answer: two talk spurts with a pause between.
+      const flow = { start_node_id: 'hello', nodes: [{ id: 'hello', type: 'conversation', instruction: { type: 'static_text', text: 'Hello there, how can I help?' } }] };
+      const created = await s.api('POST', '/v2/create-web-call', { agent_id: await s.flowAgent(flow) });
+      const client = await WebCallClient.join({ url: s.baseUrl, accessToken: created.json.access_token, transport: 'webrtc', iceAddress: '127.0.0.1', timeoutMs: 15_000 });
+      await client.waitFor('agent_stop_talking', 10_000);
+      await client.play(concat(silence(300), tone(600), silence(700)));
+      await client.waitFor(() => client.events.filter((e) => e.type === 'agent_stop_talking').length >= 2, 10_000);
+      await client.hangup();
+
+      const runs = spurts(client.agentRtp);
+      assert.ok(runs.length >= 2, `two talk spurts on the wire, got ${runs.length}`);
+      for (const run of runs) {
+        assert.deepEqual(run.map((p) => p.marker), run.map((_, i) => i === 0), 'the marker bit on each spurt\'s first packet only');
+        for (let i = 1; i < run.length; i++) {
+          assert.equal((run[i]!.sequence - run[i - 1]!.sequence + 65_536) % 65_536, 1);
+          assert.equal((run[i]!.timestamp - run[i - 1]!.timestamp + 2 ** 32) % 2 ** 32, FRAME_TICKS, 'one 20 ms frame a packet within a spurt');
+        }
+      }
+      const [first, second] = [runs[0]!, runs[1]!];
+      const arrivalMs = second[0]!.atMs - first[0]!.atMs;
+      assert.ok(arrivalMs > first.length * 20 + 500, `a pause between the spurts (${Math.round(arrivalMs)} ms apart, the first ${first.length * 20} ms long)`);
+      // The pause on the wire is the pause in the timestamps: each packet's arrival less its
+      // timestamp (ms) is its sending offset plus its delay; the least of a spurt is its least
+      // delayed packet's (client and server share this process's loop, which may stall a packet).
+      const unwrap = (ts: number) => ((ts - first[0]!.timestamp + 2 ** 32) % 2 ** 32) / 48;
+      const offset = (run: ReceivedRtp[]) => Math.min(...run.map((p) => p.atMs - unwrap(p.timestamp)));
+      const drift = offset(second) - offset(first);
+      assert.ok(Math.abs(drift) < 60, `arrival less timestamp moved by ${Math.round(drift)} ms from the first spurt to the second (${Math.round(arrivalMs)} ms apart): the timestamps did not follow the pause`);
+    } finally {
+      await s.close();
+    }
+  });
+});
