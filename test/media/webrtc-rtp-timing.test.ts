@@ -25,6 +25,16 @@ describe('RTP timestamps and marker bits of the agent\'s stream', () => {
     assert.deepEqual(clock.stamp(13_000, false), { timestamp: 1_000 + 3_000 * 48 + FRAME_TICKS, marker: false });
   });
 
+  it('with the pacer\'s lead, a later spurt is stamped that lead on from the clock, as early for its timestamp as the frames before it', () => {
+    const clock = new RtpSendClock(48_000, 20, 0, 40);
+    // The first spurt: frames 0 and 1 at once, then each 40 ms ahead of its place (sent at 20k - 40 ms).
+    clock.stamp(0, true);
+    clock.stamp(0, false);
+    for (let k = 2; k < 10; k++) clock.stamp(20 * k - 40, false);
+    // Sent at 2 000 ms: stamped as if sent 40 ms ahead (2 040 ms on the first packet's clock).
+    assert.deepEqual(clock.stamp(2_000, true), { timestamp: 2_040 * 48, marker: true });
+  });
+
   it('a spurt right after the last (a barge-in, the pacer ahead of the clock) never goes back in time', () => {
     const clock = new RtpSendClock(48_000, 20, 0);
     clock.stamp(0, true);

@@ -20,6 +20,7 @@ export interface RtpStamp {
 export class RtpSendClock {
   readonly #ticksPerMs: number;
   readonly #frameTicks: number;
+  readonly #leadMs: number;
   /** The first packet's timestamp and send time (monotonic ms), once one was sent. */
   #origin: { timestamp: number; atMs: number } | null = null;
   /** The next packet's timestamp if it continues the spurt. */
@@ -30,10 +31,12 @@ export class RtpSendClock {
    * @param clockRate RTP clock, Hz (48 000 for Opus).
    * @param frameMs Audio per packet, ms.
    * @param initialTimestamp The first packet's timestamp (random, RFC 3550 5.1).
+   * @param leadMs How far ahead of real time the sender's pacer sends, ms; default 0 (see `stamp`).
    */
-  constructor(clockRate: number, frameMs: number, initialTimestamp: number) {
+  constructor(clockRate: number, frameMs: number, initialTimestamp: number, leadMs = 0) {
     this.#ticksPerMs = clockRate / 1000;
     this.#frameTicks = frameMs * this.#ticksPerMs;
+    this.#leadMs = leadMs;
     this.#next = initialTimestamp >>> 0;
   }
 
@@ -41,14 +44,17 @@ export class RtpSendClock {
    * The stamp of the packet sent at `nowMs` (monotonic): `spurt` when the sender knows a talk spurt
    * starts (a new reply, or after a barge-in cleared the last); a packet after SPURT_GAP_MS without
    * any is a new spurt too. A spurt's timestamp is the clock's, never behind the previous packet's
-   * end (the pacer sends a little ahead of real time).
+   * end. The pacer sends a spurt's first frame at once and the rest `leadMs` ahead of real time, so
+   * a later spurt's first packet is stamped `leadMs` on from the clock: it then arrives as early
+   * for its timestamp as the packets before it did, and the receiver's jitter buffer does not take
+   * the pacer's start for `leadMs` of network delay at every reply.
    */
   stamp(nowMs: number, spurt: boolean): RtpStamp {
     const marker = spurt || nowMs - this.#lastAtMs >= SPURT_GAP_MS;
     this.#lastAtMs = nowMs;
     if (this.#origin === null) this.#origin = { timestamp: this.#next, atMs: nowMs };
     else if (marker) {
-      const byClock = (this.#origin.timestamp + Math.round((nowMs - this.#origin.atMs) * this.#ticksPerMs)) >>> 0;
+      const byClock = (this.#origin.timestamp + Math.round((nowMs - this.#origin.atMs + this.#leadMs) * this.#ticksPerMs)) >>> 0;
       // Signed 32-bit difference (timestamps wrap): the clock ahead of the sequence (a pause) moves the timestamp on.
       if (((byClock - this.#next) | 0) > 0) this.#next = byClock;
     }

@@ -82,7 +82,7 @@ export class WebRtcEndpoint implements CallEndpoint {
   readonly #pending: string[] = [];
   readonly #out = { packets: 0, bytes: 0, sequence: randomInt(0, 65_536), ssrc: randomInt(1, 2 ** 32) };
   /** Our RTP timestamps and marker bits: a talk spurt's first packet is stamped by the clock (rtp-send-clock.ts). */
-  readonly #clock = new RtpSendClock(OPUS_RTP_CLOCK, FRAME_MS, randomInt(0, 2 ** 32));
+  readonly #clock = new RtpSendClock(OPUS_RTP_CLOCK, FRAME_MS, randomInt(0, 2 ** 32), OUTPUT_LEAD_MS);
   /** The next RTP timestamp expected from the caller (fills gaps with silence), or null before the first. */
   #nextTimestamp: number | null = null;
   #sink: EndpointSink | undefined;
