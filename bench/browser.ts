@@ -53,6 +53,10 @@
  * `jitterBufferEmittedCount`) and the whole call's concealment, time-stretching, discards and the
  * sender's pacer delay are printed too.
  *
+ * A second part (`npm run bench -- browser-playout`, `runBrowserPlayoutBench`) measures the
+ * browser's share alone, without a recogniser (so a loaded machine cannot end its calls
+ * `error_asr`): received -> heard for each reply of an agent that answers reminders (measurePlayout).
+ *
  * `node bench/browser.ts` runs it alone; `runBrowserBench(options)` returns the markdown table.
  * BROWSER_BENCH_DUMP=prefix writes each call's page timeline to `prefix-<transport>.json`.
  */
@@ -60,7 +64,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
+import { WebSocketServer } from 'ws';
+import { wsDataToBuffer } from '../src/lib/ws-data.ts';
 import { buildWeb } from '../scripts/build-web.ts';
 import { hasPocketsphinx, NO_POCKETSPHINX } from '../test/voice/capabilities.ts';
 import { NO_CHROMIUM, launchBrowser, speechTrackWav } from '../test/browser/browser.ts';
@@ -414,6 +421,127 @@ async function measureCall(
   } finally {
     await page.close();
   }
+}
+
+/** Reply starts at the page: the first packet or message after at least 500 ms without any. */
+function replyArrivals(timeline: PageTimeline): number[] {
+  if (timeline.rtc.length > 0) {
+    const starts: number[] = [];
+    let lastGrowth = -Infinity;
+    for (let i = 1; i < timeline.rtc.length; i++) {
+      const [before, now] = [timeline.rtc[i - 1]!, timeline.rtc[i]!];
+      const grew = (now.packetsReceived ?? 0) - (before.packetsReceived ?? 0);
+      if (grew <= 0) continue;
+      if (now.at - lastGrowth > 500) starts.push(now.lastPacketAt - 20 * Math.max(0, grew - 2));
+      lastGrowth = now.at;
+    }
+    return starts;
+  }
+  return timeline.received.filter((at, i) => i === 0 || at - timeline.received[i - 1]! > 500);
+}
+
+/**
+ * The browser's share alone, without a recogniser (so a loaded machine cannot end the call
+ * `error_asr`): an agent on a custom LLM served here that answers every reminder (a second of the
+ * caller's silence; the microphone plays silence), so the agent speaks `replies` times with pauses
+ * between, as between the turns of a conversation. Per reply: its first packet or message at the
+ * page -> its first sample heard, tapped as in the main part.
+ */
+async function measurePlayout(
+  browser: Awaited<ReturnType<typeof launchBrowser>>,
+  web: Awaited<ReturnType<typeof startWebServer>>,
+  o: { agentId: string; transport: 'websocket' | 'webrtc'; replies: number; log: (line: string) => void },
+): Promise<{ transport: string; toEar: number[]; jitterBuffer: string; direct: number[] }> {
+  const page = await browser.newPage();
+  try {
+    await page.addInitScript(instrumentPage, { worklets: WORKLETS, websocket: o.transport === 'websocket', statsEveryMs: STATS_EVERY_MS });
+    await page.goto(`${web.baseUrl}/demo`);
+    await page.waitForSelector(`#agent option[value="${o.agentId}"]`, { state: 'attached' });
+    await page.selectOption('#agent', o.agentId);
+    await page.click('#start');
+    await page.waitForSelector('#status[data-phase="in_call"]', { timeout: 15_000 });
+    o.log(`browser bench (playout): ${o.transport} call, waiting for ${o.replies} replies`);
+    const deadline = Date.now() + o.replies * 4_000 + 20_000;
+    while ((await readTimeline(page)).heard.length < o.replies && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 500));
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    if (await page.$('#hangup')) await page.click('#hangup');
+    const timeline = await readTimeline(page);
+    const pair = (heard: number[]) => replyArrivals(timeline).flatMap((at) => {
+      const h = heard.find((t) => t > at - 5 && t < at + 1_000);
+      return h === undefined ? [] : [h - at];
+    });
+    return { transport: o.transport, toEar: pair(timeline.heard), direct: pair(timeline.heardDirect), jitterBuffer: timeline.rtc.length > 0 ? callRtcSummary(timeline.rtc) : '' };
+  } finally {
+    await page.close();
+  }
+}
+
+/** `npm run bench -- browser-playout`: received -> heard per reply over both transports in one run, no recogniser. */
+export async function runBrowserPlayoutBench(options: { replies?: number; log?: (line: string) => void } = {}): Promise<string> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const header = ['| date | machine | load average (1/5/15 min) | transport | replies | received to heard p50 / p90 (ms) |', '|---|---|---|---|---|---|'];
+  if (NO_CHROMIUM) return [...header, `| skipped: ${NO_CHROMIUM} | | | | | |`].join('\n');
+  const replies = options.replies ?? 12;
+  await buildWeb();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-bench-playout-'));
+  const web = await startWebServer({ WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' });
+  const llm = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
+  try {
+    await new Promise((resolve) => llm.once('listening', resolve));
+    // Retell's LLM WebSocket protocol (docs/custom-llm.md): a greeting, then an answer to each reminder.
+    llm.on('connection', (ws) => {
+      const say = (id: number, content: string) => ws.send(JSON.stringify({ response_type: 'response', response_id: id, content, content_complete: true }));
+      say(0, 'Hello.');
+      ws.on('message', (data) => {
+        const event = JSON.parse(wsDataToBuffer(data).toString('utf8')) as { interaction_type?: string; response_id?: number };
+        if (event.interaction_type === 'reminder_required' || event.interaction_type === 'response_required') say(event.response_id ?? 0, 'Okay.');
+      });
+    });
+    const url = `ws://127.0.0.1:${(llm.address() as AddressInfo).port}/llm-websocket`;
+    const agent = await web.api('POST', '/create-agent', { agent_name: 'Playout', response_engine: { type: 'custom_llm', llm_websocket_url: url }, reminder_trigger_ms: 1_000, reminder_max_count: 20 });
+    if (agent.status !== 201) throw new Error(`agent: ${agent.status} ${JSON.stringify(agent.json)}`);
+    const wav = path.join(dir, 'silence.wav');
+    fs.writeFileSync(wav, silentWav(10_000));
+    browser = await launchBrowser({ microphoneWav: wav });
+    const rows: string[] = [];
+    const notes: string[] = [];
+    const p50 = new Map<string, number>();
+    for (const transport of ['websocket', 'webrtc'] as const) {
+      const m = await measurePlayout(browser, web, { agentId: agent.json.agent_id as string, transport, replies, log });
+      const s = stats(m.toEar);
+      p50.set(transport, s.p50);
+      rows.push(`| ${new Date().toISOString().slice(0, 10)} | ${machine()} | ${os.loadavg().map((n) => n.toFixed(2)).join(' / ')} | ${transport} | ${s.n} | ${fmt(s.p50, 0)} / ${fmt(s.p90, 0)} |`);
+      const direct = stats(m.direct);
+      if (direct.n > 0) notes.push(`WebSocket tapped in the SDK's own context: ${fmt(direct.p50, 0)} / ${fmt(direct.p90, 0)} ms.`);
+      if (m.jitterBuffer) notes.push(`WebRTC getStats, ${m.jitterBuffer}`);
+    }
+    return [...header, ...rows, '', ...notes, '', `Received to heard p50, WebRTC minus WebSocket: ${fmt((p50.get('webrtc') ?? NaN) - (p50.get('websocket') ?? NaN), 0)} ms.`].join('\n');
+  } finally {
+    await browser?.close();
+    await web.close();
+    llm.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A mono 16-bit 16 kHz WAV of silence, `ms` long (Chromium loops it as the microphone). */
+function silentWav(ms: number): Buffer {
+  const data = Math.round(16 * ms) * 2;
+  const wav = Buffer.alloc(44 + data);
+  wav.write('RIFF', 0);
+  wav.writeUInt32LE(36 + data, 4);
+  wav.write('WAVEfmt ', 8);
+  wav.writeUInt32LE(16, 16);
+  wav.writeUInt16LE(1, 20);
+  wav.writeUInt16LE(1, 22);
+  wav.writeUInt32LE(16_000, 24);
+  wav.writeUInt32LE(32_000, 28);
+  wav.writeUInt16LE(2, 32);
+  wav.writeUInt16LE(16, 34);
+  wav.write('data', 36);
+  wav.writeUInt32LE(data, 40);
+  return wav;
 }
 
 export async function runBrowserBench(options: BrowserBenchOptions = {}): Promise<string> {
