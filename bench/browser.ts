@@ -34,19 +34,40 @@
  * p50 no more than the WebSocket's + 30 ms): one call with the SDK's default (WebRTC), and one on a
  * page without RTCPeerConnection (the SDK falls back to the WebSocket with the same code). So that
  * both are measured alike, the end of speech is read from the microphone itself (a tap on the
- * stream getUserMedia gives the page, 20 ms RMS frames), and the reply's start from whatever plays
- * it: the SDK's AudioContext over the WebSocket, the <audio> element's stream over WebRTC (tapped
- * through a MediaStreamSource of the same stream into a silent branch). A reply starts at the first
- * sample above 1e-3 after 200 ms below it (Opus's decoded silence is not exactly zero). "received"
- * (the first binary message after the end of speech) exists over the WebSocket only.
+ * stream getUserMedia gives the page, 20 ms RMS frames, the same code on both), and the reply's
+ * start through the same stages on both: the played audio as a MediaStream into a tap
+ * AudioContext of our own (a MediaStreamSource into the onset worklet, a silent branch to the
+ * output). Over WebRTC that stream is the <audio> element's; over the WebSocket it is what the SDK
+ * connects to its AudioContext's output, sent on to a MediaStreamDestination as well. A stream
+ * into another context adds that context's FIFO and render-ahead, which tapping the WebSocket in
+ * the SDK's own context (the bench's first version) skipped and the <audio> stream could not:
+ * that tap is still taken over the WebSocket and printed beside it ("the stream tap adds"). A reply
+ * starts at the first sample above 1e-3 after 200 ms below it (Opus's decoded silence is not
+ * exactly zero).
+ *
+ * "received" is the reply's first packet at the page: over the WebSocket the first binary message
+ * after the end of speech; over WebRTC the inbound-rtp `lastPacketReceivedTimestamp` of the first
+ * getStats() sample (every 50 ms) whose `packetsReceived` grew. "received to heard" is then the
+ * browser's own share. Over WebRTC the receiver's jitter buffer during each reply (the getStats
+ * deltas of `jitterBufferDelay`, `jitterBufferTargetDelay`, `jitterBufferMinimumDelay` over
+ * `jitterBufferEmittedCount`) and the whole call's concealment, time-stretching, discards and the
+ * sender's pacer delay are printed too.
+ *
+ * A second part (`npm run bench -- browser-playout`, `runBrowserPlayoutBench`) measures the
+ * browser's share alone, without a recogniser (so a loaded machine cannot end its calls
+ * `error_asr`): received -> heard for each reply of an agent that answers reminders (measurePlayout).
  *
  * `node bench/browser.ts` runs it alone; `runBrowserBench(options)` returns the markdown table.
+ * BROWSER_BENCH_DUMP=prefix writes each call's page timeline to `prefix-<transport>.json`.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
+import { WebSocketServer } from 'ws';
+import { wsDataToBuffer } from '../src/lib/ws-data.ts';
 import { buildWeb } from '../scripts/build-web.ts';
 import { hasPocketsphinx, NO_POCKETSPHINX } from '../test/voice/capabilities.ts';
 import { NO_CHROMIUM, launchBrowser, speechTrackWav } from '../test/browser/browser.ts';
@@ -77,19 +98,54 @@ interface PageTimeline {
   sent: [number, number][];
   /** Every binary message the page received (agent audio). */
   received: number[];
-  /** Starts of agent audio at the output (first non-zero sample after silence). */
+  /** Starts of agent audio as tapped alike on both transports: the played stream into a tap context (see the header). */
   heard: number[];
+  /** Over the WebSocket: starts of agent audio in the SDK's own AudioContext (the old tap, to show what the stream tap adds). */
+  heardDirect: number[];
+  /** Over WebRTC: the peer connection's getStats() every STATS_EVERY_MS (receiver and sender). */
+  rtc: RtcSample[];
   /** The AudioContext's outputLatency and baseLatency at the last start, ms. */
   outputLatencyMs: number;
   baseLatencyMs: number;
+}
+
+/** One getStats() sample of the WebRTC call: the inbound-rtp and outbound-rtp counters used here (cumulative, as Chromium gives them). */
+interface RtcSample {
+  /** Page clock, ms. */
+  at: number;
+  packetsReceived: number;
+  /** The last packet's arrival, on the page's clock (ms). */
+  lastPacketAt: number;
+  /** Seconds, summed over emitted samples (jitterBufferDelay and its target and minimum). */
+  jitterBufferDelay: number;
+  jitterBufferTargetDelay: number;
+  jitterBufferMinimumDelay: number;
+  jitterBufferEmittedCount: number;
+  totalProcessingDelay: number;
+  concealedSamples: number;
+  silentConcealedSamples: number;
+  concealmentEvents: number;
+  insertedSamplesForDeceleration: number;
+  removedSamplesForAcceleration: number;
+  packetsDiscarded: number;
+  /** Sender: packets sent and their summed time in the send pacer, s. */
+  packetsSent: number;
+  totalPacketSendDelay: number;
 }
 
 interface Turn {
   endOfSpeech: number;
   received: number | undefined;
   heard: number | undefined;
+  heardDirect: number | undefined;
+  /** Over WebRTC, the receiver's jitter buffer during this reply (from getStats deltas), ms. */
+  jitterBufferMs: number | undefined;
+  jitterBufferTargetMs: number | undefined;
+  jitterBufferMinimumMs: number | undefined;
 }
 
+/** How often the init script samples the WebRTC call's getStats(), ms. */
+const STATS_EVERY_MS = 50;
 /** A sample at or below this (of full scale 1) is silence for the onset tap: decoded Opus silence is not zero. */
 const ONSET_LEVEL = 1e-3;
 
@@ -135,10 +191,31 @@ registerProcessor('mic-level', class extends AudioWorkletProcessor {
  * incoming audio and the agent's audio where it plays. `websocket`: the page has no
  * RTCPeerConnection, so the SDK's default transport falls back to the WebSocket.
  */
-function instrumentPage({ worklets, websocket }: { worklets: string; websocket: boolean }): void {
-  const timeline: PageTimeline = { sent: [], received: [], heard: [], outputLatencyMs: NaN, baseLatencyMs: NaN };
+function instrumentPage({ worklets, websocket, statsEveryMs }: { worklets: string; websocket: boolean; statsEveryMs: number }): void {
+  const timeline: PageTimeline = { sent: [], received: [], heard: [], heardDirect: [], rtc: [], outputLatencyMs: NaN, baseLatencyMs: NaN };
   (window as unknown as { latencyTimeline: PageTimeline }).latencyTimeline = timeline;
   if (websocket) delete (window as unknown as { RTCPeerConnection?: unknown }).RTCPeerConnection;
+  else {
+    // The SDK's peer connection, sampled with getStats() while it lives (it is not changed).
+    const NativePeerConnection = window.RTCPeerConnection;
+    window.RTCPeerConnection = class extends NativePeerConnection {
+      constructor(configuration?: RTCConfiguration) {
+        super(configuration);
+        const timer = setInterval(() => {
+          if (this.connectionState === 'closed') return clearInterval(timer);
+          void this.getStats().then((report) => {
+            const sample = { at: performance.now() } as Record<string, number>;
+            report.forEach((s: Record<string, unknown>) => {
+              if (s['kind'] !== 'audio' || (s['type'] !== 'inbound-rtp' && s['type'] !== 'outbound-rtp')) return;
+              for (const [key, value] of Object.entries(s)) if (typeof value === 'number') sample[key] = value;
+              if (s['type'] === 'inbound-rtp') sample['lastPacketAt'] = Number(s['lastPacketReceivedTimestamp'] ?? NaN) - performance.timeOrigin;
+            });
+            timeline.rtc.push(sample as unknown as RtcSample);
+          });
+        }, statsEveryMs);
+      }
+    };
+  }
 
   const NativeWebSocket = window.WebSocket;
   window.WebSocket = class extends NativeWebSocket {
@@ -157,11 +234,11 @@ function instrumentPage({ worklets, websocket }: { worklets: string; websocket: 
     const stamp = context.getOutputTimestamp();
     return (stamp.performanceTime ?? NaN) + (contextTime - (stamp.contextTime ?? NaN)) * 1000;
   };
-  const onsetTap = async (context: AudioContext): Promise<AudioWorkletNode> => {
+  const onsetTap = async (context: AudioContext, heard = timeline.heard): Promise<AudioWorkletNode> => {
     await context.audioWorklet.addModule(moduleUrl);
     const onset = new AudioWorkletNode(context, 'latency-onset', { numberOfInputs: 1, numberOfOutputs: 0 });
     onset.port.onmessage = (event: MessageEvent<{ contextTime: number }>) => {
-      timeline.heard.push(pageTime(context, event.data.contextTime));
+      heard.push(pageTime(context, event.data.contextTime));
       timeline.outputLatencyMs = context.outputLatency * 1000;
       timeline.baseLatencyMs = context.baseLatency * 1000;
     };
@@ -203,14 +280,20 @@ function instrumentPage({ worklets, websocket }: { worklets: string; websocket: 
     },
   });
 
-  // The agent over the WebSocket: whatever the page connects to its AudioContext's output.
+  // The agent over the WebSocket: whatever the page connects to its AudioContext's output, as a
+  // stream into a tap context like the <audio> element's above (the same stages on both
+  // transports), and directly in the SDK's context (heardDirect: what that stage costs).
   const nativeConnect = AudioNode.prototype.connect as (this: AudioNode, ...args: unknown[]) => unknown;
   const tapped = new WeakSet<AudioNode>();
   AudioNode.prototype.connect = function (this: AudioNode, ...args: unknown[]) {
     const result = nativeConnect.apply(this, args);
     if (args[0] instanceof AudioDestinationNode && !tapped.has(this)) {
       tapped.add(this);
-      void onsetTap(this.context as AudioContext).then((onset) => nativeConnect.call(this, onset));
+      const context = this.context as AudioContext;
+      void onsetTap(context, timeline.heardDirect).then((onset) => nativeConnect.call(this, onset));
+      const played = context.createMediaStreamDestination();
+      nativeConnect.call(this, played);
+      void streamTap(played.stream, onsetTap);
     }
     return result;
   } as AudioNode['connect'];
@@ -231,8 +314,48 @@ function turnsOf(timeline: PageTimeline): Turn[] {
   return utterances.map((u, i) => {
     const next = utterances[i + 1]?.start ?? Infinity;
     const within = (times: number[]) => times.find((t) => t > u.end && t < next);
-    return { endOfSpeech: u.end, received: within(timeline.received), heard: within(timeline.heard) };
+    const rtc = replyStats(timeline.rtc, u.end, next);
+    return { endOfSpeech: u.end, received: within(timeline.received) ?? rtc.received, heard: within(timeline.heard), heardDirect: within(timeline.heardDirect), ...rtc.jitterBuffer };
   });
+}
+
+/**
+ * Over WebRTC, one reply from the getStats samples between the end of speech and the next
+ * utterance: its first packet's arrival (the first sample whose packetsReceived grew: its last
+ * packet's arrival, less 20 ms for each packet after the two the server sends at once), and the
+ * receiver's mean jitter-buffer delay, target and minimum over the samples emitted meanwhile.
+ */
+function replyStats(samples: RtcSample[], from: number, until: number): { received: number | undefined; jitterBuffer: Pick<Turn, 'jitterBufferMs' | 'jitterBufferTargetMs' | 'jitterBufferMinimumMs'> } {
+  const start = samples.findIndex((s) => s.at > from);
+  const none = { received: undefined, jitterBuffer: { jitterBufferMs: undefined, jitterBufferTargetMs: undefined, jitterBufferMinimumMs: undefined } };
+  if (start < 1) return none;
+  const before = samples[start - 1]!;
+  const first = samples.slice(start).find((s) => s.at < until && s.packetsReceived > before.packetsReceived);
+  const last = samples.filter((s) => s.at < until).at(-1);
+  if (!first || !last) return none;
+  const emitted = last.jitterBufferEmittedCount - before.jitterBufferEmittedCount;
+  const mean = (key: 'jitterBufferDelay' | 'jitterBufferTargetDelay' | 'jitterBufferMinimumDelay') => (emitted > 0 ? ((last[key] - before[key]) * 1000) / emitted : undefined);
+  return {
+    received: first.lastPacketAt - 20 * Math.max(0, first.packetsReceived - before.packetsReceived - 2),
+    jitterBuffer: { jitterBufferMs: mean('jitterBufferDelay'), jitterBufferTargetMs: mean('jitterBufferTargetDelay'), jitterBufferMinimumMs: mean('jitterBufferMinimumDelay') },
+  };
+}
+
+/** The whole WebRTC call's receiver and sender counters, first sample to last (the getStats breakdown in BENCHMARKS.md). */
+function callRtcSummary(samples: RtcSample[]): string {
+  const first = samples.find((s) => s.jitterBufferEmittedCount > 0);
+  const last = samples.at(-1);
+  if (!first || !last) return 'no getStats samples';
+  const d = (key: keyof RtcSample) => (last[key] ?? 0) - (first[key] ?? 0);
+  const emitted = d('jitterBufferEmittedCount');
+  const perEmitted = (key: keyof RtcSample) => fmt((d(key) * 1000) / emitted, 1);
+  const sendDelay = d('packetsSent') > 0 ? fmt((d('totalPacketSendDelay') * 1000) / d('packetsSent'), 1) : '-';
+  return [
+    `receiver over the call: jitter buffer delay ${perEmitted('jitterBufferDelay')} ms, target ${perEmitted('jitterBufferTargetDelay')} ms, minimum ${perEmitted('jitterBufferMinimumDelay')} ms, processing ${perEmitted('totalProcessingDelay')} ms (per emitted sample);`,
+    `${d('packetsReceived')} packets received, ${d('packetsDiscarded')} discarded; ${d('concealmentEvents')} concealment events, ${fmt(d('concealedSamples') / 48, 0)} ms concealed (${fmt(d('silentConcealedSamples') / 48, 0)} ms of it silent);`,
+    `${fmt(d('insertedSamplesForDeceleration') / 48, 0)} ms inserted to slow down, ${fmt(d('removedSamplesForAcceleration') / 48, 0)} ms removed to speed up;`,
+    `sender: ${d('packetsSent')} packets, ${sendDelay} ms in the send pacer each.`,
+  ].join(' ');
 }
 
 function stats(values: number[]): { p50: number; p90: number; n: number } {
@@ -257,7 +380,7 @@ async function measureCall(
 ): Promise<CallMeasure> {
   const page = await browser.newPage();
   try {
-    await page.addInitScript(instrumentPage, { worklets: WORKLETS, websocket: o.transport === 'websocket' });
+    await page.addInitScript(instrumentPage, { worklets: WORKLETS, websocket: o.transport === 'websocket', statsEveryMs: STATS_EVERY_MS });
     await page.goto(`${web.baseUrl}/demo`);
     await page.waitForSelector(`#agent option[value="${o.agentId}"]`, { state: 'attached' });
     await page.selectOption('#agent', o.agentId);
@@ -267,9 +390,15 @@ async function measureCall(
     o.log(`browser bench: ${o.transport} call ${callId}, waiting for ${o.wanted} answered turns`);
     const deadline = Date.now() + o.wanted * o.turnMs * 2 + 30_000;
     for (;;) {
-      const answered = turnsOf(await readTimeline(page)).filter((t) => t.heard !== undefined).length;
+      const timeline = await readTimeline(page);
+      const answered = turnsOf(timeline).filter((t) => t.heard !== undefined).length;
       if (answered >= o.wanted) break;
-      if (Date.now() > deadline) throw new Error(`${o.transport}: only ${answered} of ${o.wanted} turns answered in time`);
+      const seen = `${timeline.sent.filter(([, rms]) => rms >= SPEECH_RMS).length} voiced microphone frames, ${timeline.heard.length} reply starts heard (${timeline.heardDirect.length} in the SDK's context), ${timeline.rtc.length} getStats samples`;
+      if (Date.now() > deadline) {
+        // A loaded machine: report what was answered (the table's n says how many) rather than nothing.
+        o.log(`browser bench: ${o.transport}: only ${answered} of ${o.wanted} turns answered in time (${seen}); hanging up`);
+        break;
+      }
       await new Promise((resolve) => setTimeout(resolve, 1000));
     }
     // Hang up once the last reply has played out, so the server has recorded its latency too.
@@ -277,10 +406,14 @@ async function measureCall(
       const heard = (window as unknown as { latencyTimeline: PageTimeline }).latencyTimeline.heard;
       return performance.now() - (heard.at(-1) ?? 0) > 1500;
     });
-    await page.click('#hangup');
-    await page.waitForSelector('#finished[data-status="ended"]', { timeout: 30_000 });
+    // The call may have ended already (the server ends it on a fault): then there is nothing to hang up.
+    if (await page.$('#hangup')) await page.click('#hangup');
+    await page.waitForSelector('#finished:not([data-status=""])', { timeout: 30_000 });
+    const status = await page.getAttribute('#finished', 'data-status');
+    if (status !== 'ended') o.log(`browser bench: the ${o.transport} call finished ${String(status)}`);
     const timeline = await readTimeline(page);
     const call = await web.api('GET', `/v2/get-call/${callId}`);
+    if (process.env.BROWSER_BENCH_DUMP) fs.writeFileSync(`${process.env.BROWSER_BENCH_DUMP}-${o.transport}.json`, JSON.stringify({ timeline, call: call.json }));
     if (call.status !== 200) throw new Error(`get-call: ${call.status}`);
     const carried = (call.json.media as { transport?: string } | null)?.transport;
     if (carried !== o.transport) throw new Error(`the ${o.transport} call was carried by ${String(carried)}`);
@@ -290,14 +423,135 @@ async function measureCall(
   }
 }
 
+/** Reply starts at the page: the first packet or message after at least 500 ms without any. */
+function replyArrivals(timeline: PageTimeline): number[] {
+  if (timeline.rtc.length > 0) {
+    const starts: number[] = [];
+    let lastGrowth = -Infinity;
+    for (let i = 1; i < timeline.rtc.length; i++) {
+      const [before, now] = [timeline.rtc[i - 1]!, timeline.rtc[i]!];
+      const grew = (now.packetsReceived ?? 0) - (before.packetsReceived ?? 0);
+      if (grew <= 0) continue;
+      if (now.at - lastGrowth > 500) starts.push(now.lastPacketAt - 20 * Math.max(0, grew - 2));
+      lastGrowth = now.at;
+    }
+    return starts;
+  }
+  return timeline.received.filter((at, i) => i === 0 || at - timeline.received[i - 1]! > 500);
+}
+
+/**
+ * The browser's share alone, without a recogniser (so a loaded machine cannot end the call
+ * `error_asr`): an agent on a custom LLM served here that answers every reminder (a second of the
+ * caller's silence; the microphone plays silence), so the agent speaks `replies` times with pauses
+ * between, as between the turns of a conversation. Per reply: its first packet or message at the
+ * page -> its first sample heard, tapped as in the main part.
+ */
+async function measurePlayout(
+  browser: Awaited<ReturnType<typeof launchBrowser>>,
+  web: Awaited<ReturnType<typeof startWebServer>>,
+  o: { agentId: string; transport: 'websocket' | 'webrtc'; replies: number; log: (line: string) => void },
+): Promise<{ transport: string; toEar: number[]; jitterBuffer: string; direct: number[] }> {
+  const page = await browser.newPage();
+  try {
+    await page.addInitScript(instrumentPage, { worklets: WORKLETS, websocket: o.transport === 'websocket', statsEveryMs: STATS_EVERY_MS });
+    await page.goto(`${web.baseUrl}/demo`);
+    await page.waitForSelector(`#agent option[value="${o.agentId}"]`, { state: 'attached' });
+    await page.selectOption('#agent', o.agentId);
+    await page.click('#start');
+    await page.waitForSelector('#status[data-phase="in_call"]', { timeout: 15_000 });
+    o.log(`browser bench (playout): ${o.transport} call, waiting for ${o.replies} replies`);
+    const deadline = Date.now() + o.replies * 4_000 + 20_000;
+    while ((await readTimeline(page)).heard.length < o.replies && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 500));
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    if (await page.$('#hangup')) await page.click('#hangup');
+    const timeline = await readTimeline(page);
+    const pair = (heard: number[]) => replyArrivals(timeline).flatMap((at) => {
+      const h = heard.find((t) => t > at - 5 && t < at + 1_000);
+      return h === undefined ? [] : [h - at];
+    });
+    return { transport: o.transport, toEar: pair(timeline.heard), direct: pair(timeline.heardDirect), jitterBuffer: timeline.rtc.length > 0 ? callRtcSummary(timeline.rtc) : '' };
+  } finally {
+    await page.close();
+  }
+}
+
+/** `npm run bench -- browser-playout`: received -> heard per reply over both transports in one run, no recogniser. */
+export async function runBrowserPlayoutBench(options: { replies?: number; log?: (line: string) => void } = {}): Promise<string> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const header = ['| date | machine | load average (1/5/15 min) | transport | replies | received to heard p50 / p90 (ms) |', '|---|---|---|---|---|---|'];
+  if (NO_CHROMIUM) return [...header, `| skipped: ${NO_CHROMIUM} | | | | | |`].join('\n');
+  const replies = options.replies ?? 12;
+  await buildWeb();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-bench-playout-'));
+  const web = await startWebServer({ WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32' });
+  const llm = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
+  try {
+    await new Promise((resolve) => llm.once('listening', resolve));
+    // Retell's LLM WebSocket protocol (docs/custom-llm.md): a greeting, then an answer to each reminder.
+    llm.on('connection', (ws) => {
+      const say = (id: number, content: string) => ws.send(JSON.stringify({ response_type: 'response', response_id: id, content, content_complete: true }));
+      say(0, 'Hello.');
+      ws.on('message', (data) => {
+        const event = JSON.parse(wsDataToBuffer(data).toString('utf8')) as { interaction_type?: string; response_id?: number };
+        if (event.interaction_type === 'reminder_required' || event.interaction_type === 'response_required') say(event.response_id ?? 0, 'Okay.');
+      });
+    });
+    const url = `ws://127.0.0.1:${(llm.address() as AddressInfo).port}/llm-websocket`;
+    const agent = await web.api('POST', '/create-agent', { agent_name: 'Playout', response_engine: { type: 'custom_llm', llm_websocket_url: url }, reminder_trigger_ms: 1_000, reminder_max_count: 20 });
+    if (agent.status !== 201) throw new Error(`agent: ${agent.status} ${JSON.stringify(agent.json)}`);
+    const wav = path.join(dir, 'silence.wav');
+    fs.writeFileSync(wav, silentWav(10_000));
+    browser = await launchBrowser({ microphoneWav: wav });
+    const rows: string[] = [];
+    const notes: string[] = [];
+    const p50 = new Map<string, number>();
+    for (const transport of ['websocket', 'webrtc'] as const) {
+      const m = await measurePlayout(browser, web, { agentId: agent.json.agent_id as string, transport, replies, log });
+      const s = stats(m.toEar);
+      p50.set(transport, s.p50);
+      rows.push(`| ${new Date().toISOString().slice(0, 10)} | ${machine()} | ${os.loadavg().map((n) => n.toFixed(2)).join(' / ')} | ${transport} | ${s.n} | ${fmt(s.p50, 0)} / ${fmt(s.p90, 0)} |`);
+      const direct = stats(m.direct);
+      if (direct.n > 0) notes.push(`WebSocket tapped in the SDK's own context: ${fmt(direct.p50, 0)} / ${fmt(direct.p90, 0)} ms.`);
+      if (m.jitterBuffer) notes.push(`WebRTC getStats, ${m.jitterBuffer}`);
+    }
+    return [...header, ...rows, '', ...notes, '', `Received to heard p50, WebRTC minus WebSocket: ${fmt((p50.get('webrtc') ?? NaN) - (p50.get('websocket') ?? NaN), 0)} ms.`].join('\n');
+  } finally {
+    await browser?.close();
+    await web.close();
+    llm.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A mono 16-bit 16 kHz WAV of silence, `ms` long (Chromium loops it as the microphone). */
+function silentWav(ms: number): Buffer {
+  const data = Math.round(16 * ms) * 2;
+  const wav = Buffer.alloc(44 + data);
+  wav.write('RIFF', 0);
+  wav.writeUInt32LE(36 + data, 4);
+  wav.write('WAVEfmt ', 8);
+  wav.writeUInt32LE(16, 16);
+  wav.writeUInt16LE(1, 20);
+  wav.writeUInt16LE(1, 22);
+  wav.writeUInt32LE(16_000, 24);
+  wav.writeUInt32LE(32_000, 28);
+  wav.writeUInt16LE(2, 32);
+  wav.writeUInt16LE(16, 34);
+  wav.write('data', 36);
+  wav.writeUInt32LE(data, 40);
+  return wav;
+}
+
 export async function runBrowserBench(options: BrowserBenchOptions = {}): Promise<string> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const header = [
-    '| date | machine | load average (1/5/15 min) | transport | turns (client / server) | client-seen p50 / p90 (ms) | received p50 / p90 (ms) | server e2e p50 / p90 (ms) | client-seen p50 < 700 ms |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| date | machine | load average (1/5/15 min) | transport | turns (client / server) | client-seen p50 / p90 (ms) | received p50 / p90 (ms) | received to heard p50 (ms) | server e2e p50 / p90 (ms) | jitter buffer p50: delay / target / minimum (ms) | client-seen p50 < 700 ms |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   const missing = NO_CHROMIUM || (hasPocketsphinx() ? false : NO_POCKETSPHINX);
-  if (missing) return [...header, `| skipped: ${missing} | | | | | | | | |`].join('\n');
+  if (missing) return [...header, `| skipped: ${missing} | | | | | | | | | | |`].join('\n');
 
   const wanted = options.turns ?? 20;
   log('browser bench: building the web bundles');
@@ -338,12 +592,18 @@ export async function runBrowserBench(options: BrowserBenchOptions = {}): Promis
       const answered = m.turns.filter((t) => t.heard !== undefined);
       const heard = stats(answered.map((t) => t.heard! - t.endOfSpeech));
       const received = stats(answered.flatMap((t) => (t.received === undefined ? [] : [t.received - t.endOfSpeech])));
+      const toEar = stats(answered.flatMap((t) => (t.received === undefined ? [] : [t.heard! - t.received])));
+      const direct = stats(answered.flatMap((t) => (t.heardDirect === undefined ? [] : [t.heardDirect - t.endOfSpeech])));
+      const jitter = (key: 'jitterBufferMs' | 'jitterBufferTargetMs' | 'jitterBufferMinimumMs') => stats(answered.flatMap((t) => (t[key] === undefined ? [] : [t[key]]))).p50;
       const e2e = stats(m.e2e);
       p50.set(m.transport, heard.p50);
+      const pair = (s: { p50: number; p90: number; n: number }) => (s.n > 0 ? `${fmt(s.p50, 0)} / ${fmt(s.p90, 0)}` : '-');
       rows.push(
-        `| ${date} | ${machine()} | ${load} | ${m.transport} | ${heard.n} / ${e2e.n} | ${fmt(heard.p50, 0)} / ${fmt(heard.p90, 0)} | ${received.n > 0 ? `${fmt(received.p50, 0)} / ${fmt(received.p90, 0)}` : '-'} | ${fmt(e2e.p50, 0)} / ${fmt(e2e.p90, 0)} | ${heard.p50 < TARGET_MS ? 'yes' : 'no'} |`,
+        `| ${date} | ${machine()} | ${load} | ${m.transport} | ${heard.n} / ${e2e.n} | ${pair(heard)} | ${pair(received)} | ${toEar.n > 0 ? fmt(toEar.p50, 0) : '-'} | ${pair(e2e)} | ${m.transport === 'webrtc' ? `${fmt(jitter('jitterBufferMs'), 0)} / ${fmt(jitter('jitterBufferTargetMs'), 0)} / ${fmt(jitter('jitterBufferMinimumMs'), 0)}` : '-'} | ${heard.p50 < TARGET_MS ? 'yes' : 'no'} |`,
       );
-      notes.push(`${m.transport}: ${m.turns.length} utterances sent, ${answered.length} answered; the tapped AudioContext reports an output latency of ${fmt(m.timeline.outputLatencyMs, 0)} ms (base ${fmt(m.timeline.baseLatencyMs, 0)} ms).`);
+      notes.push(`${m.transport}: ${m.turns.length} utterances sent, ${answered.length} answered; the tap context reports an output latency of ${fmt(m.timeline.outputLatencyMs, 0)} ms (base ${fmt(m.timeline.baseLatencyMs, 0)} ms).`);
+      if (direct.n > 0) notes.push(`Tapped in the SDK's own AudioContext instead (the old tap), the WebSocket's client-seen p50 is ${fmt(direct.p50, 0)} ms: the stream tap adds ${fmt(heard.p50 - direct.p50, 0)} ms, as it does to WebRTC's <audio> stream.`);
+      if (m.transport === 'webrtc') notes.push(`WebRTC getStats, ${callRtcSummary(m.timeline.rtc)}`);
     }
     const difference = (p50.get('webrtc') ?? NaN) - (p50.get('websocket') ?? NaN);
     return [

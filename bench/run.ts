@@ -1,11 +1,11 @@
 /**
- * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, sip-outbound, twilio, agent-tests, knowledge, knowledge-vectors, knowledge-recall, knowledge-documents, webrtc, streamed, embedded-scale, denoise, voicemail, sip-codec, telephone-band, decoder-cost, mllr; all by default) and
+ * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, sip-outbound, twilio, agent-tests, knowledge, knowledge-vectors, knowledge-recall, knowledge-documents, webrtc, streamed, embedded-scale, denoise, voicemail, sip-codec, telephone-band, decoder-cost, mllr, browser-playout; all by default) and
  * prints their tables, ready to paste into BENCHMARKS.md. Each part measures against a baseline
  * run by the same script on the same machine, because these shared machines are noisy.
  */
 import { runApiBench } from './api.ts';
 import { runAgentTestsBench } from './agent-tests.ts';
-import { runBrowserBench } from './browser.ts';
+import { runBrowserBench, runBrowserPlayoutBench } from './browser.ts';
 import { runRecognitionBench } from './recognition.ts';
 import { runVoiceBench } from './voice.ts';
 import { runWebhookBench } from './webhooks.ts';
@@ -36,6 +36,7 @@ const parts: Record<string, () => Promise<string>> = {
   tools: () => runToolsBench({ log }),
   recognition: () => runRecognitionBench({ log }),
   browser: () => runBrowserBench({ log }),
+  'browser-playout': () => runBrowserPlayoutBench({ log }),
   sip: () => runSipBench({ log }),
   'sip-outbound': () => runSipOutboundBench({ log }),
   'agent-tests': () => runAgentTestsBench({ log }),

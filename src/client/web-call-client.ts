@@ -17,7 +17,7 @@ import { webCallUrl } from '../protocol/web-call-url.ts';
 // A leaf module with no server imports: the client stays usable on its own.
 import { decodeWav, encodeWav, toMono } from '../lib/wav.ts';
 import { wsDataToBuffer } from '../lib/ws-data.ts';
-import { RtcSignallingError, RtcSocket, type RtcSocketOptions } from './webrtc-socket.ts';
+import { type ReceivedRtp, RtcSignallingError, RtcSocket, type RtcSocketOptions } from './webrtc-socket.ts';
 
 export { PROTOCOL_VERSION, webCallUrl };
 /** The protocol's audio rate, Hz: what `play` takes and `agentPcm` returns (PROTOCOL_SAMPLE_RATE). */
@@ -99,6 +99,11 @@ export class WebCallClient {
   readonly unknownMessages: unknown[] = [];
   /** Agent audio messages with their arrival time (ms on the client's clock). */
   readonly agentAudio: Array<{ atMs: number; pcm: Int16Array }> = [];
+  /** Over WebRTC: the agent's RTP headers as they arrived (the last minute's; atMs on the client's clock); empty over the WebSocket. */
+  get agentRtp(): ReceivedRtp[] {
+    const ws = this.#ws as unknown;
+    return ws instanceof RtcSocket ? ws.received.map((h) => ({ ...h, atMs: h.atMs - this.#t0 })) : [];
+  }
   /** The live transcript as the last `update` event gave it. */
   transcript: TranscriptLine[] = [];
   /** Resolves when the call ends (call_ended, or the socket closing without it). */

@@ -28,6 +28,17 @@ const DISCONNECTED_RESTART_MS = 1_000;
 /** How long a restart may take to connect before the client gives up on the call, ms (the server waits 10 s). */
 const RESTART_CONNECT_MS = 8_000;
 
+/** Headers of received RTP kept at most (a minute of 20 ms packets); past that the older half goes. */
+const RECEIVED_HEADERS = 3_000;
+
+/** One RTP packet of the agent as it arrived: `atMs` on performance.now()'s clock. */
+export interface ReceivedRtp {
+  atMs: number;
+  sequence: number;
+  timestamp: number;
+  marker: boolean;
+}
+
 export interface RtcSocketOptions {
   /** The server's base URL (http(s)://host:port). */
   baseUrl: string;
@@ -87,6 +98,8 @@ export class RtcSocket extends EventEmitter {
   #stateTimer: NodeJS.Timeout | undefined;
   /** RTP packets and bytes of Opus sent and received (benchmarks read the bitrate). */
   readonly traffic = { packetsOut: 0, bytesOut: 0, packetsIn: 0, bytesIn: 0 };
+  /** The agent's last RECEIVED_HEADERS RTP headers as they arrived (tests read the server's timestamps and marker bits from the wire). */
+  readonly received: ReceivedRtp[] = [];
 
   private constructor(options: RtcSocketOptions) {
     super();
@@ -116,6 +129,8 @@ export class RtcSocket extends EventEmitter {
     });
     this.#pc.onTrack.subscribe((track) =>
       track.onReceiveRtp.subscribe((rtp) => {
+        this.received.push({ atMs: performance.now(), sequence: rtp.header.sequenceNumber, timestamp: rtp.header.timestamp, marker: rtp.header.marker });
+        if (this.received.length > RECEIVED_HEADERS) this.received.splice(0, this.received.length - RECEIVED_HEADERS / 2);
         this.traffic.packetsIn += 1;
         this.traffic.bytesIn += rtp.payload.byteLength;
         const pcm = this.#codec.decode(rtp.payload);

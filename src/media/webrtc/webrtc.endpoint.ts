@@ -17,6 +17,7 @@ import { InboundLimiter, MAX_TEXT_MESSAGE_BYTES } from '../codec/inbound-limits.
 import { FRAME_MS, FRAME_SAMPLES, OPUS_RTP_CLOCK, OpusCodec, TICKS_PER_SAMPLE } from '../../providers/audio/opus.ts';
 import { PlayoutPosition, playoutDelayMs } from './playout-position.ts';
 import { RtpReceiveStats } from './rtp-receive-stats.ts';
+import { RtpSendClock } from './rtp-send-clock.ts';
 import { concatPcm } from '../../lib/pcm.ts';
 
 /** The counters of the inbound limits, shared with the WebSocket's (switchboard_media_*). */
@@ -81,7 +82,9 @@ export class WebRtcEndpoint implements CallEndpoint {
   readonly #codec: OpusCodec;
   readonly #stats = new RtpReceiveStats(OPUS_RTP_CLOCK);
   readonly #pending: string[] = [];
-  readonly #out = { packets: 0, bytes: 0, sequence: randomInt(0, 65_536), timestamp: randomInt(0, 2 ** 32), ssrc: randomInt(1, 2 ** 32) };
+  readonly #out = { packets: 0, bytes: 0, sequence: randomInt(0, 65_536), ssrc: randomInt(1, 2 ** 32) };
+  /** Our RTP timestamps and marker bits: a talk spurt's first packet is stamped by the clock (rtp-send-clock.ts). */
+  readonly #clock = new RtpSendClock(OPUS_RTP_CLOCK, FRAME_MS, randomInt(0, 2 ** 32), OUTPUT_LEAD_MS);
   /** The next RTP timestamp expected from the caller (fills gaps with silence), or null before the first. */
   #nextTimestamp: number | null = null;
   #sink: EndpointSink | undefined;
@@ -230,10 +233,10 @@ export class WebRtcEndpoint implements CallEndpoint {
     for (let at = 0; at < pcm.length; at += FRAME_SAMPLES) {
       const payload = this.#codec.encode(pcm.subarray(at, at + FRAME_SAMPLES));
       const out = this.#out;
-      const header = new RtpHeader({ payloadType, sequenceNumber: out.sequence, timestamp: out.timestamp, ssrc: out.ssrc, marker: this.#spurt });
+      const { timestamp, marker } = this.#clock.stamp(this.#options.now(), this.#spurt);
+      const header = new RtpHeader({ payloadType, sequenceNumber: out.sequence, timestamp, ssrc: out.ssrc, marker });
       this.#spurt = false;
       out.sequence = (out.sequence + 1) % 65_536;
-      out.timestamp = (out.timestamp + FRAME_SAMPLES * TICKS_PER_SAMPLE) % 2 ** 32;
       out.packets += 1;
       out.bytes += payload.byteLength;
       this.#track.writeRtp(new RtpPacket(header, payload));
