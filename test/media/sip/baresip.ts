@@ -5,12 +5,32 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { writeWav } from '../../../src/client/web-call-client.ts';
+import { FliteTts } from '../../../src/providers/flite/flite.tts.ts';
+import { concat, silence } from '../helpers.ts';
 
 /** Whether baresip is installed (scripts/setup.sh installs it). */
 export function hasBaresip(): boolean {
   return spawnSync('baresip', ['-h'], { stdio: 'ignore' }).error === undefined;
 }
 export const NO_BARESIP = 'baresip is not installed (scripts/setup.sh installs it)';
+
+/**
+ * A caller's microphone for baresip to play: `leadMs` of quiet (while the greeting plays), Flite
+ * kal16 saying `text`, 8 s of quiet; at the rate and channels baresip's codec takes files in.
+ */
+export async function fliteCallerWav(dir: string, name: string, text: string, options: { leadMs: number; rate: number; channels: 1 | 2 }): Promise<string> {
+  const flite = new FliteTts();
+  const parts: Int16Array[] = [];
+  for await (const c of flite.synthesize(text, { voiceId: 'flite-kal16' })) parts.push(c);
+  await flite.close();
+  const wav16k = path.join(dir, `${name}-16k.wav`);
+  fs.writeFileSync(wav16k, writeWav(concat(silence(options.leadMs), ...parts, silence(8_000)), 16_000));
+  const wav = path.join(dir, `${name}.wav`);
+  const made = spawnSync('sox', [wav16k, '-r', String(options.rate), '-c', String(options.channels), wav], { encoding: 'utf8' });
+  if (made.status !== 0) throw new Error(`sox failed: ${made.stderr}`);
+  return wav;
+}
 
 export interface BaresipEvent {
   type: string;

@@ -6,17 +6,14 @@
 // sip-inbound and sip-outbound.) One store: the codec path does not touch it; the SIP tests on
 // both stores cover the call records.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { writeWav } from '../../../src/client/web-call-client.ts';
 import type { SipTransport } from '../../../src/media/sip/sip.transport.ts';
-import { FliteTts } from '../../../src/providers/flite/flite.tts.ts';
 import { NO_POCKETSPHINX, hasPocketsphinx } from '../../voice/capabilities.ts';
-import { type MediaServer, concat, eventually, silence, startMediaServer } from '../helpers.ts';
-import { Baresip, NO_BARESIP, hasBaresip } from './baresip.ts';
+import { type MediaServer, eventually, startMediaServer } from '../helpers.ts';
+import { Baresip, NO_BARESIP, fliteCallerWav, hasBaresip } from './baresip.ts';
 
 const ROUTING = {
   start_node_id: 'greet',
@@ -39,19 +36,6 @@ const CALLING = { start_node_id: 'hi', nodes: [{ id: 'hi', type: 'end', instruct
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-sip-opus-'));
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-/** The caller's microphone: quiet while the greeting plays, Flite asking to buy something, then quiet; 48 kHz stereo, as baresip's Opus takes files. */
-async function callerSaysSales(): Promise<string> {
-  const flite = new FliteTts();
-  const parts: Int16Array[] = [];
-  for await (const c of flite.synthesize('i would like to buy something', { voiceId: 'flite-kal16' })) parts.push(c);
-  await flite.close();
-  const wav16k = path.join(dir, 'sales-16k.wav');
-  fs.writeFileSync(wav16k, writeWav(concat(silence(1_500), ...parts, silence(8_000)), 16_000));
-  const wav = path.join(dir, 'sales.wav');
-  const made = spawnSync('sox', [wav16k, '-r', '48000', '-c', '2', wav], { encoding: 'utf8' });
-  assert.equal(made.status, 0, made.stderr);
-  return wav;
-}
 
 const loudSamples = (phone: Baresip) => {
   const heard = phone.recordings().find((file) => file.endsWith('-dec.wav'));
@@ -70,7 +54,7 @@ describe('Opus on SIP with baresip', { skip: (!hasBaresip() && NO_BARESIP) || (!
   after(() => s?.close());
 
   it('a caller offering only Opus is answered on Opus: its spoken "buy" takes the sales branch, and the agent is heard', { timeout: 40_000 }, async () => {
-    const phone = await Baresip.start({ codecs: 'opus/48000/2', wav: await callerSaysSales() });
+    const phone = await Baresip.start({ codecs: 'opus/48000/2', wav: await fliteCallerWav(dir, 'sales', 'i would like to buy something', { leadMs: 1_500, rate: 48_000, channels: 2 }) });
     try {
       const agentId = await s.flowAgent(ROUTING);
       assert.equal((await s.api('POST', '/import-phone-number', { phone_number: '+14155550610', inbound_agent_id: agentId })).status, 201);

@@ -6,20 +6,17 @@
 // and handed 20 ms frames of 160 samples (a step that resampled to 16 kHz would hand it 320), the
 // flow takes the branch the caller asked for, and the recording is an 8 kHz WAV.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { writeWav } from '../../../src/client/web-call-client.ts';
 import { loadConfig } from '../../../src/config/config.ts';
 import type { SipTransport } from '../../../src/media/sip/sip.transport.ts';
-import { FliteTts } from '../../../src/providers/flite/flite.tts.ts';
 import { buildProviders } from '../../../src/providers/registry.ts';
 import { RecordingStt } from '../../helpers/recording-stt.ts';
 import { NO_POCKETSPHINX, hasPocketsphinx } from '../../voice/capabilities.ts';
-import { type MediaServer, concat, eventually, silence, startMediaServer } from '../helpers.ts';
-import { Baresip, NO_BARESIP, hasBaresip } from './baresip.ts';
+import { type MediaServer, eventually, startMediaServer } from '../helpers.ts';
+import { Baresip, NO_BARESIP, fliteCallerWav, hasBaresip } from './baresip.ts';
 
 const ROUTING = {
   start_node_id: 'greet',
@@ -41,19 +38,6 @@ const ROUTING = {
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-sip-8k-'));
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-/** The caller's microphone at 8 kHz mono (what a G.711 phone sends): quiet through the greeting, Flite saying "buy", quiet. */
-async function callerAsksToBuy(): Promise<string> {
-  const flite = new FliteTts();
-  const parts: Int16Array[] = [];
-  for await (const c of flite.synthesize('buy', { voiceId: 'flite-kal16' })) parts.push(c);
-  await flite.close();
-  const wav16k = path.join(dir, 'buy-16k.wav');
-  fs.writeFileSync(wav16k, writeWav(concat(silence(2_500), ...parts, silence(8_000)), 16_000));
-  const wav = path.join(dir, 'buy.wav');
-  const made = spawnSync('sox', [wav16k, '-r', '8000', '-c', '1', wav], { encoding: 'utf8' });
-  assert.equal(made.status, 0, made.stderr);
-  return wav;
-}
 
 describe('a G.711 SIP call at the telephone band, end to end', { skip: (!hasBaresip() && NO_BARESIP) || (!hasPocketsphinx() && NO_POCKETSPHINX) }, () => {
   let s: MediaServer;
@@ -72,7 +56,7 @@ describe('a G.711 SIP call at the telephone band, end to end', { skip: (!hasBare
   after(() => s?.close());
 
   it('the recogniser is opened at 8 kHz and handed 160-sample frames; "buy" takes the sales branch; the recording is an 8 kHz WAV', { timeout: 40_000 }, async () => {
-    const phone = await Baresip.start({ codecs: 'PCMU', wav: await callerAsksToBuy() });
+    const phone = await Baresip.start({ codecs: 'PCMU', wav: await fliteCallerWav(dir, 'buy', 'buy', { leadMs: 2_500, rate: 8_000, channels: 1 }) });
     try {
       const agentId = await s.flowAgent(ROUTING);
       assert.equal((await s.api('POST', '/import-phone-number', { phone_number: '+14155550810', inbound_agent_id: agentId })).status, 201);
