@@ -9,8 +9,9 @@
  *   - open: the recognition path a call used before directed recognition: a PocketSphinx stream
  *     at 16 kHz (8 kHz audio resampled, as a call did), told the node's words through bias();
  *   - directed: the path a call uses now: the stream is told the node's expectation (expect();
- *     closed: keyword edges yes/no/up/..., or a digits value), and 8 kHz audio is decoded natively
- *     (SttOpenOptions.sampleRateHz 8000);
+ *     closed: keyword edges yes/no/up/..., or a digits value), and 8 kHz audio reaches it as a
+ *     call's does (src/voice/call-rate.ts: PocketSphinx takes a 16 kHz copy, which it hears better
+ *     than its narrowband decoder: `npm run bench -- telephone-band` compares the two);
  *   - baseline: PocketSphinx's own JSGF decoding, `pocketsphinx_continuous -jsgf` with a grammar
  *     of the same words, one process per item, on 16 kHz audio (8 kHz resampled).
  * Each item is padded with 400 ms of silence before and after (the README: FSDD digits have
@@ -31,6 +32,7 @@ import { createResampler } from '../src/providers/audio/resample.ts';
 import { DecoderPool } from '../src/providers/pocketsphinx/decoder-pool.ts';
 import { DEBIAN_MODEL_DIR, PocketsphinxStt } from '../src/providers/pocketsphinx/pocketsphinx.stt.ts';
 import type { SttExpectation } from '../src/providers/stt.ts';
+import { decodesNatively } from '../src/voice/call-rate.ts';
 import { keywordMatch } from '../src/voice/engines/flow.engine.ts';
 import { fmt, wordErrors } from './lib.ts';
 
@@ -115,14 +117,17 @@ async function decoderCpuS(pool: DecoderPool): Promise<number> {
 
 /**
  * One stream, the items in order; the texts heard. `extraArgs` are added to the decoder's own
- * arguments (a candidate setting). The stream's one decoder first decodes 500 ms of silence, so
+ * arguments (a candidate setting); `narrowband` decodes 8 kHz items at 8 kHz whatever calls do. The stream's one decoder first decodes 500 ms of silence, so
  * its CPU from there on is the items' decoding, not the model's load; the directed path's
  * grammar decodes run on the same thread and are counted.
  */
-export async function throughStream(items: readonly Item[], way: 'open' | 'directed', expectation: SttExpectation, extraArgs: readonly string[] = []): Promise<Heard> {
-  const narrow = way === 'directed' && items[0]?.rate === 8000;
+export async function throughStream(items: readonly Item[], way: 'open' | 'directed', expectation: SttExpectation, extraArgs: readonly string[] = [], options: { narrowband?: boolean } = {}): Promise<Heard> {
   const pool = new DecoderPool({ maxDecoders: 1 });
   const stt = new PocketsphinxStt({ mode: 'library', decoders: pool, extraArgs });
+  // 8 kHz audio reaches the directed path as a call gives it (src/voice/call-rate.ts): natively only
+  // to a recogniser that hears the telephone band better so (PocketSphinx takes a 16 kHz copy).
+  // (`narrowband` forces the narrowband decoder: a bench of that decoder itself.)
+  const narrow = way === 'directed' && items[0]?.rate === 8000 && (options.narrowband ?? decodesNatively(stt, 8000));
   const s = await stt.openStream({ ...(narrow ? { sampleRateHz: 8000 as const } : {}) });
   const rate = narrow ? 8000 : 16000;
   const out: string[] = [];
