@@ -15,6 +15,24 @@ export function hasBaresip(): boolean {
 }
 export const NO_BARESIP = 'baresip is not installed (scripts/setup.sh installs it)';
 
+/** The flow the baresip calls are routed by: "sales"/"buy" or "support"/"help" at the greeting. */
+export const ROUTING = {
+  start_node_id: 'greet',
+  nodes: [
+    {
+      id: 'greet',
+      type: 'conversation',
+      instruction: { type: 'static_text', text: 'Sales or support?' },
+      edges: [
+        { id: 'to_sales', destination_node_id: 'sales', transition_condition: { type: 'keyword', keywords: ['sales', 'buy'] } },
+        { id: 'to_support', destination_node_id: 'support', transition_condition: { type: 'keyword', keywords: ['support', 'help'] } },
+      ],
+    },
+    { id: 'sales', type: 'end', instruction: { type: 'static_text', text: 'Sales it is. Goodbye.' } },
+    { id: 'support', type: 'end', instruction: { type: 'static_text', text: 'Support it is. Goodbye.' } },
+  ],
+};
+
 /**
  * A caller's microphone for baresip to play: `leadMs` of quiet (while the greeting plays), Flite
  * kal16 saying `text`, 8 s of quiet; at the rate and channels baresip's codec takes files in.

@@ -13,24 +13,8 @@ import { after, before, describe, it } from 'node:test';
 import type { SipTransport } from '../../../src/media/sip/sip.transport.ts';
 import { NO_POCKETSPHINX, hasPocketsphinx } from '../../voice/capabilities.ts';
 import { type MediaServer, eventually, startMediaServer } from '../helpers.ts';
-import { Baresip, NO_BARESIP, fliteCallerWav, hasBaresip } from './baresip.ts';
+import { Baresip, NO_BARESIP, ROUTING, fliteCallerWav, hasBaresip } from './baresip.ts';
 
-const ROUTING = {
-  start_node_id: 'greet',
-  nodes: [
-    {
-      id: 'greet',
-      type: 'conversation',
-      instruction: { type: 'static_text', text: 'Sales or support?' },
-      edges: [
-        { id: 'to_sales', destination_node_id: 'sales', transition_condition: { type: 'keyword', keywords: ['sales', 'buy'] } },
-        { id: 'to_support', destination_node_id: 'support', transition_condition: { type: 'keyword', keywords: ['support', 'help'] } },
-      ],
-    },
-    { id: 'sales', type: 'end', instruction: { type: 'static_text', text: 'Sales it is. Goodbye.' } },
-    { id: 'support', type: 'end', instruction: { type: 'static_text', text: 'Support it is. Goodbye.' } },
-  ],
-};
 const CALLING = { start_node_id: 'hi', nodes: [{ id: 'hi', type: 'end', instruction: { type: 'static_text', text: 'Hello, this is the clinic calling about your appointment.' } }] };
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-sip-opus-'));
