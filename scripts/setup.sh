@@ -19,8 +19,12 @@ command -v sox >/dev/null 2>&1 || need+=(sox)
 command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || need+=(haproxy)
 command -v baresip >/dev/null 2>&1 || need+=(baresip)
 command -v turnserver >/dev/null 2>&1 || need+=(coturn)
-# wrk is only for `npm run bench`; install it with SETUP_BENCH=1
+# Only for `npm run bench`, with SETUP_BENCH=1: wrk (the HTTP load), and pulseaudio(-utils): the
+# browser bench plays Chromium to a private sound server's null sink and records it with parec, to
+# time what comes out of the speaker rather than only what its own taps see (bench/speaker.ts)
 [ "${SETUP_BENCH:-0}" = 1 ] && ! command -v wrk >/dev/null 2>&1 && need+=(wrk)
+[ "${SETUP_BENCH:-0}" = 1 ] && ! command -v pulseaudio >/dev/null 2>&1 && need+=(pulseaudio)
+[ "${SETUP_BENCH:-0}" = 1 ] && ! command -v parec >/dev/null 2>&1 && need+=(pulseaudio-utils)
 if [ ${#need[@]} -eq 0 ]; then
   echo "setup: all Debian packages present"
   exit 0

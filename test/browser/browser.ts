@@ -30,6 +30,11 @@ export interface LaunchOptions {
   microphoneWav: string;
   /** Grant the microphone without a prompt (default true); false leaves the request unanswered → denied. */
   grantMicrophone?: boolean;
+  /**
+   * Environment for the browser's process with its audio played out (benchmarks that record the
+   * output: bench/speaker.ts); without it the browser is muted, as playwright makes headless ones.
+   */
+  audioEnv?: Record<string, string>;
 }
 
 /** Launches chromium with a fresh profile and the fake microphone. */
@@ -53,6 +58,7 @@ export async function launchBrowser(options: LaunchOptions): Promise<Browser> {
     executablePath: CHROMIUM_PATH,
     headless: true,
     args,
+    ...(options.audioEnv ? { env: { ...process.env, ...options.audioEnv }, ignoreDefaultArgs: ['--mute-audio'] } : {}),
     viewport: { width: 1200, height: 900 },
   });
   const errors: string[] = [];
