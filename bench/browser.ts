@@ -352,7 +352,7 @@ function replyStats(samples: RtcSample[], from: number, until: number): { receiv
   const emitted = last.jitterBufferEmittedCount - before.jitterBufferEmittedCount;
   const mean = (key: 'jitterBufferDelay' | 'jitterBufferTargetDelay' | 'jitterBufferMinimumDelay') => (emitted > 0 ? ((last[key] - before[key]) * 1000) / emitted : undefined);
   return {
-    received: first.lastPacketAt - 20 * Math.max(0, first.packetsReceived - before.packetsReceived - 2),
+    received: firstArrival(samples[samples.indexOf(first) - 1]!, first),
     jitterBuffer: { jitterBufferMs: mean('jitterBufferDelay'), jitterBufferTargetMs: mean('jitterBufferTargetDelay'), jitterBufferMinimumMs: mean('jitterBufferMinimumDelay') },
   };
 }
@@ -441,6 +441,16 @@ async function measureCall(
   }
 }
 
+/**
+ * The arrival of the first of the packets a getStats sample counts beyond the one before: its last
+ * packet's arrival less 20 ms for each packet after the two the server sends at once, but never
+ * before the previous sample was taken (every packet it counts arrived after that). Under load the
+ * server sends a late reply's frames in a burst, which the 20 ms spacing alone put up to 200 ms early.
+ */
+function firstArrival(before: RtcSample, sample: RtcSample): number {
+  return Math.max(before.at, sample.lastPacketAt - 20 * Math.max(0, sample.packetsReceived - before.packetsReceived - 2));
+}
+
 /** Reply starts at the page: the first packet or message after at least 500 ms without any. */
 function replyArrivals(timeline: PageTimeline): number[] {
   if (timeline.rtc.length > 0) {
@@ -450,7 +460,7 @@ function replyArrivals(timeline: PageTimeline): number[] {
       const [before, now] = [timeline.rtc[i - 1]!, timeline.rtc[i]!];
       const grew = (now.packetsReceived ?? 0) - (before.packetsReceived ?? 0);
       if (grew <= 0) continue;
-      if (now.at - lastGrowth > 500) starts.push(now.lastPacketAt - 20 * Math.max(0, grew - 2));
+      if (now.at - lastGrowth > 500) starts.push(firstArrival(before, now));
       lastGrowth = now.at;
     }
     return starts;
