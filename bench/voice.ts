@@ -30,6 +30,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WebCallClient } from '../src/client/web-call-client.ts';
 import { fmt, machine, percentile } from './lib.ts';
+import { memoryBreakdown, type MemoryBreakdown } from './memory-breakdown.ts';
 // The same audio builders as the voice tests: a 300 Hz tone is "speech" to the energy VAD.
 import { concat, tone } from '../test/voice/harness.ts';
 import { runCutInSet } from '../test/voice/cut-in-set.ts';
@@ -59,6 +60,8 @@ export interface Served {
   child: ChildProcess;
   /** The server's event-loop delay since the last call (p50, p99, max, ms), asked of the child by SIGUSR2. */
   loopDelay(): Promise<LoopDelay>;
+  /** Where the server's memory is now (bench/memory-breakdown.ts), read inside it. */
+  memory(): Promise<MemoryBreakdown>;
   stop(): Promise<void>;
 }
 
@@ -144,7 +147,8 @@ async function serve(kind: 'fake' | 'embedded'): Promise<void> {
   process.once('SIGTERM', () => void stop());
   // The bench asks for the server's event-loop delay between its levels: one JSON line back.
   const probe = loopDelayProbe();
-  process.on('SIGUSR2', () => process.stdout.write(`${JSON.stringify({ loopDelay: probe.take() })}\n`));
+  // ... and where its memory is (a read of /proc/self/smaps: a few ms, between levels only).
+  process.on('SIGUSR2', () => process.stdout.write(`${JSON.stringify({ loopDelay: probe.take() })}\n${JSON.stringify({ memory: memoryBreakdown() })}\n`));
 }
 
 export async function startServed(kind: 'fake' | 'embedded', env: Record<string, string> = {}): Promise<Served> {
@@ -163,6 +167,7 @@ export async function startServed(kind: 'fake' | 'embedded', env: Record<string,
     child.once('exit', (code) => reject(new Error(`bench server exited ${code}`)));
   });
   const delays: ((d: LoopDelay) => void)[] = [];
+  const memories: ((m: MemoryBreakdown) => void)[] = [];
   let lines = '';
   child.stdout.on('data', (c: Buffer) => {
     lines += c.toString();
@@ -171,11 +176,18 @@ export async function startServed(kind: 'fake' | 'embedded', env: Record<string,
       const line = lines.slice(0, nl);
       lines = lines.slice(nl + 1);
       if (line.startsWith('{"loopDelay"')) delays.shift()?.((JSON.parse(line) as { loopDelay: LoopDelay }).loopDelay);
+      else if (line.startsWith('{"memory"')) memories.shift()?.((JSON.parse(line) as { memory: MemoryBreakdown }).memory);
     }
   });
   return {
     ...info,
     child,
+    memory() {
+      return new Promise<MemoryBreakdown>((resolve) => {
+        memories.push(resolve);
+        child.kill('SIGUSR2');
+      });
+    },
     loopDelay() {
       return new Promise<LoopDelay>((resolve) => {
         delays.push(resolve);
