@@ -150,11 +150,11 @@ function breakdownTable(rows: Array<[string, MemoryBreakdown]>): string {
   const cell = (m: MemoryBreakdown) => {
     const r = m.resident;
     const malloc = m.malloc ? `${fmt(m.malloc.arenaMb, 0)} / ${fmt(m.malloc.inUseMb, 0)} / ${fmt(m.malloc.mmappedMb, 0)}` : '-';
-    return `| ${fmt(m.rssMb, 0)} | ${m.threads} | ${fmt(m.v8.heapUsedMb, 0)} / ${fmt(m.v8.heapTotalMb, 0)} / ${fmt(m.v8.externalMb, 0)} / ${fmt(m.v8.arrayBuffersMb, 0)} | ${malloc} | ${fmt(r.brkHeapMb, 0)} | ${fmt(r.arenaHeapsMb, 0)} (${r.arenaHeaps}) | ${fmt(r.otherAnonMb, 0)} | ${fmt(r.filesMb, 0)} |`;
+    return `| ${fmt(m.rssMb, 0)} | ${m.threads} | ${fmt(m.v8.heapUsedMb, 0)} / ${fmt(m.v8.heapTotalMb, 0)} / ${fmt(m.v8.externalMb, 0)} / ${fmt(m.v8.arrayBuffersMb, 0)} | ${malloc} | ${fmt(r.brkHeapMb, 0)} | ${fmt(r.arenaHeapsMb, 0)} (${r.arenaHeaps}) | ${fmt(r.wasmMb, 0)} (${r.wasmMemories}) | ${fmt(r.otherAnonMb, 0)} | ${fmt(r.filesMb, 0)} |`;
   };
   return [
-    '| server memory (MB) | RSS | threads | V8 heap used / total / external / array buffers | malloc arenas / in use / own mappings (mallinfo2) | resident: sbrk heap | thread arenas\' heaps (count) | other anonymous (V8 pages, WASM, stacks, big mallocs) | files |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| server memory (MB) | RSS | threads | V8 heap used / total / external / array buffers | malloc arenas / in use / own mappings (mallinfo2) | resident: sbrk heap | thread arenas\' heaps (count) | WASM memories (count) | other anonymous (V8 pages, stacks, big mallocs) | files |',
+    '|---|---|---|---|---|---|---|---|---|---|',
     ...rows.map(([label, m]) => `| ${label} ${cell(m)}`),
   ].join('\n');
 }
@@ -220,6 +220,7 @@ export async function runEmbeddedScaleBench(options: EmbeddedScaleOptions = {}):
     const afterMb = rssMb(pid);
     const afterS = (performance.now() - ended) / 1000;
     const afterMemory = await s.memory();
+    const collected = await s.memory(true);
     const base = stats(one.result.e2e);
     const e2e = stats(many.result.flatMap((r) => r.e2e));
     const notOk = many.result.filter((r) => !r.ok).length;
@@ -248,6 +249,7 @@ export async function runEmbeddedScaleBench(options: EmbeddedScaleOptions = {}):
         ['idle', idleMemory],
         [`as the ${calls} calls ended`, endMemory],
         [`${fmt(afterS, 0)} s after`, afterMemory],
+        ['... then after a full garbage collection of the main thread', collected],
       ]),
       '',
       `Added RSS per call at ${calls} calls: **${fmt(perCall, 1)} MB** (target <= 30); after the calls: **${fmt(afterMb - idleMb, 0)} MB** above idle (target <= 50); ` +

@@ -60,8 +60,8 @@ export interface Served {
   child: ChildProcess;
   /** The server's event-loop delay since the last call (p50, p99, max, ms), asked of the child by SIGUSR2. */
   loopDelay(): Promise<LoopDelay>;
-  /** Where the server's memory is now (bench/memory-breakdown.ts), read inside it. */
-  memory(): Promise<MemoryBreakdown>;
+  /** Where the server's memory is now (`collect`: after a full garbage collection), read inside it (bench/memory-breakdown.ts). */
+  memory(collect?: boolean): Promise<MemoryBreakdown>;
   stop(): Promise<void>;
 }
 
@@ -147,12 +147,23 @@ async function serve(kind: 'fake' | 'embedded'): Promise<void> {
   process.once('SIGTERM', () => void stop());
   // The bench asks for the server's event-loop delay between its levels: one JSON line back.
   const probe = loopDelayProbe();
-  // ... and where its memory is (a read of /proc/self/smaps: a few ms, between levels only).
-  process.on('SIGUSR2', () => process.stdout.write(`${JSON.stringify({ loopDelay: probe.take() })}\n${JSON.stringify({ memory: memoryBreakdown() })}\n`));
+  process.on('SIGUSR2', () => process.stdout.write(`${JSON.stringify({ loopDelay: probe.take() })}\n`));
+  // ... and, a line "memory" on its stdin, where its memory is; "memory collect": after a full
+  // garbage collection (what V8 held was garbage or live), which stops the server for a moment:
+  // at the end of a run only, since it changes what comes after.
+  let asked = '';
+  process.stdin.on('data', (c: Buffer) => {
+    asked += c.toString();
+    for (let nl = asked.indexOf('\n'); nl >= 0; nl = asked.indexOf('\n')) {
+      const line = asked.slice(0, nl);
+      if (line === 'memory' || line === 'memory collect') process.stdout.write(`${JSON.stringify({ memory: memoryBreakdown({ collect: line === 'memory collect' }) })}\n`);
+      asked = asked.slice(nl + 1);
+    }
+  });
 }
 
 export async function startServed(kind: 'fake' | 'embedded', env: Record<string, string> = {}): Promise<Served> {
-  const child = spawn(process.execPath, [SELF, '--serve', kind], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, [SELF, '--serve', kind], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const info = await new Promise<{ baseUrl: string; apiKey: string; agentId: string; plainAgentId?: string }>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error('bench server did not start')), 30_000);
@@ -182,10 +193,10 @@ export async function startServed(kind: 'fake' | 'embedded', env: Record<string,
   return {
     ...info,
     child,
-    memory() {
-      return new Promise<MemoryBreakdown>((resolve) => {
+    memory(collect = false) {
+      return new Promise((resolve) => {
         memories.push(resolve);
-        child.kill('SIGUSR2');
+        child.stdin.write(collect ? 'memory collect\n' : 'memory\n');
       });
     },
     loopDelay() {
