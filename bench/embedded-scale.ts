@@ -19,6 +19,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { fmt, machine, percentile } from './lib.ts';
+import type { MemoryBreakdown } from './memory-breakdown.ts';
 import { runCall, startServed, type CallResult } from './voice.ts';
 import { concat, silence } from '../test/voice/harness.ts';
 
@@ -144,6 +145,20 @@ async function profiled(): Promise<Profile> {
 
 // --- (2) calls through the server --------------------------------------------------------------
 
+/** The server's memory at each moment, by where it is (bench/memory-breakdown.ts), MB. */
+function breakdownTable(rows: Array<[string, MemoryBreakdown]>): string {
+  const cell = (m: MemoryBreakdown) => {
+    const r = m.resident;
+    const malloc = m.malloc ? `${fmt(m.malloc.arenaMb, 0)} / ${fmt(m.malloc.inUseMb, 0)} / ${fmt(m.malloc.mmappedMb, 0)}` : '-';
+    return `| ${fmt(m.rssMb, 0)} | ${m.threads} | ${fmt(m.v8.heapUsedMb, 0)} / ${fmt(m.v8.heapTotalMb, 0)} / ${fmt(m.v8.externalMb, 0)} / ${fmt(m.v8.arrayBuffersMb, 0)} | ${malloc} | ${fmt(r.brkHeapMb, 0)} | ${fmt(r.arenaHeapsMb, 0)} (${r.arenaHeaps}) | ${fmt(r.wasmMb, 0)} (${r.wasmMemories}) | ${fmt(r.otherAnonMb, 0)} | ${fmt(r.filesMb, 0)} |`;
+  };
+  return [
+    '| server memory (MB) | RSS | threads | V8 heap used / total / external / array buffers | malloc arenas / in use / own mappings (mallinfo2) | resident: sbrk heap | thread arenas\' heaps (count) | WASM memories (count) | other anonymous (V8 pages, stacks, big mallocs) | files |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+    ...rows.map(([label, m]) => `| ${label} ${cell(m)}`),
+  ].join('\n');
+}
+
 function stats(values: number[]): { p50: number; p90: number; n: number } {
   const sorted = [...values].sort((a, b) => a - b);
   return { p50: percentile(sorted, 50), p90: percentile(sorted, 90), n: sorted.length };
@@ -180,6 +195,7 @@ export async function runEmbeddedScaleBench(options: EmbeddedScaleOptions = {}):
   try {
     await new Promise((r) => setTimeout(r, 4_000)); // the warm decoder loads
     const idleMb = rssMb(pid);
+    const idleMemory = await s.memory();
     log('embedded-scale (2): one call (baseline)');
     const one = await peakWhile(pid, runCall(s, speech, speechMs, turns, gapMs));
     log(`embedded-scale (2): ${calls} calls at once`);
@@ -195,6 +211,7 @@ export async function runEmbeddedScaleBench(options: EmbeddedScaleOptions = {}):
       ),
     );
     const loadAfter = load();
+    const endMemory = await s.memory();
     // Decoders behind real time finish their queued audio first, then are freed 10 s after they
     // fall idle: wait for the RSS to come back within 50 MB of idle, at most 60 s.
     log('embedded-scale (2): after the calls, waiting for idle decoders to be freed');
@@ -202,6 +219,8 @@ export async function runEmbeddedScaleBench(options: EmbeddedScaleOptions = {}):
     while (performance.now() - ended < 60_000 && rssMb(pid) > idleMb + 50) await new Promise((r) => setTimeout(r, 1_000));
     const afterMb = rssMb(pid);
     const afterS = (performance.now() - ended) / 1000;
+    const afterMemory = await s.memory();
+    const collected = await s.memory(true);
     const base = stats(one.result.e2e);
     const e2e = stats(many.result.flatMap((r) => r.e2e));
     const notOk = many.result.filter((r) => !r.ok).length;
@@ -225,6 +244,13 @@ export async function runEmbeddedScaleBench(options: EmbeddedScaleOptions = {}):
       `| 1 call (baseline) | ${fmt(base.p50, 0)} / ${fmt(base.p90, 0)} | ${base.n} | ${one.result.ok ? 0 : 1} | peak ${fmt(one.peakMb, 0)} |`,
       `| ${calls} calls at once | ${fmt(e2e.p50, 0)} / ${fmt(e2e.p90, 0)} | ${e2e.n} | ${notOk} | peak ${fmt(many.peakMb, 0)} |`,
       `| ${fmt(afterS, 0)} s after the calls ended | | | | ${fmt(afterMb, 0)} |`,
+      '',
+      breakdownTable([
+        ['idle', idleMemory],
+        [`as the ${calls} calls ended`, endMemory],
+        [`${fmt(afterS, 0)} s after`, afterMemory],
+        ['... then after a full garbage collection of the main thread', collected],
+      ]),
       '',
       `Added RSS per call at ${calls} calls: **${fmt(perCall, 1)} MB** (target <= 30); after the calls: **${fmt(afterMb - idleMb, 0)} MB** above idle (target <= 50); ` +
         `e2e p90 at ${calls} calls: **${fmt(e2e.p90, 0)} ms** (target < 800), ${fmt(e2e.p90 / base.p90, 2)} x the one-call p90.`,

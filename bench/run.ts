@@ -47,7 +47,7 @@ const parts: Record<string, () => Promise<string>> = {
   webrtc: () => runWebRtcBench({ log }),
   twilio: () => runTwilioBench({ log }),
   streamed: () => runStreamedBench({ log }),
-  'embedded-scale': () => runEmbeddedScaleBench({ log }),
+  'embedded-scale': () => runEmbeddedScaleBench({ log, ...(process.env['CALLS'] ? { calls: Number(process.env['CALLS']) } : {}) }),
   denoise: () => runDenoiseBench({ log }),
   voicemail: () => runVoicemailBench({ log }),
   'sip-codec': () => runSipCodecBench({ log }),

@@ -30,6 +30,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WebCallClient } from '../src/client/web-call-client.ts';
 import { fmt, machine, percentile } from './lib.ts';
+import { memoryBreakdown, type MemoryBreakdown } from './memory-breakdown.ts';
 // The same audio builders as the voice tests: a 300 Hz tone is "speech" to the energy VAD.
 import { concat, tone } from '../test/voice/harness.ts';
 import { runCutInSet } from '../test/voice/cut-in-set.ts';
@@ -59,6 +60,8 @@ export interface Served {
   child: ChildProcess;
   /** The server's event-loop delay since the last call (p50, p99, max, ms), asked of the child by SIGUSR2. */
   loopDelay(): Promise<LoopDelay>;
+  /** Where the server's memory is now (`collect`: after a full garbage collection), read inside it (bench/memory-breakdown.ts). */
+  memory(collect?: boolean): Promise<MemoryBreakdown>;
   stop(): Promise<void>;
 }
 
@@ -145,10 +148,22 @@ async function serve(kind: 'fake' | 'embedded'): Promise<void> {
   // The bench asks for the server's event-loop delay between its levels: one JSON line back.
   const probe = loopDelayProbe();
   process.on('SIGUSR2', () => process.stdout.write(`${JSON.stringify({ loopDelay: probe.take() })}\n`));
+  // ... and, a line "memory" on its stdin, where its memory is; "memory collect": after a full
+  // garbage collection (what V8 held was garbage or live), which stops the server for a moment:
+  // at the end of a run only, since it changes what comes after.
+  let asked = '';
+  process.stdin.on('data', (c: Buffer) => {
+    asked += c.toString();
+    for (let nl = asked.indexOf('\n'); nl >= 0; nl = asked.indexOf('\n')) {
+      const line = asked.slice(0, nl);
+      if (line === 'memory' || line === 'memory collect') process.stdout.write(`${JSON.stringify({ memory: memoryBreakdown({ collect: line === 'memory collect' }) })}\n`);
+      asked = asked.slice(nl + 1);
+    }
+  });
 }
 
 export async function startServed(kind: 'fake' | 'embedded', env: Record<string, string> = {}): Promise<Served> {
-  const child = spawn(process.execPath, [SELF, '--serve', kind], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, [SELF, '--serve', kind], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const info = await new Promise<{ baseUrl: string; apiKey: string; agentId: string; plainAgentId?: string }>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error('bench server did not start')), 30_000);
@@ -163,6 +178,7 @@ export async function startServed(kind: 'fake' | 'embedded', env: Record<string,
     child.once('exit', (code) => reject(new Error(`bench server exited ${code}`)));
   });
   const delays: ((d: LoopDelay) => void)[] = [];
+  const memories: ((m: MemoryBreakdown) => void)[] = [];
   let lines = '';
   child.stdout.on('data', (c: Buffer) => {
     lines += c.toString();
@@ -171,11 +187,18 @@ export async function startServed(kind: 'fake' | 'embedded', env: Record<string,
       const line = lines.slice(0, nl);
       lines = lines.slice(nl + 1);
       if (line.startsWith('{"loopDelay"')) delays.shift()?.((JSON.parse(line) as { loopDelay: LoopDelay }).loopDelay);
+      else if (line.startsWith('{"memory"')) memories.shift()?.((JSON.parse(line) as { memory: MemoryBreakdown }).memory);
     }
   });
   return {
     ...info,
     child,
+    memory(collect = false) {
+      return new Promise((resolve) => {
+        memories.push(resolve);
+        child.stdin.write(collect ? 'memory collect\n' : 'memory\n');
+      });
+    },
     loopDelay() {
       return new Promise<LoopDelay>((resolve) => {
         delays.push(resolve);

@@ -1,10 +1,12 @@
 // The shared PocketSphinx decoders (decoder-pool.ts): loaded once, leased per utterance, reset
-// between holders; a crashed thread fails only its holder and is replaced; streams are bounded.
+// between holders; a crashed thread fails only its holder and is replaced; streams are bounded;
+// a retired decoder's memory goes back to the system.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { ProviderError } from '../../src/providers/errors.ts';
 import { DecoderPool } from '../../src/providers/pocketsphinx/decoder-pool.ts';
-import { PocketsphinxStt, probeLibrary } from '../../src/providers/pocketsphinx/pocketsphinx.stt.ts';
+import { DEBIAN_MODEL_DIR, PocketsphinxStt, probeLibrary } from '../../src/providers/pocketsphinx/pocketsphinx.stt.ts';
+import { nativeHeapStats, trimNativeHeap } from '../../src/lib/native-heap.ts';
 import { FliteTts } from '../../src/providers/flite/flite.tts.ts';
 import { concat, silence } from '../voice/harness.ts';
 
@@ -156,4 +158,44 @@ test('the decoder reports its progress after every chunk: pendingMs reaches 0 on
   };
   assert.equal(await settled(), 0, 'every chunk decoded is reported');
   assert.equal(Math.round(await settled(200)), 100, 'reports every 200 ms leave the last 100 ms unreported');
+});
+
+test('a decoder let go with 30 s of audio still queued skips it, frees its model when retired, and the pool trims the malloc arenas', LIBRARY, async () => {
+  const trims: number[] = [];
+  const decoders = new DecoderPool({
+    idleMs: 50,
+    trim: async () => {
+      trims.push(performance.now());
+      return trimNativeHeap();
+    },
+  });
+  const m = DEBIAN_MODEL_DIR;
+  const data = { args: ['-hmm', `${m}/en-us`, '-lm', `${m}/en-us.lm.bin`, '-dict', `${m}/cmudict-en-us.dict`, '-fwdflat', 'no', '-logfn', '/dev/null'], interimEverySamples: 3200, rateHz: 16_000, progressEverySamples: 0 };
+  const inUseMb = () => nativeHeapStats()!.inUseBytes / 2 ** 20;
+  try {
+    const before = inUseMb();
+    let lease!: ReturnType<DecoderPool['lease']>;
+    const loaded = new Promise<void>((resolve, reject) => {
+      lease = decoders.lease(data, { message: (m) => m.type === 'progress' && resolve(), failed: reject });
+    });
+    lease.post({ type: 'begin', lease: lease.id, bias: [] });
+    // 30 s of speech: several seconds of decoding on any machine (0.25 s per second of speech here).
+    const pcm = await speech('i would like to buy something');
+    for (let s = 0; s < 30 * 16_000; s += 320) {
+      const frame = pcm.slice(s % (pcm.length - 320), (s % (pcm.length - 320)) + 320);
+      lease.post({ type: 'audio', pcm: frame }, [frame.buffer]);
+    }
+    await loaded;
+    const held = inUseMb() - before;
+    assert.ok(held > 50, `the loaded decoder shows in the malloc arenas (${held.toFixed(0)} MB)`);
+    const released = performance.now();
+    lease.release(); // the call ended: its queued audio is no one's
+    for (let waited = 0; waited < 4_000 && (decoders.size > 0 || trims.length === 0); waited += 50) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(decoders.size, 0, 'the idle decoder was retired');
+    assert.equal(trims.length, 1, 'the pool trimmed once its thread had exited');
+    assert.ok(trims[0]! - released < 2_000, `retired ${(trims[0]! - released).toFixed(0)} ms after the release: the queued audio was skipped, not decoded`);
+    assert.ok(inUseMb() - before < 10, `the model was freed, not left behind by a terminated thread (${(inUseMb() - before).toFixed(0)} MB still in use)`);
+  } finally {
+    await decoders.close();
+  }
 });

@@ -1,9 +1,10 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { trimNativeHeap } from '../../lib/native-heap.ts';
 import { ProviderError } from '../errors.ts';
-import type { DecoderIn, DecoderOut, DecoderWorkerData } from './decoder.worker.ts';
+import type { DecoderIn, DecoderOut, DecoderThreadData, DecoderWorkerData } from './decoder.worker.ts';
 
-/** How long closing a decoder waits for its thread to free the decoder and exit, ms. */
+/** How long closing the pool waits for a decoder's thread to free the decoder and exit, ms. */
 const WORKER_EXIT_WAIT_MS = 2_000;
 
 export interface DecoderPoolOptions {
@@ -18,6 +19,12 @@ export interface DecoderPoolOptions {
   maxStreams?: number;
   /** How long a decoder beyond `warm` stays loaded once idle, ms; default 10 000. */
   idleMs?: number;
+  /**
+   * Gives the memory the freed decoders left in the malloc arenas back to the system, called once
+   * the last of a batch of retired decoders' threads has exited; default trimNativeHeap (glibc's
+   * malloc_trim(0), on a libuv thread, not the event loop).
+   */
+  trim?: () => Promise<unknown>;
 }
 
 /** What a lease's holder hears: the decoder's answers for its utterances, and its failure. */
@@ -37,10 +44,19 @@ class PooledDecoder {
   /** Set once it is closed on purpose (shrink, pool close): its exit is no crash. */
   retiring = false;
 
+  /** The id of the last lease given back, shared with the thread (DecoderThreadData). */
+  readonly #released = new Int32Array(new SharedArrayBuffer(4));
+
   constructor(key: string, data: DecoderWorkerData) {
     this.key = key;
-    this.worker = new Worker(new URL('./decoder.worker.ts', import.meta.url), { workerData: data });
+    const thread: DecoderThreadData = { released: this.#released.buffer };
+    this.worker = new Worker(new URL('./decoder.worker.ts', import.meta.url), { workerData: { ...data, ...thread } });
     this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
+  }
+
+  /** The holder `leaseId` let go: the thread skips the audio of it still queued. */
+  released(leaseId: number): void {
+    Atomics.store(this.#released, 0, leaseId);
   }
 
   post(m: DecoderIn, transfer?: ArrayBuffer[]): void {
@@ -123,6 +139,7 @@ export class DecoderPool {
   readonly maxDecoders: number;
   readonly maxStreams: number;
   readonly #idleMs: number;
+  readonly #trim: () => Promise<unknown>;
   readonly #decoders = new Set<PooledDecoder>();
   readonly #waiting: Lease[] = [];
   /** What each key's decoders are set up with, for replacements. */
@@ -138,6 +155,7 @@ export class DecoderPool {
     this.maxDecoders = Math.max(1, options.maxDecoders ?? 3 * cores, this.warmCount);
     this.maxStreams = options.maxStreams ?? 16 * cores;
     this.#idleMs = options.idleMs ?? 10_000;
+    this.#trim = options.trim ?? trimNativeHeap;
   }
 
   /** Loads decoders set up with `data` until `warm` are loaded (at start, ahead of the first call). */
@@ -198,6 +216,7 @@ export class DecoderPool {
     const i = this.#waiting.indexOf(lease);
     if (i >= 0) this.#waiting.splice(i, 1);
     if (decoder && decoder.lease === lease) {
+      decoder.released(lease.id);
       decoder.post({ type: 'reset' });
       decoder.lease = undefined;
       this.#idle(decoder);
@@ -253,16 +272,36 @@ export class DecoderPool {
     decoder.idleTimer.unref();
   }
 
-  /** Frees an idle decoder: its thread frees the model and exits (terminated if it has not within 2 s). */
+  /**
+   * Frees an idle decoder: its thread frees the model (ps_free) and exits. It is never terminated
+   * for being slow to (a terminated thread's model is never freed: ~90 MB kept until the process
+   * ends); only when the pool closes, after WORKER_EXIT_WAIT_MS.
+   */
   #retire(decoder: PooledDecoder): void {
     decoder.retiring = true;
     clearTimeout(decoder.idleTimer);
     // Held open until it has exited: whoever awaits close() is not left with an empty event loop.
     decoder.worker.ref();
     decoder.post({ type: 'close' });
+    if (this.#closed) this.#forceExit(decoder);
+  }
+
+  #forceExit(decoder: PooledDecoder): void {
     const force = setTimeout(() => void decoder.worker.terminate(), WORKER_EXIT_WAIT_MS);
     force.unref();
     void decoder.exited.then(() => clearTimeout(force));
+  }
+
+  /**
+   * A retired decoder's thread exited, its model freed: once no other is still exiting, the freed
+   * memory goes back to the system. glibc keeps what a thread freed in that thread's arena, and the
+   * arena outlives the thread (measured: BENCHMARKS.md, "Memory after the calls").
+   */
+  #freed(): void {
+    if ([...this.#decoders].some((d) => d.retiring)) return;
+    this.#trim().catch(() => {
+      // Trimming only returns memory early; where it fails nothing is lost.
+    });
   }
 
   /** A decoder died (or exited as retired): its holder fails; it is replaced while fewer than `warm` are loaded. */
@@ -273,6 +312,7 @@ export class DecoderPool {
     const lease = decoder.lease;
     decoder.lease = undefined;
     if (!decoder.retiring) void decoder.worker.terminate();
+    else this.#freed();
     if (lease) {
       lease.lost();
       lease.handler.failed(error);
@@ -317,6 +357,7 @@ export class DecoderPool {
     for (const d of all) {
       if (d.lease) this.#crashed(d, new ProviderError('asr', 'pocketsphinx', 'the decoder pool is closed'));
       else if (!d.retiring) this.#retire(d);
+      else this.#forceExit(d);
     }
     await Promise.all(all.map((d) => d.exited));
   }

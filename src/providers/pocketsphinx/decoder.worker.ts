@@ -34,6 +34,17 @@ export interface DecoderWorkerData {
   progressEverySamples: number;
 }
 
+/** What the pool gives each thread beside its DecoderWorkerData (not part of the decoder's set-up key). */
+export interface DecoderThreadData {
+  /**
+   * One Int32: the id of the last lease given back. A holder that lets go mid-utterance (its call
+   * ended, or failed behind real time) may leave seconds of audio queued for the thread; decoding
+   * it would serve no one, hold the thread busy past its retirement (it was then terminated, its
+   * model never freed: BENCHMARKS.md, "Memory after the calls") and take CPU from other calls.
+   */
+  released: SharedArrayBuffer;
+}
+
 export type DecoderIn =
   /** The next utterance's holder and expectations: phrases to bias towards, a grammar when closed. */
   | { type: 'begin'; lease: number; bias: string[]; expectation?: SttExpectation; cmn?: CmnState }
@@ -66,7 +77,11 @@ interface Koffi {
 
 const port = parentPort;
 if (!port) throw new Error('decoder.worker.ts runs as a worker thread');
-const data = workerData as DecoderWorkerData;
+const data = workerData as DecoderWorkerData & DecoderThreadData;
+/** The last lease given back, set by the pool when its holder lets go (DecoderThreadData). */
+const releasedLease = new Int32Array(data.released);
+/** Whether the current holder has given the decoder back: its audio still queued here is not decoded. */
+const abandoned = (): boolean => lease !== 0 && lease <= Atomics.load(releasedLease, 0);
 const post = (m: DecoderOut): void => port.postMessage(m);
 
 const koffi = createRequire(import.meta.url)('koffi') as Koffi;
@@ -513,8 +528,11 @@ function reset(): void {
 if (decoder) {
   port.on('message', (m: DecoderIn) => {
     try {
-      if (m.type === 'audio') onAudio(m.pcm);
-      else if (m.type === 'end') onEnd(m.id);
+      if (m.type === 'audio') {
+        if (!abandoned()) onAudio(m.pcm);
+      } else if (m.type === 'end') {
+        if (!abandoned()) onEnd(m.id);
+      }
       else if (m.type === 'begin') {
         if (m.lease !== lease) reset();
         lease = m.lease;
