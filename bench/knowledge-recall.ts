@@ -28,6 +28,7 @@ import { createSilentLogger } from '../src/lib/logger.ts';
 import { findPostgresBin, startCluster } from '../scripts/postgres.ts';
 import { EmbeddingsServer } from '../test/knowledge/embeddings-server.ts';
 import { GLOVE_MODEL, GloveEmbeddingsServer, GloveVectors, findGloveVectors } from './glove-embeddings.ts';
+import { passageText } from '../src/services/knowledge.service.ts';
 import { fmt, machine } from './lib.ts';
 
 export interface KnowledgeRecallOptions {
@@ -80,7 +81,25 @@ interface Result {
   randomRecall: number;
 }
 
-async function measure(store: 'sqlite' | 'postgres', ranking: string, env: Record<string, string>, log: (l: string) => void): Promise<Result[]> {
+/**
+ * `vectors`' ranking alone, for scale beside the fusion: each question's embedding against each
+ * chunk's (as ingestion embeds it: `passageText`), by cosine similarity, in the bench.
+ */
+function vectorAlone(store: string, vectors: GloveVectors, chunks: ReadonlyArray<{ heading: string; text: string }>, sets: ReadonlyArray<{ name: string; questions: Question[] }>, log: (l: string) => void): Result[] {
+  const embedded = chunks.map((c) => vectors.embed(passageText(c)));
+  const ranking = `vector alone, ${GLOVE_MODEL} (no fusion; for scale)`;
+  return sets.map(({ name: set, questions }) => {
+    const missed = questions.flatMap((q) => {
+      const v = vectors.embed(q.question);
+      const top = embedded.map((e, i) => ({ i, similarity: e.reduce((sum, x, d) => sum + x * v[d]!, 0) })).sort((a, b) => b.similarity - a.similarity).slice(0, TOP_K);
+      return top.some(({ i }) => answers(q, chunks[i]!)) ? [] : [q.question];
+    });
+    log(`knowledge-recall ${store} ${ranking} ${set}: ${questions.length - missed.length}/${questions.length}`);
+    return { store, ranking, set, answered: questions.length - missed.length, total: questions.length, chunks: chunks.length, missed, randomRecall: 0 };
+  });
+}
+
+async function measure(store: 'sqlite' | 'postgres', ranking: string, env: Record<string, string>, log: (l: string) => void, alone?: GloveVectors): Promise<Result[]> {
   const { documents, sets } = load();
   let runtime: Runtime | null = null;
   try {
@@ -111,6 +130,7 @@ async function measure(store: 'sqlite' | 'postgres', ranking: string, env: Recor
     log(`knowledge-recall ${store} ${ranking} ${set}: ${questions.length - missed.length}/${questions.length}`);
     results.push({ store, ranking, set, answered: questions.length - missed.length, total: questions.length, chunks: chunks.length, missed, randomRecall });
     }
+    if (alone) results.push(...vectorAlone(store, alone, chunks, sets, log));
     return results;
   } finally {
     await runtime?.close();
@@ -124,10 +144,12 @@ export async function runKnowledgeRecallBench(options: KnowledgeRecallOptions): 
   // The real model, when its package is installed (a dev dependency; WORD_VECTORS_JSON to point elsewhere).
   const gloveFile = findGloveVectors();
   let glove: GloveEmbeddingsServer | null = null;
+  let gloveVectors: GloveVectors | undefined;
   let gloveUrl = '';
   if (gloveFile) {
     const started = performance.now();
-    glove = new GloveEmbeddingsServer(new GloveVectors(gloveFile));
+    gloveVectors = new GloveVectors(gloveFile);
+    glove = new GloveEmbeddingsServer(gloveVectors);
     gloveUrl = await glove.listen();
     options.log(`knowledge-recall: GloVe vectors read in ${fmt((performance.now() - started) / 1000, 1)} s`);
   }
@@ -149,7 +171,7 @@ export async function runKnowledgeRecallBench(options: KnowledgeRecallOptions): 
         }
         results.push(...await measure(store, 'lexical', envFor(), options.log));
         results.push(...await measure(store, 'hybrid, hashed-words embedder (fusion check, not a model)', { ...envFor(), EMBEDDINGS_BASE_URL: embeddingsUrl, EMBEDDINGS_MODEL: 'hashed-words' }, options.log));
-        if (glove) results.push(...await measure(store, `hybrid, ${GLOVE_MODEL} (GloVe word vectors, a real model)`, { ...envFor(), EMBEDDINGS_BASE_URL: gloveUrl, EMBEDDINGS_MODEL: GLOVE_MODEL }, options.log));
+        if (glove) results.push(...await measure(store, `hybrid, ${GLOVE_MODEL} (GloVe word vectors, a real model)`, { ...envFor(), EMBEDDINGS_BASE_URL: gloveUrl, EMBEDDINGS_MODEL: GLOVE_MODEL }, options.log, gloveVectors));
         const real = process.env.EMBEDDINGS_BASE_URL;
         if (real) {
           const model = process.env.EMBEDDINGS_MODEL ?? 'text-embedding-3-small';
@@ -173,7 +195,7 @@ export async function runKnowledgeRecallBench(options: KnowledgeRecallOptions): 
     '',
     '| store | ranking | question set | recall@3 | answered | random pick of 3 (baseline) |',
     '|---|---|---|---|---|---|',
-    ...results.map((r) => `| ${r.store} | ${r.ranking === 'lexical' ? 'lexical (BM25)' : r.ranking} | ${r.set} | ${pct(r.answered / r.total)} | ${r.answered}/${r.total} | ${pct(r.randomRecall)} |`),
+    ...results.map((r) => `| ${r.store} | ${r.ranking === 'lexical' ? 'lexical (BM25)' : r.ranking} | ${r.set} | ${pct(r.answered / r.total)} | ${r.answered}/${r.total} | ${r.randomRecall > 0 ? pct(r.randomRecall) : ''} |`),
     '',
     ...results.map((r) => `Missed, ${r.store} ${r.ranking}, ${r.set}: ${r.missed.length === 0 ? 'none' : r.missed.map((q) => `"${q}"`).join('; ')}`),
   ].join('\n');
