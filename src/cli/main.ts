@@ -5,6 +5,7 @@ import { isAppError } from '../domain/errors.ts';
 import { createLogger } from '../lib/logger.ts';
 import { createRuntime } from '../runtime.ts';
 import { doctor, featureReport } from '../providers/doctor.ts';
+import { inspectVectorSearch } from '../storage/knowledge-pgvector.ts';
 import { CallCommandError, type CallCommandResult, type Transport, runCallCommand, runJoinCommand } from '../client/call-command.ts';
 import { APIConnectionError, APIError, Switchboard, SwitchboardError } from '../../packages/node/src/index.ts';
 import packageJson from '../../package.json' with { type: 'json' };
@@ -32,8 +33,9 @@ const USAGE = `usage: npm run -s cli -- [--json] <command>
   test --file agent-tests.yaml [--junit report.xml]
                                         run a file that defines the flow, the agent and its cases with no
                                         server and no network (an in-memory store); exit 1 when one fails
-  doctor                                each speech engine's availability for this configuration, and
-                                        whether the features that need a capability (preemptive replies) can run
+  doctor                                each speech engine's availability for this configuration, whether the
+                                        features that need a capability (preemptive replies) can run, and which
+                                        vector search knowledge bases use on the store (pgvector or in process)
   --version                             this CLI's version
 
 The API commands (call, join, calls) take the server from --base-url or SWITCHBOARD_BASE_URL
@@ -254,10 +256,32 @@ const commands: Record<string, Command> = {
     parseArgs({ args, options: {}, strict: true });
     const config = loadConfig(environment());
     const { providers, providerProbeTimeoutMs } = config.media;
-    const engines = await doctor(providers, providerProbeTimeoutMs, config.knowledge.embeddings);
-    return { ok: engines.every((e) => !e.selected || e.available), engines, features: featureReport(providers) };
+    const [engines, knowledge] = await Promise.all([doctor(providers, providerProbeTimeoutMs, config.knowledge.embeddings), knowledgeVectorSearch(config.databaseUrl, config.knowledge.embeddings !== null)]);
+    return { ok: engines.every((e) => !e.selected || e.available) && knowledge.vector_search !== 'unknown', engines, features: featureReport(providers), knowledge };
   },
 };
+
+/** How long `cli doctor` waits for the PostgreSQL store to connect, and for each of its answers. */
+const DOCTOR_DATABASE_TIMEOUT_MS = 5_000;
+
+/**
+ * `cli doctor`'s knowledge line (issue 29): which vector search hybrid retrieval uses on this
+ * store. PostgreSQL: pgvector where the server has it (or our role can create it), else the scan in
+ * the process (knowledge-pgvector.ts; found without changing the database); SQLite: in the process.
+ */
+async function knowledgeVectorSearch(databaseUrl: string | null, embeddings: boolean): Promise<{ store: 'sqlite' | 'postgresql'; vector_search: 'pgvector' | 'in_process' | 'unknown'; detail: string }> {
+  const use = embeddings ? 'hybrid retrieval ranks by vector' : 'used once EMBEDDINGS_BASE_URL is set (now lexical retrieval only)';
+  if (databaseUrl === null) return { store: 'sqlite', vector_search: 'in_process', detail: `SQLite: vectors are searched in the process; ${use}` };
+  try {
+    const found = await inspectVectorSearch(databaseUrl, DOCTOR_DATABASE_TIMEOUT_MS);
+    return found.search === 'pgvector'
+      ? { store: 'postgresql', vector_search: 'pgvector', detail: `pgvector ${found.version}: vectors are searched in the database; ${use}` }
+      : { store: 'postgresql', vector_search: 'in_process', detail: `vectors are searched in the process: ${found.reason}; ${use}` };
+  } catch (error) {
+    // pg's messages name the host and the role at most, never the password.
+    return { store: 'postgresql', vector_search: 'unknown', detail: `the database could not be asked: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}
 
 /** `--transport`: `websocket` (default) or `webrtc`. */
 function transportOption(raw: string | undefined): Transport {

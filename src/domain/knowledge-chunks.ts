@@ -148,9 +148,15 @@ function markdownBlocks(body: string): Block[] {
   return blocks.map((b) => ({ headings: b.headings.filter((h) => h !== ''), text: b.text }));
 }
 
-/** Heading text without Markdown emphasis or link syntax. */
+/**
+ * Heading text without Markdown emphasis, code or link syntax. An underscore inside a word is
+ * kept (CommonMark: it opens no emphasis there), so `` `webhook_url` `` stays webhook_url.
+ */
 function cleanHeading(text: string): string {
-  return text.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/[*_`]/g, '').trim();
+  return text
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/[*`]|(?<![\p{L}\p{N}])_+|_+(?![\p{L}\p{N}])/gu, '')
+    .trim();
 }
 
 function textBlocks(body: string): Block[] {

@@ -21,7 +21,9 @@
  * The search is exact (no approximate index): see `nearestInDatabase` for why, and BENCHMARKS.md
  * for the measurement.
  */
-import { sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.ts';
 import type { Executor } from './store.ts';
 import type { Neighbour } from './knowledge-vectors.ts';
 import { readVector } from '../lib/vectors.ts';
@@ -62,6 +64,45 @@ export async function detectPgvector(db: Executor): Promise<VectorSearch> {
   if (column.rows.length === 0) await sql`alter table knowledge_base_chunks add column if not exists embedding_vector vector`.execute(db);
   await backfill(db);
   return { search: 'pgvector', version };
+}
+
+/**
+ * Which vector search a server would use on this database, found without changing anything (for
+ * `cli doctor`): what `detectPgvector` would find at the server's start, without creating the
+ * extension or the column. pgvector when the extension is created in the database, or available on
+ * the server and creatable by our role (a superuser, or a trusted extension and the right to
+ * create in the database); the search in the process otherwise, with the reason.
+ */
+export async function inspectPgvector(db: Executor): Promise<VectorSearch> {
+  const available = await sql<{ default_version: string; installed_version: string | null }>`
+    select default_version, installed_version from pg_available_extensions where name = 'vector'`.execute(db);
+  const extension = available.rows[0];
+  if (!extension) return { search: 'in_process', reason: 'the PostgreSQL server has no vector extension (pgvector)' };
+  if (extension.installed_version !== null) return { search: 'pgvector', version: extension.installed_version };
+  const role = await sql<{ superuser: boolean; may_create: boolean; trusted: boolean | null }>`
+    select (select rolsuper from pg_roles where rolname = current_user) as superuser,
+      has_database_privilege(current_database(), 'CREATE') as may_create,
+      (select trusted from pg_available_extension_versions where name = 'vector' and version = ${extension.default_version}) as trusted`.execute(db);
+  const { superuser, may_create: mayCreate, trusted } = role.rows[0] ?? { superuser: false, may_create: false, trusted: false };
+  if (superuser || (trusted === true && mayCreate)) return { search: 'pgvector', version: extension.default_version };
+  return {
+    search: 'in_process',
+    reason: `the vector extension ${extension.default_version} is available but not created in this database, and this role may not create it (not a superuser, and ${trusted === true ? 'no CREATE right on the database' : 'the extension is not trusted'}): run "create extension vector" in it as a superuser`,
+  };
+}
+
+/**
+ * `inspectPgvector` on the PostgreSQL database at `databaseUrl`, over one connection of its own
+ * opened for it (no migration is applied), each step bounded by `timeoutMs`.
+ */
+export async function inspectVectorSearch(databaseUrl: string, timeoutMs: number): Promise<VectorSearch> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    return await inspectPgvector(db);
+  } finally {
+    await db.destroy();
+  }
 }
 
 /** Gives every chunk that has an embedding but no vector its vector, a page at a time. */

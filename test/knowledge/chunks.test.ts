@@ -16,6 +16,11 @@ describe('knowledge chunks', () => {
     assert.match(chunks[3]!.text, /^Frames carry/);
   });
 
+  it("keeps a heading's identifiers whole: emphasis, code and link syntax go, an underscore inside a word stays", () => {
+    const chunks = chunkDocument('t', "# The agent's `webhook_url`\n\nText.\n\n## _Retries_ and **health** ([STT_PROVIDER](config.md))\n\nMore.\n", 'markdown');
+    assert.deepEqual(chunks.map((c) => c.heading), ["The agent's webhook_url", "The agent's webhook_url > Retries and health (STT_PROVIDER)"]);
+  });
+
   it('keeps long sections to about 300-500 tokens, never more, with paragraphs and code whole', () => {
     const paragraph = (i: number) => `Paragraph ${i}. ` + 'The rider checks the chain and the brakes before every ride. '.repeat(6);
     const section = Array.from({ length: 40 }, (_, i) => paragraph(i)).join('\n\n');

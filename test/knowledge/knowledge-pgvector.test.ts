@@ -6,6 +6,7 @@ import { KnowledgeRepository } from '../../src/storage/knowledge.repository.ts';
 import { VectorIndex } from '../../src/storage/knowledge-vectors.ts';
 import type { Store } from '../../src/storage/store.ts';
 import { openPgliteStore } from '../helpers/pglite.ts';
+import { runCli } from '../helpers/process.ts';
 import { STORES, type TestStore, openTestStore } from '../helpers/stores.ts';
 
 const DIMS = 24;
@@ -54,6 +55,18 @@ describe('the knowledge vector search on PostgreSQL with pgvector (PGlite)', () 
   });
   after(async () => {
     await t.close();
+  });
+
+  // Before the extension is created (the next test creates it): doctor finds without changing anything.
+  it('cli doctor says pgvector, and creates nothing', async () => {
+    const installed = async () => (await sql<{ installed_version: string | null }>`select installed_version from pg_available_extensions where name = 'vector'`.execute(t.store.db)).rows[0]?.installed_version;
+    assert.equal(await installed(), null, 'available, not yet created');
+    const res = await runCli(['doctor', '--json'], { STT_PROVIDER: 'fake', TTS_PROVIDER: 'fake', VAD_PROVIDER: 'energy', DATABASE_URL: t.databaseUrl!, EMBEDDINGS_BASE_URL: 'http://127.0.0.1:9/v1' });
+    const report = JSON.parse(res.stdout) as { knowledge: { store: string; vector_search: string; detail: string } };
+    assert.equal(report.knowledge.store, 'postgresql');
+    assert.equal(report.knowledge.vector_search, 'pgvector');
+    assert.match(report.knowledge.detail, /^pgvector \d+\.\d+\.\d+: vectors are searched in the database; hybrid retrieval ranks by vector$/);
+    assert.equal(await installed(), null, 'doctor created nothing');
   });
 
   it('finds pgvector, creates the extension and the vector column, and gives chunks embedded before it their vectors', async () => {
