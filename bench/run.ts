@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, sip-outbound, twilio, agent-tests, knowledge, knowledge-vectors, knowledge-recall, knowledge-documents, webrtc, streamed, embedded-scale, denoise, voicemail, sip-codec, telephone-band, decoder-cost, mllr, browser-playout; all by default) and
+ * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, sip-outbound, twilio, agent-tests, knowledge, knowledge-vectors, knowledge-recall, knowledge-documents, webrtc, streamed, embedded-scale, denoise, voicemail, sip-codec, telephone-band, decoder-cost, mllr, browser-playout, first-utterance; all by default) and
  * prints their tables, ready to paste into BENCHMARKS.md. Each part measures against a baseline
  * run by the same script on the same machine, because these shared machines are noisy.
  */
@@ -26,6 +26,7 @@ import { runSipCodecBench } from './sip-codec.ts';
 import { runTelephoneBandBench } from './telephone-band.ts';
 import { runDecoderCostBench } from './decoder-cost.ts';
 import { runMllrBench } from './mllr.ts';
+import { runFirstUtteranceBench } from './first-utterance.ts';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -54,6 +55,7 @@ const parts: Record<string, () => Promise<string>> = {
   'telephone-band': () => runTelephoneBandBench({ log, ...(process.env['PER_GROUP'] ? { perGroup: Number(process.env['PER_GROUP']) } : {}) }),
   'decoder-cost': () => runDecoderCostBench({ log }),
   mllr: () => runMllrBench({ log }),
+  'first-utterance': () => runFirstUtteranceBench({ log }),
 };
 
 const wanted = process.argv.slice(2);
