@@ -103,7 +103,7 @@ export async function runAgentTestsBench(options: { cases?: number; log: (line: 
       // Each miss, with what the recogniser gave the flow at the node (the user's side of the transcript).
       for (const r of result.results.filter((r) => !isRight(r))) {
         const heard = r.transcript.filter((u) => u.role === 'user').map((u) => u.content).join(' / ');
-        options.log(`  missed: ${r.name}: heard "${heard}", ended at ${r.node_path.at(-1) ?? 'greet'}, expected ${expected.get(r.test_case_id)}${r.error ? `; error: ${r.error}` : ''}`);
+        options.log(`  missed: ${r.name}: heard "${heard}", ended at ${r.node_path.at(-1) ?? 'greet'}, expected ${expected.get(r.test_case_id)}; call ended: ${r.disconnection_reason}${r.error ? `; error: ${r.error}` : ''}`);
       }
       const errors = result.results.map((r) => r.error).filter(Boolean);
       const callS = result.results.reduce((sum, r) => sum + (r.simulated_ms ?? 0), 0) / 1000;
