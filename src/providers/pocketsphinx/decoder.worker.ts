@@ -253,7 +253,7 @@ let onLoadedMean = false;
 /** Whether the live cepstral mean is still the model's as loaded: nothing learnt from a caller, none handed back. */
 function meanAsLoaded(): boolean {
   const now = cmn?.read();
-  return now !== undefined && loadedCmn !== undefined && now.nframe === loadedCmn.nframe && now.mean.every((m, i) => m === loadedCmn!.mean[i]);
+  return now !== undefined && loadedCmn !== undefined && now.nframe === loadedCmn.nframe && now.mean.every((m, i) => m === loadedCmn.mean[i]);
 }
 
 function hypothesis(): string {
