@@ -98,7 +98,13 @@ export async function runAgentTestsBench(options: { cases?: number; log: (line: 
       const wallS = (performance.now() - started) / 1000;
       const result = await services.tests.getRun(account.account_id, run.test_run_id);
       const speeds = result.results.map((r) => (r.simulated_ms ?? 0) / Math.max(1, r.duration_ms));
-      const right = result.results.filter((r) => r.error === null && (r.node_path.at(-1) ?? 'greet') === expected.get(r.test_case_id)).length;
+      const isRight = (r: (typeof result.results)[number]) => r.error === null && (r.node_path.at(-1) ?? 'greet') === expected.get(r.test_case_id);
+      const right = result.results.filter(isRight).length;
+      // Each miss, with what the recogniser gave the flow at the node (the user's side of the transcript).
+      for (const r of result.results.filter((r) => !isRight(r))) {
+        const heard = r.transcript.filter((u) => u.role === 'user').map((u) => u.content).join(' / ');
+        options.log(`  missed: ${r.name}: heard "${heard}", ended at ${r.node_path.at(-1) ?? 'greet'}, expected ${expected.get(r.test_case_id)}; call ended: ${r.disconnection_reason}${r.error ? `; error: ${r.error}` : ''}`);
+      }
       const errors = result.results.map((r) => r.error).filter(Boolean);
       const callS = result.results.reduce((sum, r) => sum + (r.simulated_ms ?? 0), 0) / 1000;
       return { wallS, callS, meanSpeed: speeds.reduce((x, y) => x + y, 0) / Math.max(1, speeds.length), right, errors, clocks: [...new Set(result.results.map((r) => r.clock))].join(',') };

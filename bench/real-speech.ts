@@ -20,8 +20,10 @@
  * on, off, stop, go whose keyword the text holds) is the one spoken; digits, the digit string
  * read from the text (number words; "oh" and "zero" are 0) equals the one spoken; sentences, the
  * word error rate of the open path, and false accepts: sentences spoken at the commands node
- * (directed with the commands' expectation) that took a keyword edge, and the same for single
- * digits said at the commands node (one-word answers outside the grammar).
+ * (directed with the commands' expectation) that took a keyword edge, and, each its own row, the
+ * same for the set's other speech said where it is not expected: single digits and digit strings
+ * at the commands node, and the commands other than yes and no at a yes/no node (keyword edges
+ * "yes" and "no" only), beside how many of the yes and no items that node heard right.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -96,6 +98,13 @@ export async function to16k(pcm: Int16Array, rate: number): Promise<Int16Array> 
 }
 
 export const COMMANDS_NODE: SttExpectation = { closed: true, phrases: COMMANDS, values: [] };
+/** A node asking a yes/no question with two keyword edges: two of the commands. */
+export const YES_NO_NODE: SttExpectation = { closed: true, phrases: ['yes', 'no'], values: [] };
+
+/** The edge the yes/no node takes on `text`: 'yes', 'no' or 'else'. */
+export function yesNoEdge(text: string): string {
+  return YES_NO_NODE.phrases.find((k) => keywordMatch([k], text)) ?? 'else';
+}
 export const DIGITS_NODE: SttExpectation = { closed: true, phrases: [], values: ['digits'] };
 
 /** What one stream heard, and what its decoder thread spent on it. */
@@ -256,6 +265,9 @@ export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promi
   const falseAccepts = { ours: 0, candidate: 0 };
   let oog = 0;
   const oneWord = { ours: 0, candidate: 0, items: 0 };
+  const digitStrings = { ours: 0, candidate: 0, items: 0 };
+  // Commands at the yes/no node: the others taking the yes or no edge (wrong), and yes and no heard right.
+  const atYesNo = { ours: 0, candidate: 0, items: 0, rightOurs: 0, rightCandidate: 0, yesNoItems: 0 };
   for (const group of groups(manifest)) {
     const items = group.items.slice(0, options.perGroup ?? group.items.length);
     if (items.length === 0) continue;
@@ -286,13 +298,24 @@ export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promi
       log(`real speech: ${group.name}: ${cells.join(', ')}`);
       continue;
     }
-    if (kind === 'digit') {
-      // One-word answers outside the grammar: single digits said at the commands node.
+    if (kind === 'digit' || kind === 'digits') {
+      // Answers outside the grammar: single digits (one word) and digit strings said at the commands node.
+      const tally = kind === 'digit' ? oneWord : digitStrings;
       for (const setting of settings) {
         const atCommands = await heard('directed', setting, COMMANDS_NODE);
-        oneWord[setting] += atCommands.filter((t) => commandEdge(t) !== 'else').length;
+        tally[setting] += atCommands.filter((t) => commandEdge(t) !== 'else').length;
       }
-      oneWord.items += items.length;
+      tally.items += items.length;
+    }
+    if (kind === 'command') {
+      const expected = items.map((it) => (YES_NO_NODE.phrases.includes(it.text) ? it.text : 'else'));
+      for (const setting of settings) {
+        const edges = (await heard('directed', setting, YES_NO_NODE)).map(yesNoEdge);
+        atYesNo[setting] += edges.filter((e, i) => expected[i] === 'else' && e !== 'else').length;
+        atYesNo[setting === 'ours' ? 'rightOurs' : 'rightCandidate'] += edges.filter((e, i) => expected[i] !== 'else' && e === expected[i]).length;
+      }
+      atYesNo.items += expected.filter((e) => e === 'else').length;
+      atYesNo.yesNoItems += expected.filter((e) => e !== 'else').length;
     }
     const base = await baseline(items, kind === 'command' ? COMMANDS_JSGF : DIGITS_JSGF);
     const right = (texts: readonly string[]): number =>
@@ -323,6 +346,8 @@ export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promi
     '',
     `Out-of-grammar sentences that took a keyword edge at the commands node (directed): ${pct(falseAccepts.ours, oog)}${candidate ? `; with \`${cand}\`: ${pct(falseAccepts.candidate, oog)}` : ''}.`,
     `Out-of-grammar single words (digits said at the commands node) that took a keyword edge (directed): ${pct(oneWord.ours, oneWord.items)}${candidate ? `; with \`${cand}\`: ${pct(oneWord.candidate, oneWord.items)}` : ''}.`,
+    `Out-of-grammar digit strings (said at the commands node) that took a keyword edge (directed): ${pct(digitStrings.ours, digitStrings.items)}${candidate ? `; with \`${cand}\`: ${pct(digitStrings.candidate, digitStrings.items)}` : ''}.`,
+    `Commands other than yes and no, said at a yes/no node (keyword edges "yes" and "no"), that took one of its edges (directed): ${pct(atYesNo.ours, atYesNo.items)}${candidate ? `; with \`${cand}\`: ${pct(atYesNo.candidate, atYesNo.items)}` : ''}; the yes and no items at that node heard right: ${pct(atYesNo.rightOurs, atYesNo.yesNoItems)}${candidate ? `; with \`${cand}\`: ${pct(atYesNo.rightCandidate, atYesNo.yesNoItems)}` : ''}.`,
     '',
     'The decoder thread\'s CPU (its own rusage, user + system, model load excluded) per second of audio decoded, core-s/s:',
     '',

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, sip-outbound, twilio, agent-tests, knowledge, knowledge-vectors, knowledge-recall, knowledge-documents, webrtc, streamed, embedded-scale, denoise, voicemail, sip-codec, telephone-band, decoder-cost, closed-check, mllr, browser-playout; all by default) and
+ * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, sip-outbound, twilio, agent-tests, knowledge, knowledge-vectors, knowledge-recall, knowledge-documents, webrtc, streamed, embedded-scale, denoise, voicemail, sip-codec, telephone-band, decoder-cost, closed-check, mllr, browser-playout, first-utterance; all by default) and
  * prints their tables, ready to paste into BENCHMARKS.md. Each part measures against a baseline
  * run by the same script on the same machine, because these shared machines are noisy.
  */
@@ -27,6 +27,7 @@ import { runTelephoneBandBench } from './telephone-band.ts';
 import { runDecoderCostBench } from './decoder-cost.ts';
 import { runClosedCheckBench } from './closed-check.ts';
 import { runMllrBench } from './mllr.ts';
+import { runFirstUtteranceBench } from './first-utterance.ts';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -56,6 +57,7 @@ const parts: Record<string, () => Promise<string>> = {
   'decoder-cost': () => runDecoderCostBench({ log }),
   'closed-check': () => runClosedCheckBench({ log }),
   mllr: () => runMllrBench({ log }),
+  'first-utterance': () => runFirstUtteranceBench({ log }),
 };
 
 const wanted = process.argv.slice(2);

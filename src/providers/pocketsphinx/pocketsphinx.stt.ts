@@ -36,6 +36,12 @@ export interface PocketsphinxOptions {
   decoders?: DecoderPool;
   /** The bounds of the provider's own pool (when `decoders` is not given). */
   pool?: DecoderPoolOptions;
+  /**
+   * Library mode: whether a call's first utterance at a node expecting something, heard without
+   * it, is decoded again on the cepstral mean learnt from it (decoder.worker.ts,
+   * decodeOnLearntMean); default true. false: the benchmarks' baseline.
+   */
+  redecodeFirstUtterance?: boolean;
 }
 
 /** Which way the decoder runs (see PocketsphinxOptions.mode). */
@@ -136,6 +142,7 @@ export class PocketsphinxStt implements SttProvider {
   readonly #mode: 'auto' | 'library' | 'process';
   readonly #interimEveryMs: number;
   readonly #progressEveryMs: number;
+  readonly #redecodeFirstUtterance: boolean;
   /** The feature parameters for 8 kHz audio, written once (narrowbandFeatParams). */
   #narrowbandParams: string | undefined;
   /** Where library-mode streams get their decoders; closed with the provider when its own. */
@@ -150,6 +157,7 @@ export class PocketsphinxStt implements SttProvider {
     this.#mode = options.mode ?? 'auto';
     this.#interimEveryMs = options.interimEveryMs ?? 200;
     this.#progressEveryMs = options.progressEveryMs ?? 0;
+    this.#redecodeFirstUtterance = options.redecodeFirstUtterance ?? true;
     this.#decoders = options.decoders ?? new DecoderPool(options.pool);
     this.#ownsDecoders = !options.decoders;
   }
@@ -174,7 +182,7 @@ export class PocketsphinxStt implements SttProvider {
   }
 
   #workerData(rate: 8000 | 16000): DecoderWorkerData {
-    return { args: this.#decoderArgs(rate), interimEverySamples: (this.#interimEveryMs * rate) / 1000, rateHz: rate, progressEverySamples: (this.#progressEveryMs * rate) / 1000 };
+    return { args: this.#decoderArgs(rate), interimEverySamples: (this.#interimEveryMs * rate) / 1000, rateHz: rate, progressEverySamples: (this.#progressEveryMs * rate) / 1000, redecodeFirstUtterance: this.#redecodeFirstUtterance };
   }
 
   /** The way streams opened now run their decoder. */
