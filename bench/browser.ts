@@ -57,7 +57,7 @@
  * browser's share alone, without a recogniser (so a loaded machine cannot end its calls
  * `error_asr`): received -> heard for each reply of an agent that answers reminders (measurePlayout).
  *
- * `node bench/browser.ts` runs it alone; `runBrowserBench(options)` returns the markdown table.
+ * `node bench/browser.ts [turns]` runs it alone; `runBrowserBench(options)` returns the markdown table.
  * BROWSER_BENCH_DUMP=prefix writes each call's page timeline to `prefix-<transport>.json`.
  */
 import fs from 'node:fs';
@@ -367,6 +367,7 @@ const readTimeline = (page: Page) => page.evaluate(() => (window as unknown as {
 
 interface CallMeasure {
   transport: 'websocket' | 'webrtc';
+  callId: string;
   turns: Turn[];
   timeline: PageTimeline;
   e2e: number[];
@@ -417,10 +418,71 @@ async function measureCall(
     if (call.status !== 200) throw new Error(`get-call: ${call.status}`);
     const carried = (call.json.media as { transport?: string } | null)?.transport;
     if (carried !== o.transport) throw new Error(`the ${o.transport} call was carried by ${String(carried)}`);
-    return { transport: o.transport, turns: turnsOf(timeline), timeline, e2e: (call.json.latency?.e2e?.values as number[] | undefined) ?? [] };
+    return { transport: o.transport, callId, turns: turnsOf(timeline), timeline, e2e: (call.json.latency?.e2e?.values as number[] | undefined) ?? [] };
   } finally {
     await page.close();
   }
+}
+
+/** One reply's `turn timing` as the server logs it at debug level (src/voice/turn-trace.ts, TurnTrace). */
+interface ServerTurn {
+  queuedMs: number;
+  endOfTurnMs: number;
+  endOfTurn?: { silenceMs: number; reason: string; pendingMs: number | null; interim: string };
+  finalMs: number;
+  engineMs: number;
+  firstTextMs: number | null;
+  firstAudioMs: number | null;
+  e2eMs: number;
+}
+
+/**
+ * The server's own share, per stage, both transports (issue 23: where the WebRTC's extra e2e goes):
+ * each reply's `turn timing` from the server's log, ms after the caller's last voiced frame, as
+ * p50 per transport, then each turn on one line.
+ */
+function serverTurnBreakdown(lines: readonly string[], measures: readonly CallMeasure[]): string[] {
+  const turnsOfCall = (callId: string): ServerTurn[] =>
+    lines.flatMap((line) => {
+      if (!line.includes('"turn timing"') || !line.includes(callId)) return [];
+      const entry = JSON.parse(line) as { callId?: string; turn?: ServerTurn };
+      return entry.callId === callId && entry.turn ? [entry.turn] : [];
+    });
+  const stages: [string, (t: ServerTurn) => number | null | undefined][] = [
+    ['queued before the VAD', (t) => t.queuedMs],
+    ['end of turn decided', (t) => t.endOfTurnMs],
+    ['silence asked for', (t) => t.endOfTurn?.silenceMs],
+    ['recogniser pending at the decision', (t) => t.endOfTurn?.pendingMs],
+    ['recogniser final', (t) => t.finalMs],
+    ['engine asked', (t) => t.engineMs],
+    ['engine first text', (t) => t.firstTextMs],
+    ['synthesis first audio', (t) => t.firstAudioMs],
+    ['first agent frame sent (e2e)', (t) => t.e2eMs],
+  ];
+  const byCall = measures.map((m) => ({ transport: m.transport, turns: turnsOfCall(m.callId) }));
+  const p50Of = (turns: ServerTurn[], get: (t: ServerTurn) => number | null | undefined) => {
+    const values = turns.flatMap((t) => {
+      const v = get(t);
+      return v === null || v === undefined ? [] : [v];
+    });
+    return values.length > 0 ? fmt(stats(values).p50, 0) : '-';
+  };
+  const out = [
+    `Server, per reply (ms after the caller's last voiced frame, p50; turns: ${byCall.map((c) => `${c.transport} ${c.turns.length}`).join(', ')}):`,
+    '',
+    `| stage | ${byCall.map((c) => c.transport).join(' | ')} |`,
+    `|---|${byCall.map(() => '---').join('|')}|`,
+    ...stages.map(([name, get]) => `| ${name} | ${byCall.map((c) => p50Of(c.turns, get)).join(' | ')} |`),
+    `| end of turn: why (complete / incomplete / unknown / unsettled) | ${byCall.map((c) => ['complete', 'incomplete', 'unknown', 'unsettled'].map((r) => c.turns.filter((t) => t.endOfTurn?.reason === r).length).join(' / ')).join(' | ')} |`,
+    '',
+  ];
+  for (const c of byCall) {
+    for (const [i, t] of c.turns.entries()) {
+      const why = t.endOfTurn ? `${t.endOfTurn.silenceMs} ms asked (${t.endOfTurn.reason}, recogniser pending ${t.endOfTurn.pendingMs ?? '?'} ms, "${t.endOfTurn.interim}")` : 'fixed';
+      out.push(`- ${c.transport} ${i + 1}: queued ${t.queuedMs}, end of turn +${t.endOfTurnMs} (${why}), final +${t.finalMs}, engine +${t.engineMs}, text +${t.firstTextMs ?? '-'}, audio +${t.firstAudioMs ?? '-'}, first frame +${t.e2eMs}`);
+    }
+  }
+  return out;
 }
 
 /** Reply starts at the page: the first packet or message after at least 500 ms without any. */
@@ -557,7 +619,8 @@ export async function runBrowserBench(options: BrowserBenchOptions = {}): Promis
   log('browser bench: building the web bundles');
   await buildWeb();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-bench-browser-'));
-  const web = await startWebServer();
+  // At debug level the server logs each reply's `turn timing` (src/voice/turn-trace.ts): serverTurnBreakdown.
+  const web = await startWebServer({ LOG_LEVEL: 'debug' });
   let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
   try {
     const flow = await web.api('POST', '/create-conversation-flow', {
@@ -613,6 +676,8 @@ export async function runBrowserBench(options: BrowserBenchOptions = {}): Promis
       `Caller: ${phrases.length} phrases in ${options.callerVoiceId ?? 'flite-rms'}, ${PHRASE_GAP_MS / 1000} s apart. ${notes.join(' ')}`,
       '',
       `Client-seen p50, WebRTC minus WebSocket, same run: ${fmt(difference, 0)} ms (target: no more than 30 ms: ${difference <= 30 ? 'met' : 'not met'}).`,
+      '',
+      ...serverTurnBreakdown(web.server.lines, measures),
     ].join('\n');
   } finally {
     await browser?.close();
@@ -621,4 +686,5 @@ export async function runBrowserBench(options: BrowserBenchOptions = {}): Promis
   }
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) process.stdout.write(`${await runBrowserBench()}\n`);
+// `node bench/browser.ts [turns]`: a smaller run than the default 20 turns a transport.
+if (process.argv[1] === fileURLToPath(import.meta.url)) process.stdout.write(`${await runBrowserBench(Number(process.argv[2]) > 0 ? { turns: Number(process.argv[2]) } : {})}\n`);
