@@ -368,6 +368,8 @@ const readTimeline = (page: Page) => page.evaluate(() => (window as unknown as {
 interface CallMeasure {
   transport: 'websocket' | 'webrtc';
   callId: string;
+  /** The machine's and the server's CPU over the call (serverTurnBreakdown). */
+  cpu?: CpuShare;
   turns: Turn[];
   timeline: PageTimeline;
   e2e: number[];
@@ -424,6 +426,34 @@ async function measureCall(
   }
 }
 
+/** CPU over one call: the machine's cores busy (every process: the browser, the server, anyone else) and the server process's, in cores. */
+interface CpuShare {
+  machineCores: number;
+  serverCores: number;
+}
+
+/** The machine's busy and total jiffies (/proc/stat), the server's (utime + stime, its recogniser's worker threads included), and the time. */
+function cpuSnapshot(pid: number | undefined): { busy: number; total: number; server: number; atMs: number } {
+  const fields = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
+  const total = fields.reduce((a, b) => a + b, 0);
+  let server = 0;
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    server = Number(stat[11]) + Number(stat[12]);
+  } catch {
+    // Not on Linux, or the server is gone: its share reads 0.
+  }
+  return { busy: total - idle, total, server, atMs: performance.now() };
+}
+
+function cpuSince(before: ReturnType<typeof cpuSnapshot>, pid: number | undefined): CpuShare {
+  const after = cpuSnapshot(pid);
+  const cores = os.cpus().length;
+  const ticks = ((after.atMs - before.atMs) / 1000) * 100; // USER_HZ
+  return { machineCores: ((after.busy - before.busy) / Math.max(1, after.total - before.total)) * cores, serverCores: (after.server - before.server) / Math.max(1, ticks) };
+}
+
 /** One reply's `turn timing` as the server logs it at debug level (src/voice/turn-trace.ts, TurnTrace). */
 interface ServerTurn {
   queuedMs: number;
@@ -474,6 +504,7 @@ function serverTurnBreakdown(lines: readonly string[], measures: readonly CallMe
     `|---|${byCall.map(() => '---').join('|')}|`,
     ...stages.map(([name, get]) => `| ${name} | ${byCall.map((c) => p50Of(c.turns, get)).join(' | ')} |`),
     `| end of turn: why (complete / incomplete / unknown / unsettled) | ${byCall.map((c) => ['complete', 'incomplete', 'unknown', 'unsettled'].map((r) => c.turns.filter((t) => t.endOfTurn?.reason === r).length).join(' / ')).join(' | ')} |`,
+    `| CPU over the call, cores: machine / server | ${measures.map((m) => (m.cpu ? `${fmt(m.cpu.machineCores, 2)} / ${fmt(m.cpu.serverCores, 2)}` : '-')).join(' | ')} |`,
     '',
   ];
   for (const c of byCall) {
@@ -642,7 +673,9 @@ export async function runBrowserBench(options: BrowserBenchOptions = {}): Promis
     log(`browser bench: the caller's file is ${fmt(wavMs / 1000, 0)} s, looped`);
     const measures: CallMeasure[] = [];
     for (const transport of ['websocket', 'webrtc'] as const) {
+      const cpu = cpuSnapshot(web.server.child.pid);
       measures.push(await measureCall(browser, web, { agentId, transport, wanted, turnMs: wavMs / phrases.length, log }));
+      measures.at(-1)!.cpu = cpuSince(cpu, web.server.child.pid);
     }
     if (browser.errors.length > 0) log(`browser bench: page errors: ${browser.errors.join('; ')}`);
 

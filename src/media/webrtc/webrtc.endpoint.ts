@@ -224,9 +224,21 @@ export class WebRtcEndpoint implements CallEndpoint {
       this.#quietTimer.refresh(); // 50 times a second in a quiet stretch: no new timer each time
     } else {
       clearTimeout(this.#quietTimer);
-      this.#quietTimer = setTimeout(() => this.#fillSilence(), DTX_SILENCE_AFTER_MS).unref();
+      this.#quietTimer = setTimeout(() => this.#fillSoon(), DTX_SILENCE_AFTER_MS).unref();
     }
     this.#filling = false;
+  }
+
+  /**
+   * The timer is due: the fill waits for the socket reads pending (after a stall of the event
+   * loop Node runs due timers before it reads sockets, and the caller's packets may be waiting
+   * there). A packet read meanwhile has re-armed the wait (#quietAt moved): nothing is filled.
+   */
+  #fillSoon(): void {
+    const quietAt = this.#quietAt;
+    setImmediate(() => {
+      if (this.#quietAt === quietAt) this.#fillSilence();
+    });
   }
 
   /** Feeds the silence due since the last quiet packet arrived (its audio ended then), then again a frame later. */
@@ -240,7 +252,7 @@ export class WebRtcEndpoint implements CallEndpoint {
       this.#nextTimestamp = (this.#nextTimestamp + due * TICKS_PER_SAMPLE) % 2 ** 32;
       this.#deliver(sink, new Int16Array(due));
     }
-    if (this.#silenceFed < MAX_GAP_FILL_SAMPLES) this.#quietTimer = setTimeout(() => this.#fillSilence(), FRAME_MS).unref();
+    if (this.#silenceFed < MAX_GAP_FILL_SAMPLES) this.#quietTimer = setTimeout(() => this.#fillSoon(), FRAME_MS).unref();
     else this.#quietTimer = undefined;
   }
 
