@@ -53,6 +53,12 @@ const DTX_SILENCE_AFTER_MS = 80;
 /** A decoded frame this quiet or quieter (RMS of PCM16) may be followed by DTX's silence; speech is louder. */
 const QUIET_RMS = 200;
 /**
+ * Quiet frames in a row before a silence on the wire is taken for DTX: libopus enters DTX only
+ * after 10 (200 ms), and a pause between words is shorter, so a loss or a late packet inside an
+ * utterance is never filled with silence (it waits for the next packet's repair).
+ */
+const QUIET_FRAMES_BEFORE_DTX = 5;
+/**
  * After the last message (`call_ended`, or a refusal) has gone on the data channel, how long the
  * caller has to close first, ms: the SDK and the Node client close on `call_ended`. Closing the
  * peer connection aborts the SCTP association (werift sends ABORT), which drops whatever it has
@@ -101,8 +107,9 @@ export class WebRtcEndpoint implements CallEndpoint {
   /** Armed after each quiet frame: the caller's DTX silence, fed in real time (#fillSilence); `filling` once it has begun. */
   #quietTimer: NodeJS.Timeout | undefined;
   #filling = false;
-  /** When the last quiet packet arrived (monotonic ms), and the samples of silence fed since. */
+  /** When the last packet arrived (monotonic ms), quiet frames in a row up to it, and the samples of silence fed since. */
   #quietAt = 0;
+  #quietFrames = 0;
   #silenceFed = 0;
   #sink: EndpointSink | undefined;
   /** Opus's payload type as the answer gave it (the offerer's number), once negotiated. */
@@ -210,14 +217,16 @@ export class WebRtcEndpoint implements CallEndpoint {
   }
 
   /**
-   * After a quiet frame, silence on the wire is DTX (or a quiet caller's lost packets): from
-   * DTX_SILENCE_AFTER_MS without a packet, silence is fed at real time until a packet comes
-   * (which fills only what is still missing before it) or MAX_GAP_FILL_SAMPLES have been fed.
+   * After QUIET_FRAMES_BEFORE_DTX quiet frames, silence on the wire is DTX (or a quiet caller's
+   * lost packets): from DTX_SILENCE_AFTER_MS without a packet, silence is fed at real time until a
+   * packet comes (which fills only what is still missing before it) or MAX_GAP_FILL_SAMPLES have
+   * been fed.
    */
   #watchSilence(pcm: Int16Array): void {
     this.#quietAt = this.#options.now();
     this.#silenceFed = 0;
-    if (rmsOf(pcm) > QUIET_RMS) {
+    this.#quietFrames = rmsOf(pcm) > QUIET_RMS ? 0 : this.#quietFrames + 1;
+    if (this.#quietFrames < QUIET_FRAMES_BEFORE_DTX) {
       clearTimeout(this.#quietTimer);
       this.#quietTimer = undefined;
     } else if (this.#quietTimer && !this.#filling) {
