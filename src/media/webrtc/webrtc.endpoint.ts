@@ -42,12 +42,11 @@ const CHANNEL_HARD_LIMIT_BYTES = 1_048_576;
  */
 const MAX_GAP_FILL_SAMPLES = 16_000;
 /**
- * A caller quiet and then silent on the wire this long (Opus DTX: after its last frames of silence
- * the sender sends nothing, or a refresh every 400 ms, until speech resumes) is heard as silence
- * from then on, in real time, ms: the pipeline's end of turn counts that silence as it comes
- * instead of waiting for the next packet to fill the gap (up to 400 ms later with DTX). Longer than
- * a frame and the jitter of a clean network; a loud frame's gap is left for the next packet's
- * repair (a loss in speech), as before.
+ * A caller quiet (QUIET_FRAMES_BEFORE_DTX) and then silent on the wire this long (Opus DTX: after
+ * its frames of silence the sender sends nothing, or a refresh every 400 ms, until speech resumes)
+ * is heard as silence from then on, in real time, ms: the pipeline's end of turn counts that
+ * silence as it comes instead of waiting for the next packet to fill the gap (up to 400 ms later
+ * with DTX). Longer than a frame and the jitter of a clean network (40 ms in the loss bench).
  */
 const DTX_SILENCE_AFTER_MS = 80;
 /** A decoded frame this quiet or quieter (RMS of PCM16) may be followed by DTX's silence; speech is louder. */
