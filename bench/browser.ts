@@ -61,7 +61,7 @@
  * browser's share alone, without a recogniser (so a loaded machine cannot end its calls
  * `error_asr`): received -> heard for each reply of an agent that answers reminders (measurePlayout).
  *
- * `node bench/browser.ts` runs it alone; `runBrowserBench(options)` returns the markdown table.
+ * `node bench/browser.ts [turns]` runs it alone; `runBrowserBench(options)` returns the markdown table.
  * BROWSER_BENCH_DUMP=prefix writes each call's page timeline to `prefix-<transport>.json`.
  */
 import fs from 'node:fs';
@@ -384,6 +384,9 @@ const readTimeline = (page: Page) => page.evaluate(() => (window as unknown as {
 
 interface CallMeasure {
   transport: 'websocket' | 'webrtc';
+  callId: string;
+  /** The machine's and the server's CPU over the call (serverTurnBreakdown). */
+  cpu?: CpuShare;
   turns: Turn[];
   timeline: PageTimeline;
   e2e: number[];
@@ -435,7 +438,7 @@ async function measureCall(
     const carried = (call.json.media as { transport?: string } | null)?.transport;
     if (carried !== o.transport) throw new Error(`the ${o.transport} call was carried by ${String(carried)}`);
     const atSpeaker = o.speaker ? o.speaker.onsets(ONSET_LEVEL, 200).map((at) => at - timeline.timeOrigin) : [];
-    return { transport: o.transport, turns: turnsOf(timeline, atSpeaker), timeline, e2e: (call.json.latency?.e2e?.values as number[] | undefined) ?? [] };
+    return { transport: o.transport, callId, turns: turnsOf(timeline, atSpeaker), timeline, e2e: (call.json.latency?.e2e?.values as number[] | undefined) ?? [] };
   } finally {
     await page.close();
   }
@@ -449,6 +452,96 @@ async function measureCall(
  */
 function firstArrival(before: RtcSample, sample: RtcSample): number {
   return Math.max(before.at, sample.lastPacketAt - 20 * Math.max(0, sample.packetsReceived - before.packetsReceived - 2));
+}
+
+/** CPU over one call: the machine's cores busy (every process: the browser, the server, anyone else) and the server process's, in cores. */
+interface CpuShare {
+  machineCores: number;
+  serverCores: number;
+}
+
+/** The machine's busy and total jiffies (/proc/stat), the server's (utime + stime, its recogniser's worker threads included), and the time. */
+function cpuSnapshot(pid: number | undefined): { busy: number; total: number; server: number; atMs: number } {
+  const fields = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
+  const total = fields.reduce((a, b) => a + b, 0);
+  let server = 0;
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    server = Number(stat[11]) + Number(stat[12]);
+  } catch {
+    // Not on Linux, or the server is gone: its share reads 0.
+  }
+  return { busy: total - idle, total, server, atMs: performance.now() };
+}
+
+function cpuSince(before: ReturnType<typeof cpuSnapshot>, pid: number | undefined): CpuShare {
+  const after = cpuSnapshot(pid);
+  const cores = os.cpus().length;
+  const ticks = ((after.atMs - before.atMs) / 1000) * 100; // USER_HZ
+  return { machineCores: ((after.busy - before.busy) / Math.max(1, after.total - before.total)) * cores, serverCores: (after.server - before.server) / Math.max(1, ticks) };
+}
+
+/** One reply's `turn timing` as the server logs it at debug level (src/voice/turn-trace.ts, TurnTrace). */
+interface ServerTurn {
+  queuedMs: number;
+  endOfTurnMs: number;
+  endOfTurn?: { silenceMs: number; reason: string; pendingMs: number | null; interim: string };
+  finalMs: number;
+  engineMs: number;
+  firstTextMs: number | null;
+  firstAudioMs: number | null;
+  e2eMs: number;
+}
+
+/**
+ * The server's own share, per stage, both transports (issue 23: where the WebRTC's extra e2e goes):
+ * each reply's `turn timing` from the server's log, ms after the caller's last voiced frame, as
+ * p50 per transport, then each turn on one line.
+ */
+function serverTurnBreakdown(lines: readonly string[], measures: readonly CallMeasure[]): string[] {
+  const turnsOfCall = (callId: string): ServerTurn[] =>
+    lines.flatMap((line) => {
+      if (!line.includes('"turn timing"') || !line.includes(callId)) return [];
+      const entry = JSON.parse(line) as { callId?: string; turn?: ServerTurn };
+      return entry.callId === callId && entry.turn ? [entry.turn] : [];
+    });
+  const stages: [string, (t: ServerTurn) => number | null | undefined][] = [
+    ['queued before the VAD', (t) => t.queuedMs],
+    ['end of turn decided', (t) => t.endOfTurnMs],
+    ['silence asked for', (t) => t.endOfTurn?.silenceMs],
+    ['recogniser pending at the decision', (t) => t.endOfTurn?.pendingMs],
+    ['recogniser final', (t) => t.finalMs],
+    ['engine asked', (t) => t.engineMs],
+    ['engine first text', (t) => t.firstTextMs],
+    ['synthesis first audio', (t) => t.firstAudioMs],
+    ['first agent frame sent (e2e)', (t) => t.e2eMs],
+  ];
+  const byCall = measures.map((m) => ({ transport: m.transport, turns: turnsOfCall(m.callId) }));
+  const p50Of = (turns: ServerTurn[], get: (t: ServerTurn) => number | null | undefined) => {
+    const values = turns.flatMap((t) => {
+      const v = get(t);
+      return v === null || v === undefined ? [] : [v];
+    });
+    return values.length > 0 ? fmt(stats(values).p50, 0) : '-';
+  };
+  const out = [
+    `Server, per reply (ms after the caller's last voiced frame, p50; turns: ${byCall.map((c) => `${c.transport} ${c.turns.length}`).join(', ')}):`,
+    '',
+    `| stage | ${byCall.map((c) => c.transport).join(' | ')} |`,
+    `|---|${byCall.map(() => '---').join('|')}|`,
+    ...stages.map(([name, get]) => `| ${name} | ${byCall.map((c) => p50Of(c.turns, get)).join(' | ')} |`),
+    `| end of turn: why (complete / incomplete / unknown / unsettled) | ${byCall.map((c) => ['complete', 'incomplete', 'unknown', 'unsettled'].map((r) => c.turns.filter((t) => t.endOfTurn?.reason === r).length).join(' / ')).join(' | ')} |`,
+    `| CPU over the call, cores: machine / server | ${measures.map((m) => (m.cpu ? `${fmt(m.cpu.machineCores, 2)} / ${fmt(m.cpu.serverCores, 2)}` : '-')).join(' | ')} |`,
+    '',
+  ];
+  for (const c of byCall) {
+    for (const [i, t] of c.turns.entries()) {
+      const why = t.endOfTurn ? `${t.endOfTurn.silenceMs} ms asked (${t.endOfTurn.reason}, recogniser pending ${t.endOfTurn.pendingMs ?? '?'} ms, "${t.endOfTurn.interim}")` : 'fixed';
+      out.push(`- ${c.transport} ${i + 1}: queued ${t.queuedMs}, end of turn +${t.endOfTurnMs} (${why}), final +${t.finalMs}, engine +${t.engineMs}, text +${t.firstTextMs ?? '-'}, audio +${t.firstAudioMs ?? '-'}, first frame +${t.e2eMs}`);
+    }
+  }
+  return out;
 }
 
 /** Reply starts at the page: the first packet or message after at least 500 ms without any. */
@@ -605,7 +698,8 @@ export async function runBrowserBench(options: BrowserBenchOptions = {}): Promis
   log('browser bench: building the web bundles');
   await buildWeb();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-bench-browser-'));
-  const web = await startWebServer();
+  // At debug level the server logs each reply's `turn timing` (src/voice/turn-trace.ts): serverTurnBreakdown.
+  const web = await startWebServer({ LOG_LEVEL: 'debug' });
   let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
   let speaker: Speaker | null = null;
   try {
@@ -630,7 +724,9 @@ export async function runBrowserBench(options: BrowserBenchOptions = {}): Promis
     log(`browser bench: the caller's file is ${fmt(wavMs / 1000, 0)} s, looped`);
     const measures: CallMeasure[] = [];
     for (const transport of ['websocket', 'webrtc'] as const) {
+      const cpu = cpuSnapshot(web.server.child.pid);
       measures.push(await measureCall(browser, web, { agentId, transport, wanted, turnMs: wavMs / phrases.length, speaker, log }));
+      measures.at(-1)!.cpu = cpuSince(cpu, web.server.child.pid);
     }
     if (browser.errors.length > 0) log(`browser bench: page errors: ${browser.errors.join('; ')}`);
 
@@ -671,6 +767,8 @@ export async function runBrowserBench(options: BrowserBenchOptions = {}): Promis
       speaker
         ? `At the speaker (what a person hears, the target's measure): ${fmt(atSpeaker, 0)} ms (${atSpeaker <= 30 ? 'met' : 'not met'}).`
         : `Not measured at the speaker: ${String(NO_PULSEAUDIO)}.`,
+      '',
+      ...serverTurnBreakdown(web.server.lines, measures),
     ].join('\n');
   } finally {
     await browser?.close();
@@ -680,4 +778,5 @@ export async function runBrowserBench(options: BrowserBenchOptions = {}): Promis
   }
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) process.stdout.write(`${await runBrowserBench()}\n`);
+// `node bench/browser.ts [turns]`: a smaller run than the default 20 turns a transport.
+if (process.argv[1] === fileURLToPath(import.meta.url)) process.stdout.write(`${await runBrowserBench(Number(process.argv[2]) > 0 ? { turns: Number(process.argv[2]) } : {})}\n`);

@@ -66,6 +66,8 @@ export interface JoinOptions {
   rewriteSdp?: RtcSocketOptions['rewriteSdp'];
   /** WebRTC only: `relay` reaches the server only through the TURN server the signalling hands out (a network that blocks UDP). */
   iceTransportPolicy?: RtcSocketOptions['iceTransportPolicy'];
+  /** Over WebRTC: send with Opus DTX (RtcSocketOptions.dtx). */
+  dtx?: boolean;
 }
 
 /**
@@ -168,6 +170,7 @@ export class WebCallClient {
             ...(options.iceAddress ? { iceAddress: options.iceAddress } : {}),
             ...(options.rewriteSdp ? { rewriteSdp: options.rewriteSdp } : {}),
             ...(options.iceTransportPolicy ? { iceTransportPolicy: options.iceTransportPolicy } : {}),
+            ...(options.dtx ? { dtx: true } : {}),
           }) as unknown as WebSocket)
         : new WebSocket(webCallUrl(options.url), { perMessageDeflate: false });
     const first = { events: [] as ClientEvent[], unknown: [] as unknown[] };

@@ -8,7 +8,7 @@ import { DEFAULT_BACKCHANNEL_FREQUENCY, DEFAULT_DTMF_OPTIONS, type VoicePipeline
 /** The pipeline options an agent's settings decide: how it sounds, listens and takes turns. */
 export type VoiceSettings = Pick<
   VoicePipelineOptions,
-  'tts' | 'voiceId' | 'volume' | 'normaliseForSpeech' | 'speech' | 'backchannel' | 'denoiser' | 'language' | 'interruptionSensitivity' | 'endOfTurn' | 'boostedKeywords' | 'dtmf' | 'preemptive'
+  'tts' | 'voiceId' | 'volume' | 'normaliseForSpeech' | 'speech' | 'backchannel' | 'denoiser' | 'language' | 'interruptionSensitivity' | 'endOfTurn' | 'boostedKeywords' | 'dtmf' | 'preemptive' | 'turnTrace'
 >;
 
 /**
@@ -47,5 +47,7 @@ export function voiceSettings(settings: AgentConfig, providers: Providers, log: 
       : {}),
     // Preemptive replies need a recogniser with interim results (cli doctor says whether this one has them).
     preemptive: settings.preemptive_replies && preemptiveRepliesAvailable(providers.stt).ok,
+    // Where each reply's time went (src/voice/turn-trace.ts): at debug level, for diagnosis and the browser bench.
+    turnTrace: (trace) => log.debug({ turn: trace }, 'turn timing'),
   };
 }

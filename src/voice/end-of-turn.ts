@@ -101,6 +101,15 @@ export const HYPOTHESIS_SETTLE_MS = 250;
 /** One 20 ms frame, ms. */
 const FRAME_MS = 20;
 
+/** Why a silence ends the turn: the text's completeness, or `unsettled` (the recogniser has not yet decoded enough of the silence to judge it: the maximum). */
+export type EndOfTurnReason = Completeness | 'unsettled';
+
+/** One end-of-turn judgement: the silence that ends the turn now, ms, and why. */
+export interface EndOfTurnJudgement {
+  silenceMs: number;
+  reason: EndOfTurnReason;
+}
+
 /**
  * The silence that ends the user's turn now: judged from the latest interim hypothesis
  * (`interim`), but only once the recogniser has decoded HYPOTHESIS_SETTLE_MS of the silence
@@ -108,9 +117,15 @@ const FRAME_MS = 20;
  * hypothesis still misses the last word, which the recogniser commits only after some silence
  * ("i would like to order" for "...order a"), and only the maximum silence ends the turn.
  */
-export function turnEndSilenceMs(eot: EndOfTurnSettings, silenceMs: number, pendingMs: number | undefined, interim: string): number {
+export function judgeEndOfTurn(eot: EndOfTurnSettings, silenceMs: number, pendingMs: number | undefined, interim: string): EndOfTurnJudgement {
   // The frame being judged is not written to the recogniser yet: it is not in `pendingMs`.
   const decodedSilenceMs = pendingMs === undefined ? silenceMs : silenceMs - FRAME_MS - pendingMs;
-  if (pendingMs !== undefined && decodedSilenceMs < HYPOTHESIS_SETTLE_MS) return Math.max(eot.minSilenceMs, eot.maxSilenceMs);
-  return endOfTurnSilenceMs(completeness(interim), eot);
+  if (pendingMs !== undefined && decodedSilenceMs < HYPOTHESIS_SETTLE_MS) return { silenceMs: Math.max(eot.minSilenceMs, eot.maxSilenceMs), reason: 'unsettled' };
+  const state = completeness(interim);
+  return { silenceMs: endOfTurnSilenceMs(state, eot), reason: state };
+}
+
+/** judgeEndOfTurn's silence alone, ms. */
+export function turnEndSilenceMs(eot: EndOfTurnSettings, silenceMs: number, pendingMs: number | undefined, interim: string): number {
+  return judgeEndOfTurn(eot, silenceMs, pendingMs, interim).silenceMs;
 }

@@ -1,6 +1,7 @@
 /** The work the voice pipeline's respond loop takes, one at a time (src/voice/pipeline.ts). */
 import type { SettledTranscript } from './stages/stt.stage.ts';
 import type { Speculation } from './speculation.ts';
+import type { TurnMarks } from './turn-trace.ts';
 
 /** One piece of work for the pipeline's respond loop: the opening, unprompted speech, a user turn. */
 export type PipelineJob =
@@ -17,6 +18,8 @@ export type PipelineJob =
       backchannel: boolean;
       /** The reply prepared during the turn's last pause, if any (preemptive replies). */
       speculation: Speculation | undefined;
+      /** Where the turn's time went (the reply's TurnTrace); absent for keyed turns. */
+      marks?: TurnMarks;
     };
 
 /** The turn of keys the caller pressed (DTMF), answered as their words: `digits` at `atMs` on the call, `now` on the clock. */

@@ -9,7 +9,7 @@ import type { TimedToolCall, Utterance } from './transcript.ts';
 import { UTTERANCE_MAX_CHARS, capText } from './record-bounds.ts';
 import { ConversationRecord } from './conversation-record.ts';
 import { expectedPhrases, hintRecogniser } from './recogniser-hints.ts';
-import { turnEndSilenceMs } from './end-of-turn.ts';
+import { EndOfTurnJudge } from './turn-trace.ts';
 export { HYPOTHESIS_SETTLE_MS } from './end-of-turn.ts';
 import { BandProbe } from './band-probe.ts';
 import type { TurnLatency } from './latency.ts';
@@ -78,8 +78,8 @@ export class VoicePipeline {
   #closed = false;
   #begun = false;
   #userHasSpoken = false;
-  /** Clock time of the last voiced user frame processed. */
-  #lastVoicedAt = 0;
+  /** Clock times of the last voiced user frame: processed, and received (the pipeline's input). */
+  #lastVoiced = { at: 0, receivedAt: 0 };
   /** The open user segment started while the agent was busy and has not (yet) interrupted it. */
   #segmentOverAgent = false;
   #segmentInterrupted = false;
@@ -131,7 +131,7 @@ export class VoicePipeline {
       closed: () => this.#closed,
       toolCall: (record, atMs) => this.#record.addToolCall(record, atMs),
       heard: (utterance) => this.#record.addUtterance(utterance),
-      latency: (record) => this.#record.addLatency(record),
+      latency: (record) => this.#record.addLatency(record), turnTrace: (trace) => this.#o.turnTrace?.(trace),
       failed: (reason, error) => this.#fail(reason, error),
       hangup: (ending) => settleHangup(ending, { engine: this.#o.engine, transfer: this.#o.transfer, end: (r, to) => this.#end(r, to), resume: () => this.speakUnprompted() }),
     });
@@ -279,7 +279,8 @@ export class VoicePipeline {
     try {
       const eot = this.#o.endOfTurn;
       const feed = new SpeechFeed(stt);
-      const turnOptions = eot ? { endOfTurnMs: (silenceMs: number) => turnEndSilenceMs(eot, silenceMs, feed.pendingMs(), this.#interim) } : { endpointingMs: this.#o.endpointingMs };
+      const judge = eot ? new EndOfTurnJudge(eot, () => feed.pendingMs(), () => this.#interim) : undefined;
+      const turnOptions = judge ? { endOfTurnMs: (silenceMs: number) => judge.silenceMs(silenceMs) } : { endpointingMs: this.#o.endpointingMs };
       const events = sttStage(turnStage(vadStage(denoiseStage(this.#input, this.#denoiser, signal), vad, signal, this.#o.minSpeechRms), turnOptions, signal), feed, signal, {
         provider: this.#o.stt.id,
         now: () => this.#time.now(),
@@ -303,7 +304,7 @@ export class VoicePipeline {
             break;
           case 'speech':
             if (ev.frame.speech) {
-              this.#lastVoicedAt = this.#time.now();
+              this.#lastVoiced = { at: this.#time.now(), receivedAt: this.#t0 + (ev.frame.receivedMs ?? ev.frame.offsetMs) };
               const band = this.#band.push(ev.frame.pcm, this.#o.sampleRateHz);
               if (band) this.#emit('audio_band', band);
               this.#speculations.dropPending(); // the user goes on
@@ -323,7 +324,7 @@ export class VoicePipeline {
             const backchannel = this.#segmentOverAgent && !this.#segmentInterrupted;
             // The turn has ended: what was prepared for it is its own now, whatever the user says next.
             const speculation = this.#speculations.takePending();
-            void this.#jobs.push({ kind: 'turn', startMs: ev.startMs, endMs: ev.endMs, heardAtMs: ev.heardAtMs, speechEndAt: this.#lastVoicedAt, transcript: ev.transcript, backchannel, speculation });
+            void this.#jobs.push({ kind: 'turn', startMs: ev.startMs, endMs: ev.endMs, heardAtMs: ev.heardAtMs, speechEndAt: this.#lastVoiced.at, transcript: ev.transcript, backchannel, speculation, marks: { voicedReceivedAt: this.#lastVoiced.receivedAt, endedAt: this.#time.now(), decision: judge?.decision() } });
             break;
           }
         }
@@ -384,7 +385,7 @@ export class VoicePipeline {
     // Speech over the agent that did not interrupt it (too short for the sensitivity) is kept in
     // the transcript but not answered.
     if (job.backchannel) return;
-    const turn: TurnTiming = { speechEndAt: job.speechEndAt, transcriptAt: settled.atMs };
+    const turn: TurnTiming = { speechEndAt: job.speechEndAt, transcriptAt: settled.atMs, ...(job.marks ? { marks: job.marks } : {}) };
     if (spec && usable) {
       spec.confirm(turn);
       await spec.done;

@@ -10,6 +10,7 @@ import type { SpeechStyle, TtsProvider } from '../providers/tts.ts';
 import type { VadProvider } from '../providers/vad.ts';
 import type { ResponseEngine } from './engines/types.ts';
 import type { EndOfTurnSettings } from './end-of-turn.ts';
+import type { TurnTrace } from './turn-trace.ts';
 import type { NoiseSuppressorFactory } from '../providers/audio/rnnoise.ts';
 import type { TurnLatency } from './latency.ts';
 import type { TimedToolCall, Utterance } from './transcript.ts';
@@ -104,6 +105,8 @@ export interface VoicePipelineOptions {
    * (src/voice/end-of-turn.ts). Default: the fixed `endpointingMs`.
    */
   endOfTurn?: EndOfTurnSettings;
+  /** Where each reply's time went, after its latency record (diagnostics: src/voice/turn-trace.ts). */
+  turnTrace?: (trace: TurnTrace) => void;
   /**
    * Words the recogniser should expect throughout the call (the agent's boosted_keywords). Before
    * each user turn the pipeline hands the recogniser these plus the engine's expectedPhrases()

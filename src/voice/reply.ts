@@ -15,6 +15,7 @@ import { EngineError, type EngineHangup, type EngineOutput, type EngineTiming, t
 import type { FailureReason } from './pipeline.types.ts';
 import { abortable } from '../lib/abortable.ts';
 import type { TurnLatency } from './latency.ts';
+import { turnTrace, type TurnMarks, type TurnTrace } from './turn-trace.ts';
 import type { TimedToolCall, Utterance } from './transcript.ts';
 import type { PacedPlayout } from './playout.ts';
 import { sentenceStage } from './stages/engine.stage.ts';
@@ -25,6 +26,8 @@ import { textStreamStage } from './stages/text-stream.stage.ts';
 export interface TurnTiming {
   speechEndAt: number;
   transcriptAt: number;
+  /** The turn's other marks, for its reply's trace (turn-trace.ts). */
+  marks?: TurnMarks;
 }
 
 /** A reply held back until its turn is confirmed (preemptive replies). */
@@ -59,6 +62,8 @@ export interface ReplyHost {
   /** What the caller heard of a reply, for the transcript. */
   heard(utterance: Utterance): void;
   latency(record: TurnLatency): void;
+  /** Where the reply's time went, after its latency record (diagnostics: turn-trace.ts). */
+  turnTrace?(trace: TurnTrace): void;
   /** The reply failed (not aborted): the call ends with `reason`. */
   failed(reason: FailureReason, error: unknown): void;
   /** The engine hung up (or transferred the call) once the reply had played: the call ends `agent_hangup` (or `call_transfer`). */
@@ -295,6 +300,7 @@ export class Replies {
       if (functionMs > 0) lat.functionMs = Math.round(functionMs);
       if (contextMs !== undefined) lat.contextMs = Math.round(contextMs);
       h.latency(lat);
+      if (turn.marks) h.turnTrace?.(turnTrace({ ...turn, marks: turn.marks }, { engineAt: engineStart, firstTextAt: marks.firstText, firstAudioAt: marks.firstAudio, startedAt: reply.startedAt }, lat));
     }
     if (hangup) await h.hangup(hangup);
   }

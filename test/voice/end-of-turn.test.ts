@@ -7,6 +7,7 @@ import { FakeLlm, FakeTts, EnergyVad } from '../../src/providers/fake/fake.provi
 import { LlmEngine } from '../../src/voice/engines/llm.engine.ts';
 import { completeness, endOfTurnSilenceMs, type EndOfTurnSettings } from '../../src/voice/end-of-turn.ts';
 import type { VoicePipelineOptions } from '../../src/voice/pipeline.ts';
+import type { TurnTrace } from '../../src/voice/turn-trace.ts';
 import { TestClock, Recorder, WordStt, feed, makePipeline, silence, tone, concat } from './harness.ts';
 
 const DEFAULTS: EndOfTurnSettings = { responsiveness: 1, minSilenceMs: 250, maxSilenceMs: 1200 };
@@ -89,4 +90,27 @@ test('a recogniser that has not decoded 250 ms of the silence yet is not judged:
   // Caught up (nothing pending): judged once 250 ms of silence are decoded, then complete.
   const current = await converse('i need an early appointment', audio, { endOfTurn: DEFAULTS }, 0);
   assert.ok(current.ends[0]! >= 250 && current.ends[0]! < 400, `current ${current.ends[0]}`);
+});
+
+test('each reply traces where its time went: the end-of-turn decision, why, and the stages after it', async () => {
+  const audio = concat(silence(300), tone(1000), silence(2500));
+  const trace = async (pendingMs: number) => {
+    const traces: TurnTrace[] = [];
+    const r = await converse('i need an early appointment', audio, { endOfTurn: DEFAULTS, turnTrace: (t) => traces.push(t) }, pendingMs);
+    assert.equal(traces.length, 1);
+    assert.equal(traces[0]!.e2eMs, r.ends[0]);
+    return traces[0]!;
+  };
+  const current = await trace(0);
+  assert.deepEqual({ ...current.endOfTurn, pendingMs: undefined }, { silenceMs: 250, reason: 'complete', pendingMs: undefined, interim: 'i need an early appointment' });
+  assert.ok(current.endOfTurnMs >= 250 && current.endOfTurnMs < 300, `decided at ${current.endOfTurnMs}`);
+  assert.ok(current.finalMs >= current.endOfTurnMs && current.engineMs >= current.finalMs, JSON.stringify(current));
+  assert.ok(current.firstTextMs! >= current.engineMs && current.firstAudioMs! >= current.firstTextMs! && current.e2eMs >= current.firstAudioMs!, JSON.stringify(current));
+  assert.equal(current.queuedMs, 0);
+  // 1 s behind: never settled, so the maximum ended it, and the trace says so.
+  const behind = await trace(1_000);
+  assert.equal(behind.endOfTurn?.reason, 'unsettled');
+  assert.equal(behind.endOfTurn?.silenceMs, 1200);
+  assert.ok((behind.endOfTurn?.pendingMs ?? 0) >= 1_000);
+  assert.ok(behind.endOfTurnMs >= 1200 && behind.endOfTurnMs < 1250, `decided at ${behind.endOfTurnMs}`);
 });

@@ -42,6 +42,22 @@ const CHANNEL_HARD_LIMIT_BYTES = 1_048_576;
  */
 const MAX_GAP_FILL_SAMPLES = 16_000;
 /**
+ * A caller quiet (QUIET_FRAMES_BEFORE_DTX) and then silent on the wire this long (Opus DTX: after
+ * its frames of silence the sender sends nothing, or a refresh every 400 ms, until speech resumes)
+ * is heard as silence from then on, in real time, ms: the pipeline's end of turn counts that
+ * silence as it comes instead of waiting for the next packet to fill the gap (up to 400 ms later
+ * with DTX). Longer than a frame and the jitter of a clean network (40 ms in the loss bench).
+ */
+const DTX_SILENCE_AFTER_MS = 80;
+/** A decoded frame this quiet or quieter (RMS of PCM16) may be followed by DTX's silence; speech is louder. */
+const QUIET_RMS = 200;
+/**
+ * Quiet frames in a row before a silence on the wire is taken for DTX: libopus enters DTX only
+ * after 10 (200 ms), and a pause between words is shorter, so a loss or a late packet inside an
+ * utterance is never filled with silence (it waits for the next packet's repair).
+ */
+const QUIET_FRAMES_BEFORE_DTX = 5;
+/**
  * After the last message (`call_ended`, or a refusal) has gone on the data channel, how long the
  * caller has to close first, ms: the SDK and the Node client close on `call_ended`. Closing the
  * peer connection aborts the SCTP association (werift sends ABORT), which drops whatever it has
@@ -87,6 +103,13 @@ export class WebRtcEndpoint implements CallEndpoint {
   readonly #clock = new RtpSendClock(OPUS_RTP_CLOCK, FRAME_MS, randomInt(0, 2 ** 32), OUTPUT_LEAD_MS);
   /** The next RTP timestamp expected from the caller (fills gaps with silence), or null before the first. */
   #nextTimestamp: number | null = null;
+  /** Armed after each quiet frame: the caller's DTX silence, fed in real time (#fillSilence); `filling` once it has begun. */
+  #quietTimer: NodeJS.Timeout | undefined;
+  #filling = false;
+  /** When the last packet arrived (monotonic ms), quiet frames in a row up to it, and the samples of silence fed since. */
+  #quietAt = 0;
+  #quietFrames = 0;
+  #silenceFed = 0;
   #sink: EndpointSink | undefined;
   /** Opus's payload type as the answer gave it (the offerer's number), once negotiated. */
   #payloadType: number | undefined;
@@ -178,13 +201,67 @@ export class WebRtcEndpoint implements CallEndpoint {
     if (!pcm) return;
     this.#nextTimestamp = (rtp.header.timestamp + pcm.length * TICKS_PER_SAMPLE) % 2 ** 32;
     const before = repaired ?? (fill > 0 ? new Int16Array(fill) : null);
-    const audio = before ? concatPcm([before, pcm]) : pcm;
+    this.#deliver(sink, before ? concatPcm([before, pcm]) : pcm);
+    this.#watchSilence(pcm);
+  }
+
+  /** The caller's audio to the call, through the inbound limits. */
+  #deliver(sink: EndpointSink, audio: Int16Array): void {
     const verdict = this.#limits.audio(audio.length);
     if (verdict.kind === 'flood') return this.#cutOff(sink);
     const counters = this.#options.counters;
     if (verdict.droppedSamples > 0) counters.audioDroppedSeconds.inc(verdict.droppedSamples / 16_000);
     if (verdict.messageDropped) counters.messagesDropped.inc({ kind: 'audio' });
     if (verdict.samples > 0) sink.audio(audio.subarray(audio.length - verdict.samples));
+  }
+
+  /**
+   * After QUIET_FRAMES_BEFORE_DTX quiet frames, silence on the wire is DTX (or a quiet caller's
+   * lost packets): from DTX_SILENCE_AFTER_MS without a packet, silence is fed at real time until a
+   * packet comes (which fills only what is still missing before it) or MAX_GAP_FILL_SAMPLES have
+   * been fed.
+   */
+  #watchSilence(pcm: Int16Array): void {
+    this.#quietAt = this.#options.now();
+    this.#silenceFed = 0;
+    this.#quietFrames = rmsOf(pcm) > QUIET_RMS ? 0 : this.#quietFrames + 1;
+    if (this.#quietFrames < QUIET_FRAMES_BEFORE_DTX) {
+      clearTimeout(this.#quietTimer);
+      this.#quietTimer = undefined;
+    } else if (this.#quietTimer && !this.#filling) {
+      this.#quietTimer.refresh(); // 50 times a second in a quiet stretch: no new timer each time
+    } else {
+      clearTimeout(this.#quietTimer);
+      this.#quietTimer = setTimeout(() => this.#fillSoon(), DTX_SILENCE_AFTER_MS).unref();
+    }
+    this.#filling = false;
+  }
+
+  /**
+   * The timer is due: the fill waits for the socket reads pending (after a stall of the event
+   * loop Node runs due timers before it reads sockets, and the caller's packets may be waiting
+   * there). A packet read meanwhile has re-armed the wait (#quietAt moved): nothing is filled.
+   */
+  #fillSoon(): void {
+    const quietAt = this.#quietAt;
+    setImmediate(() => {
+      if (this.#quietAt === quietAt) this.#fillSilence();
+    });
+  }
+
+  /** Feeds the silence due since the last quiet packet arrived (its audio ended then), then again a frame later. */
+  #fillSilence(): void {
+    const sink = this.#sink;
+    this.#filling = true;
+    if (this.#closed || this.#flooding || !sink || this.#nextTimestamp === null) return;
+    const due = Math.min(MAX_GAP_FILL_SAMPLES, Math.floor((this.#options.now() - this.#quietAt) / FRAME_MS) * FRAME_SAMPLES) - this.#silenceFed;
+    if (due > 0) {
+      this.#silenceFed += due;
+      this.#nextTimestamp = (this.#nextTimestamp + due * TICKS_PER_SAMPLE) % 2 ** 32;
+      this.#deliver(sink, new Int16Array(due));
+    }
+    if (this.#silenceFed < MAX_GAP_FILL_SAMPLES) this.#quietTimer = setTimeout(() => this.#fillSoon(), FRAME_MS).unref();
+    else this.#quietTimer = undefined;
   }
 
   #onMessage(data: string | Buffer): void {
@@ -323,6 +400,7 @@ export class WebRtcEndpoint implements CallEndpoint {
     clearTimeout(this.#disconnectedTimer);
     clearTimeout(this.#restartTimer);
     clearTimeout(this.#closing);
+    clearTimeout(this.#quietTimer);
     this.#pending.length = 0;
     this.#codec.close();
     void this.#pc.close().catch(() => {});
@@ -365,3 +443,9 @@ export class WebRtcEndpoint implements CallEndpoint {
   }
 }
 
+/** The RMS of PCM16 samples. */
+function rmsOf(pcm: Int16Array): number {
+  let sum = 0;
+  for (const sample of pcm) sum += sample * sample;
+  return Math.sqrt(sum / Math.max(1, pcm.length));
+}
