@@ -19,6 +19,7 @@ import { PlayoutPosition, playoutDelayMs } from './playout-position.ts';
 import { RtpReceiveStats } from './rtp-receive-stats.ts';
 import { RtpSendClock } from './rtp-send-clock.ts';
 import { concatPcm } from '../../lib/pcm.ts';
+import { rms } from '../../voice/frames.ts';
 
 /** The counters of the inbound limits, shared with the WebSocket's (switchboard_media_*). */
 export interface RtcInboundCounters {
@@ -224,7 +225,7 @@ export class WebRtcEndpoint implements CallEndpoint {
   #watchSilence(pcm: Int16Array): void {
     this.#quietAt = this.#options.now();
     this.#silenceFed = 0;
-    this.#quietFrames = rmsOf(pcm) > QUIET_RMS ? 0 : this.#quietFrames + 1;
+    this.#quietFrames = rms(pcm) > QUIET_RMS ? 0 : this.#quietFrames + 1;
     if (this.#quietFrames < QUIET_FRAMES_BEFORE_DTX) {
       clearTimeout(this.#quietTimer);
       this.#quietTimer = undefined;
@@ -441,11 +442,4 @@ export class WebRtcEndpoint implements CallEndpoint {
     // The end's message is out now: the grace before the close counts from here, not from the end.
     if (this.#closing) this.#closeAfterSent();
   }
-}
-
-/** The RMS of PCM16 samples. */
-function rmsOf(pcm: Int16Array): number {
-  let sum = 0;
-  for (const sample of pcm) sum += sample * sample;
-  return Math.sqrt(sum / Math.max(1, pcm.length));
 }

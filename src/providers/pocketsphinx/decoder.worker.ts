@@ -565,8 +565,7 @@ if (decoder) {
         if (!abandoned()) onAudio(m.pcm);
       } else if (m.type === 'end') {
         if (!abandoned()) onEnd(m.id);
-      }
-      else if (m.type === 'begin') {
+      } else if (m.type === 'begin') {
         if (m.lease !== lease) reset();
         lease = m.lease;
         nextBias = m.bias;
