@@ -2,7 +2,7 @@ import { sql, type Selectable } from 'kysely';
 import type { DocumentFormat, RetrievedChunk } from '../domain/knowledge-base.ts';
 import type { DocumentChunk } from '../domain/knowledge-chunks.ts';
 import type { QueryTerm } from '../domain/knowledge-terms.ts';
-import { type ChunkIndex, KnowledgeIndexCache, rankChunks } from './knowledge-index.ts';
+import { type ChunkIndex, type IndexedChunk, KnowledgeIndexCache, rankChunks } from './knowledge-index.ts';
 import { type ContentStamp, inverseDocumentFrequency, selectiveTerms, TermStats } from './knowledge-term-stats.ts';
 import { type Neighbour, VectorIndex } from './knowledge-vectors.ts';
 import { detectPgvector, nearestInDatabase, vectorLiteral, type VectorSearch } from './knowledge-pgvector.ts';
@@ -284,7 +284,7 @@ export class KnowledgeRepository {
 
   /**
    * The `limit` chunks of the bases that best answer `query` (knowledge-terms.ts's weighted
-   * terms), best first, ranked in the process with BM25F and passage evidence (knowledge-index.ts):
+   * terms), best first, ranked in the process with BM25F, section and passage evidence (knowledge-index.ts):
    * the bases' content stamps are read in one round trip (on PostgreSQL with change notifications,
    * only those not remembered: knowledge-stamps.ts), a base whose index is missing or stale has its
    * chunks read and indexed, and the chunks found are read by id. `score` maps the relevance into (0, 1).
@@ -325,9 +325,9 @@ export class KnowledgeRepository {
   }
 
   /** A base's chunks as its index is built from them. */
-  async #indexedChunks(baseId: string): Promise<Array<{ id: number; heading: string; text: string }>> {
-    const rows = await this.#db.selectFrom('knowledge_base_chunks').select(['id', 'heading', 'text']).where('knowledge_base_id', '=', baseId).orderBy('id').execute();
-    return rows.map((row) => ({ id: Number(row.id), heading: row.heading, text: row.text }));
+  async #indexedChunks(baseId: string): Promise<IndexedChunk[]> {
+    const rows = await this.#db.selectFrom('knowledge_base_chunks').select(['id', 'source_id', 'heading', 'text']).where('knowledge_base_id', '=', baseId).orderBy('id').execute();
+    return rows.map((row) => ({ id: Number(row.id), heading: row.heading, text: row.text, sourceId: row.source_id }));
   }
 
   /**

@@ -53,3 +53,16 @@ export const SCATTERED_AND_TOGETHER = [
   },
 ];
 export const SCATTERED_AND_TOGETHER_QUESTION = 'Does the warranty cover a cracked frame?';
+
+/**
+ * Section evidence (knowledge-index.ts): "Sales" and the second chunk of "Hire" both say a bike
+ * comes with a helmet and a lock, "Sales" a little more strongly on its own; only "Hire" is about
+ * renting, in its first chunk. Chunks as [heading, text], one source, in order.
+ */
+export const SECTION_EVIDENCE: ReadonlyArray<readonly [string, string]> = [
+  ['Harbor Bikes help > Sales', 'Every bike comes with a helmet and a lock; the helmet is yours to keep.'],
+  ['Harbor Bikes help > Hire', 'We rent out city bikes by the day. Rented bikes go back by six.'],
+  ['Harbor Bikes help > Hire', 'Every bike comes with a helmet and a lock.'],
+  ['Harbor Bikes help > Opening hours', 'We open at nine and close at six.'],
+];
+export const SECTION_EVIDENCE_QUESTION = 'Do rented bikes come with a helmet and a lock?';

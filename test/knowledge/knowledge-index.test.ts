@@ -6,7 +6,7 @@ import { KnowledgeRepository } from '../../src/storage/knowledge.repository.ts';
 import { chunkDocument } from '../../src/domain/knowledge-chunks.ts';
 import { knowledgeContextSource } from '../../src/media/knowledge-context.ts';
 import { STORES, openTestStore, type TestStore } from '../helpers/stores.ts';
-import { SCATTERED_AND_TOGETHER, SCATTERED_AND_TOGETHER_QUESTION } from './corpus.ts';
+import { SCATTERED_AND_TOGETHER, SCATTERED_AND_TOGETHER_QUESTION, SECTION_EVIDENCE, SECTION_EVIDENCE_QUESTION } from './corpus.ts';
 
 describe('knowledge terms', () => {
   it("stems as Porter's algorithm does (his published examples)", () => {
@@ -74,9 +74,9 @@ describe("a call's retrieval query", () => {
 
 describe('in-process BM25F ranking', () => {
   const chunks = [
-    { id: 1, heading: 'Shop > Opening hours', text: 'We open at nine and close at six; closed on Sundays.' },
-    { id: 2, heading: 'Shop > Repairs', text: 'Punctures are mended while you wait. The shop is busy on Saturdays.' },
-    { id: 3, heading: 'Shop > Warranty', text: 'Frames carry a lifetime warranty; a punctured tube is not covered.' },
+    { id: 1, heading: 'Shop > Opening hours', text: 'We open at nine and close at six; closed on Sundays.', sourceId: 'src_1' },
+    { id: 2, heading: 'Shop > Repairs', text: 'Punctures are mended while you wait. The shop is busy on Saturdays.', sourceId: 'src_1' },
+    { id: 3, heading: 'Shop > Warranty', text: 'Frames carry a lifetime warranty; a punctured tube is not covered.', sourceId: 'src_1' },
   ];
   const index = new ChunkIndex(chunks);
 
@@ -92,26 +92,37 @@ describe('in-process BM25F ranking', () => {
   });
 
   it("ranks the chunk holding the question's words in one sentence above one holding them scattered (passage evidence)", () => {
-    const documents = new ChunkIndex(SCATTERED_AND_TOGETHER.map((d, i) => ({ id: i + 1, heading: d.title, text: d.text })));
+    const documents = new ChunkIndex(SCATTERED_AND_TOGETHER.map((d, i) => ({ id: i + 1, heading: d.title, text: d.text, sourceId: `src_${i + 1}` })));
     const ranked = rankChunks([documents], weightedQuery([SCATTERED_AND_TOGETHER_QUESTION]), 3);
     assert.deepEqual(ranked.map((r) => r.id), [4, 3], 'Claims, then Frames');
-    const alone = rankChunks([documents], weightedQuery([SCATTERED_AND_TOGETHER_QUESTION]), 3, { passageWeight: 0 });
+    const alone = rankChunks([documents], weightedQuery([SCATTERED_AND_TOGETHER_QUESTION]), 3, { passageWeight: 0, sectionWeight: 0 });
     assert.deepEqual(alone.map((r) => r.id), [3, 4], 'BM25F over whole chunks puts Frames first');
+  });
+
+  it("ranks a chunk whose section answers the question above one matching as well on its own (section evidence)", () => {
+    const query = weightedQuery([SECTION_EVIDENCE_QUESTION]);
+    const chunks = (sources: readonly string[]) => new ChunkIndex(SECTION_EVIDENCE.map(([heading, text], i) => ({ id: i + 1, heading, text, sourceId: sources[i]! })));
+    const oneSource = chunks(['src_1', 'src_1', 'src_1', 'src_1']);
+    assert.deepEqual(rankChunks([oneSource], query, 2).map((r) => r.id), [3, 1], "Hire's helmet chunk: its section is about renting");
+    assert.deepEqual(rankChunks([oneSource], query, 2, { sectionWeight: 0 }).map((r) => r.id), [1, 3], 'on their own words, Sales leads');
+    // The same heading in another source is another section.
+    const twoSources = chunks(['src_1', 'src_1', 'src_2', 'src_1']);
+    assert.deepEqual(rankChunks([twoSources], query, 2).map((r) => r.id), [1, 3]);
   });
 
   it('does not let "many" and "may" pull in a chunk that is not about the question', () => {
     const documents = new ChunkIndex([
-      { id: 1, heading: 'Parking', text: 'Many customers may park outside. Many may also leave a scooter in the yard, as many as may fit.' },
-      { id: 2, heading: 'Gears', text: 'Our city bikes have seven gears; the mountain bikes have twenty-one gears.' },
-      { id: 3, heading: 'Opening hours', text: 'We open at nine and close at six.' },
-      { id: 4, heading: 'Repairs', text: 'Punctures are mended while you wait.' },
+      { id: 1, heading: 'Parking', text: 'Many customers may park outside. Many may also leave a scooter in the yard, as many as may fit.', sourceId: 'src_1' },
+      { id: 2, heading: 'Gears', text: 'Our city bikes have seven gears; the mountain bikes have twenty-one gears.', sourceId: 'src_1' },
+      { id: 3, heading: 'Opening hours', text: 'We open at nine and close at six.', sourceId: 'src_1' },
+      { id: 4, heading: 'Repairs', text: 'Punctures are mended while you wait.', sourceId: 'src_1' },
     ]);
     assert.deepEqual(rankChunks([documents], weightedQuery(['How many gears may a bike have?']), 3).map((r) => r.id), [2]);
   });
 
   it('leaves out chunks that match nothing, and ranks several bases as one collection', () => {
     assert.deepEqual(rankChunks([index], weightedQuery(['zeppelin']), 3), []);
-    const other = new ChunkIndex([{ id: 10, heading: 'Rentals', text: 'Rent a bike by the day; Sundays included.' }]);
+    const other = new ChunkIndex([{ id: 10, heading: 'Rentals', text: 'Rent a bike by the day; Sundays included.', sourceId: 'src_1' }]);
     assert.deepEqual(
       rankChunks([index, other], weightedQuery(['rent on sunday']), 3).map((r) => r.id),
       [10, 1],
@@ -187,6 +198,18 @@ for (const kind of STORES) {
       const found = await new KnowledgeRepository(ts.store).search([kb.id], weightedQuery([SCATTERED_AND_TOGETHER_QUESTION]), 2);
       assert.deepEqual(found.map((c) => c.source_id), [kb.sources[3], kb.sources[2]], 'Claims, then Frames');
       assert.ok(found[0]!.score > found[1]!.score && found[0]!.score < 1, 'scores follow the order, within (0, 1)');
+    });
+
+    it("ranks a chunk by its section's evidence too, its section being its source's chunks under its heading", async () => {
+      const id = `kb_${(++n).toString(16).padStart(32, '0')}`;
+      const repo = new KnowledgeRepository(ts.store);
+      await repo.insertBase({ id, account_id: 'acct_test', name: 'test', created_at: 1, updated_at: 1, auto_refresh: 0 });
+      const sourceId = `kbs_${(++n).toString(16).padStart(32, '0')}`;
+      await repo.insertSources([{ id: sourceId, knowledge_base_id: id, type: 'text', title: 'Harbor Bikes help', format: 'markdown', url: null, body: null, status: 'in_progress', error: null, created_at: 10, updated_at: 10 }]);
+      const chunks = SECTION_EVIDENCE.map(([heading, text]) => ({ heading, text, words: text.split(/\s+/).length }));
+      await ts.store.transaction((tx) => repo.completeSource(id, sourceId, chunks, 10, tx));
+      const found = await repo.search([id], weightedQuery([SECTION_EVIDENCE_QUESTION]), 2);
+      assert.deepEqual(found.map((c) => [c.heading, c.text]), [SECTION_EVIDENCE[2], SECTION_EVIDENCE[0]], "Hire's helmet chunk, then Sales");
     });
 
     it("ranks in the store when the bases hold more chunks than the process indexes", async () => {
