@@ -563,7 +563,7 @@ function replyArrivals(timeline: PageTimeline): number[] {
 
 /**
  * The browser's share alone, without a recogniser (so a loaded machine cannot end the call
- * `error_asr`): an agent on a custom LLM served here that answers every reminder (a second of the
+ * `error_asr`): an agent on a custom LLM served here that answers every reminder (REMINDER_MS of the
  * caller's silence; the microphone plays silence), so the agent speaks `replies` times with pauses
  * between, as between the turns of a conversation. Per reply: its first packet or message at the
  * page -> its first sample heard, tapped as in the main part.
@@ -582,7 +582,7 @@ async function measurePlayout(
     await page.click('#start');
     await page.waitForSelector('#status[data-phase="in_call"]', { timeout: 15_000 });
     o.log(`browser bench (playout): ${o.transport} call, waiting for ${o.replies} replies`);
-    const deadline = Date.now() + o.replies * 4_000 + 20_000;
+    const deadline = Date.now() + o.replies * (REMINDER_MS + 2_000) + 20_000;
     while ((await readTimeline(page)).heard.length < o.replies && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 500));
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     if (await page.$('#hangup')) await page.click('#hangup');
@@ -598,6 +598,14 @@ async function measurePlayout(
     await page.close();
   }
 }
+
+/**
+ * The caller's silence before each reminder, ms: the replies are then 2.5 s and more apart, as the
+ * main part's are (its caller's phrases and 3.5 s gaps between them) and a conversation's mostly
+ * are. A pause over 2.25 s is one after which the WebRTC endpoint's timestamps let the reply play on
+ * arrival (src/media/webrtc/rtp-send-clock.ts); 1 s (the first version) measured shorter ones.
+ */
+const REMINDER_MS = 2_500;
 
 /** `npm run bench -- browser-playout`: received -> heard per reply over both transports in one run, no recogniser. */
 export async function runBrowserPlayoutBench(options: { replies?: number; log?: (line: string) => void } = {}): Promise<string> {
@@ -623,7 +631,7 @@ export async function runBrowserPlayoutBench(options: { replies?: number; log?: 
       });
     });
     const url = `ws://127.0.0.1:${(llm.address() as AddressInfo).port}/llm-websocket`;
-    const agent = await web.api('POST', '/create-agent', { agent_name: 'Playout', response_engine: { type: 'custom_llm', llm_websocket_url: url }, reminder_trigger_ms: 1_000, reminder_max_count: 20 });
+    const agent = await web.api('POST', '/create-agent', { agent_name: 'Playout', response_engine: { type: 'custom_llm', llm_websocket_url: url }, reminder_trigger_ms: REMINDER_MS, reminder_max_count: 20 });
     if (agent.status !== 201) throw new Error(`agent: ${agent.status} ${JSON.stringify(agent.json)}`);
     const wav = path.join(dir, 'silence.wav');
     fs.writeFileSync(wav, silentWav(10_000));

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { WebCallClient } from '../../src/client/web-call-client.ts';
 import type { ReceivedRtp } from '../../src/client/webrtc-socket.ts';
-import { RtpSendClock, SPURT_GAP_MS } from '../../src/media/webrtc/rtp-send-clock.ts';
+import { CATCH_UP_MS, RECEIVER_HISTORY_MS, RtpSendClock, SPURT_GAP_MS } from '../../src/media/webrtc/rtp-send-clock.ts';
 import { concat, fakeProviders, silence, startMediaServer, tone } from './helpers.ts';
 
 const FRAME_TICKS = 960;
@@ -33,6 +33,28 @@ describe('RTP timestamps and marker bits of the agent\'s stream', () => {
     for (let k = 2; k < 10; k++) clock.stamp(20 * k - 40, false);
     // Sent at 2 000 ms: stamped as if sent 40 ms ahead (2 040 ms on the first packet's clock).
     assert.deepEqual(clock.stamp(2_000, true), { timestamp: 2_040 * 48, marker: true });
+  });
+
+  it('after a pause longer than the receiver\'s arrival history, the timestamp moves on by up to the catch-up less than the pause', () => {
+    const clock = new RtpSendClock(48_000, 20, 0, 0, 250);
+    clock.stamp(0, true);
+    clock.stamp(20, false); // the spurt's last packet: timestamp 960
+    // Three seconds on: 250 ms of the pause are left out, so the packet reads as 250 ms late.
+    assert.deepEqual(clock.stamp(3_000, true), { timestamp: (3_000 - 250) * 48, marker: true });
+    assert.deepEqual(clock.stamp(3_020, false), { timestamp: (3_020 - 250) * 48, marker: false });
+    // Each long pause is measured from the spurt before it: another 250 ms left out, not the same ones again.
+    assert.deepEqual(clock.stamp(6_000, true), { timestamp: (6_000 - 500) * 48, marker: true });
+  });
+
+  it('a shorter pause keeps the spurts the receiver\'s history apart, and one shorter than the history moves on by all of it', () => {
+    const clock = new RtpSendClock(48_000, 20, 0, 0, 250);
+    clock.stamp(0, true); // timestamp 0, the spurt's only packet
+    // 2 100 ms on: only 80 ms left out, so the last packet before the pause (at 0) is 2 020 ms behind, out of the history.
+    const { timestamp } = clock.stamp(2_100, true);
+    assert.equal(timestamp, 2_020 * 48);
+    assert.ok(timestamp / 48 > RECEIVER_HISTORY_MS);
+    // 1 500 ms after that packet: moved on by the whole pause.
+    assert.deepEqual(clock.stamp(3_600, true), { timestamp: (3_600 - 80) * 48, marker: true });
   });
 
   it('a spurt right after the last (a barge-in, the pacer ahead of the clock) never goes back in time', () => {
@@ -111,6 +133,36 @@ describe('the agent\'s RTP on the wire', () => {
       // Without the clock the drift is the whole pause (about a second and a half); a loaded machine's
       // stalls (a reply's pacing behind, its packets read late) move it by up to a few hundred ms.
       assert.ok(Math.abs(drift) < Math.min(300, pauseMs / 2), `arrival less timestamp moved by ${Math.round(drift)} ms from the greeting to the answer (a ${Math.round(pauseMs)} ms pause): the timestamps did not follow the pause`);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a reply after a long pause reads as late by the catch-up: its packets arrive that much later for their timestamps than the greeting\'s', { timeout: 40_000 }, async () => {
+    const s = await startMediaServer('sqlite', { providers: fakeProviders(['hi there']), env: { RTC_BIND_ADDRESS: '127.0.0.1', RTC_ICE_TCP: 'false' } });
+    try {
+      const flow = { start_node_id: 'hello', nodes: [{ id: 'hello', type: 'conversation', instruction: { type: 'static_text', text: 'Hello there, how can I help?' } }] };
+      const created = await s.api('POST', '/v2/create-web-call', { agent_id: await s.flowAgent(flow) });
+      const client = await WebCallClient.join({ url: s.baseUrl, accessToken: created.json.access_token, transport: 'webrtc', iceAddress: '127.0.0.1', timeoutMs: 15_000 });
+      await client.waitFor('agent_stop_talking', 10_000);
+      // The caller waits 2.5 s before speaking: the answer comes more than RECEIVER_HISTORY_MS + CATCH_UP_MS after the greeting.
+      await client.play(concat(silence(2_500), tone(600), silence(700)));
+      await client.waitFor(() => client.events.filter((e) => e.type === 'agent_stop_talking').length >= 2, 10_000);
+      await client.hangup();
+
+      const packets = client.agentRtp;
+      const answerAt = packets.findIndex((p, i) => i > 0 && p.atMs - packets[i - 1]!.atMs > 500);
+      assert.ok(answerAt > 0 && packets[answerAt]!.marker, 'the answer starts a talk spurt after a pause');
+      const [greeting, answer] = [packets.slice(0, answerAt), packets.slice(answerAt)];
+      const pauseMs = answer[0]!.atMs - greeting.at(-1)!.atMs;
+      assert.ok(pauseMs > RECEIVER_HISTORY_MS + CATCH_UP_MS + 100, `a ${Math.round(pauseMs)} ms pause`);
+      const unwrap = (ts: number) => ((ts - packets[0]!.timestamp + 2 ** 32) % 2 ** 32) / 48;
+      const offset = (run: ReceivedRtp[]) => Math.min(...run.map((p) => p.atMs - unwrap(p.timestamp)));
+      // Without the catch-up the drift is about 0 (the previous test); a loaded machine's stalls move it by up to a few hundred ms.
+      const drift = offset(answer) - offset(greeting);
+      assert.ok(drift > CATCH_UP_MS / 2 && drift < CATCH_UP_MS + 300, `arrival less timestamp moved by ${Math.round(drift)} ms across a ${Math.round(pauseMs)} ms pause, not by about ${CATCH_UP_MS} ms`);
+      const gap = unwrap(answer[0]!.timestamp) - unwrap(greeting.at(-1)!.timestamp);
+      assert.ok(gap > RECEIVER_HISTORY_MS, `the answer's timestamps are ${Math.round(gap)} ms on from the greeting's last: beyond the receiver's history`);
     } finally {
       await s.close();
     }

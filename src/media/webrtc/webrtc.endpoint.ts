@@ -17,7 +17,7 @@ import { InboundLimiter, MAX_TEXT_MESSAGE_BYTES } from '../codec/inbound-limits.
 import { FRAME_MS, FRAME_SAMPLES, OPUS_RTP_CLOCK, OpusCodec, TICKS_PER_SAMPLE } from '../../providers/audio/opus.ts';
 import { PlayoutPosition, playoutDelayMs } from './playout-position.ts';
 import { RtpReceiveStats } from './rtp-receive-stats.ts';
-import { RtpSendClock } from './rtp-send-clock.ts';
+import { CATCH_UP_MS, RtpSendClock } from './rtp-send-clock.ts';
 import { concatPcm } from '../../lib/pcm.ts';
 import { rms } from '../../voice/frames.ts';
 
@@ -100,8 +100,8 @@ export class WebRtcEndpoint implements CallEndpoint {
   readonly #stats = new RtpReceiveStats(OPUS_RTP_CLOCK);
   readonly #pending: string[] = [];
   readonly #out = { packets: 0, bytes: 0, sequence: randomInt(0, 65_536), ssrc: randomInt(1, 2 ** 32) };
-  /** Our RTP timestamps and marker bits: a talk spurt's first packet is stamped by the clock (rtp-send-clock.ts). */
-  readonly #clock = new RtpSendClock(OPUS_RTP_CLOCK, FRAME_MS, randomInt(0, 2 ** 32), OUTPUT_LEAD_MS);
+  /** Our RTP timestamps and marker bits: a talk spurt's first packet is stamped by the clock, less a catch-up after a long pause (rtp-send-clock.ts). */
+  readonly #clock = new RtpSendClock(OPUS_RTP_CLOCK, FRAME_MS, randomInt(0, 2 ** 32), OUTPUT_LEAD_MS, CATCH_UP_MS);
   /** The next RTP timestamp expected from the caller (fills gaps with silence), or null before the first. */
   #nextTimestamp: number | null = null;
   /** Armed after each quiet frame: the caller's DTX silence, fed in real time (#fillSilence); `filling` once it has begun. */
