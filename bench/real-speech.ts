@@ -177,7 +177,7 @@ export async function throughStream(items: readonly Item[], way: 'open' | 'direc
  * this is what a call does with it. 8 kHz items reach the decoder as a call gives them
  * (src/voice/call-rate.ts). The decoder's CPU is counted as in throughStream.
  */
-export async function throughCalls(items: readonly Item[], expectation: SttExpectation, extraArgs: readonly string[] = [], options: Pick<PocketsphinxOptions, 'redecodeFirstUtterance' | 'grammarWarps' | 'grammarArgs'> = {}): Promise<Heard> {
+export async function throughCalls(items: readonly Item[], expectation: SttExpectation, extraArgs: readonly string[] = [], options: Pick<PocketsphinxOptions, 'redecodeFirstUtterance'> = {}): Promise<Heard> {
   const pool = new DecoderPool({ warm: 0, maxDecoders: 1 });
   const stt = new PocketsphinxStt({ mode: 'library', decoders: pool, extraArgs, ...options });
   const narrow = items[0]?.rate === 8000 && decodesNatively(stt, 8000);

@@ -34,14 +34,6 @@ export interface DecoderWorkerData {
   progressEverySamples: number;
   /** Whether a call's first utterance is decoded again on the mean learnt from it (decodeOnLearntMean). */
   redecodeFirstUtterance: boolean;
-  /**
-   * Vocal-tract length normalisation of the grammar pass: warp factors (inverse linear) it is also
-   * decoded at, beside the decoder's own front end; the best-scoring path is the grammar's answer.
-   * Empty or absent: none.
-   */
-  grammarWarps?: readonly number[];
-  /** Decoder flags for the grammar search only (pairs: '-lw', '10'), set while it is created. */
-  grammarArgs?: readonly string[];
 }
 
 /** What the pool gives each thread beside its DecoderWorkerData (not part of the decoder's set-up key). */
@@ -83,7 +75,6 @@ interface Koffi {
   decode(ptr: unknown, offset: number, type: unknown, len?: number): unknown;
   encode(ptr: unknown, offset: number, type: unknown, value: unknown): void;
   array(type: string, len: number): unknown;
-  address(ptr: unknown): bigint;
 }
 
 const port = parentPort;
@@ -136,16 +127,6 @@ function load() {
     setJsgf: ps.func('int ps_set_jsgf_string(void *ps, const char *name, const char *jsgf)'),
     setSearch: ps.func('int ps_set_search(void *ps, const char *name)'),
     lookup: ps.func('const char *ps_lookup_word(void *ps, const char *word)'),
-    // The grammar pass's own settings and front ends (cmd_ln.h, fe.h).
-    config: ps.func('void *ps_get_config(void *ps)'),
-    getFe: ps.func('void *ps_get_fe(void *ps)'),
-    feInit: sb.func('void *fe_init_auto_r(void *config)'),
-    argStr: sb.func('const char *cmd_ln_str_r(void *cmdln, const char *name)'),
-    argFloat: sb.func('double cmd_ln_float_r(void *cmdln, const char *name)'),
-    argInt: sb.func('long cmd_ln_int_r(void *cmdln, const char *name)'),
-    setStr: sb.func('void cmd_ln_set_str_r(void *cmdln, const char *name, const char *str)'),
-    setFloat: sb.func('void cmd_ln_set_float_r(void *cmdln, const char *name, double value)'),
-    setInt: sb.func('void cmd_ln_set_int_r(void *cmdln, const char *name, long value)'),
     // Gives the freed model's pages back to the system when the decoder is closed (glibc).
     trim: koffi.load('libc.so.6').func('int malloc_trim(size_t pad)'),
   };
@@ -158,8 +139,6 @@ let acmod: unknown;
 /** The decoder's live CMN, when its structures are laid out as expected; its state as loaded. */
 let cmn: ReturnType<typeof cmnAccess>;
 let loadedCmn: CmnState | undefined;
-/** The grammar pass's front ends: the decoder's own, then one per DecoderWorkerData.grammarWarps. */
-let frontEnds: unknown[] = [];
 
 /**
  * Reads and writes the decoder's live CMN (sphinxbase cmn_live.c), which the library has no call
@@ -213,7 +192,6 @@ try {
   cmn = cmnAccess(decoder);
   acmod = acmodOf(decoder);
   loadedCmn = cmn?.read();
-  frontEnds = warpedFrontEnds(data.grammarWarps ?? []);
   post({ type: 'ready' });
 } catch (e) {
   post({ type: 'failed', message: e instanceof Error ? e.message : String(e) });
@@ -445,88 +423,21 @@ function onAudio(pcm: Int16Array): void {
 function install(grammar: DirectedGrammar): boolean {
   if (installed?.jsgf === grammar.jsgf) return true;
   if (grammar.words.some((w) => !api.lookup(decoder, w))) return false;
-  if ((withGrammarArgs(() => api.setJsgf(decoder, DIRECTED_SEARCH, grammar.jsgf)) as number) < 0) return false;
+  if ((api.setJsgf(decoder, DIRECTED_SEARCH, grammar.jsgf) as number) < 0) return false;
   installed = grammar;
   return true;
 }
 
-/** The grammar-only flags read as booleans (the others are numbers). */
-const BOOLEAN_FLAGS = new Set(['-fsgusefiller', '-fsgusealtpron', '-bestpath']);
-
-/** `create()` with DecoderWorkerData.grammarArgs set in the decoder's configuration, restored after. */
-function withGrammarArgs<T>(create: () => T): T {
-  const args = data.grammarArgs ?? [];
-  const config = api.config(decoder);
-  const saved: Array<[string, number]> = [];
-  const set = (flag: string, value: number): void => {
-    if (BOOLEAN_FLAGS.has(flag)) api.setInt(config, flag, value);
-    else api.setFloat(config, flag, value);
-  };
-  for (let i = 0; i + 1 < args.length; i += 2) {
-    const flag = args[i]!;
-    saved.push([flag, BOOLEAN_FLAGS.has(flag) ? (api.argInt(config, flag) as number) : (api.argFloat(config, flag) as number)]);
-    set(flag, BOOLEAN_FLAGS.has(flag) ? Number(args[i + 1] === 'yes') : Number(args[i + 1]));
-  }
-  try {
-    return create();
-  } finally {
-    for (const [flag, value] of saved.reverse()) set(flag, value);
-  }
-}
-
-/** Front ends warped by `warps` (inverse linear), built from the decoder's own configuration; none where acmod's layout is not the one checked. */
-function warpedFrontEnds(warps: readonly number[]): unknown[] {
-  const own = api.getFe(decoder);
-  if (!acmod || warps.length === 0 || koffi.address(koffi.decode(acmod, 24, 'void *')) !== koffi.address(own)) return [own];
-  const config = api.config(decoder);
-  const type = api.argStr(config, '-warp_type') as string | null;
-  const params = api.argStr(config, '-warp_params') as string | null;
-  const out = [own];
-  for (const w of warps) {
-    api.setStr(config, '-warp_type', 'inverse_linear');
-    api.setStr(config, '-warp_params', String(w));
-    const fe = api.feInit(config);
-    if (fe) out.push(fe);
-  }
-  api.setStr(config, '-warp_type', type);
-  api.setStr(config, '-warp_params', params);
-  return out;
-}
-
-/**
- * The grammar's answer for the utterance just ended, decoded from its kept audio, with its words;
- * the language model's search is active again after. With warped front ends (grammarWarps) the
- * audio is decoded once per front end, each from the same cepstral mean, and the best-scoring path
- * is the answer; the mean is left as the decoder's own front end left it.
- */
+/** The grammar's answer for the utterance just ended, decoded from its kept audio, with its words; the language model's search is active again after. */
 function grammarAnswer(audio: readonly Int16Array[]): Heard {
   if ((api.setSearch(decoder, DIRECTED_SEARCH) as number) < 0) throw new Error('ps_set_search failed');
-  const before = frontEnds.length > 1 ? cmn?.read() : undefined;
-  let chosen: (Heard & { score: number }) | undefined;
-  let after: CmnState | undefined;
-  for (const [i, fe] of frontEnds.entries()) {
-    if (before) cmn?.write(before);
-    if (frontEnds.length > 1) koffi.encode(acmod, 24, 'void *', fe);
-    const starts: SpeechStarts = { baseSamples: streamSamples, last: acmod ? (api.streamOffset(acmod) as number) : 0, count: 0 };
-    const ok = (api.start(decoder) as number) >= 0 && audio.every((pcm) => processRaw(pcm, starts)) && (api.end(decoder) as number) >= 0;
-    if (!ok) {
-      if (frontEnds.length > 1) koffi.encode(acmod, 24, 'void *', frontEnds[0]);
-      api.setSearch(decoder, OPEN_SEARCH);
-      throw new Error('the directed search failed');
-    }
-    const score = [0];
-    const text = ((api.hyp(decoder, score) as string | null) ?? '').trim().replace(/\(\d+\)/g, '');
-    if (i === 0) after = cmn?.read();
-    if (!chosen || (text && score[0]! > chosen.score)) {
-      const best = bestPath();
-      chosen = { text, words: best.path, origin: best.origin, starts, score: score[0]! };
-    }
-  }
-  if (frontEnds.length > 1) koffi.encode(acmod, 24, 'void *', frontEnds[0]);
-  if (after && frontEnds.length > 1) cmn?.write(after);
+  const starts: SpeechStarts = { baseSamples: streamSamples, last: acmod ? (api.streamOffset(acmod) as number) : 0, count: 0 };
+  const ok = (api.start(decoder) as number) >= 0 && audio.every((pcm) => processRaw(pcm, starts)) && (api.end(decoder) as number) >= 0;
+  const text = ok ? hypothesis().replace(/\(\d+\)/g, '') : '';
+  const best = ok ? bestPath() : { path: [], origin: undefined };
   if ((api.setSearch(decoder, OPEN_SEARCH) as number) < 0) throw new Error('ps_set_search failed');
-  const { score: _, ...heard } = chosen!;
-  return heard;
+  if (!ok) throw new Error('the directed search failed');
+  return { text, words: best.path, origin: best.origin, starts };
 }
 
 /**

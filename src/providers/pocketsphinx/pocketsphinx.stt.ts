@@ -42,10 +42,6 @@ export interface PocketsphinxOptions {
    * decodeOnLearntMean); default true. false: the benchmarks' baseline.
    */
   redecodeFirstUtterance?: boolean;
-  /** Library mode: warp factors the grammar pass of a closed node is also decoded at (DecoderWorkerData.grammarWarps); default none. */
-  grammarWarps?: readonly number[];
-  /** Library mode: decoder flags for the grammar search only (DecoderWorkerData.grammarArgs); default none. */
-  grammarArgs?: readonly string[];
 }
 
 /** Which way the decoder runs (see PocketsphinxOptions.mode). */
@@ -147,8 +143,6 @@ export class PocketsphinxStt implements SttProvider {
   readonly #interimEveryMs: number;
   readonly #progressEveryMs: number;
   readonly #redecodeFirstUtterance: boolean;
-  readonly #grammarWarps: readonly number[];
-  readonly #grammarArgs: readonly string[];
   /** The feature parameters for 8 kHz audio, written once (narrowbandFeatParams). */
   #narrowbandParams: string | undefined;
   /** Where library-mode streams get their decoders; closed with the provider when its own. */
@@ -164,8 +158,6 @@ export class PocketsphinxStt implements SttProvider {
     this.#interimEveryMs = options.interimEveryMs ?? 200;
     this.#progressEveryMs = options.progressEveryMs ?? 0;
     this.#redecodeFirstUtterance = options.redecodeFirstUtterance ?? true;
-    this.#grammarWarps = options.grammarWarps ?? [];
-    this.#grammarArgs = options.grammarArgs ?? [];
     this.#decoders = options.decoders ?? new DecoderPool(options.pool);
     this.#ownsDecoders = !options.decoders;
   }
@@ -190,7 +182,7 @@ export class PocketsphinxStt implements SttProvider {
   }
 
   #workerData(rate: 8000 | 16000): DecoderWorkerData {
-    return { args: this.#decoderArgs(rate), interimEverySamples: (this.#interimEveryMs * rate) / 1000, rateHz: rate, progressEverySamples: (this.#progressEveryMs * rate) / 1000, redecodeFirstUtterance: this.#redecodeFirstUtterance, grammarWarps: this.#grammarWarps, grammarArgs: this.#grammarArgs };
+    return { args: this.#decoderArgs(rate), interimEverySamples: (this.#interimEveryMs * rate) / 1000, rateHz: rate, progressEverySamples: (this.#progressEveryMs * rate) / 1000, redecodeFirstUtterance: this.#redecodeFirstUtterance };
   }
 
   /** The way streams opened now run their decoder. */
