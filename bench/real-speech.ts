@@ -14,8 +14,10 @@
  *     takes a 16 kHz copy, which it hears better than its narrowband decoder: `npm run bench --
  *     telephone-band` compares the two);
  *   - directed, one stream per group: the same path, the group's items one after another in one
- *     stream (throughStream), so each speaker is decoded on the mean learnt from the different
- *     speakers before it (what this bench measured until the per-call column; kept to compare);
+ *     stream (throughStream), so each is decoded on the mean learnt from the recordings before it:
+ *     other speakers' (Speech Commands is ordered by word), or mostly the same speaker's (FSDD is
+ *     ordered by speaker: a caller's later answers); what this bench measured until the per-call
+ *     column, kept to compare;
  *   - open: the recognition path a call used before directed recognition: one stream per group
  *     at 16 kHz (8 kHz audio resampled, as a call did), told the node's words through bias();
  *   - baseline: PocketSphinx's own JSGF decoding, `pocketsphinx_continuous -jsgf` with a grammar
@@ -306,7 +308,7 @@ type Way = 'call' | 'directed' | 'open';
 const WAYS: readonly Way[] = ['call', 'directed', 'open'];
 const WAY_LABEL: Readonly<Record<Way, string>> = {
   call: 'directed, per call (each item a call\'s first utterance: what a call does)',
-  directed: 'directed, one stream per group (each item on the mean learnt from the speakers before it)',
+  directed: 'directed, one stream per group (each item on the mean learnt from the recordings before it)',
   open: 'open (bias, one stream per group)',
 };
 const WAY_SHORT: Readonly<Record<Way, string>> = { call: 'per call', directed: 'one stream', open: 'open' };
@@ -407,7 +409,7 @@ export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promi
     return a && b ? fmt(b / a, 2) : '-';
   };
   return [
-    `Real speech (${dir.replace(/\/$/, '').split('/').slice(-3).join('/')}), ${manifest.length} recordings of real people, PocketSphinx library mode${candidate ? `; candidate decoder setting: \`${cand}\` added to ours, in the same run` : ''}. The headline is the first column: each recording is one caller's answer, decoded as its call's first utterance; the stream columns decode a group's items one after another in one stream, each on the cepstral mean learnt from the other speakers before it (kept for comparison with earlier runs):`,
+    `Real speech (${dir.replace(/\/$/, '').split('/').slice(-3).join('/')}), ${manifest.length} recordings of real people, PocketSphinx library mode${candidate ? `; candidate decoder setting: \`${cand}\` added to ours, in the same run` : ''}. The headline is the first column: each recording is one caller's answer, decoded as its call's first utterance; the stream columns decode a group's items one after another in one stream, each on the cepstral mean learnt from the recordings before it: other speakers', or, for FSDD's 8 kHz digits (ordered by speaker), mostly the same speaker's, as a caller's later answers in one call (kept for comparison with earlier runs):`,
     '',
     `| group | ${columns.map((c) => named(c)).join(' | ')} | baseline: pocketsphinx_continuous -jsgf |`,
     `|---|${columns.map(() => '---|').join('')}---|`,
