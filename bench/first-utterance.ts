@@ -28,7 +28,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fmt, machine, wordErrors } from './lib.ts';
 import { BANDS, CALLER_PHRASES, VOICES, buildCorpus } from './recognition.ts';
-import { COMMANDS_NODE, DIGITS_NODE, type Item, commandEdge, digitsOf, padded, readWav, realSpeechDir, to16k } from './real-speech.ts';
+import { COMMANDS_NODE, DIGITS_NODE, type Item, commandEdge, digitsOf, realSpeechDir, throughCalls } from './real-speech.ts';
 
 const ALL_KEYWORDS = [...new Set(CALLER_PHRASES.flatMap((p) => p.keywords))];
 const GROUPS = [...new Map(CALLER_PHRASES.map((p) => [p.keywords.join(' '), p.keywords])).values()];
@@ -104,30 +104,6 @@ async function firstUtterances(corpus: Map<string, Int16Array[]>, node: Node, re
   return out;
 }
 
-/** Each item as the first utterance of its own stream at `expectation`: the texts heard. */
-async function realFirstUtterances(items: readonly Item[], expectation: SttExpectation, redecode: boolean): Promise<string[]> {
-  const pool = new DecoderPool({ warm: 0, maxDecoders: 1 });
-  const stt = new PocketsphinxStt({ mode: 'library', decoders: pool, redecodeFirstUtterance: redecode });
-  const out: string[] = [];
-  try {
-    for (const it of items) {
-      const pcm = await to16k(padded(readWav(join(realSpeechDir(), it.file)), it.rate), it.rate);
-      const s = await stt.openStream();
-      try {
-        s.expect?.(expectation);
-        for (let o = 0; o < pcm.length; o += 320) s.write(pcm.subarray(o, o + 320));
-        out.push((await s.finalize()).text);
-      } finally {
-        await s.close();
-      }
-    }
-  } finally {
-    await stt.close();
-    await pool.close();
-  }
-  return out;
-}
-
 /** The real-speech rows: per group, right (or, for sentences, keyword edges taken) with and without the second decode. */
 async function realSpeechRows(log: (line: string) => void): Promise<string[]> {
   const dir = realSpeechDir();
@@ -148,8 +124,8 @@ async function realSpeechRows(log: (line: string) => void): Promise<string[]> {
           if (kind === 'command') return commandEdge(t) === it.text;
           return digitsOf(t) === (it.digits ?? digitsOf(it.text));
         }).length;
-      const base = await realFirstUtterances(items, at, false);
-      const ours = await realFirstUtterances(items, at, true);
+      const base = (await throughCalls(items, at, [], { redecodeFirstUtterance: false })).texts;
+      const ours = (await throughCalls(items, at, [], { redecodeFirstUtterance: true })).texts;
       const name = `${label}, ${rate === 16000 ? '16 kHz' : 'telephone band'}`;
       items.forEach((it, i) => {
         if (base[i] !== ours[i]) log(`  ${name}: "${it.text}": without "${base[i]}", with "${ours[i]}"`);

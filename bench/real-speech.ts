@@ -5,21 +5,29 @@
  * the project; its README.md and manifest.json describe it). Skipped, and said so, when absent.
  *
  * Each group (commands, single digits, digit strings, sentences; 16 kHz and the telephone band)
- * runs three ways, in the same run:
- *   - open: the recognition path a call used before directed recognition: a PocketSphinx stream
+ * runs four ways, in the same run:
+ *   - directed, per call (the headline): the path a call uses, each recording its own call's
+ *     first utterance (throughCalls), as a real call hears one caller: told the node's
+ *     expectation (expect(); closed: keyword edges yes/no/up/..., or a digits value), on a pooled
+ *     decoder that starts each call on the model's cepstral mean, with the first utterance's
+ *     second decode; 8 kHz audio reaches it as a call's does (src/voice/call-rate.ts: PocketSphinx
+ *     takes a 16 kHz copy, which it hears better than its narrowband decoder: `npm run bench --
+ *     telephone-band` compares the two);
+ *   - directed, one stream per group: the same path, the group's items one after another in one
+ *     stream (throughStream), so each is decoded on the mean learnt from the recordings before it:
+ *     other speakers' (Speech Commands is ordered by word), or mostly the same speaker's (FSDD is
+ *     ordered by speaker: a caller's later answers); what this bench measured until the per-call
+ *     column, kept to compare;
+ *   - open: the recognition path a call used before directed recognition: one stream per group
  *     at 16 kHz (8 kHz audio resampled, as a call did), told the node's words through bias();
- *   - directed: the path a call uses now: the stream is told the node's expectation (expect();
- *     closed: keyword edges yes/no/up/..., or a digits value), and 8 kHz audio reaches it as a
- *     call's does (src/voice/call-rate.ts: PocketSphinx takes a 16 kHz copy, which it hears better
- *     than its narrowband decoder: `npm run bench -- telephone-band` compares the two);
  *   - baseline: PocketSphinx's own JSGF decoding, `pocketsphinx_continuous -jsgf` with a grammar
  *     of the same words, one process per item, on 16 kHz audio (8 kHz resampled).
  * Each item is padded with 400 ms of silence before and after (the README: FSDD digits have
- * almost none); one stream per group and way, items in the manifest's order.
+ * almost none); items in the manifest's order.
  * Scores: commands, the keyword edge the flow takes (the first of yes, no, up, down, left, right,
  * on, off, stop, go whose keyword the text holds) is the one spoken; digits, the digit string
  * read from the text (number words; "oh" and "zero" are 0) equals the one spoken; sentences, the
- * word error rate of the open path, and false accepts: sentences spoken at the commands node
+ * word error rate of the open path, and false accepts (both directed ways): sentences spoken at the commands node
  * (directed with the commands' expectation) that took a keyword edge, and, each its own row, the
  * same for the set's other speech said where it is not expected: single digits and digit strings
  * at the commands node, and the commands other than yes and no at a yes/no node (keyword edges
@@ -32,7 +40,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createResampler } from '../src/providers/audio/resample.ts';
 import { DecoderPool } from '../src/providers/pocketsphinx/decoder-pool.ts';
-import { DEBIAN_MODEL_DIR, PocketsphinxStt } from '../src/providers/pocketsphinx/pocketsphinx.stt.ts';
+import { DEBIAN_MODEL_DIR, type PocketsphinxOptions, PocketsphinxStt } from '../src/providers/pocketsphinx/pocketsphinx.stt.ts';
 import type { SttExpectation } from '../src/providers/stt.ts';
 import { decodesNatively } from '../src/voice/call-rate.ts';
 import { keywordMatch } from '../src/voice/engines/flow.engine.ts';
@@ -162,6 +170,50 @@ export async function throughStream(items: readonly Item[], way: 'open' | 'direc
   }
 }
 
+/**
+ * Each item as a call's first utterance: a stream of its own (one call each), told `expectation`
+ * (directed), on one decoder the pool hands from call to call as it does in service, so each
+ * starts on the model's cepstral mean, not one learnt from other speakers (the pool puts it back
+ * between holders), and gets what a call's first utterance gets (the second decode on the mean
+ * learnt from it, unless `redecodeFirstUtterance` is false). A recording is one caller's answer:
+ * this is what a call does with it. 8 kHz items reach the decoder as a call gives them
+ * (src/voice/call-rate.ts). The decoder's CPU is counted as in throughStream.
+ */
+export async function throughCalls(items: readonly Item[], expectation: SttExpectation, extraArgs: readonly string[] = [], options: Pick<PocketsphinxOptions, 'redecodeFirstUtterance'> = {}): Promise<Heard> {
+  const pool = new DecoderPool({ warm: 0, maxDecoders: 1 });
+  const stt = new PocketsphinxStt({ mode: 'library', decoders: pool, extraArgs, ...options });
+  const narrow = items[0]?.rate === 8000 && decodesNatively(stt, 8000);
+  const rate = narrow ? 8000 : 16000;
+  const chunk = rate / 50;
+  const out: string[] = [];
+  let samples = 0;
+  try {
+    // The model loads outside the measured CPU: a first call decodes silence.
+    const warm = await stt.openStream({ ...(narrow ? { sampleRateHz: 8000 as const } : {}) });
+    warm.write(new Int16Array(rate / 2));
+    await warm.finalize();
+    await warm.close();
+    const loaded = await decoderCpuS(pool);
+    for (const it of items) {
+      const raw = padded(readWav(join(realSpeechDir(), it.file)), it.rate);
+      const pcm = narrow ? raw : await to16k(raw, it.rate);
+      const s = await stt.openStream({ ...(narrow ? { sampleRateHz: 8000 as const } : {}) });
+      try {
+        s.expect?.(expectation);
+        for (let o = 0; o < pcm.length; o += chunk) s.write(pcm.subarray(o, o + chunk));
+        samples += pcm.length;
+        out.push((await s.finalize()).text);
+      } finally {
+        await s.close();
+      }
+    }
+    return { texts: out, cpuS: (await decoderCpuS(pool)) - loaded, audioS: samples / rate };
+  } finally {
+    await stt.close();
+    await pool.close();
+  }
+}
+
 /** pocketsphinx_continuous -jsgf, one process per item, 16 kHz. */
 async function baseline(items: readonly Item[], jsgf: string): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), 'real-speech-'));
@@ -251,6 +303,16 @@ class CpuTally {
   }
 }
 
+/** How an item reaches the recogniser: see the module's comment. */
+type Way = 'call' | 'directed' | 'open';
+const WAYS: readonly Way[] = ['call', 'directed', 'open'];
+const WAY_LABEL: Readonly<Record<Way, string>> = {
+  call: 'directed, per call (each item a call\'s first utterance: what a call does)',
+  directed: 'directed, one stream per group (each item on the mean learnt from the recordings before it)',
+  open: 'open (bias, one stream per group)',
+};
+const WAY_SHORT: Readonly<Record<Way, string>> = { call: 'per call', directed: 'one stream', open: 'open' };
+
 /** The real-speech table (markdown), or a line saying why it was not run. */
 export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promise<string> {
   const log = options.log ?? (() => {});
@@ -259,73 +321,84 @@ export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promi
   const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as Item[];
   const candidate = options.candidateArgs && options.candidateArgs.length > 0 ? options.candidateArgs : undefined;
   const settings = candidate ? (['ours', 'candidate'] as const) : (['ours'] as const);
-  const argsOf = (setting: 'ours' | 'candidate'): readonly string[] => (setting === 'candidate' ? candidate ?? [] : []);
+  type Setting = (typeof settings)[number];
+  const argsOf = (setting: Setting): readonly string[] => (setting === 'candidate' ? candidate ?? [] : []);
+  // The columns: each way with our setting, then each with the candidate's.
+  const columns = settings.flatMap((setting) => WAYS.map((way) => ({ way, setting })));
   const cpu = new CpuTally();
   const rows: string[] = [];
-  const falseAccepts = { ours: 0, candidate: 0 };
-  let oog = 0;
-  const oneWord = { ours: 0, candidate: 0, items: 0 };
-  const digitStrings = { ours: 0, candidate: 0, items: 0 };
+  /** Out-of-grammar speech that took a keyword edge, per column (`${way}/${setting}`), and the items. */
+  const tally = () => ({ taken: new Map<string, number>(), items: 0 });
+  const sentences = tally();
+  const oneWord = tally();
+  const digitStrings = tally();
   // Commands at the yes/no node: the others taking the yes or no edge (wrong), and yes and no heard right.
-  const atYesNo = { ours: 0, candidate: 0, items: 0, rightOurs: 0, rightCandidate: 0, yesNoItems: 0 };
+  const atYesNo = { ...tally(), right: new Map<string, number>(), yesNoItems: 0 };
+  const add = (m: Map<string, number>, key: string, n: number): void => {
+    m.set(key, (m.get(key) ?? 0) + n);
+  };
   for (const group of groups(manifest)) {
     const items = group.items.slice(0, options.perGroup ?? group.items.length);
     if (items.length === 0) continue;
     const kind = items[0]!.kind;
     const expectation = kind === 'digit' || kind === 'digits' ? DIGITS_NODE : COMMANDS_NODE;
-    const heard = async (way: 'open' | 'directed', setting: 'ours' | 'candidate', at = expectation): Promise<string[]> => {
-      const h = await throughStream(items, way, at, argsOf(setting));
+    const heard = async (way: Way, setting: Setting, at = expectation): Promise<string[]> => {
+      const h = way === 'call' ? await throughCalls(items, at, argsOf(setting)) : await throughStream(items, way, at, argsOf(setting));
       cpu.add(`${way}/${setting}`, h);
       return h.texts;
     };
-    const open = { ours: await heard('open', 'ours'), candidate: candidate ? await heard('open', 'candidate') : [] };
-    const directed = { ours: await heard('directed', 'ours'), candidate: candidate ? await heard('directed', 'candidate') : [] };
+    const texts = new Map<string, string[]>();
+    for (const c of columns) texts.set(`${c.way}/${c.setting}`, await heard(c.way, c.setting));
+    const textsOf = (c: { way: Way; setting: Setting }): string[] => texts.get(`${c.way}/${c.setting}`)!;
     if (kind === 'sentence') {
-      const wer = (texts: readonly string[]): string => {
+      const wer = (t: readonly string[]): string => {
         const e = items.reduce((acc, it, i) => {
-          const w = wordErrors(it.text, texts[i]!);
+          const w = wordErrors(it.text, t[i]!);
           return { errors: acc.errors + w.errors, words: acc.words + w.words };
         }, { errors: 0, words: 0 });
         return `WER ${fmt((100 * e.errors) / e.words)} %`;
       };
-      const accepted = (texts: readonly string[]): number => texts.filter((t) => commandEdge(t) !== 'else').length;
-      falseAccepts.ours += accepted(directed.ours);
-      falseAccepts.candidate += accepted(directed.candidate);
-      oog += items.length;
-      const cells = [wer(open.ours), `keyword edge taken: ${pct(accepted(directed.ours), items.length)}`];
-      if (candidate) cells.push(wer(open.candidate), `keyword edge taken: ${pct(accepted(directed.candidate), items.length)}`);
+      const accepted = (t: readonly string[]): number => t.filter((x) => commandEdge(x) !== 'else').length;
+      for (const c of columns) if (c.way !== 'open') add(sentences.taken, `${c.way}/${c.setting}`, accepted(textsOf(c)));
+      sentences.items += items.length;
+      const cells = columns.map((c) => (c.way === 'open' ? wer(textsOf(c)) : `keyword edge taken: ${pct(accepted(textsOf(c)), items.length)}`));
       rows.push(`| ${group.name} | ${cells.join(' | ')} | - |`);
       log(`real speech: ${group.name}: ${cells.join(', ')}`);
       continue;
     }
-    if (kind === 'digit' || kind === 'digits') {
-      // Answers outside the grammar: single digits (one word) and digit strings said at the commands node.
-      const tally = kind === 'digit' ? oneWord : digitStrings;
-      for (const setting of settings) {
-        const atCommands = await heard('directed', setting, COMMANDS_NODE);
-        tally[setting] += atCommands.filter((t) => commandEdge(t) !== 'else').length;
+    // Answers outside the grammar, directed both ways: single digits (one word) and digit strings
+    // said at the commands node; the commands other than yes and no at a yes/no node.
+    for (const c of columns) {
+      if (c.way === 'open') continue;
+      const key = `${c.way}/${c.setting}`;
+      if (kind === 'digit' || kind === 'digits') {
+        const atCommands = await heard(c.way, c.setting, COMMANDS_NODE);
+        add((kind === 'digit' ? oneWord : digitStrings).taken, key, atCommands.filter((t) => commandEdge(t) !== 'else').length);
+      } else {
+        const expected = items.map((it) => (YES_NO_NODE.phrases.includes(it.text) ? it.text : 'else'));
+        const edges = (await heard(c.way, c.setting, YES_NO_NODE)).map(yesNoEdge);
+        add(atYesNo.taken, key, edges.filter((e, i) => expected[i] === 'else' && e !== 'else').length);
+        add(atYesNo.right, key, edges.filter((e, i) => expected[i] !== 'else' && e === expected[i]).length);
       }
-      tally.items += items.length;
     }
+    if (kind === 'digit') oneWord.items += items.length;
+    if (kind === 'digits') digitStrings.items += items.length;
     if (kind === 'command') {
-      const expected = items.map((it) => (YES_NO_NODE.phrases.includes(it.text) ? it.text : 'else'));
-      for (const setting of settings) {
-        const edges = (await heard('directed', setting, YES_NO_NODE)).map(yesNoEdge);
-        atYesNo[setting] += edges.filter((e, i) => expected[i] === 'else' && e !== 'else').length;
-        atYesNo[setting === 'ours' ? 'rightOurs' : 'rightCandidate'] += edges.filter((e, i) => expected[i] !== 'else' && e === expected[i]).length;
-      }
-      atYesNo.items += expected.filter((e) => e === 'else').length;
-      atYesNo.yesNoItems += expected.filter((e) => e !== 'else').length;
+      atYesNo.items += items.filter((it) => !YES_NO_NODE.phrases.includes(it.text)).length;
+      atYesNo.yesNoItems += items.filter((it) => YES_NO_NODE.phrases.includes(it.text)).length;
     }
     const base = await baseline(items, kind === 'command' ? COMMANDS_JSGF : DIGITS_JSGF);
-    const right = (texts: readonly string[]): number =>
-      items.filter((it, i) => (kind === 'command' ? commandEdge(texts[i]!) === it.text : digitsOf(texts[i]!) === (it.digits ?? digitsOf(it.text)))).length;
-    const cells = [pct(right(open.ours), items.length), pct(right(directed.ours), items.length)];
-    if (candidate) cells.push(pct(right(open.candidate), items.length), pct(right(directed.candidate), items.length));
+    const right = (t: readonly string[]): number =>
+      items.filter((it, i) => (kind === 'command' ? commandEdge(t[i]!) === it.text : digitsOf(t[i]!) === (it.digits ?? digitsOf(it.text)))).length;
+    const cells = columns.map((c) => pct(right(textsOf(c)), items.length));
     rows.push(`| ${group.name} | ${cells.join(' | ')} | ${pct(right(base), items.length)} |`);
     log(`real speech: ${group.name}: ${cells.join(', ')}, baseline ${right(base)} of ${items.length}`);
   }
   const cand = candidate ? candidate.join(' ') : '';
+  const named = (c: { way: Way; setting: Setting }, label = WAY_LABEL): string => (c.setting === 'candidate' ? `${label[c.way]}, \`${cand}\`` : label[c.way]);
+  const directedColumns = columns.filter((c) => c.way !== 'open');
+  const line = (what: string, t: { taken: Map<string, number>; items: number }): string =>
+    `${what}: ${directedColumns.map((c) => `${named(c, WAY_SHORT)} ${pct(t.taken.get(`${c.way}/${c.setting}`) ?? 0, t.items)}`).join('; ')}.`;
   const perS = (key: string): string => {
     const v = cpu.perS(key);
     return v === undefined ? '-' : fmt(v, 3);
@@ -336,24 +409,22 @@ export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promi
     return a && b ? fmt(b / a, 2) : '-';
   };
   return [
-    `Real speech (${dir.replace(/\/$/, '').split('/').slice(-3).join('/')}), ${manifest.length} recordings of real people, PocketSphinx library mode${candidate ? `; candidate decoder setting: \`${cand}\` added to ours, in the same run` : ''}:`,
+    `Real speech (${dir.replace(/\/$/, '').split('/').slice(-3).join('/')}), ${manifest.length} recordings of real people, PocketSphinx library mode${candidate ? `; candidate decoder setting: \`${cand}\` added to ours, in the same run` : ''}. The headline is the first column: each recording is one caller's answer, decoded as its call's first utterance; the stream columns decode a group's items one after another in one stream, each on the cepstral mean learnt from the recordings before it: other speakers', or, for FSDD's 8 kHz digits (ordered by speaker), mostly the same speaker's, as a caller's later answers in one call (kept for comparison with earlier runs):`,
     '',
-    candidate
-      ? `| group | open (bias, 16 kHz) | directed (grammar + open-model check; 8 kHz native) | open, \`${cand}\` | directed, \`${cand}\` | baseline: pocketsphinx_continuous -jsgf |`
-      : '| group | open (bias, 16 kHz) | directed (grammar + open-model check; 8 kHz native) | baseline: pocketsphinx_continuous -jsgf |',
-    candidate ? '|---|---|---|---|---|---|' : '|---|---|---|---|',
+    `| group | ${columns.map((c) => named(c)).join(' | ')} | baseline: pocketsphinx_continuous -jsgf |`,
+    `|---|${columns.map(() => '---|').join('')}---|`,
     ...rows,
     '',
-    `Out-of-grammar sentences that took a keyword edge at the commands node (directed): ${pct(falseAccepts.ours, oog)}${candidate ? `; with \`${cand}\`: ${pct(falseAccepts.candidate, oog)}` : ''}.`,
-    `Out-of-grammar single words (digits said at the commands node) that took a keyword edge (directed): ${pct(oneWord.ours, oneWord.items)}${candidate ? `; with \`${cand}\`: ${pct(oneWord.candidate, oneWord.items)}` : ''}.`,
-    `Out-of-grammar digit strings (said at the commands node) that took a keyword edge (directed): ${pct(digitStrings.ours, digitStrings.items)}${candidate ? `; with \`${cand}\`: ${pct(digitStrings.candidate, digitStrings.items)}` : ''}.`,
-    `Commands other than yes and no, said at a yes/no node (keyword edges "yes" and "no"), that took one of its edges (directed): ${pct(atYesNo.ours, atYesNo.items)}${candidate ? `; with \`${cand}\`: ${pct(atYesNo.candidate, atYesNo.items)}` : ''}; the yes and no items at that node heard right: ${pct(atYesNo.rightOurs, atYesNo.yesNoItems)}${candidate ? `; with \`${cand}\`: ${pct(atYesNo.rightCandidate, atYesNo.yesNoItems)}` : ''}.`,
+    line('Out-of-grammar sentences that took a keyword edge at the commands node', sentences),
+    line('Out-of-grammar single words (digits said at the commands node) that took a keyword edge', oneWord),
+    line('Out-of-grammar digit strings (said at the commands node) that took a keyword edge', digitStrings),
+    `${line('Commands other than yes and no, said at a yes/no node (keyword edges "yes" and "no"), that took one of its edges', atYesNo).slice(0, -1)}; the yes and no items at that node heard right: ${directedColumns.map((c) => `${named(c, WAY_SHORT)} ${pct(atYesNo.right.get(`${c.way}/${c.setting}`) ?? 0, atYesNo.yesNoItems)}`).join('; ')}.`,
     '',
     'The decoder thread\'s CPU (its own rusage, user + system, model load excluded) per second of audio decoded, core-s/s:',
     '',
     candidate ? `| path | ours | \`${cand}\` | ratio |` : '| path | ours |',
     candidate ? '|---|---|---|---|' : '|---|---|',
-    ...(['open', 'directed'] as const).map((way) => (candidate ? `| ${way} | ${perS(`${way}/ours`)} | ${perS(`${way}/candidate`)} | ${ratio(way)} |` : `| ${way} | ${perS(`${way}/ours`)} |`)),
+    ...WAYS.map((way) => (candidate ? `| ${WAY_LABEL[way]} | ${perS(`${way}/ours`)} | ${perS(`${way}/candidate`)} | ${ratio(way)} |` : `| ${WAY_LABEL[way]} | ${perS(`${way}/ours`)} |`)),
   ].join('\n');
 }
 
