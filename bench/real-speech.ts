@@ -264,6 +264,8 @@ export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promi
   const rows: string[] = [];
   const falseAccepts = { ours: 0, candidate: 0 };
   let oog = 0;
+  /** Transcripts the candidate heard otherwise than ours, of those compared (every path and node). */
+  const changed = { texts: 0, items: 0 };
   const oneWord = { ours: 0, candidate: 0, items: 0 };
   const digitStrings = { ours: 0, candidate: 0, items: 0 };
   // Commands at the yes/no node: the others taking the yes or no edge (wrong), and yes and no heard right.
@@ -273,9 +275,17 @@ export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promi
     if (items.length === 0) continue;
     const kind = items[0]!.kind;
     const expectation = kind === 'digit' || kind === 'digits' ? DIGITS_NODE : COMMANDS_NODE;
+    const ours = new Map<string, string[]>();
     const heard = async (way: 'open' | 'directed', setting: 'ours' | 'candidate', at = expectation): Promise<string[]> => {
       const h = await throughStream(items, way, at, argsOf(setting));
       cpu.add(`${way}/${setting}`, h);
+      // Ours is always heard first: the candidate's transcripts are compared with it, item by item.
+      const key = `${way} ${JSON.stringify(at)}`;
+      if (setting === 'ours') ours.set(key, h.texts);
+      else {
+        changed.items += h.texts.length;
+        changed.texts += h.texts.filter((t, i) => t !== ours.get(key)?.[i]).length;
+      }
       return h.texts;
     };
     const open = { ours: await heard('open', 'ours'), candidate: candidate ? await heard('open', 'candidate') : [] };
@@ -348,6 +358,7 @@ export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promi
     `Out-of-grammar single words (digits said at the commands node) that took a keyword edge (directed): ${pct(oneWord.ours, oneWord.items)}${candidate ? `; with \`${cand}\`: ${pct(oneWord.candidate, oneWord.items)}` : ''}.`,
     `Out-of-grammar digit strings (said at the commands node) that took a keyword edge (directed): ${pct(digitStrings.ours, digitStrings.items)}${candidate ? `; with \`${cand}\`: ${pct(digitStrings.candidate, digitStrings.items)}` : ''}.`,
     `Commands other than yes and no, said at a yes/no node (keyword edges "yes" and "no"), that took one of its edges (directed): ${pct(atYesNo.ours, atYesNo.items)}${candidate ? `; with \`${cand}\`: ${pct(atYesNo.candidate, atYesNo.items)}` : ''}; the yes and no items at that node heard right: ${pct(atYesNo.rightOurs, atYesNo.yesNoItems)}${candidate ? `; with \`${cand}\`: ${pct(atYesNo.rightCandidate, atYesNo.yesNoItems)}` : ''}.`,
+    ...(candidate ? [`Transcripts heard otherwise with \`${cand}\` than without it (every path and node above): ${changed.texts} of ${changed.items}.`] : []),
     '',
     'The decoder thread\'s CPU (its own rusage, user + system, model load excluded) per second of audio decoded, core-s/s:',
     '',
