@@ -195,6 +195,21 @@ test('pocketsphinx library mode: a closed expectation decodes the answer with it
   }
 });
 
+test('pocketsphinx library mode: a flag of extraArgs replaces the decoder\'s own (given twice, the decoder refused its arguments)', LIBRARY, async () => {
+  const stt = new PocketsphinxStt({ mode: 'library', extraArgs: ['-dict', path.join(DEBIAN_MODEL_DIR, 'cmudict-en-us.dict'), '-fwdflat', 'yes'] });
+  const tts = new FliteTts();
+  try {
+    const s = await stt.openStream();
+    for await (const c of tts.synthesize('yes', { voiceId: 'flite-kal16' })) s.write(c);
+    s.write(silence(400));
+    assert.equal((await s.finalize()).text, 'yes');
+    await s.close();
+  } finally {
+    await tts.close();
+    await stt.close();
+  }
+});
+
 test('pocketsphinx library mode: a grammar word the language model does not know ("admin") is taken from the full dictionary, though the decoder loads the language model\'s words only', LIBRARY, async () => {
   const m = DEBIAN_MODEL_DIR;
   const dict = fs.readFileSync(languageModelDictionary(path.join(m, 'en-us.lm.bin'), path.join(m, 'cmudict-en-us.dict')), 'utf8');

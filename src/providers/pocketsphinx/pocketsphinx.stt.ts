@@ -208,14 +208,18 @@ export class PocketsphinxStt implements SttProvider {
    * The decoder's arguments. `-fwdflat no`: the second (flat-lexicon) pass runs at the end of the
    * utterance, on the latency path, and on this model it made recognition worse, not better
    * (BENCHMARKS.md, "Recognition": word error rate 24 % -> 11 % on slt and 16 % -> 7 % on kal16
-   * without it, and the end of the utterance 2-3 times faster). extraArgs may override it.
+   * without it, and the end of the utterance 2-3 times faster). extraArgs may override it (or any
+   * other of ours: a flag of extraArgs replaces ours).
    * `dict`: the pronouncing dictionary, default the model's full cmudict-en-us.dict (library mode
    * gives the language model's words only: vocabulary.ts).
    */
   #decoderArgs(rateHz: 8000 | 16000, dict?: string): string[] {
     const m = this.#modelDir;
     const narrowband = rateHz === 8000 ? ['-samprate', '8000', '-nfft', '256', '-featparams', this.#narrowbandFeatParams()] : [];
-    return ['-hmm', join(m, 'en-us'), '-lm', join(m, 'en-us.lm.bin'), '-dict', dict ?? join(m, 'cmudict-en-us.dict'), '-fwdflat', 'no', '-logfn', '/dev/null', ...narrowband, ...this.#extraArgs];
+    const ours = ['-hmm', join(m, 'en-us'), '-lm', join(m, 'en-us.lm.bin'), '-dict', dict ?? join(m, 'cmudict-en-us.dict'), '-fwdflat', 'no', '-logfn', '/dev/null', ...narrowband];
+    // The decoder refuses a flag given twice: one of extraArgs replaces ours.
+    const overridden = new Set(this.#extraArgs.filter((a, i) => i % 2 === 0));
+    return [...ours.filter((_, i) => !overridden.has(ours[i - (i % 2)]!)), ...this.#extraArgs];
   }
 
   /**
