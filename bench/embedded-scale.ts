@@ -105,6 +105,9 @@ async function profile(): Promise<Profile> {
 
   // The pool's decoder: loaded, used, freed (ps_free, malloc_trim) when the pool closes.
   const speech = concat(silence(200), await flite('i would like to buy something'), silence(600));
+  // Library mode's dictionary (the language model's words) is written once per process, before the first decoder: not the decoder's memory.
+  const { languageModelDictionary } = await import('../src/providers/pocketsphinx/vocabulary.ts');
+  languageModelDictionary(`${m}/en-us.lm.bin`, `${m}/cmudict-en-us.dict`);
   const before = rssMb();
   const stt = new PocketsphinxStt({ mode: 'library' });
   const s = await stt.openStream();
