@@ -76,25 +76,10 @@ const COLLECT_WHEN_IDLE_MS = 1_000;
  * two left none).
  */
 const SECOND_COLLECTION_MS = 100;
-/**
- * Syntheses after which the thread collects even while busy. Under load it is never idle for
- * COLLECT_WHEN_IDLE_MS, and the dead instances piled up: 17 WebAssembly memories, 137 MB resident,
- * at the peak of 24 embedded calls (BENCHMARKS.md, "Memory per embedded call"), 5.6 MB of each
- * call's RSS. A collection of this heap takes a few ms, between two syntheses.
- */
-const COLLECT_EVERY_SYNTHESES = 4;
 v8.setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 let running = 0;
-let sinceCollected = 0;
 let idle: ReturnType<typeof setTimeout> | undefined;
-
-/** Collects now and once more SECOND_COLLECTION_MS later, whatever runs meanwhile. */
-function collectNow(): void {
-  sinceCollected = 0;
-  gc();
-  setTimeout(gc, SECOND_COLLECTION_MS).unref();
-}
 
 /** Collects twice while no synthesis runs; a synthesis arriving in between cancels the rest. */
 function collectWhenIdle(delayMs: number, then?: number): void {
@@ -114,7 +99,6 @@ parentPort?.on('message', (job: Job) => {
       (e: unknown) => parentPort?.postMessage({ id: job.id, error: e instanceof Error ? e.message : String(e) }),
     )
     .finally(() => {
-      if (++sinceCollected >= COLLECT_EVERY_SYNTHESES) collectNow();
       if (--running === 0) collectWhenIdle(COLLECT_WHEN_IDLE_MS, SECOND_COLLECTION_MS);
     });
 });
