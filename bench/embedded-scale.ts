@@ -105,6 +105,9 @@ async function profile(): Promise<Profile> {
 
   // The pool's decoder: loaded, used, freed (ps_free, malloc_trim) when the pool closes.
   const speech = concat(silence(200), await flite('i would like to buy something'), silence(600));
+  // Library mode's dictionary (the language model's words) is written once per process, before the first decoder: not the decoder's memory.
+  const { languageModelDictionary } = await import('../src/providers/pocketsphinx/vocabulary.ts');
+  languageModelDictionary(`${m}/en-us.lm.bin`, `${m}/cmudict-en-us.dict`);
   const before = rssMb();
   const stt = new PocketsphinxStt({ mode: 'library' });
   const s = await stt.openStream();
@@ -164,14 +167,31 @@ function stats(values: number[]): { p50: number; p90: number; n: number } {
   return { p50: percentile(sorted, 50), p90: percentile(sorted, 90), n: sorted.length };
 }
 
-/** Samples `pid`'s RSS every 250 ms while `work` runs; resolves with its result and the peak. */
-async function peakWhile<T>(pid: number, work: Promise<T>): Promise<{ result: T; peakMb: number }> {
+/**
+ * Samples `pid`'s RSS every 250 ms while `work` runs; resolves with its result and the peak, and,
+ * given `breakdown`, the server's own account of its memory (read every 2 s) at the highest RSS
+ * so read.
+ */
+async function peakWhile<T>(pid: number, work: Promise<T>, breakdown?: () => Promise<MemoryBreakdown>): Promise<{ result: T; peakMb: number; atPeak: MemoryBreakdown | undefined }> {
   let peakMb = rssMb(pid);
+  let atPeak: MemoryBreakdown | undefined;
+  let reading = false;
   const timer = setInterval(() => (peakMb = Math.max(peakMb, rssMb(pid))), 250);
+  const sampler = setInterval(() => {
+    if (!breakdown || reading) return;
+    reading = true;
+    breakdown()
+      .then((m) => {
+        if (!atPeak || m.rssMb > atPeak.rssMb) atPeak = m;
+      })
+      .catch(() => undefined)
+      .finally(() => (reading = false));
+  }, 2_000);
   try {
-    return { result: await work, peakMb };
+    return { result: await work, peakMb, atPeak };
   } finally {
     clearInterval(timer);
+    clearInterval(sampler);
   }
 }
 
@@ -209,6 +229,7 @@ export async function runEmbeddedScaleBench(options: EmbeddedScaleOptions = {}):
           return runCall(s, speech, speechMs, turns, gapMs).catch(failed);
         }),
       ),
+      () => s.memory(),
     );
     const loadAfter = load();
     const endMemory = await s.memory();
@@ -247,6 +268,7 @@ export async function runEmbeddedScaleBench(options: EmbeddedScaleOptions = {}):
       '',
       breakdownTable([
         ['idle', idleMemory],
+        ...(many.atPeak ? [[`at the highest RSS read during the ${calls} calls (read every 2 s)`, many.atPeak] as [string, MemoryBreakdown]] : []),
         [`as the ${calls} calls ended`, endMemory],
         [`${fmt(afterS, 0)} s after`, afterMemory],
         ['... then after a full garbage collection of the main thread', collected],

@@ -332,6 +332,8 @@ export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promi
   const sentences = tally();
   const oneWord = tally();
   const digitStrings = tally();
+    /** Transcripts the candidate heard otherwise than ours, of those compared (every path and node). */
+    const changed = { texts: 0, items: 0 };
   // Commands at the yes/no node: the others taking the yes or no edge (wrong), and yes and no heard right.
   const atYesNo = { ...tally(), right: new Map<string, number>(), yesNoItems: 0 };
   const add = (m: Map<string, number>, key: string, n: number): void => {
@@ -342,9 +344,17 @@ export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promi
     if (items.length === 0) continue;
     const kind = items[0]!.kind;
     const expectation = kind === 'digit' || kind === 'digits' ? DIGITS_NODE : COMMANDS_NODE;
+    const ours = new Map<string, string[]>();
     const heard = async (way: Way, setting: Setting, at = expectation): Promise<string[]> => {
       const h = way === 'call' ? await throughCalls(items, at, argsOf(setting)) : await throughStream(items, way, at, argsOf(setting));
       cpu.add(`${way}/${setting}`, h);
+      // Ours is always heard first: the candidate's transcripts are compared with it, item by item.
+      const key = `${way} ${JSON.stringify(at)}`;
+      if (setting === 'ours') ours.set(key, h.texts);
+      else {
+        changed.items += h.texts.length;
+        changed.texts += h.texts.filter((t, i) => t !== ours.get(key)?.[i]).length;
+      }
       return h.texts;
     };
     const texts = new Map<string, string[]>();
@@ -419,6 +429,7 @@ export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promi
     line('Out-of-grammar single words (digits said at the commands node) that took a keyword edge', oneWord),
     line('Out-of-grammar digit strings (said at the commands node) that took a keyword edge', digitStrings),
     `${line('Commands other than yes and no, said at a yes/no node (keyword edges "yes" and "no"), that took one of its edges', atYesNo).slice(0, -1)}; the yes and no items at that node heard right: ${directedColumns.map((c) => `${named(c, WAY_SHORT)} ${pct(atYesNo.right.get(`${c.way}/${c.setting}`) ?? 0, atYesNo.yesNoItems)}`).join('; ')}.`,
+    ...(candidate ? [`Transcripts heard otherwise with \`${cand}\` than without it (every path and node above): ${changed.texts} of ${changed.items}.`] : []),
     '',
     'The decoder thread\'s CPU (its own rusage, user + system, model load excluded) per second of audio decoded, core-s/s:',
     '',

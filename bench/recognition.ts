@@ -90,16 +90,17 @@ interface Score {
   words: number;
 }
 
-/** One voice x band as one call: a stream, the utterances in order, written as fast as decoded. */
-async function score(stt: PocketsphinxStt, audio: Int16Array[], bias: boolean): Promise<Score> {
+/** One voice x band as one call: a stream, the utterances in order, written as fast as decoded; what was heard, utterance by utterance. */
+async function score(stt: PocketsphinxStt, audio: Int16Array[], bias: boolean): Promise<Score & { texts: string[] }> {
   const s = await stt.openStream();
-  const out: Score = { branchOk: 0, utterances: 0, errors: 0, words: 0 };
+  const out: Score & { texts: string[] } = { branchOk: 0, utterances: 0, errors: 0, words: 0, texts: [] };
   try {
     for (const [i, pcm] of audio.entries()) {
       const p = CALLER_PHRASES[i]!;
       if (bias) s.bias?.(p.keywords);
       for (let o = 0; o < pcm.length; o += 320) s.write(pcm.subarray(o, o + 320));
       const { text } = await s.finalize();
+      out.texts.push(text);
       const e = wordErrors(p.text, text);
       out.errors += e.errors;
       out.words += e.words;
@@ -160,8 +161,11 @@ export async function runRecognitionBench(options: RecognitionBenchOptions = {})
     { bias: true, extraArgs: [], key: 'true' },
     ...(candidate.length > 0 ? [{ bias: true, extraArgs: candidate, key: 'candidate' }] : []),
   ];
+  /** Transcripts the candidate setting heard otherwise than ours (both with bias), of those compared. */
+  const changed = { texts: 0, items: 0 };
   for (const voice of voices) {
     for (const band of BANDS) {
+      let biased: string[] = [];
       const audio = corpus.get(`${voice}/${band}`)!;
       const narrow = audio.filter((pcm) => {
         const m = new BandMeter();
@@ -171,6 +175,11 @@ export async function runRecognitionBench(options: RecognitionBenchOptions = {})
       const cells: string[] = [`${narrow}/${audio.length}`];
       for (const { bias, extraArgs, key: run } of runs) {
         const sc = await score(new PocketsphinxStt({ mode, extraArgs }), audio, bias);
+        if (run === 'true') biased = sc.texts;
+        if (run === 'candidate') {
+          changed.items += sc.texts.length;
+          changed.texts += sc.texts.filter((t, i) => t !== biased[i]).length;
+        }
         const key = `${band === 'telephone' || voice === 'kal' ? 'narrow' : 'wide'}/${run}`;
         const t = totals.get(key) ?? { branchOk: 0, utterances: 0, errors: 0, words: 0 };
         totals.set(key, { branchOk: t.branchOk + sc.branchOk, utterances: t.utterances + sc.utterances, errors: t.errors + sc.errors, words: t.words + sc.words });
@@ -197,6 +206,7 @@ export async function runRecognitionBench(options: RecognitionBenchOptions = {})
     '',
     `Wideband (kal16, slt, rms, awb at wide and browser quality): ${pct(totals.get('wide/false'))}; with bias ${pct(totals.get('wide/true'))}${candidate.length > 0 ? `; with bias and the candidate setting ${pct(totals.get('wide/candidate'))}` : ''}.`,
     `Narrowband (every voice through the telephone channel, and kal): ${pct(totals.get('narrow/false'))}; with bias ${pct(totals.get('narrow/true'))}${candidate.length > 0 ? `; with bias and the candidate setting ${pct(totals.get('narrow/candidate'))}` : ''}.`,
+    ...(candidate.length > 0 ? [`Transcripts the candidate setting heard otherwise than ours (with bias): ${changed.texts} of ${changed.items}.`] : []),
     '',
     `Final transcript after the end of the audio, written at real time (${voices[0]}, wide):`,
     '',

@@ -6,7 +6,8 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { ProviderError } from '../../src/providers/errors.ts';
 import { DecoderPool } from '../../src/providers/pocketsphinx/decoder-pool.ts';
-import { PocketsphinxStt, probeLibrary } from '../../src/providers/pocketsphinx/pocketsphinx.stt.ts';
+import { DEBIAN_MODEL_DIR, PocketsphinxStt, probeLibrary } from '../../src/providers/pocketsphinx/pocketsphinx.stt.ts';
+import { languageModelDictionary } from '../../src/providers/pocketsphinx/vocabulary.ts';
 import { FliteTts } from '../../src/providers/flite/flite.tts.ts';
 import { createResampler } from '../../src/providers/audio/resample.ts';
 import type { SttExpectation } from '../../src/providers/stt.ts';
@@ -189,6 +190,35 @@ test('pocketsphinx library mode: a closed expectation decodes the answer with it
     const [pin, doubled] = await directedHeard(tts, ['four two seven one', 'double five one'], { closed: true, phrases: [], values: ['digits'] });
     assert.equal(pin, 'four two seven one');
     assert.equal(extractDigits(doubled!), '551', `"double five one" is heard as a digit string: ${doubled}`);
+  } finally {
+    await tts.close();
+  }
+});
+
+test('pocketsphinx library mode: a flag of extraArgs replaces the decoder\'s own (given twice, the decoder refused its arguments)', LIBRARY, async () => {
+  const stt = new PocketsphinxStt({ mode: 'library', extraArgs: ['-dict', path.join(DEBIAN_MODEL_DIR, 'cmudict-en-us.dict'), '-fwdflat', 'yes'] });
+  const tts = new FliteTts();
+  try {
+    const s = await stt.openStream();
+    for await (const c of tts.synthesize('yes', { voiceId: 'flite-kal16' })) s.write(c);
+    s.write(silence(400));
+    assert.equal((await s.finalize()).text, 'yes');
+    await s.close();
+  } finally {
+    await tts.close();
+    await stt.close();
+  }
+});
+
+test('pocketsphinx library mode: a grammar word the language model does not know ("admin") is taken from the full dictionary, though the decoder loads the language model\'s words only', LIBRARY, async () => {
+  const m = DEBIAN_MODEL_DIR;
+  const dict = fs.readFileSync(languageModelDictionary(path.join(m, 'en-us.lm.bin'), path.join(m, 'cmudict-en-us.dict')), 'utf8');
+  assert.ok(!/^admin /m.test(dict) && /^billing /m.test(dict), 'the decoder\'s dictionary holds the language model\'s words, not "admin"');
+  assert.ok(dict.split('\n').length < 100_000, 'it holds far fewer entries than the 134,723 of the full dictionary');
+  const tts = new FliteTts();
+  try {
+    const [admin] = await directedHeard(tts, ['admin'], { closed: true, phrases: ['admin', 'billing', 'support'], values: [] });
+    assert.equal(admin, 'admin', 'the grammar (with the word added) decodes the answer; without it the language model cannot say it');
   } finally {
     await tts.close();
   }

@@ -11,7 +11,7 @@ export interface DecoderPoolOptions {
   /** Decoders loaded ahead by warm() and kept loaded while idle; default 0 (loaded on demand). */
   warm?: number;
   /**
-   * Most decoders loaded at once (each ~100 MB and one thread); an utterance that finds all of
+   * Most decoders loaded at once (each ~90 MB with its thread); an utterance that finds all of
    * them busy waits, its audio queued, for the first to free. Default 3 per core.
    */
   maxDecoders?: number;
@@ -121,7 +121,7 @@ export class Lease {
 
 /**
  * The decoders of library-mode PocketSphinx streams, loaded once and shared by every call. A
- * decoder holds the whole model (~100 MB: BENCHMARKS.md, "Embedded engines at scale"), and this
+ * decoder holds the whole model (~80 MB, ~90 with its thread: BENCHMARKS.md, "Memory per embedded call"), and this
  * PocketSphinx cannot share one model between decoders, so a call does not keep a decoder: each
  * utterance leases one when its audio starts and gives it back once its text is out, reset
  * (utterance ended, open language model searched, no bias or grammar). The number of decoders

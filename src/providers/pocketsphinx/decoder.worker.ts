@@ -21,6 +21,7 @@ import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
 import { MAX_WORDS_PER_UTTERANCE, type SttExpectation, type SttWord } from '../stt.ts';
 import { DIRECTED_MIN_POSTERIOR, directedGrammar, openHeardSequence, phrasePlausible, sequencePlausible, spansAnswer, type DirectedGrammar } from './directed.ts';
+import { pronunciations } from './vocabulary.ts';
 import { containsPhrase, PHRASE_MIN_POSTERIOR, strongest, withPhrase, withPhraseWords, type PhraseEvidence, type TimedWord } from './expected-phrase.ts';
 
 export interface DecoderWorkerData {
@@ -34,6 +35,11 @@ export interface DecoderWorkerData {
   progressEverySamples: number;
   /** Whether a call's first utterance is decoded again on the mean learnt from it (decodeOnLearntMean). */
   redecodeFirstUtterance: boolean;
+  /**
+   * The full pronouncing dictionary, where the `-dict` of args holds only the language model's
+   * words (vocabulary.ts): a grammar's word missing from the decoder's is looked up here.
+   */
+  fullDictionary?: string;
 }
 
 /** What the pool gives each thread beside its DecoderWorkerData (not part of the decoder's set-up key). */
@@ -127,6 +133,8 @@ function load() {
     setJsgf: ps.func('int ps_set_jsgf_string(void *ps, const char *name, const char *jsgf)'),
     setSearch: ps.func('int ps_set_search(void *ps, const char *name)'),
     lookup: ps.func('const char *ps_lookup_word(void *ps, const char *word)'),
+    // update 0: the language model's search is not rebuilt (it does not hear the word; a grammar set after does).
+    addWord: ps.func('int ps_add_word(void *ps, const char *word, const char *phones, int update)'),
     // Gives the freed model's pages back to the system when the decoder is closed (glibc).
     trim: koffi.load('libc.so.6').func('int malloc_trim(size_t pad)'),
   };
@@ -418,14 +426,23 @@ function onAudio(pcm: Int16Array): void {
 
 /**
  * Sets `grammar` as the directed search, once per grammar; false when a word of it is missing
- * from the dictionary (the language model decodes then, as for an open expectation).
+ * from the dictionary (the language model decodes then, as for an open expectation). A word the
+ * decoder's dictionary lacks (it holds the language model's words only) is added from the full
+ * one, with every pronunciation, and stays for the decoder's life.
  */
 function install(grammar: DirectedGrammar): boolean {
   if (installed?.jsgf === grammar.jsgf) return true;
-  if (grammar.words.some((w) => !api.lookup(decoder, w))) return false;
+  if (!grammar.words.every((w) => api.lookup(decoder, w) || addFromFullDictionary(w))) return false;
   if ((api.setJsgf(decoder, DIRECTED_SEARCH, grammar.jsgf) as number) < 0) return false;
   installed = grammar;
   return true;
+}
+
+/** Adds `word`'s pronunciations from the full dictionary to the decoder's; false when it has none. */
+function addFromFullDictionary(word: string): boolean {
+  if (!data.fullDictionary) return false;
+  const found = pronunciations(data.fullDictionary, word);
+  return found.length > 0 && found.every(([entry, phones]) => (api.addWord(decoder, entry, phones, 0) as number) >= 0);
 }
 
 /** The grammar's answer for the utterance just ended, decoded from its kept audio, with its words; the language model's search is active again after. */

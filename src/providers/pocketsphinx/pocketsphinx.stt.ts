@@ -8,6 +8,7 @@ import type { SttCapabilities, SttExpectation, SttInterim, SttOpenOptions, SttPr
 import { ProviderError } from '../errors.ts';
 import { DecoderPool, type DecoderPoolOptions, type Lease } from './decoder-pool.ts';
 import type { CmnState, DecoderOut, DecoderWorkerData } from './decoder.worker.ts';
+import { languageModelDictionary } from './vocabulary.ts';
 
 /** Where Debian's pocketsphinx-en-us puts the US English model. */
 export const DEBIAN_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
@@ -181,8 +182,16 @@ export class PocketsphinxStt implements SttProvider {
     if (this.#ownsDecoders) await this.#decoders.close();
   }
 
+  /**
+   * A decoder's set-up. Its dictionary is the language model's words only (vocabulary.ts: 12 MB
+   * less per decoder), a grammar's other words looked up in the full one, unless extraArgs gives
+   * a dictionary or language model of its own.
+   */
   #workerData(rate: 8000 | 16000): DecoderWorkerData {
-    return { args: this.#decoderArgs(rate), interimEverySamples: (this.#interimEveryMs * rate) / 1000, rateHz: rate, progressEverySamples: (this.#progressEveryMs * rate) / 1000, redecodeFirstUtterance: this.#redecodeFirstUtterance };
+    const common = { interimEverySamples: (this.#interimEveryMs * rate) / 1000, rateHz: rate, progressEverySamples: (this.#progressEveryMs * rate) / 1000, redecodeFirstUtterance: this.#redecodeFirstUtterance };
+    if (this.#extraArgs.includes('-dict') || this.#extraArgs.includes('-lm')) return { args: this.#decoderArgs(rate), ...common };
+    const full = join(this.#modelDir, 'cmudict-en-us.dict');
+    return { args: this.#decoderArgs(rate, languageModelDictionary(join(this.#modelDir, 'en-us.lm.bin'), full)), fullDictionary: full, ...common };
   }
 
   /** The way streams opened now run their decoder. */
@@ -199,12 +208,18 @@ export class PocketsphinxStt implements SttProvider {
    * The decoder's arguments. `-fwdflat no`: the second (flat-lexicon) pass runs at the end of the
    * utterance, on the latency path, and on this model it made recognition worse, not better
    * (BENCHMARKS.md, "Recognition": word error rate 24 % -> 11 % on slt and 16 % -> 7 % on kal16
-   * without it, and the end of the utterance 2-3 times faster). extraArgs may override it.
+   * without it, and the end of the utterance 2-3 times faster). extraArgs may override it (or any
+   * other of ours: a flag of extraArgs replaces ours).
+   * `dict`: the pronouncing dictionary, default the model's full cmudict-en-us.dict (library mode
+   * gives the language model's words only: vocabulary.ts).
    */
-  #decoderArgs(rateHz: 8000 | 16000): string[] {
+  #decoderArgs(rateHz: 8000 | 16000, dict?: string): string[] {
     const m = this.#modelDir;
     const narrowband = rateHz === 8000 ? ['-samprate', '8000', '-nfft', '256', '-featparams', this.#narrowbandFeatParams()] : [];
-    return ['-hmm', join(m, 'en-us'), '-lm', join(m, 'en-us.lm.bin'), '-dict', join(m, 'cmudict-en-us.dict'), '-fwdflat', 'no', '-logfn', '/dev/null', ...narrowband, ...this.#extraArgs];
+    const ours = ['-hmm', join(m, 'en-us'), '-lm', join(m, 'en-us.lm.bin'), '-dict', dict ?? join(m, 'cmudict-en-us.dict'), '-fwdflat', 'no', '-logfn', '/dev/null', ...narrowband];
+    // The decoder refuses a flag given twice: one of extraArgs replaces ours.
+    const overridden = new Set(this.#extraArgs.filter((a, i) => i % 2 === 0));
+    return [...ours.filter((_, i) => !overridden.has(ours[i - (i % 2)]!)), ...this.#extraArgs];
   }
 
   /**
