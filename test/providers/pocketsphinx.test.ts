@@ -1,5 +1,6 @@
 // PocketSphinx's processes: a closed stream leaves none behind, however much work they still had.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -222,6 +223,15 @@ test('pocketsphinx library mode: a grammar word the language model does not know
   } finally {
     await tts.close();
   }
+});
+
+test("pocketsphinx library mode: the language model's dictionary is written for the process and removed when it exits", LIBRARY, () => {
+  const m = DEBIAN_MODEL_DIR;
+  const module = new URL('../../src/providers/pocketsphinx/vocabulary.ts', import.meta.url).href;
+  const script = `import { languageModelDictionary } from ${JSON.stringify(module)}; console.log(languageModelDictionary(${JSON.stringify(path.join(m, 'en-us.lm.bin'))}, ${JSON.stringify(path.join(m, 'cmudict-en-us.dict'))}));`;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }).trim();
+  assert.match(out, /lm-words\.dict$/, `the child wrote a dictionary: ${out}`);
+  assert.ok(!fs.existsSync(path.dirname(out)), `its directory ${path.dirname(out)} is gone once the process has exited (one 2 MB file per server start otherwise)`);
 });
 
 test('pocketsphinx library mode: at a closed node, a keyword faint in the lattice of a longer sentence is not put in it (the else edge stays reachable)', LIBRARY, async () => {

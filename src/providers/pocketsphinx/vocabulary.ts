@@ -6,7 +6,7 @@
 // (BENCHMARKS.md, "Memory per embedded call"). The language model's search only ever looks at the
 // words it knows, so it hears the same; a grammar's word the language model does not know is
 // looked up in the full dictionary when the grammar is set (decoder.worker.ts, install).
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +20,8 @@ const written = new Map<string, string>();
 
 /**
  * The path of a dictionary holding the entries of `dictFile` (every pronunciation) whose word is
- * in `lmFile`'s vocabulary, written once per process in a private temporary directory; the
+ * in `lmFile`'s vocabulary, written once per process in a private temporary directory (removed
+ * when the process exits); the
  * vocabulary is read through libsphinxbase (koffi), so call it only where library mode runs. Takes
  * about 0.3 s (the language model is read once, then freed).
  */
@@ -32,7 +33,10 @@ export function languageModelDictionary(lmFile: string, dictFile: string): strin
   const kept = readFileSync(dictFile, 'utf8')
     .split('\n')
     .filter((line) => vocabulary.has(line.slice(0, line.indexOf(' ')).replace(/\(\d+\)$/, '')));
-  const file = join(mkdtempSync(join(tmpdir(), 'pocketsphinx-dict-')), 'lm-words.dict');
+  const dir = mkdtempSync(join(tmpdir(), 'pocketsphinx-dict-'));
+  // The decoders read it when they load, for as long as the process runs; gone with the process.
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'lm-words.dict');
   writeFileSync(file, `${kept.join('\n')}\n`);
   written.set(key, file);
   return file;
