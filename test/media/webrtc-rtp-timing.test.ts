@@ -92,79 +92,73 @@ function markedRuns(packets: ReceivedRtp[]): ReceivedRtp[][] {
   return runs;
 }
 
+/**
+ * A WebRTC call over real UDP: the greeting, the caller's tone after `waitMs` of silence, the answer.
+ * The agent's packets as received, split at the pause between the two replies, and the drift: how far
+ * arrival less timestamp (ms) moved from the greeting to the answer. Each packet's arrival less its
+ * timestamp is its sending offset plus its delay; the least of each reply is its least delayed
+ * packet's (client and server share this process's loop, which may stall a packet).
+ */
+async function greetingThenAnswer(waitMs: number) {
+  const s = await startMediaServer('sqlite', { providers: fakeProviders(['hi there']), env: { RTC_BIND_ADDRESS: '127.0.0.1', RTC_ICE_TCP: 'false' } });
+  try {
+    const flow = { start_node_id: 'hello', nodes: [{ id: 'hello', type: 'conversation', instruction: { type: 'static_text', text: 'Hello there, how can I help?' } }] };
+    const created = await s.api('POST', '/v2/create-web-call', { agent_id: await s.flowAgent(flow) });
+    const client = await WebCallClient.join({ url: s.baseUrl, accessToken: created.json.access_token, transport: 'webrtc', iceAddress: '127.0.0.1', timeoutMs: 15_000 });
+    await client.waitFor('agent_stop_talking', 10_000);
+    await client.play(concat(silence(waitMs), tone(600), silence(700)));
+    await client.waitFor(() => client.events.filter((e) => e.type === 'agent_stop_talking').length >= 2, 10_000);
+    await client.hangup();
+    const packets = client.agentRtp;
+    const answerAt = packets.findIndex((p, i) => i > 0 && p.atMs - packets[i - 1]!.atMs > 500);
+    assert.ok(answerAt > 0, 'a pause on the wire between the greeting and the answer');
+    const [greeting, answer] = [packets.slice(0, answerAt), packets.slice(answerAt)];
+    const unwrap = (ts: number) => ((ts - packets[0]!.timestamp + 2 ** 32) % 2 ** 32) / 48;
+    const offset = (run: ReceivedRtp[]) => Math.min(...run.map((p) => p.atMs - unwrap(p.timestamp)));
+    return {
+      packets,
+      greeting,
+      answer,
+      pauseMs: answer[0]!.atMs - greeting.at(-1)!.atMs,
+      drift: offset(answer) - offset(greeting),
+      /** Ms of timestamps from the greeting's last packet to the answer's first. */
+      timestampGapMs: unwrap(answer[0]!.timestamp) - unwrap(greeting.at(-1)!.timestamp),
+    };
+  } finally {
+    await s.close();
+  }
+}
+
 describe('the agent\'s RTP on the wire', () => {
   it('each reply starts with the marker bit and a timestamp that follows the wall clock across the pause', { timeout: 40_000 }, async () => {
-    const s = await startMediaServer('sqlite', { providers: fakeProviders(['hi there']), env: { RTC_BIND_ADDRESS: '127.0.0.1', RTC_ICE_TCP: 'false' } });
-    try {
-      // The greeting, then the caller speaks, then the answer: two talk spurts with a pause between.
-      const flow = { start_node_id: 'hello', nodes: [{ id: 'hello', type: 'conversation', instruction: { type: 'static_text', text: 'Hello there, how can I help?' } }] };
-      const created = await s.api('POST', '/v2/create-web-call', { agent_id: await s.flowAgent(flow) });
-      const client = await WebCallClient.join({ url: s.baseUrl, accessToken: created.json.access_token, transport: 'webrtc', iceAddress: '127.0.0.1', timeoutMs: 15_000 });
-      await client.waitFor('agent_stop_talking', 10_000);
-      await client.play(concat(silence(300), tone(600), silence(700)));
-      await client.waitFor(() => client.events.filter((e) => e.type === 'agent_stop_talking').length >= 2, 10_000);
-      await client.hangup();
-
-      const packets = client.agentRtp;
-      assert.ok(packets[0]?.marker, 'the first packet opens a talk spurt');
-      // Within a spurt, one 20 ms frame a packet; a new spurt never goes back in time. (A stall of
-      // the shared event loop over 200 ms may open a spurt inside a reply: it is one on the wire too.)
-      const runs = markedRuns(packets);
-      for (const [r, run] of runs.entries()) {
-        for (let i = 1; i < run.length; i++) {
-          assert.equal((run[i]!.sequence - run[i - 1]!.sequence + 65_536) % 65_536, 1);
-          assert.equal((run[i]!.timestamp - run[i - 1]!.timestamp + 2 ** 32) % 2 ** 32, FRAME_TICKS, 'one 20 ms frame a packet within a spurt');
-        }
-        const before = runs[r - 1]?.at(-1);
-        if (before) assert.ok(((run[0]!.timestamp - before.timestamp - FRAME_TICKS) | 0) >= 0, 'a spurt starts at or after the end of the one before');
+    // The greeting, then the caller speaks, then the answer: two talk spurts with a pause between.
+    const { packets, answer, pauseMs, drift } = await greetingThenAnswer(300);
+    assert.ok(packets[0]?.marker, 'the first packet opens a talk spurt');
+    // Within a spurt, one 20 ms frame a packet; a new spurt never goes back in time. (A stall of
+    // the shared event loop over 200 ms may open a spurt inside a reply: it is one on the wire too.)
+    const runs = markedRuns(packets);
+    for (const [r, run] of runs.entries()) {
+      for (let i = 1; i < run.length; i++) {
+        assert.equal((run[i]!.sequence - run[i - 1]!.sequence + 65_536) % 65_536, 1);
+        assert.equal((run[i]!.timestamp - run[i - 1]!.timestamp + 2 ** 32) % 2 ** 32, FRAME_TICKS, 'one 20 ms frame a packet within a spurt');
       }
-      // The answer: the first packet after the pause, with the marker bit.
-      const answerAt = packets.findIndex((p, i) => i > 0 && p.atMs - packets[i - 1]!.atMs > 500);
-      assert.ok(answerAt > 0, 'a pause on the wire between the greeting and the answer');
-      assert.ok(packets[answerAt]!.marker, 'the answer\'s first packet carries the marker bit');
-      const [greeting, answer] = [packets.slice(0, answerAt), packets.slice(answerAt)];
-      // The pause on the wire is the pause in the timestamps: each packet's arrival less its
-      // timestamp (ms) is its sending offset plus its delay; the least of each reply is its least
-      // delayed packet's (client and server share this process's loop, which may stall a packet).
-      const unwrap = (ts: number) => ((ts - packets[0]!.timestamp + 2 ** 32) % 2 ** 32) / 48;
-      const offset = (run: ReceivedRtp[]) => Math.min(...run.map((p) => p.atMs - unwrap(p.timestamp)));
-      const drift = offset(answer) - offset(greeting);
-      const pauseMs = answer[0]!.atMs - greeting.at(-1)!.atMs;
-      // Without the clock the drift is the whole pause (about a second and a half); a loaded machine's
-      // stalls (a reply's pacing behind, its packets read late) move it by up to a few hundred ms.
-      assert.ok(Math.abs(drift) < Math.min(300, pauseMs / 2), `arrival less timestamp moved by ${Math.round(drift)} ms from the greeting to the answer (a ${Math.round(pauseMs)} ms pause): the timestamps did not follow the pause`);
-    } finally {
-      await s.close();
+      const before = runs[r - 1]?.at(-1);
+      if (before) assert.ok(((run[0]!.timestamp - before.timestamp - FRAME_TICKS) | 0) >= 0, 'a spurt starts at or after the end of the one before');
     }
+    assert.ok(answer[0]!.marker, 'the answer\'s first packet carries the marker bit');
+    // The pause on the wire is the pause in the timestamps. Without the clock the drift is the whole
+    // pause (about a second and a half); a loaded machine's stalls (a reply's pacing behind, its
+    // packets read late) move it by up to a few hundred ms.
+    assert.ok(Math.abs(drift) < Math.min(300, pauseMs / 2), `arrival less timestamp moved by ${Math.round(drift)} ms from the greeting to the answer (a ${Math.round(pauseMs)} ms pause): the timestamps did not follow the pause`);
   });
 
   it('a reply after a long pause reads as late by the catch-up: its packets arrive that much later for their timestamps than the greeting\'s', { timeout: 40_000 }, async () => {
-    const s = await startMediaServer('sqlite', { providers: fakeProviders(['hi there']), env: { RTC_BIND_ADDRESS: '127.0.0.1', RTC_ICE_TCP: 'false' } });
-    try {
-      const flow = { start_node_id: 'hello', nodes: [{ id: 'hello', type: 'conversation', instruction: { type: 'static_text', text: 'Hello there, how can I help?' } }] };
-      const created = await s.api('POST', '/v2/create-web-call', { agent_id: await s.flowAgent(flow) });
-      const client = await WebCallClient.join({ url: s.baseUrl, accessToken: created.json.access_token, transport: 'webrtc', iceAddress: '127.0.0.1', timeoutMs: 15_000 });
-      await client.waitFor('agent_stop_talking', 10_000);
-      // The caller waits 2.5 s before speaking: the answer comes more than RECEIVER_HISTORY_MS + CATCH_UP_MS after the greeting.
-      await client.play(concat(silence(2_500), tone(600), silence(700)));
-      await client.waitFor(() => client.events.filter((e) => e.type === 'agent_stop_talking').length >= 2, 10_000);
-      await client.hangup();
-
-      const packets = client.agentRtp;
-      const answerAt = packets.findIndex((p, i) => i > 0 && p.atMs - packets[i - 1]!.atMs > 500);
-      assert.ok(answerAt > 0 && packets[answerAt]!.marker, 'the answer starts a talk spurt after a pause');
-      const [greeting, answer] = [packets.slice(0, answerAt), packets.slice(answerAt)];
-      const pauseMs = answer[0]!.atMs - greeting.at(-1)!.atMs;
-      assert.ok(pauseMs > RECEIVER_HISTORY_MS + CATCH_UP_MS + 100, `a ${Math.round(pauseMs)} ms pause`);
-      const unwrap = (ts: number) => ((ts - packets[0]!.timestamp + 2 ** 32) % 2 ** 32) / 48;
-      const offset = (run: ReceivedRtp[]) => Math.min(...run.map((p) => p.atMs - unwrap(p.timestamp)));
-      // Without the catch-up the drift is about 0 (the previous test); a loaded machine's stalls move it by up to a few hundred ms.
-      const drift = offset(answer) - offset(greeting);
-      assert.ok(drift > CATCH_UP_MS / 2 && drift < CATCH_UP_MS + 300, `arrival less timestamp moved by ${Math.round(drift)} ms across a ${Math.round(pauseMs)} ms pause, not by about ${CATCH_UP_MS} ms`);
-      const gap = unwrap(answer[0]!.timestamp) - unwrap(greeting.at(-1)!.timestamp);
-      assert.ok(gap > RECEIVER_HISTORY_MS, `the answer's timestamps are ${Math.round(gap)} ms on from the greeting's last: beyond the receiver's history`);
-    } finally {
-      await s.close();
-    }
+    // The caller waits 2.5 s before speaking: the answer comes more than RECEIVER_HISTORY_MS + CATCH_UP_MS after the greeting.
+    const { answer, pauseMs, drift, timestampGapMs } = await greetingThenAnswer(2_500);
+    assert.ok(answer[0]!.marker, 'the answer starts a talk spurt after a pause');
+    assert.ok(pauseMs > RECEIVER_HISTORY_MS + CATCH_UP_MS + 100, `a ${Math.round(pauseMs)} ms pause`);
+    // Without the catch-up the drift is about 0 (the previous test); a loaded machine's stalls move it by up to a few hundred ms.
+    assert.ok(drift > CATCH_UP_MS / 2 && drift < CATCH_UP_MS + 300, `arrival less timestamp moved by ${Math.round(drift)} ms across a ${Math.round(pauseMs)} ms pause, not by about ${CATCH_UP_MS} ms`);
+    assert.ok(timestampGapMs > RECEIVER_HISTORY_MS, `the answer's timestamps are ${Math.round(timestampGapMs)} ms on from the greeting's last: beyond the receiver's history`);
   });
 });
