@@ -5,8 +5,9 @@
 // 16 kHz alone is handed a resampled copy; the agent's voice comes out in 8 kHz frames.
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import { WebSocketServer } from 'ws';
+import { loadResampler } from '../../src/providers/audio/resample.ts';
 import { DeepgramStt } from '../../src/providers/deepgram/deepgram.stt.ts';
 import { EnergyVad, FakeStt, FakeTts, fakeSttCapabilities } from '../../src/providers/fake/fake.providers.ts';
 import { FlowEngine } from '../../src/voice/engines/flow.engine.ts';
@@ -24,6 +25,11 @@ const flow: ConversationFlow = {
     { id: 'bye', type: 'end', instruction: { type: 'static_text', text: 'Goodbye.' } },
   ],
 };
+
+// The agent's voice is resampled to 8 kHz by the Speex WASM module, compiled on first use. The
+// lock-step clock below does not wait for that compile: on a busy machine the greeting would still
+// be unsent when the caller's turn starts, and be cut off. Loaded first, as a server's start does.
+before(() => loadResampler());
 
 const tone8k = (ms: number) => Int16Array.from({ length: ms * 8 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 300 * i) / 8000)));
 const silence8k = (ms: number) => new Int16Array(ms * 8);
