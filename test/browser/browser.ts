@@ -93,6 +93,14 @@ export async function screenshot(page: Page, name: string): Promise<string> {
  * `tailSilenceMs` of silence (Chromium loops the file; the tail keeps the repeat far away), in
  * Flite voice `voiceId` (default flite-kal16).
  */
+/**
+ * The silence before a caller's request, for calls whose greeting must play whole first. Chromium's
+ * fake microphone starts its file when the page opens the microphone, before the call is joined:
+ * the silence covers the join (some 1-2 s, 5 s and more on a busy machine) and the greeting (about
+ * 3.5 s). Spoken earlier, the request cuts the greeting off and the call ends before the test looks.
+ */
+export const SILENCE_BEFORE_REQUEST_MS = 10_000;
+
 export async function speechWav(file: string, text: string, leadSilenceMs: number, tailSilenceMs: number, voiceId = 'flite-kal16'): Promise<string> {
   await speechTrackWav(file, leadSilenceMs, [{ text, silenceAfterMs: tailSilenceMs }], voiceId);
   return file;

@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { hasPocketsphinx, NO_POCKETSPHINX } from '../voice/capabilities.ts';
-import { ARTIFACTS_DIR, type Browser, NOT_BUILT, NO_CHROMIUM, assertFitsWidth, eventually, launchBrowser, screenshot, speechWav } from './browser.ts';
+import { ARTIFACTS_DIR, type Browser, NOT_BUILT, NO_CHROMIUM, SILENCE_BEFORE_REQUEST_MS, assertFitsWidth, eventually, launchBrowser, screenshot, speechWav } from './browser.ts';
 import type { Page } from 'playwright-core';
 import { type WebServer, startWebServer } from './server.ts';
 
@@ -27,7 +27,7 @@ describe('dashboard test call', { skip, timeout: 180_000 }, () => {
   before(async () => {
     web = await startWebServer();
     // Silence while the greeting plays, the request, then a long silence (Chromium loops the file).
-    const wav = await speechWav(path.join(ARTIFACTS_DIR, 'test-call-microphone.wav'), 'i would like to book an appointment', 6000, 20_000);
+    const wav = await speechWav(path.join(ARTIFACTS_DIR, 'test-call-microphone.wav'), 'i would like to book an appointment', SILENCE_BEFORE_REQUEST_MS, 20_000);
     browser = await launchBrowser({ microphoneWav: wav });
   });
 

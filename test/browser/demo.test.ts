@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { hasPocketsphinx, NO_POCKETSPHINX } from '../voice/capabilities.ts';
-import { ARTIFACTS_DIR, type Browser, NOT_BUILT, NO_CHROMIUM, eventually, launchBrowser, screenshot, speechWav } from './browser.ts';
+import { ARTIFACTS_DIR, type Browser, NOT_BUILT, NO_CHROMIUM, SILENCE_BEFORE_REQUEST_MS, eventually, launchBrowser, screenshot, speechWav } from './browser.ts';
 import { type WebServer, createDemoAgent, startWebServer } from './server.ts';
 
 const skip = NO_CHROMIUM || NOT_BUILT || (hasPocketsphinx() ? false : NO_POCKETSPHINX);
@@ -41,7 +41,7 @@ describe('demo page end to end, then the dashboard', { skip, timeout: 180_000 },
     receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
     web = await startWebServer({ WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32', WEBHOOK_POLL_INTERVAL_MS: '50' });
     // Silence while the greeting plays, the request, then a long silence (Chromium loops the file).
-    const wav = await speechWav(path.join(ARTIFACTS_DIR, 'demo-microphone.wav'), 'i would like to book an appointment', 6000, 20_000);
+    const wav = await speechWav(path.join(ARTIFACTS_DIR, 'demo-microphone.wav'), 'i would like to book an appointment', SILENCE_BEFORE_REQUEST_MS, 20_000);
     browser = await launchBrowser({ microphoneWav: wav });
   });
 
@@ -58,7 +58,7 @@ describe('demo page end to end, then the dashboard', { skip, timeout: 180_000 },
     await page.waitForSelector('#calls');
   }
 
-  test('call from /demo, see it finish, find it in the dashboard', async () => {
+  test('call from /demo, see it finish, find it in the dashboard', async (t) => {
     const { agentId } = await createDemoAgent(web);
 
     // The operator adds a webhook in the dashboard.
@@ -75,23 +75,28 @@ describe('demo page end to end, then the dashboard', { skip, timeout: 180_000 },
     await demo.goto(`${web.baseUrl}/demo`);
     await demo.waitForSelector(`#agent option[value="${agentId}"]`, { state: 'attached' });
     await screenshot(demo, 'e2e-demo-idle');
+    const clicked = Date.now();
     await demo.click('#start');
     await demo.waitForSelector('#status[data-phase="in_call"]', { timeout: 15_000 });
+    const setupMs = Date.now() - clicked;
+    t.diagnostic(`${setupMs} ms from the click to in_call`);
+    // What the page shows, for a failure's message: a call that ended early says why and what was heard.
+    const state = async () =>
+      `${setupMs} ms from the click to in_call; status "${await demo.textContent('#status')}"; error "${(await demo.locator('#error').allTextContents()).join(' ')}"; ` +
+      `transcript "${(await demo.locator('#live-transcript li, #final-transcript li').allTextContents()).join(' | ')}"`;
+    const live = async (pattern: RegExp, role?: string): Promise<string | null> => {
+      if ((await demo.locator('#status[data-phase="ended"]').count()) > 0) throw new Error(`the call ended: ${await state()}`);
+      const lines = await demo.locator(`#live-transcript li${role ? `[data-role="${role}"]` : ''}`).allTextContents();
+      return lines.find((l) => pattern.test(l)) ?? null;
+    };
 
     // The greeting plays: the page's audio output reports samples.
     await eventually(async () => Number(await demo.getAttribute('#played', 'data-samples')) > 0, 10_000, 'agent audio to play');
-    await eventually(
-      async () => /thanks for calling Acme/i.test((await demo.textContent('#live-transcript')) ?? ''),
-      10_000,
-      'the greeting in the live transcript',
-    );
+    await eventually(() => live(/thanks for calling Acme/i), 10_000, 'the greeting in the live transcript');
     await screenshot(demo, 'e2e-demo-greeting');
 
     // The user's words show in the live transcript.
-    const userLine = await eventually(async () => {
-      const lines = await demo.locator('#live-transcript li[data-role="user"]').allTextContents();
-      return lines.find((l) => /appointment/i.test(l)) ?? null;
-    }, 30_000, "the user's words in the live transcript");
+    const userLine = await eventually(() => live(/appointment/i, 'user'), 30_000, "the user's words in the live transcript");
     assert.match(userLine, /would like/i); // recognition is approximate; the flow keys on "appointment"
     await screenshot(demo, 'e2e-demo-in-call');
 

@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { hasPocketsphinx, NO_POCKETSPHINX } from '../voice/capabilities.ts';
-import { ARTIFACTS_DIR, type Browser, NOT_BUILT, NO_CHROMIUM, eventually, launchBrowser, speechWav } from './browser.ts';
+import { ARTIFACTS_DIR, type Browser, NOT_BUILT, NO_CHROMIUM, SILENCE_BEFORE_REQUEST_MS, eventually, launchBrowser, speechWav } from './browser.ts';
 import { type WebServer, startWebServer } from './server.ts';
 
 const skip = NO_CHROMIUM || NOT_BUILT || (hasPocketsphinx() ? false : NO_POCKETSPHINX);
@@ -32,7 +32,7 @@ describe("the README's quick-start flow through /demo", { skip, timeout: 180_000
 
   before(async () => {
     web = await startWebServer({});
-    const wav = await speechWav(path.join(ARTIFACTS_DIR, 'readme-flow-microphone.wav'), 'i would like to book an appointment', 6000, 20_000, 'flite-rms');
+    const wav = await speechWav(path.join(ARTIFACTS_DIR, 'readme-flow-microphone.wav'), 'i would like to book an appointment', SILENCE_BEFORE_REQUEST_MS, 20_000, 'flite-rms');
     browser = await launchBrowser({ microphoneWav: wav });
   });
 
