@@ -382,7 +382,7 @@ function stats(values: number[]): { p50: number; p90: number; n: number } {
 
 const readTimeline = (page: Page) => page.evaluate(() => (window as unknown as { latencyTimeline: PageTimeline }).latencyTimeline);
 
-interface CallMeasure {
+export interface CallMeasure {
   transport: 'websocket' | 'webrtc';
   callId: string;
   /** The machine's and the server's CPU over the call (serverTurnBreakdown). */
@@ -390,6 +390,8 @@ interface CallMeasure {
   turns: Turn[];
   timeline: PageTimeline;
   e2e: number[];
+  /** The caller's RTP as the server received it (the call's `media`; null over the WebSocket): interarrival jitter and packets lost. */
+  callerRtp?: { jitterMs: number | null; lost: number | null };
 }
 
 /** One call through /demo on a fresh page, until `wanted` caller turns were answered. */
@@ -438,7 +440,15 @@ async function measureCall(
     const carried = (call.json.media as { transport?: string } | null)?.transport;
     if (carried !== o.transport) throw new Error(`the ${o.transport} call was carried by ${String(carried)}`);
     const atSpeaker = o.speaker ? o.speaker.onsets(ONSET_LEVEL, 200).map((at) => at - timeline.timeOrigin) : [];
-    return { transport: o.transport, callId, turns: turnsOf(timeline, atSpeaker), timeline, e2e: (call.json.latency?.e2e?.values as number[] | undefined) ?? [] };
+    const media = call.json.media as { jitter_ms?: number | null; packets_lost?: number | null } | null;
+    return {
+      transport: o.transport,
+      callId,
+      turns: turnsOf(timeline, atSpeaker),
+      timeline,
+      e2e: (call.json.latency?.e2e?.values as number[] | undefined) ?? [],
+      callerRtp: { jitterMs: media?.jitter_ms ?? null, lost: media?.packets_lost ?? null },
+    };
   } finally {
     await page.close();
   }
@@ -455,13 +465,13 @@ function firstArrival(before: RtcSample, sample: RtcSample): number {
 }
 
 /** CPU over one call: the machine's cores busy (every process: the browser, the server, anyone else) and the server process's, in cores. */
-interface CpuShare {
+export interface CpuShare {
   machineCores: number;
   serverCores: number;
 }
 
 /** The machine's busy and total jiffies (/proc/stat), the server's (utime + stime, its recogniser's worker threads included), and the time. */
-function cpuSnapshot(pid: number | undefined): { busy: number; total: number; server: number; atMs: number } {
+export function cpuSnapshot(pid: number | undefined): { busy: number; total: number; server: number; atMs: number } {
   const fields = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
   const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
   const total = fields.reduce((a, b) => a + b, 0);
@@ -475,7 +485,7 @@ function cpuSnapshot(pid: number | undefined): { busy: number; total: number; se
   return { busy: total - idle, total, server, atMs: performance.now() };
 }
 
-function cpuSince(before: ReturnType<typeof cpuSnapshot>, pid: number | undefined): CpuShare {
+export function cpuSince(before: ReturnType<typeof cpuSnapshot>, pid: number | undefined): CpuShare {
   const after = cpuSnapshot(pid);
   const cores = os.cpus().length;
   const ticks = ((after.atMs - before.atMs) / 1000) * 100; // USER_HZ
@@ -499,7 +509,7 @@ interface ServerTurn {
  * each reply's `turn timing` from the server's log, ms after the caller's last voiced frame, as
  * p50 per transport, then each turn on one line.
  */
-function serverTurnBreakdown(lines: readonly string[], measures: readonly CallMeasure[]): string[] {
+export function serverTurnBreakdown(lines: readonly string[], measures: readonly Pick<CallMeasure, 'transport' | 'callId' | 'cpu'>[]): string[] {
   const turnsOfCall = (callId: string): ServerTurn[] =>
     lines.flatMap((line) => {
       if (!line.includes('"turn timing"') || !line.includes(callId)) return [];
@@ -762,6 +772,7 @@ export async function runBrowserBench(options: BrowserBenchOptions = {}): Promis
       notes.push(`${m.transport}: ${m.turns.length} utterances sent, ${answered.length} answered; the tap context reports an output latency of ${fmt(m.timeline.outputLatencyMs, 0)} ms (base ${fmt(m.timeline.baseLatencyMs, 0)} ms).`);
       if (direct.n > 0) notes.push(`Tapped in the SDK's own AudioContext instead (the old tap), the WebSocket's client-seen p50 is ${fmt(direct.p50, 0)} ms: the stream tap adds ${fmt(heard.p50 - direct.p50, 0)} ms, as it does to WebRTC's <audio> stream.`);
       if (m.transport === 'webrtc') notes.push(`WebRTC getStats, ${callRtcSummary(m.timeline.rtc)}`);
+      if (m.transport === 'webrtc' && m.callerRtp) notes.push(`The caller's RTP at the server (the call's media): jitter ${fmt(m.callerRtp.jitterMs ?? NaN, 1)} ms, ${m.callerRtp.lost ?? '?'} packets lost.`);
     }
     const difference = (p50.get('webrtc') ?? NaN) - (p50.get('websocket') ?? NaN);
     const atSpeaker = (p50Speaker.get('webrtc') ?? NaN) - (p50Speaker.get('websocket') ?? NaN);

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, sip-outbound, twilio, agent-tests, knowledge, knowledge-vectors, knowledge-recall, knowledge-documents, webrtc, streamed, embedded-scale, denoise, voicemail, sip-codec, telephone-band, decoder-cost, closed-check, mllr, browser-playout, first-utterance, webrtc-signal; all by default) and
+ * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, sip-outbound, twilio, agent-tests, knowledge, knowledge-vectors, knowledge-recall, knowledge-documents, webrtc, streamed, embedded-scale, denoise, voicemail, sip-codec, telephone-band, decoder-cost, closed-check, mllr, browser-playout, first-utterance, webrtc-signal, webrtc-server-share; all by default) and
  * prints their tables, ready to paste into BENCHMARKS.md. Each part measures against a baseline
  * run by the same script on the same machine, because these shared machines are noisy.
  */
@@ -18,6 +18,7 @@ import { runKnowledgeVectorsBench } from './knowledge-vectors.ts';
 import { runKnowledgeDocumentsBench } from './knowledge-documents.ts';
 import { runWebRtcBench } from './webrtc.ts';
 import { runWebRtcSignalBench } from './webrtc-signal.ts';
+import { runWebRtcServerShareBench } from './webrtc-server-share.ts';
 import { runTwilioBench } from './twilio.ts';
 import { runStreamedBench } from './streamed.ts';
 import { runEmbeddedScaleBench } from './embedded-scale.ts';
@@ -49,6 +50,7 @@ const parts: Record<string, () => Promise<string>> = {
   'knowledge-documents': () => runKnowledgeDocumentsBench({ log }),
   webrtc: () => runWebRtcBench({ log }),
   'webrtc-signal': () => runWebRtcSignalBench(log),
+  'webrtc-server-share': () => runWebRtcServerShareBench({ log }),
   twilio: () => runTwilioBench({ log }),
   streamed: () => runStreamedBench({ log }),
   'embedded-scale': () => runEmbeddedScaleBench({ log, ...(process.env['CALLS'] ? { calls: Number(process.env['CALLS']) } : {}) }),

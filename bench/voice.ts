@@ -286,7 +286,7 @@ async function flite(text: string): Promise<Int16Array> {
 }
 
 /** End of the last 20 ms frame above a speech level (RMS 300), ms. */
-function voicedEndMs(pcm: Int16Array): number {
+export function voicedEndMs(pcm: Int16Array): number {
   let end = 0;
   for (let i = 0; i + 320 <= pcm.length; i += 320) {
     let e = 0;
