@@ -89,11 +89,6 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 }
 
 /**
- * A WAV for the fake microphone: `leadSilenceMs` of silence, Flite speech of `text`, then
- * `tailSilenceMs` of silence (Chromium loops the file; the tail keeps the repeat far away), in
- * Flite voice `voiceId` (default flite-kal16).
- */
-/**
  * The silence before a caller's request, for calls whose greeting must play whole first. Chromium's
  * fake microphone starts its file when the page opens the microphone, before the call is joined:
  * the silence covers the join (some 1-2 s, 5 s and more on a busy machine) and the greeting (about
@@ -101,6 +96,11 @@ export async function screenshot(page: Page, name: string): Promise<string> {
  */
 export const SILENCE_BEFORE_REQUEST_MS = 10_000;
 
+/**
+ * A WAV for the fake microphone: `leadSilenceMs` of silence, Flite speech of `text`, then
+ * `tailSilenceMs` of silence (Chromium loops the file; the tail keeps the repeat far away), in
+ * Flite voice `voiceId` (default flite-kal16).
+ */
 export async function speechWav(file: string, text: string, leadSilenceMs: number, tailSilenceMs: number, voiceId = 'flite-kal16'): Promise<string> {
   await speechTrackWav(file, leadSilenceMs, [{ text, silenceAfterMs: tailSilenceMs }], voiceId);
   return file;
