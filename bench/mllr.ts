@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { DEBIAN_MODEL_DIR, findExecutable, NARROWBAND_FILTERBANK } from '../src/providers/pocketsphinx/pocketsphinx.stt.ts';
-import { commandEdge, COMMANDS_NODE, digitsOf, DIGITS_NODE, type Item, padded, readWav, realSpeechDir, throughStream, to16k } from './real-speech.ts';
+import { commandEdge, COMMANDS_NODE, digitsOf, DIGITS_NODE, type Item, itemAudio, realSpeechDir, throughStream } from './real-speech.ts';
 import { fmt } from './lib.ts';
 
 const run = promisify(execFile);
@@ -110,8 +110,7 @@ export async function trainMllr(items: readonly Item[], rate: 8000 | 16000, dir:
   const ids: string[] = [];
   const lsn: string[] = [];
   for (const [i, it] of items.entries()) {
-    const raw = padded(readWav(join(realSpeechDir(), it.file)), it.rate);
-    const pcm = rate === 16000 ? await to16k(raw, it.rate) : raw;
+    const pcm = await itemAudio(it, rate !== 16000);
     const id = `u${i}`;
     writeFileSync(join(wav, `${id}.raw`), pcm);
     ids.push(id);

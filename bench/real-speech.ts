@@ -105,6 +105,12 @@ export async function to16k(pcm: Int16Array, rate: number): Promise<Int16Array> 
   }
 }
 
+/** An item's recording, padded: at its own rate when `narrow`, else as 16 kHz (8 kHz resampled). */
+export async function itemAudio(it: Item, narrow: boolean): Promise<Int16Array> {
+  const raw = padded(readWav(join(realSpeechDir(), it.file)), it.rate);
+  return narrow ? raw : to16k(raw, it.rate);
+}
+
 export const COMMANDS_NODE: SttExpectation = { closed: true, phrases: COMMANDS, values: [] };
 /** A node asking a yes/no question with two keyword edges: two of the commands. */
 export const YES_NO_NODE: SttExpectation = { closed: true, phrases: ['yes', 'no'], values: [] };
@@ -134,9 +140,10 @@ async function decoderCpuS(pool: DecoderPool): Promise<number> {
 
 /**
  * One stream, the items in order; the texts heard. `extraArgs` are added to the decoder's own
- * arguments (a candidate setting); `narrowband` decodes 8 kHz items at 8 kHz whatever calls do. The stream's one decoder first decodes 500 ms of silence, so
- * its CPU from there on is the items' decoding, not the model's load; the directed path's
- * grammar decodes run on the same thread and are counted.
+ * arguments (a candidate setting); `narrowband` decodes 8 kHz items at 8 kHz whatever calls do.
+ * The stream's one decoder first decodes 500 ms of silence, so its CPU from there on is the items'
+ * decoding, not the model's load; the directed path's grammar decodes run on the same thread and
+ * are counted.
  */
 export async function throughStream(items: readonly Item[], way: 'open' | 'directed', expectation: SttExpectation, extraArgs: readonly string[] = [], options: { narrowband?: boolean } = {}): Promise<Heard> {
   const pool = new DecoderPool({ maxDecoders: 1 });
@@ -156,8 +163,7 @@ export async function throughStream(items: readonly Item[], way: 'open' | 'direc
     if (way === 'directed') s.expect?.(expectation);
     else s.bias?.(expectation.phrases.length > 0 ? expectation.phrases : ['zero', 'oh', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine']);
     for (const it of items) {
-      const raw = padded(readWav(join(realSpeechDir(), it.file)), it.rate);
-      const pcm = narrow ? raw : await to16k(raw, it.rate);
+      const pcm = await itemAudio(it, narrow);
       const chunk = narrow ? 160 : 320;
       for (let o = 0; o < pcm.length; o += chunk) s.write(pcm.subarray(o, o + chunk));
       samples += pcm.length;
@@ -195,8 +201,7 @@ export async function throughCalls(items: readonly Item[], expectation: SttExpec
     await warm.close();
     const loaded = await decoderCpuS(pool);
     for (const it of items) {
-      const raw = padded(readWav(join(realSpeechDir(), it.file)), it.rate);
-      const pcm = narrow ? raw : await to16k(raw, it.rate);
+      const pcm = await itemAudio(it, narrow);
       const s = await stt.openStream({ ...(narrow ? { sampleRateHz: 8000 as const } : {}) });
       try {
         s.expect?.(expectation);
@@ -222,7 +227,7 @@ async function baseline(items: readonly Item[], jsgf: string): Promise<string[]>
     writeFileSync(join(dir, 'g.jsgf'), jsgf);
     const out: string[] = [];
     for (const it of items) {
-      const pcm = await to16k(padded(readWav(join(realSpeechDir(), it.file)), it.rate), it.rate);
+      const pcm = await itemAudio(it, false);
       writeFileSync(join(dir, 'a.raw'), pcm);
       out.push(
         await new Promise<string>((resolve, reject) => {
@@ -332,8 +337,8 @@ export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promi
   const sentences = tally();
   const oneWord = tally();
   const digitStrings = tally();
-    /** Transcripts the candidate heard otherwise than ours, of those compared (every path and node). */
-    const changed = { texts: 0, items: 0 };
+  /** Transcripts the candidate heard otherwise than ours, of those compared (every path and node). */
+  const changed = { texts: 0, items: 0 };
   // Commands at the yes/no node: the others taking the yes or no edge (wrong), and yes and no heard right.
   const atYesNo = { ...tally(), right: new Map<string, number>(), yesNoItems: 0 };
   const add = (m: Map<string, number>, key: string, n: number): void => {

@@ -204,11 +204,12 @@ export function rankChunks(indexes: readonly ChunkIndex[], query: readonly Query
   // Section evidence: the same terms, weighed by their inverse document frequency among the sections.
   const sections = indexes.reduce((n, index) => n + index.sections, 0);
   const averageSection = Math.max(1, totalLength / sections);
-  const sectionTerms = weighted.map(({ term, asked }) => ({ term, weight: asked * inverseDocumentFrequency(indexes.reduce((n, index) => n + index.sectionFrequency(term), 0), sections) }));
+  const sectionTerms =
+    sectionWeight === 0 ? null : weighted.map(({ term, asked }) => ({ term, weight: asked * inverseDocumentFrequency(indexes.reduce((n, index) => n + index.sectionFrequency(term), 0), sections) }));
   const found: Array<Ranked & { index: number; position: number }> = [];
   indexes.forEach((index, which) => {
     const scores = chunkScores(index, weighted, averageLength);
-    const sectionScores = sectionWeight === 0 ? null : sectionScoresOf(index, sectionTerms, averageSection);
+    const sectionScores = sectionTerms ? sectionScoresOf(index, sectionTerms, averageSection) : null;
     for (let doc = 0; doc < scores.length; doc++) {
       if (scores[doc]! === 0) continue;
       const section = sectionScores ? sectionWeight * sectionScores[index.sectionOf[doc]!]! : 0;

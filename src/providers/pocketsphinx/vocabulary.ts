@@ -21,9 +21,8 @@ const written = new Map<string, string>();
 /**
  * The path of a dictionary holding the entries of `dictFile` (every pronunciation) whose word is
  * in `lmFile`'s vocabulary, written once per process in a private temporary directory (removed
- * when the process exits); the
- * vocabulary is read through libsphinxbase (koffi), so call it only where library mode runs. Takes
- * about 0.3 s (the language model is read once, then freed).
+ * when the process exits); the vocabulary is read through libsphinxbase (koffi), so call it only
+ * where library mode runs. Takes about 0.3 s (the language model is read once, then freed).
  */
 export function languageModelDictionary(lmFile: string, dictFile: string): string {
   const key = `${lmFile}\n${dictFile}`;
