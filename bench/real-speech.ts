@@ -31,7 +31,11 @@
  * (directed with the commands' expectation) that took a keyword edge, and, each its own row, the
  * same for the set's other speech said where it is not expected: single digits and digit strings
  * at the commands node, and the commands other than yes and no at a yes/no node (keyword edges
- * "yes" and "no" only), beside how many of the yes and no items that node heard right.
+ * "yes" and "no" only), beside how many of the yes and no items that node heard right. Single
+ * digits are also decoded, both directed ways, at a node that states it expects one digit
+ * (ONE_DIGIT_NODE: a digits variable with max_digits 1), their own table.
+ * Alone: `node bench/real-speech.ts`; PER_GROUP=n takes a group's first n items,
+ * REAL_SPEECH_GROUPS="single digits" only the groups whose name holds it.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -120,6 +124,8 @@ export function yesNoEdge(text: string): string {
   return YES_NO_NODE.phrases.find((k) => keywordMatch([k], text)) ?? 'else';
 }
 export const DIGITS_NODE: SttExpectation = { closed: true, phrases: [], values: ['digits'] };
+/** A node that asks for one digit (a digits variable with max_digits 1: a one-key menu, a rating). */
+export const ONE_DIGIT_NODE: SttExpectation = { ...DIGITS_NODE, digitCount: { min: 1, max: 1 } };
 
 /** What one stream heard, and what its decoder thread spent on it. */
 export interface Heard {
@@ -273,6 +279,8 @@ export interface RealSpeechOptions {
   log?: (line: string) => void;
   /** At most this many items per group (a quick run); default all. */
   perGroup?: number;
+  /** Only the groups whose name holds this (REAL_SPEECH_GROUPS="single digits"); default all. */
+  groups?: string;
   /**
    * Decoder arguments to weigh against ours in the same run (e.g. ['-maxhmmpf', '3000']): the
    * open and directed paths also run with them added, and the decoder's CPU per second of audio
@@ -337,6 +345,8 @@ export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promi
   const sentences = tally();
   const oneWord = tally();
   const digitStrings = tally();
+  /** Single digits heard right at ONE_DIGIT_NODE, per group, per directed column. */
+  const oneDigit: string[] = [];
   /** Transcripts the candidate heard otherwise than ours, of those compared (every path and node). */
   const changed = { texts: 0, items: 0 };
   // Commands at the yes/no node: the others taking the yes or no edge (wrong), and yes and no heard right.
@@ -344,7 +354,7 @@ export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promi
   const add = (m: Map<string, number>, key: string, n: number): void => {
     m.set(key, (m.get(key) ?? 0) + n);
   };
-  for (const group of groups(manifest)) {
+  for (const group of groups(manifest).filter((g) => g.name.includes(options.groups ?? ''))) {
     const items = group.items.slice(0, options.perGroup ?? group.items.length);
     if (items.length === 0) continue;
     const kind = items[0]!.kind;
@@ -396,7 +406,16 @@ export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promi
         add(atYesNo.right, key, edges.filter((e, i) => expected[i] !== 'else' && e === expected[i]).length);
       }
     }
-    if (kind === 'digit') oneWord.items += items.length;
+    if (kind === 'digit') {
+      oneWord.items += items.length;
+      const cells: string[] = [];
+      for (const c of columns.filter((c) => c.way !== 'open')) {
+        const t = await heard(c.way, c.setting, ONE_DIGIT_NODE);
+        cells.push(pct(items.filter((it, i) => digitsOf(t[i]!) === (it.digits ?? digitsOf(it.text))).length, items.length));
+      }
+      oneDigit.push(`| ${group.name} | ${cells.join(' | ')} |`);
+      log(`real speech: ${group.name} at a one-digit node: ${cells.join(', ')}`);
+    }
     if (kind === 'digits') digitStrings.items += items.length;
     if (kind === 'command') {
       atYesNo.items += items.filter((it) => !YES_NO_NODE.phrases.includes(it.text)).length;
@@ -430,6 +449,12 @@ export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promi
     `|---|${columns.map(() => '---|').join('')}---|`,
     ...rows,
     '',
+    'Single digits at a node that states it expects one digit (a digits variable with `max_digits: 1`, as a one-key menu or a rating asks; the table\'s digit rows are a node taking a digit string of any length):',
+    '',
+    `| group | ${directedColumns.map((c) => named(c)).join(' | ')} |`,
+    `|---|${directedColumns.map(() => '---|').join('')}`,
+    ...oneDigit,
+    '',
     line('Out-of-grammar sentences that took a keyword edge at the commands node', sentences),
     line('Out-of-grammar single words (digits said at the commands node) that took a keyword edge', oneWord),
     line('Out-of-grammar digit strings (said at the commands node) that took a keyword edge', digitStrings),
@@ -447,5 +472,6 @@ export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promi
 if (import.meta.url === `file://${process.argv[1]}`) {
   const perGroup = process.env['PER_GROUP'] ? Number(process.env['PER_GROUP']) : undefined;
   const candidateArgs = candidateArgsFromEnv(process.env['DECODER_CANDIDATE_ARGS']);
-  process.stdout.write(`${await runRealSpeechBench({ log: (l) => process.stderr.write(`${l}\n`), candidateArgs, ...(perGroup ? { perGroup } : {}) })}\n`);
+  const only = process.env['REAL_SPEECH_GROUPS'];
+  process.stdout.write(`${await runRealSpeechBench({ log: (l) => process.stderr.write(`${l}\n`), candidateArgs, ...(perGroup ? { perGroup } : {}), ...(only ? { groups: only } : {}) })}\n`);
 }

@@ -38,11 +38,20 @@ export const Instruction = Strict({
   text: Text(16_384),
 });
 
+/** The most digits a digits variable's bounds may state (min_digits, max_digits). */
+export const MAX_VALUE_DIGITS = 50;
 export const VARIABLE_TYPES = ['text', 'digits', 'number', 'email', 'name', 'yes_no'] as const;
 export const ExtractVariable = Strict({
   name: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }),
   type: Type.Union(VARIABLE_TYPES.map((t) => Type.Literal(t))),
   description: Type.Optional(Text(1024)),
+  /**
+   * digits only: the fewest and the most digits its value has (1 to 50), as an IVR's "say your
+   * 4-digit PIN" states it. A value of another length is not extracted; the recogniser expects
+   * that many digits (directed recognition) and a keyed turn ends at the most.
+   */
+  min_digits: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_VALUE_DIGITS })),
+  max_digits: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_VALUE_DIGITS })),
 });
 
 export const NODE_TYPES = ['conversation', 'end', 'create_lead', 'create_ticket', 'function', 'knowledge', 'transfer_call', 'press_digit'] as const;
@@ -162,7 +171,9 @@ export type ConversationFlowOverride = Static<typeof ConversationFlowOverride>;
 /**
  * Checks the graph: unique node ids, unique edge ids, the start node exists, every edge points at
  * a node, end nodes have no edges; the tools have unique ids and names and valid parameters, and
- * every `function` node names one of them; `knowledge` nodes (and only they) name knowledge bases. Returns a message naming the first offender, or null.
+ * every `function` node names one of them; `knowledge` nodes (and only they) name knowledge bases;
+ * only digits variables state digit bounds, their fewest at most their most. Returns a message
+ * naming the first offender, or null.
  */
 export function checkFlowGraph(flow: ConversationFlowDefinition): string | null {
   const tools = flow.tools ?? [];
@@ -187,6 +198,8 @@ export function checkFlowGraph(flow: ConversationFlowDefinition): string | null 
   }
   const phoneProblem = checkPhoneNodes(flow.nodes);
   if (phoneProblem) return phoneProblem;
+  const boundsProblem = checkDigitBounds(flow.nodes);
+  if (boundsProblem) return boundsProblem;
   const nodeIds = new Set<string>();
   for (const node of flow.nodes) {
     if (nodeIds.has(node.id)) return `duplicate node id "${node.id}"`;
@@ -203,6 +216,18 @@ export function checkFlowGraph(flow: ConversationFlowDefinition): string | null 
       if (!nodeIds.has(edge.destination_node_id)) {
         return `edge "${edge.id}" of node "${node.id}" points at unknown node "${edge.destination_node_id}"`;
       }
+    }
+  }
+  return null;
+}
+
+/** Digit bounds are a digits variable's, and its fewest are at most its most. */
+function checkDigitBounds(nodes: readonly FlowNode[]): string | null {
+  for (const node of nodes) {
+    for (const v of node.extract_variables ?? []) {
+      const bounded = v.min_digits !== undefined || v.max_digits !== undefined;
+      if (bounded && v.type !== 'digits') return `variable "${v.name}" of node "${node.id}" is not of type digits: only digits variables have min_digits and max_digits`;
+      if ((v.min_digits ?? 1) > (v.max_digits ?? MAX_VALUE_DIGITS)) return `variable "${v.name}" of node "${node.id}" has min_digits ${v.min_digits} over max_digits ${v.max_digits ?? MAX_VALUE_DIGITS}`;
     }
   }
   return null;

@@ -81,6 +81,14 @@ export interface SttExpectation {
   readonly phrases: readonly string[];
   /** Closed-set values expected besides the phrases: one of yes/no, a digit string, a number. */
   readonly values: readonly ExpectedValue[];
+  /** How many digits the digit string has, when the node states it (and expects no number). */
+  readonly digitCount?: DigitCount;
+}
+
+/** How many digits a value has, both ends included (a digits variable's min_digits, max_digits). */
+export interface DigitCount {
+  readonly min: number;
+  readonly max: number;
 }
 
 export interface SttOpenOptions {

@@ -14,8 +14,9 @@ export const DEFAULT_DTMF_OPTIONS: DtmfOptions = { digitLimit: 50, terminationKe
 
 /**
  * Collects keys pressed on a phone into one turn: it ends at the termination key, at the digit
- * limit, or `timeoutMs` after the last key, whichever comes first; `onTurn` gets the digits (the
- * termination key alone makes an empty turn, which is not reported).
+ * limit (the options', or a lower one given with the keys), or `timeoutMs` after the last key,
+ * whichever comes first; `onTurn` gets the digits (the termination key alone makes an empty turn,
+ * which is not reported).
  */
 export class DtmfCollector {
   readonly #options: DtmfOptions;
@@ -30,8 +31,11 @@ export class DtmfCollector {
     this.#onTurn = onTurn;
   }
 
-  /** Keys pressed, in order (any of 0-9, *, #, A-D; others are ignored). */
-  push(keys: string): void {
+  /**
+   * Keys pressed, in order (any of 0-9, *, #, A-D; others are ignored). `digitLimit`: where this
+   * turn ends, when lower than the options' (the current flow node's digits variable's max_digits).
+   */
+  push(keys: string, digitLimit = this.#options.digitLimit): void {
     for (const key of keys) {
       if (!/^[0-9*#A-D]$/.test(key)) continue;
       if (key === this.#options.terminationKey) {
@@ -39,7 +43,7 @@ export class DtmfCollector {
         continue;
       }
       this.#digits += key;
-      if (this.#digits.length >= this.#options.digitLimit) {
+      if (this.#digits.length >= Math.min(digitLimit, this.#options.digitLimit)) {
         this.#flush();
         continue;
       }

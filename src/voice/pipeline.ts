@@ -403,7 +403,8 @@ export class VoicePipeline {
   /**
    * Keys the caller pressed (a phone endpoint's DTMF), collected into turns by `dtmf` options:
    * each turn is answered as the caller's words (the digits as text), after a key press
-   * interrupts the agent's reply as speech would.
+   * interrupts the agent's reply as speech would. A turn also ends at the most digits the engine
+   * expects (a flow node's digits variable's max_digits), when that is fewer.
    */
   pushDigits(keys: string): void {
     if (this.#ended || this.#closed || !this.#o.dtmf) return;
@@ -413,7 +414,7 @@ export class VoicePipeline {
     if (this.#replies.active) this.#replies.interrupt();
     this.#speculations.dropPending();
     this.#userHasSpoken = true;
-    this.#digits.push(keys);
+    this.#digits.push(keys, this.#o.engine.expectation?.().digitCount?.max);
   }
 
   /** Resolves `ms` later on the pipeline's scheduler (recognition deadlines). */

@@ -23,5 +23,5 @@ export function hintRecogniser(stt: SttStream | undefined, engine: ResponseEngin
     return;
   }
   const phrases = expectation.closed ? mergePhrases(expectation.phrases, boostedKeywords) : expectedPhrases(engine, boostedKeywords);
-  stt.expect({ closed: expectation.closed, values: expectation.values, phrases });
+  stt.expect({ ...expectation, phrases });
 }

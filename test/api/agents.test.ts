@@ -47,6 +47,12 @@ for (const kind of STORES) {
         ],
         [{ ...flow, nodes: [{ id: 'greet', type: 'teleport' }] }, /type/],
         [{ ...flow, nodes: [{ ...flow.nodes[0], edges: [{ id: 'k', destination_node_id: 'bye', transition_condition: { type: 'keyword', keywords: [] } }] }, ...flow.nodes.slice(1)] }, /keywords/],
+        // A digits variable's bounds (min_digits, max_digits): digits only, 1 to 50, the fewest at most the most.
+        [{ ...flow, nodes: [{ ...flow.nodes[0], extract_variables: [{ name: 'who', type: 'text', max_digits: 4 }] }, ...flow.nodes.slice(1)] }, /variable "who" of node "greet" is not of type digits/],
+        [{ ...flow, nodes: [{ ...flow.nodes[0], extract_variables: [{ name: 'pin', type: 'digits', min_digits: 6, max_digits: 4 }] }, ...flow.nodes.slice(1)] }, /min_digits 6 over max_digits 4/],
+        [{ ...flow, nodes: [{ ...flow.nodes[0], extract_variables: [{ name: 'pin', type: 'digits', min_digits: 60 }] }, ...flow.nodes.slice(1)] }, /min_digits/],
+        [{ ...flow, nodes: [{ ...flow.nodes[0], extract_variables: [{ name: 'pin', type: 'digits', max_digits: 0 }] }, ...flow.nodes.slice(1)] }, /max_digits/],
+        [{ ...flow, nodes: [{ ...flow.nodes[0], extract_variables: [{ name: 'pin', type: 'digits', max_digits: 2.5 }] }, ...flow.nodes.slice(1)] }, /max_digits/],
       ];
       const before = (await req('GET', '/list-conversation-flows')).json.length;
       for (const [body, message] of cases) {

@@ -101,7 +101,7 @@ describe('dashboard test call', { skip, timeout: 180_000 }, () => {
     await page.close();
   });
 
-  test("the builder's phone nodes and the flow's name: a transfer_call and a press_digit node added, their fields and failure edges edited, saved exactly", async () => {
+  test("the builder's phone nodes, a PIN's digit bounds and the flow's name: a transfer_call and a press_digit node added, their fields and failure edges edited, saved exactly", async () => {
     const page = await browser.newPage();
     await page.setViewportSize({ width: 1200, height: 900 });
     await page.goto(`${web.baseUrl}/dashboard`);
@@ -147,6 +147,19 @@ describe('dashboard test call', { skip, timeout: 180_000 }, () => {
     await page.waitForSelector('#flow-builder g.edge.failure[data-from="menu"][data-to="sorry"]');
     assert.match((await page.textContent('.bnode[data-node="menu"]')) ?? '', /keys 1,#/);
     await page.click('#node-make-start');
+    // A node asking for a PIN: a digits variable's bounds, gone when it is retyped.
+    await addNode('conversation', 'pin');
+    await page.fill('#node-text', 'Your four-digit PIN, please.');
+    await page.click('#node-add-variable');
+    await page.fill('[data-variable="0"] input[aria-label="Variable name"]', 'pin');
+    await page.selectOption('[data-variable="0"] select[aria-label="Variable type"]', 'digits');
+    await page.fill('[data-variable="0"] input[aria-label="Fewest digits"]', '6');
+    await page.selectOption('[data-variable="0"] select[aria-label="Variable type"]', 'text');
+    assert.equal(await page.locator('[data-variable="0"] input[aria-label="Fewest digits"]').count(), 0, 'only a digits variable has bounds');
+    await page.selectOption('[data-variable="0"] select[aria-label="Variable type"]', 'digits');
+    assert.equal(await page.inputValue('[data-variable="0"] input[aria-label="Fewest digits"]'), '', 'retyped, its bounds went');
+    await page.fill('[data-variable="0"] input[aria-label="Fewest digits"]', '4');
+    await page.fill('[data-variable="0"] input[aria-label="Most digits"]', '4');
     await page.click('#tab-json');
     const flow = JSON.parse(await page.inputValue('#json-editor'));
     assert.equal(flow.name, 'Front desk');
@@ -160,6 +173,7 @@ describe('dashboard test call', { skip, timeout: 180_000 }, () => {
         edge: { id: 'edge_1', destination_node_id: 'sorry', transition_condition: { type: 'always' } },
       },
       { id: 'menu', type: 'press_digit', digits: '1,#', edge: { id: 'edge_2', destination_node_id: 'sorry', transition_condition: { type: 'always' } } },
+      { id: 'pin', type: 'conversation', instruction: { type: 'static_text', text: 'Your four-digit PIN, please.' }, extract_variables: [{ name: 'pin', type: 'digits', min_digits: 4, max_digits: 4 }] },
     ]);
     await page.click('#tab-form');
     await page.waitForSelector('#flow-builder g.edge.failure[data-from="menu"]');
@@ -174,7 +188,7 @@ describe('dashboard test call', { skip, timeout: 180_000 }, () => {
     await page.waitForSelector('#flow-builder g.edge.failure[data-from="desk"][data-to="sorry"]');
     await page.waitForSelector('#flow-graph g.edge.failure[data-from="menu"][data-to="sorry"]'); // the read-only drawing too
     await page.click('a[data-nav="flows"]');
-    await eventually(async () => /Front desk · 3 nodes/.test((await page.textContent(`#resources tr[data-id="${flowId}"]`)) ?? ''), 5000, 'the flow list naming the flow');
+    await eventually(async () => /Front desk · 4 nodes/.test((await page.textContent(`#resources tr[data-id="${flowId}"]`)) ?? ''), 5000, 'the flow list naming the flow');
     // A new agent's flow choice names it too.
     await page.click('a[data-nav="agents"]');
     await page.click('#new-resource');

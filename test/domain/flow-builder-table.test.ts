@@ -1,13 +1,13 @@
 /**
  * The dashboard's flow builder (web/dashboard/flow-nodes.ts, flow-types.ts) against the API's
  * flow schema: it offers every node type the API takes, checks a phone node's number and keys with
- * the API's own patterns, and a node retyped in the builder is one the API accepts.
+ * the API's own patterns, and a node or variable retyped in the builder is one the API accepts.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { TRANSFER_DESTINATION_PATTERN } from '../../src/domain/custom-function.ts';
 import { NODE_DIGITS_PATTERN, NODE_TYPES, checkFlowGraph } from '../../src/domain/conversation-flow.ts';
-import { BUILDER_NODE_TYPES, phoneProblem, retype } from '../../web/dashboard/flow-nodes.ts';
+import { BUILDER_NODE_TYPES, phoneProblem, retype, retypeVariable, withBound } from '../../web/dashboard/flow-nodes.ts';
 import * as builderTypes from '../../web/dashboard/flow-types.ts';
 import type { Flow, Node } from '../../web/dashboard/flow-types.ts';
 
@@ -42,5 +42,17 @@ describe("the flow builder's node types and phone fields", () => {
     assert.equal(back.edge, undefined, 'only phone nodes have a failure edge');
     assert.equal(back.digits, undefined);
     assert.equal(check(back), null);
+  });
+
+  test("a digits variable's bounds pass the API graph check, and go when the variable is retyped", () => {
+    const bye: Node = { id: 'bye', type: 'end' };
+    const check = (variable: NonNullable<Node['extract_variables']>[number]) =>
+      checkFlowGraph({ start_node_id: 'pin', nodes: [{ id: 'pin', type: 'conversation', extract_variables: [variable] }, bye] } as Flow as Parameters<typeof checkFlowGraph>[0]);
+    const pin = withBound(withBound({ name: 'pin', type: 'digits' }, 'min_digits', '4'), 'max_digits', '6');
+    assert.deepEqual(pin, { name: 'pin', type: 'digits', min_digits: 4, max_digits: 6 });
+    assert.equal(check(pin), null);
+    assert.match(check({ ...pin, type: 'text' }) ?? '', /only digits variables have min_digits/);
+    assert.equal(check(retypeVariable(pin, 'text')), null);
+    assert.deepEqual(withBound(pin, 'max_digits', ''), { name: 'pin', type: 'digits', min_digits: 4 });
   });
 });

@@ -196,6 +196,19 @@ test('pocketsphinx library mode: a closed expectation decodes the answer with it
   }
 });
 
+test("pocketsphinx library mode: a node's digit count reaches the grammar: more digits than it takes are decoded as that many, fewer keep their words", LIBRARY, async () => {
+  const tts = new FliteTts();
+  try {
+    const one = { closed: true, phrases: [], values: ['digits'] as const, digitCount: { min: 1, max: 1 } };
+    const [heard] = await directedHeard(tts, ['five six'], { ...one, values: [...one.values] });
+    assert.equal(heard!.split(' ').filter((w) => /^(zero|one|two|three|four|five|six|seven|eight|nine)$/.test(w)).length, 1, `one digit where one is expected: ${heard}`);
+    const [seven] = await directedHeard(tts, ['seven'], { closed: true, phrases: [], values: ['digits'], digitCount: { min: 4, max: 4 } });
+    assert.equal(seven, 'seven', 'one digit said at a four-digit node is not made into four');
+  } finally {
+    await tts.close();
+  }
+});
+
 test('pocketsphinx library mode: a flag of extraArgs replaces the decoder\'s own (given twice, the decoder refused its arguments)', LIBRARY, async () => {
   const stt = new PocketsphinxStt({ mode: 'library', extraArgs: ['-dict', path.join(DEBIAN_MODEL_DIR, 'cmudict-en-us.dict'), '-fwdflat', 'yes'] });
   const tts = new FliteTts();

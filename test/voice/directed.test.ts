@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeStt, FakeTts, EnergyVad } from '../../src/providers/fake/fake.providers.ts';
 import type { SttExpectation, SttOpenOptions, SttProvider } from '../../src/providers/stt.ts';
-import { directedGrammar, openHeardSequence, phrasePlausible, sequencePlausible, spansAnswer } from '../../src/providers/pocketsphinx/directed.ts';
+import { directedGrammar, openHeardSequence, phrasePlausible, sequencePlausible, spansAnswer, spokenDigits } from '../../src/providers/pocketsphinx/directed.ts';
 import { FlowEngine } from '../../src/voice/engines/flow.engine.ts';
 import { nodeExpectation } from '../../src/voice/engines/expected.ts';
 import type { ConversationFlow, FlowNode } from '../../src/voice/engines/types.ts';
@@ -41,6 +41,35 @@ test('the grammar of a closed expectation: its phrases, yes/no words, digit or n
   assert.ok(openHeardSequence(d, 'six') && openHeardSequence(d, 'double five oh'), 'the open model heard only digit words: its words stand');
   assert.ok(!openHeardSequence(d, 'six sticks') && !openHeardSequence(d, '') && !openHeardSequence(g, 'yes'), 'not when it heard another word, nothing, or at a node without values');
   assert.ok(phrasePlausible(1, 2) && !phrasePlausible(1, 6), 'nor into a keyword');
+});
+
+test("a node's digit count: stated by its digits variables, bounding the grammar's sequence and the open model's words", () => {
+  const pin = (min?: number, max?: number) => ({ name: 'pin', type: 'digits' as const, ...(min ? { min_digits: min } : {}), ...(max ? { max_digits: max } : {}) });
+  assert.deepEqual(nodeExpectation(node({ extract_variables: [pin(4, 6)], edges: [always] })).digitCount, { min: 4, max: 6 });
+  assert.deepEqual(nodeExpectation(node({ extract_variables: [pin(undefined, 1)] })).digitCount, { min: 1, max: 1 }, 'the fewest default to one');
+  assert.deepEqual(nodeExpectation(node({ extract_variables: [pin(3, 3), { name: 'zip', type: 'digits', min_digits: 5, max_digits: 5 }] })).digitCount, { min: 3, max: 5 });
+  assert.equal(nodeExpectation(node({ extract_variables: [pin(4, 4), { name: 'any', type: 'digits' }] })).digitCount, undefined, 'one unbounded digits variable: any count');
+  assert.equal(nodeExpectation(node({ extract_variables: [pin(4, 4), { name: 'n', type: 'number' }] })).digitCount, undefined, "a number's words are not digits");
+  const prompt = { id: 'p', destination_node_id: 'x', transition_condition: { type: 'prompt' as const, prompt: 'wants help' } };
+  assert.deepEqual(nodeExpectation(node({ extract_variables: [pin(4, 4)], edges: [prompt] })).digitCount, { min: 4, max: 4 }, 'an open node states it too (a keyed turn ends at it)');
+
+  const one = directedGrammar({ closed: true, phrases: ['agent'], values: ['digits'], digitCount: { min: 1, max: 1 } })!;
+  assert.match(one.jsgf, /public <answer> = agent \| \(<value>\);\n<value> = <digit>;\n<digit> = zero \| one \| two/, 'one digit: no loop, no "double", no lone "oh"');
+  assert.ok(!one.words.includes('double') && !one.words.includes('oh'));
+  const four = directedGrammar({ closed: true, phrases: [], values: ['digits'], digitCount: { min: 4, max: 6 } })!;
+  assert.match(four.jsgf, /public <answer> = \(<value> <value> \[<value>\] \[<value>\] \[<value>\] \[<value>\]\);\n<value> = \[double \| triple\] <digit>;/, 'four to six digits: "double five" counts two, so two values at the fewest');
+  const atLeast = directedGrammar({ closed: true, phrases: [], values: ['digits'], digitCount: { min: 3, max: Number.POSITIVE_INFINITY } })!;
+  assert.match(atLeast.jsgf, /public <answer> = \(<value> <value>\*\);/);
+  assert.equal(directedGrammar({ closed: true, phrases: [], values: ['digits', 'number'], digitCount: { min: 1, max: 1 } })!.digitCount, undefined, 'a number is not counted in digits');
+  assert.equal(directedGrammar({ closed: false, phrases: [], values: [], digitCount: { min: 4, max: 4 } }), undefined, 'an open node decodes with the language model');
+
+  assert.equal(spokenDigits(['double', 'five', 'one']), 3);
+  assert.equal(spokenDigits(['oh', 'triple', 'two', 'agent']), 4);
+  assert.ok(openHeardSequence(one, 'six') && !openHeardSequence(one, 'oh'), 'the open model heard one digit: its words stand');
+  assert.ok(!openHeardSequence(one, 'oh two') && !openHeardSequence(one, 'double two'), 'two digits where one is expected: the grammar answers');
+  assert.ok(openHeardSequence(four, 'double five one two') && !openHeardSequence(four, 'one two three four five six seven'));
+  assert.ok(openHeardSequence(four, 'five one two'), 'fewer digits than the node takes: its words stand, the grammar would make up the rest');
+  assert.ok(sequencePlausible(4, 2, true) && !sequencePlausible(4, 1, true) && sequencePlausible(4, 1), '"seven" is not forced into four digits');
 });
 
 test('a phrase only the lattice holds is taken at a closed node when it spans enough of the speech: a misheard answer, not a short word inside a sentence', () => {

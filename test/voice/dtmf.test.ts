@@ -29,6 +29,14 @@ describe('DTMF turns', () => {
     assert.deepEqual(turns, ['1234']);
   });
 
+  it("ends a turn at a lower limit given with the keys (a flow node's max_digits), never past the options' own", () => {
+    const { turns, collector } = collect({ digitLimit: 4 });
+    collector.push('12', 1);
+    collector.push('3', 1);
+    collector.push('456789', 8);
+    assert.deepEqual(turns, ['1', '2', '3', '4567']);
+  });
+
   it('ends a turn the timeout after the last key, each key restarting it', () => {
     const { time, turns, collector } = collect({ timeoutMs: 1_000 });
     collector.push('9');

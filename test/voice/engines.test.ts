@@ -4,7 +4,7 @@ import { FlowEngine, flowNeedsLlm, equationsHold, keywordMatch } from '../../src
 import { LlmEngine } from '../../src/voice/engines/llm.engine.ts';
 import { FakeLlm } from '../../src/providers/fake/fake.providers.ts';
 import type { ConversationFlow, EngineOutput, LeadFields, CallVariables } from '../../src/voice/engines/types.ts';
-import { extractDigits, extractEmail, extractName, extractNumber, extractYesNo } from '../../src/voice/engines/extract.ts';
+import { extractDigits, extractEmail, extractName, extractNumber, extractVariable, extractYesNo } from '../../src/voice/engines/extract.ts';
 import { resolveVariables, renderTemplate } from '../../src/voice/engines/variables.ts';
 
 async function say(it: AsyncIterable<EngineOutput>): Promise<string[]> {
@@ -142,6 +142,20 @@ test('extraction of spoken values', () => {
   assert.equal(extractDigits('it is double five oh one two'), '55012');
   assert.equal(extractDigits('call 555-123-4567 please'), '5551234567');
   assert.equal(extractDigits('i want to go for it'), '');
+  // A digits variable's bounds (min_digits, max_digits): only a run of that many digits counts.
+  assert.equal(extractDigits('five'), '', 'unbounded, a lone digit word is not a value');
+  assert.equal(extractDigits('five', { min: 1, max: 1 }), '5');
+  assert.equal(extractDigits('i want that one', { min: 1, max: 1 }), '1');
+  assert.equal(extractDigits('for', { min: 1, max: 1 }), '', 'a homophone alone is not a digit');
+  assert.equal(extractDigits('oh', { min: 1, max: 1 }), '', 'nor a hesitation');
+  assert.equal(extractDigits('zero', { min: 1, max: 1 }), '0');
+  assert.equal(extractDigits('oh one two', { min: 3, max: 3 }), '012', 'inside a string "oh" is a zero');
+  assert.equal(extractDigits('five two', { min: 1, max: 1 }), '', 'two digits where one is expected');
+  assert.equal(extractDigits('oh two', { min: 1, max: 1 }), '2', 'a hesitation before the digit');
+  assert.equal(extractDigits('room 12, pin 1 2 3 4', { min: 4, max: 4 }), '1234', 'the run of the stated length');
+  assert.equal(extractDigits('my pin is five five one two three', { min: 4, max: 4 }), '');
+  assert.equal(extractVariable('digits', 'seven', { min: 1, max: 1 }), '7');
+  assert.equal(extractVariable('digits', 'seven'), undefined);
   assert.equal(extractNumber('twenty three'), 23);
   assert.equal(extractNumber('one hundred and five people'), 105);
   assert.equal(extractNumber('about 42'), 42);

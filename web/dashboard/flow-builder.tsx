@@ -8,7 +8,7 @@
  */
 import { useRef, useState } from 'preact/hooks';
 import { FLOW_TEMPLATES } from './flow-templates.ts';
-import { BUILDER_NODE_TYPES, PHONE_TYPES, phoneProblem, retype } from './flow-nodes.ts';
+import { BUILDER_NODE_TYPES, PHONE_TYPES, phoneProblem, retype, retypeVariable, withBound } from './flow-nodes.ts';
 import type { Condition, Edge, Flow, Node, Variable } from './flow-types.ts';
 
 const VARIABLE_TYPES = ['text', 'digits', 'number', 'email', 'name', 'yes_no'];
@@ -297,9 +297,13 @@ function NodePanel({ flow, node, onChange, onRename, onDelete, onStart }: { flow
       {variables.map((v, i) => (
         <div class="row" key={i} data-variable={i}>
           <input aria-label="Variable name" value={v.name} onInput={(e) => setVariables(variables.map((x, j) => (j === i ? { ...x, name: value(e) } : x)))} />
-          <select aria-label="Variable type" value={v.type} onChange={(e) => setVariables(variables.map((x, j) => (j === i ? { ...x, type: value(e) } : x)))}>
+          <select aria-label="Variable type" value={v.type} onChange={(e) => setVariables(variables.map((x, j) => (j === i ? retypeVariable(x, value(e)) : x)))}>
             {VARIABLE_TYPES.map((t) => <option key={t} value={t}>{t}</option>)}
           </select>
+          {v.type === 'digits' && (['min_digits', 'max_digits'] as const).map((bound) => (
+            <input key={bound} type="number" min={1} max={50} aria-label={bound === 'min_digits' ? 'Fewest digits' : 'Most digits'} placeholder={bound === 'min_digits' ? 'fewest' : 'most'} value={v[bound] === undefined ? '' : String(v[bound])}
+              onInput={(e) => setVariables(variables.map((x, j) => (j === i ? withBound(x, bound, value(e)) : x)))} />
+          ))}
           <button type="button" class="secondary" onClick={() => setVariables(variables.filter((_, j) => j !== i))}>Remove</button>
         </div>
       ))}

@@ -1,5 +1,5 @@
 /** The builder's node types and the rules of its phone nodes (no DOM: test/domain/flow-builder-table.test.ts holds them to the API's schema). */
-import { NODE_DIGITS_PATTERN, type Node, TRANSFER_NUMBER_PATTERN } from './flow-types.ts';
+import { NODE_DIGITS_PATTERN, type Node, TRANSFER_NUMBER_PATTERN, type Variable } from './flow-types.ts';
 
 /** The node types the builder offers: every one the API takes. */
 export const BUILDER_NODE_TYPES = ['conversation', 'end', 'function', 'knowledge', 'create_lead', 'create_ticket', 'transfer_call', 'press_digit'];
@@ -35,5 +35,24 @@ export function retype(node: Node, type: string): Node {
     delete next.instruction;
     next.digits ??= '';
   }
+  return next;
+}
+
+/** A variable given another type: only a digits variable keeps its digit bounds. */
+export function retypeVariable(variable: Variable, type: string): Variable {
+  const next: Variable = { ...variable, type };
+  if (type !== 'digits') {
+    delete next.min_digits;
+    delete next.max_digits;
+  }
+  return next;
+}
+
+/** A digits variable with one bound set from its input ('' clears it; the API checks the rest). */
+export function withBound(variable: Variable, bound: 'min_digits' | 'max_digits', input: string): Variable {
+  const next: Variable = { ...variable };
+  const n = Number(input);
+  if (input.trim() === '' || !Number.isFinite(n)) delete next[bound];
+  else next[bound] = Math.trunc(n);
   return next;
 }

@@ -6,7 +6,7 @@ export type Condition =
   | { type: 'always' };
 export interface Equation { left: string; operator: string; right?: string }
 export interface Edge { id: string; destination_node_id: string; transition_condition: Condition }
-export interface Variable { name: string; type: string; description?: string }
+export interface Variable { name: string; type: string; description?: string; min_digits?: number; max_digits?: number }
 export interface Node {
   id: string;
   name?: string;

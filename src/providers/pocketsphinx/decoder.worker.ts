@@ -491,7 +491,7 @@ function directedText(grammar: DirectedGrammar, audio: readonly Int16Array[]): H
     return phrasePlausible(answer.split(' ').length, path.length) ? asAnswer : biased();
   }
   if (openHeardSequence(grammar, open)) return asOpen;
-  return sequencePlausible(answer.split(' ').length, path.length) ? asAnswer : biased();
+  return sequencePlausible(answer.split(' ').length, path.length, grammar.digitCount !== undefined) ? asAnswer : biased();
 }
 
 /**

@@ -1,7 +1,7 @@
 // Directed recognition (SttStream.expect): the JSGF grammar a closed expectation decodes with, and
 // the test that keeps an answer outside it reachable. Pure: the decoder thread (decoder.worker.ts)
 // decodes with the grammar and reads the language model's word lattice.
-import type { ExpectedValue, SttExpectation } from '../stt.ts';
+import type { DigitCount, ExpectedValue, SttExpectation } from '../stt.ts';
 import type { PhraseEvidence, TimedWord } from './expected-phrase.ts';
 
 const DIGIT_WORDS = ['zero', 'oh', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
@@ -26,6 +26,8 @@ export interface DirectedGrammar {
   words: readonly string[];
   /** The words of its value sequences (digits, a number); empty when it has none. */
   sequence: readonly string[];
+  /** How many digits its digit sequence has, when the node states it. */
+  digitCount?: DigitCount;
 }
 
 /** JSGF tokens: lower-case letters, digits and apostrophes (normalizePhrase's alphabet). */
@@ -48,21 +50,56 @@ export function directedGrammar(expectation: SttExpectation): DirectedGrammar | 
   // The digits' and numbers' words are decoded as sequences, not as single answers: a loop of
   // digit words, each perhaps after "double" or "triple", and for a number its number words too.
   const number = values.has('number');
-  const sequence = number || values.has('digits') ? [...REPEAT_WORDS, ...DIGIT_WORDS, ...(number ? NUMBER_WORDS : [])] : [];
+  // A digit count is the digits' alone: a number's words are not digits.
+  const count = !number && values.has('digits') ? expectation.digitCount : undefined;
+  // "double five" is two digits: repeats only where two or more digits are expected. A lone
+  // "oh" is a caller's hesitation far more often than a zero: one digit is said "zero".
+  const one = count !== undefined && count.max < 2;
+  const repeats = one ? [] : REPEAT_WORDS;
+  const digitWords = one ? DIGIT_WORDS.filter((w) => w !== 'oh') : DIGIT_WORDS;
+  const sequence = number || values.has('digits') ? [...repeats, ...digitWords, ...(number ? NUMBER_WORDS : [])] : [];
   for (const w of sequence) phrases.delete(w);
   if (phrases.size === 0 && sequence.length === 0) return undefined;
   const single = [...phrases].slice(0, MAX_ALTERNATIVES);
-  const alternatives = [...single, ...(sequence.length > 0 ? ['<value>+'] : [])];
-  const value = [`[${REPEAT_WORDS.join(' | ')}] <digit>`, ...(number ? NUMBER_WORDS : [])];
+  const alternatives = [...single, ...(sequence.length > 0 ? [count ? countedValues(count, repeats.length > 0) : '<value>+'] : [])];
+  const value = [`${repeats.length > 0 ? `[${repeats.join(' | ')}] ` : ''}<digit>`, ...(number ? NUMBER_WORDS : [])];
   const jsgf = [
     '#JSGF V1.0;',
     'grammar directed;',
     `public <answer> = ${alternatives.join(' | ')};`,
-    ...(sequence.length > 0 ? [`<value> = ${value.join(' | ')};`, `<digit> = ${DIGIT_WORDS.join(' | ')};`] : []),
+    ...(sequence.length > 0 ? [`<value> = ${value.join(' | ')};`, `<digit> = ${digitWords.join(' | ')};`] : []),
     '',
   ].join('\n');
   const words = [...new Set([...single.flatMap((p) => p.split(' ')), ...sequence])];
-  return { jsgf, phrases: single, words, sequence };
+  return { jsgf, phrases: single, words, sequence, ...(count ? { digitCount: count } : {}) };
+}
+
+/**
+ * A sequence of `count.min` to `count.max` digits as JSGF: that many `<value>`s, the ones past the
+ * fewest optional (unbounded: a loop). A value after "double" or "triple" is two or three digits,
+ * so with repeats the fewest values are a third of the fewest digits; the answer's digits are
+ * counted again where they are used (spokenDigits, the flow's extraction).
+ */
+function countedValues(count: DigitCount, repeats: boolean): string {
+  const fewest = Math.max(1, repeats ? Math.ceil(count.min / 3) : count.min);
+  const required = Array<string>(fewest).fill('<value>');
+  const optional = Number.isFinite(count.max) ? Array<string>(Math.max(0, count.max - fewest)).fill('[<value>]') : ['<value>*'];
+  return `(${[...required, ...optional].join(' ')})`;
+}
+
+/** How many digits digit words spell: "double five one" is three. */
+export function spokenDigits(words: readonly string[]): number {
+  let n = 0;
+  let repeat = 1;
+  for (const w of words) {
+    if (REPEAT_WORDS.includes(w)) {
+      repeat = w === 'double' ? 2 : 3;
+      continue;
+    }
+    if (DIGIT_WORDS.includes(w)) n += repeat;
+    repeat = 1;
+  }
+  return n;
 }
 
 /**
@@ -86,10 +123,12 @@ export function phrasePlausible(phraseWords: number, openWords: number): boolean
 
 /**
  * Whether a value sequence the grammar heard (digits, a number) is taken: the open language model
- * must not have heard much more speech than the sequence (a sentence forced into digit words).
+ * must not have heard much more speech than the sequence (a sentence forced into digit words);
+ * nor, when the grammar is `counted` (a digit count), much less ("seven" forced into four digits).
  */
-export function sequencePlausible(sequenceWords: number, openWords: number): boolean {
-  return openWords <= 2 * sequenceWords + 1;
+export function sequencePlausible(sequenceWords: number, openWords: number, counted = false): boolean {
+  // A counted grammar must say that many digits: not many more than the language model heard words.
+  return openWords <= 2 * sequenceWords + 1 && (!counted || sequenceWords <= 2 * openWords + 1);
 }
 
 /**
@@ -97,10 +136,15 @@ export function sequencePlausible(sequenceWords: number, openWords: number): boo
  * zero"): then its words are the answer, not the grammar's. Forced to a digit loop, the grammar
  * adds digits where the language model heard breath or noise at a single digit's edges ("eight
  * seven", "six zero" for "six"); the language model, free to hear any word, heard only these.
+ * Not when the node states a digit count and they are more ("two five eight" where one digit
+ * is expected): the grammar's answer has that count.
  */
 export function openHeardSequence(grammar: DirectedGrammar, open: string): boolean {
   const heard = open.split(' ').filter(Boolean);
-  return heard.length > 0 && heard.every((w) => grammar.sequence.includes(w));
+  if (heard.length === 0 || !heard.every((w) => grammar.sequence.includes(w))) return false;
+  // More digits than the node takes: digits heard in breath or noise, the grammar's answer is
+  // the caller's. Fewer stand: the grammar would make up the ones it lacks.
+  return !grammar.digitCount || spokenDigits(heard) <= grammar.digitCount.max;
 }
 
 /**

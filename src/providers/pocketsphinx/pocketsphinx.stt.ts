@@ -643,7 +643,8 @@ class LibraryStream implements SttStream {
   expect(expectation: SttExpectation): void {
     if (this.#closed || this.#failure) return;
     this.#bias = [...new Set([...expectation.phrases, ...this.#keywords])];
-    this.#expectation = { closed: expectation.closed, values: [...expectation.values], phrases: [...expectation.phrases] };
+    const count = expectation.digitCount;
+    this.#expectation = { closed: expectation.closed, values: [...expectation.values], phrases: [...expectation.phrases], ...(count ? { digitCount: { min: count.min, max: count.max } } : {}) };
   }
 
   async finalize(signal?: AbortSignal): Promise<SttResult> {

@@ -1,4 +1,5 @@
-import type { ExpectedValue, SttExpectation } from '../../providers/stt.ts';
+import type { DigitCount, ExpectedValue, SttExpectation } from '../../providers/stt.ts';
+import { digitCount } from './extract.ts';
 import type { FlowNode, VariableType } from './types.ts';
 
 /**
@@ -74,7 +75,8 @@ const CLOSED_TYPES: ReadonlySet<VariableType> = new Set<ExpectedValue>(['yes_no'
  * answers (its edges, the else edge aside, are keyword edges, and the values it extracts are
  * yes/no, digits or a number) and expects at least one; open otherwise (a prompt or equation
  * edge, a free-text value, nothing to branch on, a knowledge node's question). Anything outside a closed set still reaches
- * the node and takes its else edge: the recogniser reports it as heard.
+ * the node and takes its else edge: the recogniser reports it as heard. With the digit count its
+ * digits variables state (expectedDigitCount), closed or not.
  */
 export function nodeExpectation(node: FlowNode): SttExpectation {
   const edges = (node.edges ?? []).map((e) => e.transition_condition.type).filter((t) => t !== 'always');
@@ -82,5 +84,20 @@ export function nodeExpectation(node: FlowNode): SttExpectation {
   const values = [...new Set(types.filter((t): t is ExpectedValue => CLOSED_TYPES.has(t)))];
   // A knowledge node answers any question: never closed.
   const closed = node.type !== 'knowledge' && edges.every((t) => t === 'keyword') && types.every((t) => CLOSED_TYPES.has(t)) && edges.length + types.length > 0;
-  return { closed, phrases: mergePhrases(nodePhrases(node)), values: closed ? values : [] };
+  // Stated whether or not the node is closed: a keyed turn ends at its most digits either way.
+  const count = expectedDigitCount(node);
+  return { closed, phrases: mergePhrases(nodePhrases(node)), values: closed ? values : [], ...(count ? { digitCount: count } : {}) };
+}
+
+/**
+ * How many digits a node's digit string has: from the fewest to the most its digits variables
+ * state, when every one states them and the node extracts no number (a number's words are not
+ * counted as digits); undefined otherwise.
+ */
+function expectedDigitCount(node: FlowNode): DigitCount | undefined {
+  const variables = node.extract_variables ?? [];
+  const digits = variables.filter((v) => v.type === 'digits');
+  const counts = digits.map(digitCount);
+  if (digits.length === 0 || variables.some((v) => v.type === 'number') || !counts.every((c): c is DigitCount => c !== undefined)) return undefined;
+  return { min: Math.min(...counts.map((c) => c.min)), max: Math.max(...counts.map((c) => c.max)) };
 }

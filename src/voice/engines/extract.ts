@@ -1,4 +1,5 @@
-import type { VariableType } from './types.ts';
+import type { DigitCount } from '../../providers/stt.ts';
+import type { ExtractVariable, VariableType } from './types.ts';
 
 /**
  * Embedded extraction of typed values from the user's words, no LLM needed. Recognisers emit
@@ -23,18 +24,33 @@ export function words(text: string): string[] {
 }
 
 /**
+ * How many digits a digits variable's value has: its min_digits (default 1) to max_digits
+ * (default unbounded); undefined when it states neither.
+ */
+export function digitCount(variable: ExtractVariable): DigitCount | undefined {
+  if (variable.min_digits === undefined && variable.max_digits === undefined) return undefined;
+  return { min: variable.min_digits ?? 1, max: variable.max_digits ?? Number.POSITIVE_INFINITY };
+}
+
+/** Unbounded: a run of 2+ digits, however long (a lone digit word is too often just a word). */
+const ANY_DIGITS: DigitCount = { min: 2, max: Number.POSITIVE_INFINITY };
+
+/**
  * The longest run of spoken or written digits: "five five five one two three four" -> "5551234",
  * "double five" -> "55", "555-1234" -> "5551234". Ambiguous homophones ("to", "for") count only
- * inside a run of at least two other digits. Returns '' when there is no run of 2+ digits.
+ * inside a run of at least two other digits. Only runs of `bounds.min` to `bounds.max` digits
+ * count (default 2 or more): a node that expects one digit takes "five", never "to" or "oh" alone.
+ * Returns '' when there is none.
  */
-export function extractDigits(text: string): string {
+export function extractDigits(text: string, bounds: DigitCount = ANY_DIGITS): string {
   const tokens = words(text.replace(/(\d)[\s-]+(?=\d)/g, '$1'));
   let best = '';
   let run = '';
   let strong = 0;
   let repeat = 1;
   const close = (): void => {
-    if (strong >= 2 && run.length > best.length) best = run;
+    const fits = run.length >= bounds.min && run.length <= bounds.max;
+    if (fits && strong >= Math.min(2, bounds.min) && run.length > best.length) best = run;
     run = '';
     strong = 0;
   };
@@ -45,7 +61,8 @@ export function extractDigits(text: string): string {
     }
     const written = /^\d+$/.test(t) ? t : undefined;
     const spoken = DIGIT_WORDS[t];
-    const homophone = t === 'to' || t === 'too' || t === 'for' || t === 'o';
+    // A lone "oh" is a hesitation more often than a zero: where one digit is expected, not a digit.
+    const homophone = t === 'to' || t === 'too' || t === 'for' || t === 'o' || (t === 'oh' && bounds.max < 2);
     if (written !== undefined) {
       run += written;
       strong += written.length;
@@ -138,15 +155,18 @@ export function extractYesNo(text: string): 'yes' | 'no' | undefined {
   return undefined;
 }
 
-/** Extracts one variable of the given type; undefined when the words do not contain one. */
-export function extractVariable(type: VariableType, text: string): string | undefined {
+/**
+ * Extracts one variable of the given type; undefined when the words do not contain one. `bounds`:
+ * a digits variable's length (min_digits, max_digits); the others ignore it.
+ */
+export function extractVariable(type: VariableType, text: string, bounds?: DigitCount): string | undefined {
   switch (type) {
     case 'text': {
       const t = text.trim();
       return t || undefined;
     }
     case 'digits': {
-      const d = extractDigits(text);
+      const d = extractDigits(text, bounds);
       return d || undefined;
     }
     case 'number': {

@@ -1,6 +1,6 @@
 import type { LlmProvider } from '../../providers/llm.ts';
 import type { SttExpectation } from '../../providers/stt.ts';
-import { extractVariable } from './extract.ts';
+import { digitCount, extractVariable } from './extract.ts';
 import { mergePhrases, namesFromVariables, nodeExpectation, nodePhrases } from './expected.ts';
 import { renderTemplate, resolveVariables } from './variables.ts';
 import { endingAt, failedNodeEnding } from './flow.ending.ts';
@@ -182,7 +182,7 @@ export class FlowEngine implements ResponseEngine {
       return;
     }
     for (const v of node.extract_variables ?? []) {
-      const value = extractVariable(v.type, userText);
+      const value = extractVariable(v.type, userText, digitCount(v));
       if (value === undefined) continue;
       this.#conversation.extracted[v.name] = value;
       if (v.type === 'name') this.#conversation.names.add(value);

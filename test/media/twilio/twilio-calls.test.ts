@@ -88,34 +88,52 @@ for (const kind of STORES) {
       assert.ok(cut && cut.content.length < LONG.length, `the reply was cut off: ${cut?.content}`);
     });
 
-    it("keypad digits from Twilio's dtmf messages are the caller's input: a flow extracts them and branches", { timeout: 20_000 }, async () => {
-      const digitsAgent = await s.flowAgent({
+    /**
+     * A flow whose node `ask` says `prompt` and extracts `variable`, then ends saying `done`; a
+     * Twilio call to `number` on it presses `keys`, 100 ms apart. The ended call and its lines.
+     */
+    const keyedCall = async (number: string, prompt: string, variable: Record<string, unknown>, done: string, keys: string) => {
+      const agent = await s.flowAgent({
         start_node_id: 'ask',
         nodes: [
           {
             id: 'ask',
             type: 'conversation',
-            instruction: { type: 'static_text', text: 'Enter your account number, then press pound.' },
-            extract_variables: [{ name: 'account', type: 'digits' }],
-            edges: [{ id: 'got', destination_node_id: 'found', transition_condition: { type: 'equation', equations: [{ left: 'account', operator: 'exists' }], operator: '&&' } }],
+            instruction: { type: 'static_text', text: prompt },
+            extract_variables: [variable],
+            edges: [{ id: 'got', destination_node_id: 'found', transition_condition: { type: 'equation', equations: [{ left: String(variable['name']), operator: 'exists' }], operator: '&&' } }],
           },
-          { id: 'found', type: 'end', instruction: { type: 'static_text', text: 'Account {{account}} found. Goodbye.' } },
+          { id: 'found', type: 'end', instruction: { type: 'static_text', text: done } },
         ],
       });
-      assert.equal((await s.api('POST', '/import-phone-number', { phone_number: '+14155550300', twilio_account_sid: twilio.accountSid, twilio_auth_token: twilio.authToken, inbound_agent_id: digitsAgent })).status, 201);
-      const { stream, callSid } = await twilio.ring(`${PUBLIC}/twilio/voice`, { from: CALLER, to: '+14155550300' });
+      assert.equal((await s.api('POST', '/import-phone-number', { phone_number: number, twilio_account_sid: twilio.accountSid, twilio_auth_token: twilio.authToken, inbound_agent_id: agent })).status, 201);
+      const { stream, callSid } = await twilio.ring(`${PUBLIC}/twilio/voice`, { from: CALLER, to: number });
       assert.ok(stream);
       await eventually(() => stream.sent('media').length > 0, 10_000);
-      for (const key of '4321#') {
+      for (const key of keys) {
         stream.dtmf(key);
         await new Promise((r) => setTimeout(r, 100));
       }
       assert.equal(await stream.closed, 1000, 'the flow ended the call');
       const ended = await eventually(async () => ((await s.api('POST', '/v2/list-calls', {})).json as any[]).find((c) => c.telephony_identifier === callSid && c.call_status === 'ended'));
+      return { ended, lines: (ended.transcript_object as Array<{ role: string; content: string }>).map((u) => `${u.role}: ${u.content}`) };
+    };
+
+    it("keypad digits from Twilio's dtmf messages are the caller's input: a flow extracts them and branches", { timeout: 20_000 }, async () => {
+      const { ended, lines } = await keyedCall('+14155550300', 'Enter your account number, then press pound.', { name: 'account', type: 'digits' }, 'Account {{account}} found. Goodbye.', '4321#');
       assert.equal(ended.disconnection_reason, 'agent_hangup');
-      const lines = (ended.transcript_object as Array<{ role: string; content: string }>).map((u) => `${u.role}: ${u.content}`);
       assert.ok(lines.includes('user: 4321'), lines.join(' | '));
       assert.ok(lines.some((l) => l.startsWith('agent: Account 4321 found.')), lines.join(' | '));
+    });
+
+    it('a node expecting one digit (max_digits 1) takes a key at once, without pound or the timeout: the next key is the next turn', { timeout: 20_000 }, async () => {
+      // Unbounded, "78" would be one turn (at the timeout) of two digits, not a choice.
+      const choice = { name: 'choice', type: 'digits', min_digits: 1, max_digits: 1 };
+      const { ended, lines } = await keyedCall('+14155550301', 'Press a number from one to nine.', choice, 'You chose {{choice}}. Goodbye.', '78');
+      assert.ok(lines.includes('user: 7') && !lines.includes('user: 78'), lines.join(' | '));
+      // The second key may cut the answer short (a key press interrupts as speech does).
+      assert.ok(lines.some((l) => l.startsWith('agent: You')), lines.join(' | '));
+      assert.equal(ended.current_node_id, 'found', 'the one digit was extracted: the equation edge took it');
     });
 
     it('the caller hangs up: stop ends the call user_hangup', { timeout: 20_000 }, async () => {
