@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeStt, FakeTts, EnergyVad } from '../../src/providers/fake/fake.providers.ts';
 import type { SttExpectation, SttOpenOptions, SttProvider } from '../../src/providers/stt.ts';
-import { directedGrammar, openHeardSequence, phrasePlausible, sequencePlausible, spansAnswer, spokenDigits } from '../../src/providers/pocketsphinx/directed.ts';
+import { directedGrammar, holdsOtherPhrase, openHeardSequence, phrasePlausible, sequencePlausible, spansAnswer, spokenDigits } from '../../src/providers/pocketsphinx/directed.ts';
 import { FlowEngine } from '../../src/voice/engines/flow.engine.ts';
 import { nodeExpectation } from '../../src/voice/engines/expected.ts';
 import type { ConversationFlow, FlowNode } from '../../src/voice/engines/types.ts';
@@ -70,6 +70,14 @@ test("a node's digit count: stated by its digits variables, bounding the grammar
   assert.ok(openHeardSequence(four, 'double five one two') && !openHeardSequence(four, 'one two three four five six seven'));
   assert.ok(openHeardSequence(four, 'five one two'), 'fewer digits than the node takes: its words stand, the grammar would make up the rest');
   assert.ok(sequencePlausible(4, 2, true) && !sequencePlausible(4, 1, true) && sequencePlausible(4, 1), '"seven" is not forced into four digits');
+});
+
+test("two expected phrases in a short answer (\"go on\" where the edges are \"go\" and \"on\"): the grammar's choice decides, not the edges' order", () => {
+  const g = directedGrammar({ closed: true, phrases: ['go', 'on', 'book', 'book a visit'], values: [] })!;
+  assert.ok(holdsOtherPhrase(g, 'go', 'go on'));
+  assert.ok(!holdsOtherPhrase(g, 'go', 'go now'), 'one expected phrase: the words stand');
+  assert.ok(!holdsOtherPhrase(g, 'book a visit', 'book a visit'), 'a phrase inside the answer is the answer');
+  assert.ok(!holdsOtherPhrase(g, 'go', 'going'), 'whole words only');
 });
 
 test('a phrase only the lattice holds is taken at a closed node when it spans enough of the speech: a misheard answer, not a short word inside a sentence', () => {

@@ -20,7 +20,7 @@
 import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
 import { MAX_WORDS_PER_UTTERANCE, type SttExpectation, type SttWord } from '../stt.ts';
-import { DIRECTED_MIN_POSTERIOR, directedGrammar, openHeardSequence, phrasePlausible, sequencePlausible, spansAnswer, type DirectedGrammar } from './directed.ts';
+import { DIRECTED_MIN_POSTERIOR, directedGrammar, holdsOtherPhrase, openHeardSequence, phrasePlausible, sequencePlausible, spansAnswer, type DirectedGrammar } from './directed.ts';
 import { pronunciations } from './vocabulary.ts';
 import { containsPhrase, PHRASE_MIN_POSTERIOR, strongest, withPhrase, withPhraseWords, type PhraseEvidence, type TimedWord } from './expected-phrase.ts';
 
@@ -485,7 +485,10 @@ function directedText(grammar: DirectedGrammar, audio: readonly Int16Array[]): H
   };
   if (!answer) return biased();
   if (grammar.phrases.includes(answer)) {
-    if (containsPhrase(open, [answer])) return asOpen;
+    if (containsPhrase(open, [answer])) {
+      // A short answer holding two expected phrases: the grammar's choice, not the edges' order.
+      return holdsOtherPhrase(grammar, answer, open) && phrasePlausible(answer.split(' ').length, path.length) ? asAnswer : asOpen;
+    }
     const found = strongest(evidence.filter((e) => e.phrase === answer && spansAnswer(e, path)), DIRECTED_MIN_POSTERIOR);
     if (found) return heardWithPhrase(found);
     return phrasePlausible(answer.split(' ').length, path.length) ? asAnswer : biased();

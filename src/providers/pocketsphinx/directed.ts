@@ -2,7 +2,7 @@
 // the test that keeps an answer outside it reachable. Pure: the decoder thread (decoder.worker.ts)
 // decodes with the grammar and reads the language model's word lattice.
 import type { DigitCount, ExpectedValue, SttExpectation } from '../stt.ts';
-import type { PhraseEvidence, TimedWord } from './expected-phrase.ts';
+import { containsPhrase, type PhraseEvidence, type TimedWord } from './expected-phrase.ts';
 
 const DIGIT_WORDS = ['zero', 'oh', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
 /** Said before a digit to repeat it ("double five" is 55), as extractDigits reads it. */
@@ -119,6 +119,16 @@ export const DIRECTED_MIN_POSTERIOR = 1e-6;
  */
 export function phrasePlausible(phraseWords: number, openWords: number): boolean {
   return openWords <= phraseWords + 1;
+}
+
+/**
+ * Whether the language model's text holds, besides the grammar's answer, another of the grammar's
+ * phrases that is not part of the answer ("go on" where the edges are "go" and "on"). The flow
+ * would take whichever edge comes first; the grammar, which chose one phrase for the whole
+ * utterance, knows which was said.
+ */
+export function holdsOtherPhrase(grammar: DirectedGrammar, answer: string, open: string): boolean {
+  return grammar.phrases.some((p) => p !== answer && !containsPhrase(answer, [p]) && containsPhrase(open, [p]));
 }
 
 /**

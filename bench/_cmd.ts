@@ -1,0 +1,10 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { COMMANDS_NODE, commandEdge, type Item, realSpeechDir, throughCalls } from './real-speech.ts';
+const manifest = JSON.parse(readFileSync(join(realSpeechDir(), 'manifest.json'), 'utf8')) as Item[];
+const rate = Number(process.argv[2] ?? 16000);
+const items = manifest.filter((i) => i.kind === 'command' && i.rate === rate);
+const h = await throughCalls(items, COMMANDS_NODE);
+let ok = 0;
+items.forEach((it, i) => { const r = commandEdge(h.texts[i]!) === it.text; ok += +r; if (!r) console.log(`${it.file}\t${it.text}\t${h.texts[i]}`); });
+console.log(`commands ${rate}: ${ok}/${items.length}`);
