@@ -33,7 +33,8 @@
  * at the commands node, and the commands other than yes and no at a yes/no node (keyword edges
  * "yes" and "no" only), beside how many of the yes and no items that node heard right. Single
  * digits are also decoded, both directed ways, at a node that states it expects one digit
- * (ONE_DIGIT_NODE: a digits variable with max_digits 1), their own table.
+ * (ONE_DIGIT_NODE: a digits variable with max_digits 1), their own table, and digit strings per
+ * call at a node that states each string's length.
  * Alone: `node bench/real-speech.ts`; PER_GROUP=n takes a group's first n items,
  * REAL_SPEECH_GROUPS="single digits" only the groups whose name holds it.
  */
@@ -347,6 +348,8 @@ export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promi
   const digitStrings = tally();
   /** Single digits heard right at ONE_DIGIT_NODE, per group, per directed column. */
   const oneDigit: string[] = [];
+  /** Digit strings heard right per call at a node stating their count, per group. */
+  const counted: string[] = [];
   /** Transcripts the candidate heard otherwise than ours, of those compared (every path and node). */
   const changed = { texts: 0, items: 0 };
   // Commands at the yes/no node: the others taking the yes or no edge (wrong), and yes and no heard right.
@@ -416,7 +419,18 @@ export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promi
       oneDigit.push(`| ${group.name} | ${cells.join(' | ')} |`);
       log(`real speech: ${group.name} at a one-digit node: ${cells.join(', ')}`);
     }
-    if (kind === 'digits') digitStrings.items += items.length;
+    if (kind === 'digits') {
+      digitStrings.items += items.length;
+      // Per call at a node stating each string's length (min_digits = max_digits: "your 4-digit PIN").
+      let right = 0;
+      for (const n of new Set(items.map((it) => (it.digits ?? digitsOf(it.text)).length))) {
+        const sub = items.filter((it) => (it.digits ?? digitsOf(it.text)).length === n);
+        const t = (await throughCalls(sub, { ...DIGITS_NODE, digitCount: { min: n, max: n } })).texts;
+        right += sub.filter((it, i) => digitsOf(t[i]!) === (it.digits ?? digitsOf(it.text))).length;
+      }
+      counted.push(`${group.name} ${pct(right, items.length)}`);
+      log(`real speech: ${group.name} at a node stating the count, per call: ${pct(right, items.length)}`);
+    }
     if (kind === 'command') {
       atYesNo.items += items.filter((it) => !YES_NO_NODE.phrases.includes(it.text)).length;
       atYesNo.yesNoItems += items.filter((it) => YES_NO_NODE.phrases.includes(it.text)).length;
@@ -455,6 +469,7 @@ export async function runRealSpeechBench(options: RealSpeechOptions = {}): Promi
     `|---|${directedColumns.map(() => '---|').join('')}`,
     ...oneDigit,
     '',
+    ...(counted.length > 0 ? [`Digit strings per call at a node that states how many digits it takes (\`min_digits\` = \`max_digits\` = the string's length, as "your 4-digit PIN" does): ${counted.join('; ')}.`, ''] : []),
     line('Out-of-grammar sentences that took a keyword edge at the commands node', sentences),
     line('Out-of-grammar single words (digits said at the commands node) that took a keyword edge', oneWord),
     line('Out-of-grammar digit strings (said at the commands node) that took a keyword edge', digitStrings),
