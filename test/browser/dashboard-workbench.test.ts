@@ -129,6 +129,7 @@ describe('dashboard knowledge bases and agent tests', { skip: NO_CHROMIUM || NOT
     await page.goto(`${web.baseUrl}/dashboard`);
     await page.fill('#api-key', web.apiKey);
     await page.click('#sign-in-submit');
+    await page.waitForSelector('#calls'); // signed in: a page opened before that is the sign-in form
     await page.goto(`${web.baseUrl}/dashboard#/agents/${agentId}`);
     await page.click('#agent-tab-tests');
     await page.waitForSelector('#test-cases-empty');
