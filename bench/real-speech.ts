@@ -12,7 +12,8 @@
  *     decoder that starts each call on the model's cepstral mean, with the first utterance's
  *     second decode; 8 kHz audio reaches it as a call's does (src/voice/call-rate.ts: PocketSphinx
  *     takes a 16 kHz copy, which it hears better than its narrowband decoder: `npm run bench --
- *     telephone-band` compares the two);
+ *     telephone-band` compares the two), starting on the telephone band's cepstral mean (`npm
+ *     run bench -- telephone-mean` compares it with the model's own);
  *   - directed, one stream per group: the same path, the group's items one after another in one
  *     stream (throughStream), so each is decoded on the mean learnt from the recordings before it:
  *     other speakers' (Speech Commands is ordered by word), or mostly the same speaker's (FSDD is
@@ -47,7 +48,7 @@ import { createResampler } from '../src/providers/audio/resample.ts';
 import { DecoderPool } from '../src/providers/pocketsphinx/decoder-pool.ts';
 import { DEBIAN_MODEL_DIR, type PocketsphinxOptions, PocketsphinxStt } from '../src/providers/pocketsphinx/pocketsphinx.stt.ts';
 import type { SttExpectation } from '../src/providers/stt.ts';
-import { decodesNatively } from '../src/voice/call-rate.ts';
+import { decodesNatively, openRecogniser } from '../src/voice/call-rate.ts';
 import { keywordMatch } from '../src/voice/engines/flow.engine.ts';
 import { fmt, wordErrors } from './lib.ts';
 
@@ -189,37 +190,37 @@ export async function throughStream(items: readonly Item[], way: 'open' | 'direc
  * starts on the model's cepstral mean, not one learnt from other speakers (the pool puts it back
  * between holders), and gets what a call's first utterance gets (the second decode on the mean
  * learnt from it, unless `redecodeFirstUtterance` is false). A recording is one caller's answer:
- * this is what a call does with it. 8 kHz items reach the decoder as a call gives them
- * (src/voice/call-rate.ts). The decoder's CPU is counted as in throughStream.
+ * this is what a call does with it. Each is opened as a call opens its recogniser
+ * (src/voice/call-rate.ts openRecogniser at the item's rate): an 8 kHz item is written as it came
+ * and PocketSphinx gets its own 16 kHz copy, told it came at 8 kHz (so a telephone-band call's
+ * starting mean, unless `telephoneBandMean` is false). The decoder's CPU is counted as in
+ * throughStream.
  */
-export async function throughCalls(items: readonly Item[], expectation: SttExpectation, extraArgs: readonly string[] = [], options: Pick<PocketsphinxOptions, 'redecodeFirstUtterance'> = {}): Promise<Heard> {
+export async function throughCalls(items: readonly Item[], expectation: SttExpectation, extraArgs: readonly string[] = [], options: Pick<PocketsphinxOptions, 'redecodeFirstUtterance' | 'telephoneBandMean'> = {}): Promise<Heard> {
   const pool = new DecoderPool({ warm: 0, maxDecoders: 1 });
   const stt = new PocketsphinxStt({ mode: 'library', decoders: pool, extraArgs, ...options });
-  const narrow = items[0]?.rate === 8000 && decodesNatively(stt, 8000);
-  const rate = narrow ? 8000 : 16000;
-  const chunk = rate / 50;
   const out: string[] = [];
-  let samples = 0;
+  let audioS = 0;
   try {
     // The model loads outside the measured CPU: a first call decodes silence.
-    const warm = await stt.openStream({ ...(narrow ? { sampleRateHz: 8000 as const } : {}) });
-    warm.write(new Int16Array(rate / 2));
+    const warm = await stt.openStream();
+    warm.write(new Int16Array(8000));
     await warm.finalize();
     await warm.close();
     const loaded = await decoderCpuS(pool);
     for (const it of items) {
-      const pcm = await itemAudio(it, narrow);
-      const s = await stt.openStream({ ...(narrow ? { sampleRateHz: 8000 as const } : {}) });
+      const pcm = padded(readWav(join(realSpeechDir(), it.file)), it.rate);
+      const s = await openRecogniser(stt, it.rate, {});
       try {
         s.expect?.(expectation);
-        for (let o = 0; o < pcm.length; o += chunk) s.write(pcm.subarray(o, o + chunk));
-        samples += pcm.length;
+        for (let o = 0; o < pcm.length; o += it.rate / 50) s.write(pcm.subarray(o, o + it.rate / 50));
+        audioS += pcm.length / it.rate;
         out.push((await s.finalize()).text);
       } finally {
         await s.close();
       }
     }
-    return { texts: out, cpuS: (await decoderCpuS(pool)) - loaded, audioS: samples / rate };
+    return { texts: out, cpuS: (await decoderCpuS(pool)) - loaded, audioS };
   } finally {
     await stt.close();
     await pool.close();

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, sip-outbound, twilio, agent-tests, knowledge, knowledge-vectors, knowledge-recall, knowledge-documents, webrtc, streamed, embedded-scale, denoise, voicemail, sip-codec, telephone-band, decoder-cost, closed-check, mllr, browser-playout, first-utterance, webrtc-signal, webrtc-server-share; all by default) and
+ * `npm run bench [-- part ...]`: runs the benchmarks (api, webhooks, voice, tools, recognition, browser, sip, sip-outbound, twilio, agent-tests, knowledge, knowledge-vectors, knowledge-recall, knowledge-documents, webrtc, streamed, embedded-scale, denoise, voicemail, sip-codec, telephone-band, telephone-mean, decoder-cost, closed-check, mllr, browser-playout, first-utterance, webrtc-signal, webrtc-server-share; all by default) and
  * prints their tables, ready to paste into BENCHMARKS.md. Each part measures against a baseline
  * run by the same script on the same machine, because these shared machines are noisy.
  */
@@ -26,6 +26,7 @@ import { runDenoiseBench } from './denoise.ts';
 import { runVoicemailBench } from './voicemail.ts';
 import { runSipCodecBench } from './sip-codec.ts';
 import { runTelephoneBandBench } from './telephone-band.ts';
+import { runTelephoneMeanBench } from './telephone-mean.ts';
 import { runDecoderCostBench } from './decoder-cost.ts';
 import { runClosedCheckBench } from './closed-check.ts';
 import { runMllrBench } from './mllr.ts';
@@ -58,6 +59,7 @@ const parts: Record<string, () => Promise<string>> = {
   voicemail: () => runVoicemailBench({ log }),
   'sip-codec': () => runSipCodecBench({ log }),
   'telephone-band': () => runTelephoneBandBench({ log, ...(process.env['PER_GROUP'] ? { perGroup: Number(process.env['PER_GROUP']) } : {}) }),
+  'telephone-mean': () => runTelephoneMeanBench({ log, ...(process.env['PER_GROUP'] ? { perGroup: Number(process.env['PER_GROUP']) } : {}) }),
   'decoder-cost': () => runDecoderCostBench({ log }),
   'closed-check': () => runClosedCheckBench({ log }),
   mllr: () => runMllrBench({ log }),

@@ -114,6 +114,14 @@ export interface SttOpenOptions {
    * SttCapabilities.inputSampleRates; the others are given 16 kHz.
    */
   sampleRateHz?: 8000 | 16000;
+  /**
+   * The rate the caller's audio came at, where write() is given it resampled to sampleRateHz: 8000
+   * for a telephone-band call whose audio a wideband recogniser takes as a 16 kHz copy
+   * (src/voice/call-rate.ts). Such audio has nothing above 4 kHz; a recogniser may start from what
+   * that channel sounds like (PocketSphinx: its cepstral mean) instead of learning it from the
+   * caller's first words. Default: sampleRateHz.
+   */
+  sourceSampleRateHz?: 8000 | 16000;
 }
 
 /**

@@ -6,7 +6,8 @@
  * 8 kHz and handed the caller's audio as it came. One that takes 16 kHz only, or hears phone
  * calls better through its wideband decoder (SttCapabilities.telephoneRate 16000: PocketSphinx,
  * measured), is fed a resampled copy here, its own input and nothing else's: the VAD, the
- * recording and the voicemail detector still hear the 8 kHz audio.
+ * recording and the voicemail detector still hear the 8 kHz audio. It is told the copy came at
+ * 8 kHz (SttOpenOptions.sourceSampleRateHz), so it can start from what that band sounds like.
  *
  * The voice. A synthesiser that makes the call's rate itself (TtsCapabilities.outputSampleRates:
  * ElevenLabs' `pcm_8000`, Cartesia's `sample_rate` 8000) is asked for it; any other one's 16 kHz
@@ -34,7 +35,7 @@ export async function openRecogniser(stt: SttProvider, rateHz: CallSampleRate, o
   const upsampler = await createResampler(rateHz, SAMPLE_RATE_HZ);
   let stream: SttStream;
   try {
-    stream = await stt.openStream(options);
+    stream = await stt.openStream({ ...options, sourceSampleRateHz: rateHz });
   } catch (error) {
     upsampler.close();
     throw error;

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { ProviderError } from '../../src/providers/errors.ts';
 import { DecoderPool } from '../../src/providers/pocketsphinx/decoder-pool.ts';
-import { DEBIAN_MODEL_DIR, PocketsphinxStt, probeLibrary } from '../../src/providers/pocketsphinx/pocketsphinx.stt.ts';
+import { DEBIAN_MODEL_DIR, PocketsphinxStt, probeLibrary, TELEPHONE_BAND_CEPSTRAL_SHIFT, telephoneBandMean } from '../../src/providers/pocketsphinx/pocketsphinx.stt.ts';
 import { languageModelDictionary } from '../../src/providers/pocketsphinx/vocabulary.ts';
 import { FliteTts } from '../../src/providers/flite/flite.tts.ts';
 import { createResampler } from '../../src/providers/audio/resample.ts';
@@ -92,6 +92,52 @@ test('pocketsphinx: audio a decoder has not read is bounded (about 10 s); the re
     assert.ok(bytes >= 320_000, `the decoder got ${bytes} bytes`);
     assert.ok(bytes < 1_000_000, `at most the bound plus what the pipes hold reached the decoder, not all 1.92 MB (got ${bytes})`);
     await s.close();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** The Debian model's feat.params (pocketsphinx-en-us 0.8+5prealpha). */
+const EN_US_FEAT_PARAMS = ['-lowerf 130', '-upperf 6800', '-nfilt 25', '-transform dct', '-lifter 22', '-feat 1s_c_d_dd', '-svspec 0-12/13-25/26-38', '-agc none', '-cmn batch', '-varnorm no', '-model ptm', '-cmninit 41.00,-5.29,-0.12,5.09,2.48,-4.07,-1.37,-1.78,-5.08,-2.05,-6.45,-1.42,1.17', ''].join('\n');
+const EN_US_CMNINIT = [41.0, -5.29, -0.12, 5.09, 2.48, -4.07, -1.37, -1.78, -5.08, -2.05, -6.45, -1.42, 1.17];
+
+test("pocketsphinx: a telephone-band call's starting mean is the model's -cmninit plus the band's shift, only for the front end the shift was measured with", () => {
+  const mean = telephoneBandMean(EN_US_FEAT_PARAMS);
+  assert.ok(mean);
+  mean.forEach((v, i) => assert.ok(Math.abs(v - (EN_US_CMNINIT[i]! + TELEPHONE_BAND_CEPSTRAL_SHIFT[i]!)) < 1e-9, `c${i}`));
+  assert.ok(mean[2]! < -30 && mean[1]! > 20, 'the band tilts the cepstrum: nothing above 4 kHz');
+  assert.equal(mean[0], 41, "c0, the level, is the model's: the caller's own is learnt");
+  assert.equal(telephoneBandMean(EN_US_FEAT_PARAMS.replace('-nfilt 25', '-nfilt 20')), undefined, 'another filter bank: the shift does not apply');
+  assert.equal(telephoneBandMean(EN_US_FEAT_PARAMS.replace('-upperf 6800', '-upperf 3500')), undefined);
+  assert.equal(telephoneBandMean(EN_US_FEAT_PARAMS.replace(/^-cmninit .*$/m, '')), undefined, 'no -cmninit: nothing to shift');
+  assert.equal(telephoneBandMean(EN_US_FEAT_PARAMS.replace('-cmninit 41.00,', '-cmninit x,')), undefined, 'a value that is not a number');
+  assert.equal(telephoneBandMean(EN_US_FEAT_PARAMS.replace('-cmninit 41.00,', '-cmninit ')), undefined, 'twelve values');
+});
+
+test("pocketsphinx process mode: a telephone-band call's decoder gets feature parameters whose -cmninit is the band's; a wideband call's and a native 8 kHz call's do not", async () => {
+  // A stand-in decoder that prints the -cmninit of the -featparams it was given, or "none".
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-ps-tel-'));
+  const binary = path.join(dir, 'decoder');
+  fs.writeFileSync(binary, '#!/bin/sh\ncat > /dev/null\nf=none\nwhile [ $# -gt 0 ]; do [ "$1" = -featparams ] && f=$2; shift; done\nif [ "$f" = none ]; then echo none; else sed -n "s/^-cmninit //p" "$f"; fi\n', { mode: 0o755 });
+  fs.mkdirSync(path.join(dir, 'model', 'en-us'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'model', 'en-us', 'feat.params'), EN_US_FEAT_PARAMS);
+  const heard = async (options: ConstructorParameters<typeof PocketsphinxStt>[0], open: Parameters<PocketsphinxStt['openStream']>[0]): Promise<string> => {
+    const stt = new PocketsphinxStt({ mode: 'process', binary, modelDir: path.join(dir, 'model'), ...options });
+    const s = await stt.openStream(open);
+    try {
+      s.write(new Int16Array(1600));
+      return (await s.finalize()).text;
+    } finally {
+      await s.close();
+      await stt.close();
+    }
+  };
+  try {
+    const expected = EN_US_CMNINIT.map((v, i) => (v + TELEPHONE_BAND_CEPSTRAL_SHIFT[i]!).toFixed(2)).join(',');
+    assert.equal(await heard({}, { sourceSampleRateHz: 8000 }), expected);
+    assert.equal(await heard({}, {}), 'none', 'a wideband call: the model\'s own');
+    assert.equal(await heard({ telephoneBandMean: false }, { sourceSampleRateHz: 8000 }), 'none', 'turned off: the model\'s own');
+    assert.notEqual(await heard({}, { sampleRateHz: 8000 }), expected, 'the narrowband decoder has its own filter bank, which the shift was not measured with');
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -303,6 +349,36 @@ test('pocketsphinx library mode: a call\'s first utterance, heard without what t
     assert.equal(await first(true, true), 'i want to buy a new phone');
     assert.equal(await first(true, false), 'i want to buy a new phone', 'the same at an open node told the keywords');
   } finally {
+    await tts.close();
+  }
+});
+
+test("pocketsphinx library mode: a phone call's first words start on the telephone band's cepstral mean (kal16's \"stop\" through the 8 kHz channel was heard \"up\" on the model's)", LIBRARY, async () => {
+  const { openRecogniser } = await import('../../src/voice/call-rate.ts');
+  const tts = new FliteTts();
+  const down = await createResampler(16000, 8000);
+  try {
+    const parts: Int16Array[] = [];
+    for await (const c of tts.synthesize('stop', { voiceId: 'flite-kal16' })) parts.push(c);
+    const pcm = down.process(concat(silence(400), ...parts, silence(400)));
+    const commands = ['yes', 'no', 'up', 'down', 'left', 'right', 'on', 'off', 'stop', 'go'];
+    /** The call's first answer at a commands node, opened as a phone call opens its recogniser (8 kHz audio, a 16 kHz copy). */
+    const first = async (telephoneBandMean: boolean): Promise<string> => {
+      const stt = new PocketsphinxStt({ mode: 'library', telephoneBandMean });
+      const s = await openRecogniser(stt, 8000, {});
+      try {
+        s.expect!({ closed: true, phrases: commands, values: [] });
+        for (let o = 0; o < pcm.length; o += 160) s.write(pcm.subarray(o, o + 160));
+        return (await s.finalize()).text;
+      } finally {
+        await s.close();
+        await stt.close();
+      }
+    };
+    assert.equal(await first(true), 'stop');
+    assert.notEqual(await first(false), 'stop', "on the model's mean the same audio takes another edge");
+  } finally {
+    down.close();
     await tts.close();
   }
 });

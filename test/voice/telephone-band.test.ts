@@ -61,6 +61,7 @@ test('at 8 kHz: 160-sample frames timed at 8 kHz, the recogniser opened at 8 kHz
   assert.ok(user.startMs >= 1900 && user.startMs <= 2100, `user start ${user.startMs}: 8 kHz frames are 20 ms each`);
   assert.ok(user.endMs >= 2700 && user.endMs <= 2900, `user end ${user.endMs}`);
   assert.equal(stt.opened[0]?.sampleRateHz, 8000);
+  assert.equal(stt.opened[0]?.sourceSampleRateHz, undefined, 'given the audio as it came: no other rate to state');
   const heard = stt.utterances[0]!.samples;
   assert.ok(heard >= 8000 * 0.8 && heard < 16000 * 0.8, `${heard} samples: the utterance at 8 kHz`);
   assert.ok(agentFrames.length > 10);
@@ -68,7 +69,7 @@ test('at 8 kHz: 160-sample frames timed at 8 kHz, the recogniser opened at 8 kHz
   await p.close();
 });
 
-test('at 8 kHz, a recogniser that states 16 kHz only is handed a resampled copy (its input alone)', async () => {
+test('at 8 kHz, a recogniser that states 16 kHz only is handed a resampled copy (its input alone), and told it came at 8 kHz', async () => {
   const clock = new TestClock();
   const stt = new FakeStt(['support please']);
   Object.defineProperty(stt, 'capabilities', { value: { ...fakeSttCapabilities(), inputSampleRates: [16_000] } });
@@ -80,6 +81,7 @@ test('at 8 kHz, a recogniser that states 16 kHz only is handed a resampled copy 
   await feed8k(p, clock, silence8k(1500));
   assert.equal(rec.transcript[1]?.text, 'support please');
   assert.equal(stt.opened[0]?.sampleRateHz, undefined, 'opened at its own 16 kHz');
+  assert.equal(stt.opened[0]?.sourceSampleRateHz, 8000, 'told its copy came at 8 kHz');
   const heard = stt.utterances[0]!.samples;
   assert.ok(heard >= 16000 * 0.8, `${heard} samples: the utterance at 16 kHz`);
   await p.close();

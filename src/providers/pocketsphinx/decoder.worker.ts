@@ -4,7 +4,7 @@
 // the utterances of many calls in turn (decoder-pool.ts): each holder's messages start with
 // 'begin' (its lease and what the utterance is expected to be) and end with 'reset'.
 // Protocol, in order (one message at a time, so utterances never get out of step):
-//   in  {type:'begin', lease, bias, expectation?, cmn?} | {type:'audio', pcm: Int16Array} | {type:'end', id}
+//   in  {type:'begin', lease, bias, expectation?, cmn?, start?} | {type:'audio', pcm: Int16Array} | {type:'end', id}
 //       | {type:'reset'} | {type:'close'}
 //   out {type:'ready'} | {type:'interim', lease, text} | {type:'progress', lease, samples}
 //       | {type:'final', lease, id, text, words?, cmn?} | {type:'failed', message}
@@ -13,7 +13,9 @@
 // text came from the lattice without its words' frames.
 // 'cmn' is the holder's cepstral mean after the utterance (the channel's average spectrum, which
 // the decoder learns as it hears a caller): the holder hands it back with its next 'begin', so a
-// call keeps what its decoder learnt of its line, and no call starts from another's.
+// call keeps what its decoder learnt of its line, and no call starts from another's. A holder
+// may also give one with its first 'begin', marked 'start': the mean its call starts on where that
+// is not the model's (a telephone-band call's, pocketsphinx.stt.ts telephoneBandMean).
 // 'progress' counts the samples of the lease decoded so far, after every chunk, so the parent can
 // bound the audio queued for us and the end of turn knows how far the decoder has heard.
 // 'failed' is fatal (the decoder could not load or crashed); the pool fails the holder.
@@ -55,7 +57,7 @@ export interface DecoderThreadData {
 
 export type DecoderIn =
   /** The next utterance's holder and expectations: phrases to bias towards, a grammar when closed. */
-  | { type: 'begin'; lease: number; bias: string[]; expectation?: SttExpectation; cmn?: CmnState }
+  | { type: 'begin'; lease: number; bias: string[]; expectation?: SttExpectation; cmn?: CmnState; start?: true }
   | { type: 'audio'; pcm: Int16Array }
   | { type: 'end'; id: number }
   /** The holder gives the decoder back: an utterance in progress is dropped, nothing is kept. */
@@ -147,6 +149,8 @@ let acmod: unknown;
 /** The decoder's live CMN, when its structures are laid out as expected; its state as loaded. */
 let cmn: ReturnType<typeof cmnAccess>;
 let loadedCmn: CmnState | undefined;
+/** The mean the holder's call started on, as the decoder holds it: the model's as loaded, or the one its first 'begin' gave. */
+let startCmn: CmnState | undefined;
 
 /**
  * Reads and writes the decoder's live CMN (sphinxbase cmn_live.c), which the library has no call
@@ -199,7 +203,7 @@ try {
   if (!decoder) throw new Error('the decoder could not load its model');
   cmn = cmnAccess(decoder);
   acmod = acmodOf(decoder);
-  loadedCmn = cmn?.read();
+  loadedCmn = startCmn = cmn?.read();
   post({ type: 'ready' });
 } catch (e) {
   post({ type: 'failed', message: e instanceof Error ? e.message : String(e) });
@@ -268,15 +272,15 @@ const DIRECTED_SEARCH = 'directed';
 let nextGrammar: DirectedGrammar | undefined;
 let installed: DirectedGrammar | undefined;
 let directed: DirectedGrammar | undefined;
-/** The current utterance's audio while it is directed or on the mean as loaded: decoded again once it has ended. */
+/** The current utterance's audio while it is directed or on the mean its call started on: decoded again once it has ended. */
 let utteranceAudio: Int16Array[] = [];
-/** Whether the current utterance began on the cepstral mean as loaded (a call's first words). */
-let onLoadedMean = false;
+/** Whether the current utterance began on the mean its call started on (a call's first words). */
+let onStartingMean = false;
 
-/** Whether the live cepstral mean is still the model's as loaded: nothing learnt from a caller, none handed back. */
-function meanAsLoaded(): boolean {
+/** Whether the live cepstral mean is still the one the holder's call started on: nothing learnt from the caller yet. */
+function meanAsStarted(): boolean {
   const now = cmn?.read();
-  return now !== undefined && loadedCmn !== undefined && now.nframe === loadedCmn.nframe && now.mean.every((m, i) => m === loadedCmn.mean[i]);
+  return now !== undefined && startCmn !== undefined && now.nframe === startCmn.nframe && now.mean.every((m, i) => m === startCmn!.mean[i]);
 }
 
 function hypothesis(): string {
@@ -399,10 +403,10 @@ function onAudio(pcm: Int16Array): void {
     bias = nextBias;
     speech = { baseSamples: streamSamples, last: acmod ? (api.streamOffset(acmod) as number) : 0, count: 0 };
     directed = nextGrammar && install(nextGrammar) ? nextGrammar : undefined;
-    onLoadedMean = data.redecodeFirstUtterance && (directed !== undefined || bias.length > 0) && meanAsLoaded();
+    onStartingMean = data.redecodeFirstUtterance && (directed !== undefined || bias.length > 0) && meanAsStarted();
     utteranceAudio = [];
   }
-  if (directed || onLoadedMean) utteranceAudio.push(pcm);
+  if (directed || onStartingMean) utteranceAudio.push(pcm);
   if (!processRaw(pcm, speech)) throw new Error('ps_process_raw failed');
   sinceInterim += pcm.length;
   decoded += pcm.length;
@@ -499,14 +503,17 @@ function directedText(grammar: DirectedGrammar, audio: readonly Int16Array[]): H
 
 /**
  * Decodes the utterance just ended again with the language model, on the cepstral mean the decoder
- * learnt from it. The first utterance of a call is decoded on the model's -cmninit, the average
- * spectrum of the model's training speech, not the caller's line (the live mean is updated when an
- * utterance ends): a Flite voice's "i want to buy a new phone" as a call's first words was heard
- * "i want a barn new phone", the lattice holding "buy" nowhere near where it was said, and the
- * same audio after any other utterance of the voice was heard right (BENCHMARKS.md, "The first
- * utterance of a call"). Done only where it may change what the node hears: an utterance on the
- * mean as loaded, at a node expecting something, whose text holds none of it. What the decoder
- * learnt from the utterance is kept as the first decode left it (the audio is not counted twice).
+ * learnt from it. The first utterance of a call is decoded on the mean the call started on, the
+ * model's -cmninit (the average spectrum of the model's training speech) or a telephone-band
+ * call's, not the caller's line (the live mean is updated when an utterance ends): a Flite
+ * voice's "i want to buy a new phone" as a call's first words was heard "i want a barn new phone",
+ * the lattice holding "buy" nowhere near where it was said, and the same audio after any other
+ * utterance of the voice was heard right (BENCHMARKS.md, "The first utterance of a call"). Done
+ * only where it may change what the node hears: an utterance on the mean its call started on, at
+ * a node expecting something, whose text holds none of it; or, where the call started on a mean
+ * of its own (a telephone-band call's, weighted as 1 s of speech), every such first utterance. What
+ * the decoder learnt from the utterance is kept as the first decode left it (the audio is not
+ * counted twice).
  */
 function decodeOnLearntMean(audio: readonly Int16Array[]): void {
   const learnt = cmn?.read();
@@ -544,7 +551,9 @@ function onEnd(id: number): void {
   if ((api.end(decoder) as number) < 0) throw new Error('ps_end_utt failed');
   const audio = utteranceAudio;
   utteranceAudio = [];
-  if (onLoadedMean && !containsPhrase(hypothesis(), [...bias, ...(directed?.phrases ?? [])])) decodeOnLearntMean(audio);
+  // A start of the holder's own is an estimate of its line (a telephone-band call's): its first
+  // utterance is always decoded again, on the mean learnt from it.
+  if (onStartingMean && (startCmn !== loadedCmn || !containsPhrase(hypothesis(), [...bias, ...(directed?.phrases ?? [])]))) decodeOnLearntMean(audio);
   const heard = directed ? directedText(directed, audio) : withExpectedPhrase(hypothesis());
   const words = timedWords(heard);
   const learnt = cmn?.read();
@@ -570,12 +579,13 @@ function reset(): void {
   }
   if ((api.setSearch(decoder, OPEN_SEARCH) as number) < 0) throw new Error('ps_set_search failed');
   utteranceAudio = [];
-  onLoadedMean = false;
+  onStartingMean = false;
   bias = nextBias = [];
   directed = nextGrammar = undefined;
   lease = 0;
   decoded = 0;
   if (loadedCmn) cmn?.write(loadedCmn);
+  startCmn = loadedCmn;
 }
 
 if (decoder) {
@@ -590,7 +600,10 @@ if (decoder) {
         lease = m.lease;
         nextBias = m.bias;
         nextGrammar = m.expectation ? directedGrammar(m.expectation) : undefined;
-        if (m.cmn && !inUtterance) cmn?.write(m.cmn);
+        if (m.cmn && !inUtterance) {
+          cmn?.write(m.cmn);
+          if (m.start) startCmn = cmn?.read();
+        }
       } else if (m.type === 'reset') reset();
       else if (m.type === 'close') {
         api.free(decoder);

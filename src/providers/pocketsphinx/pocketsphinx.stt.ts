@@ -43,6 +43,12 @@ export interface PocketsphinxOptions {
    * decodeOnLearntMean); default true. false: the benchmarks' baseline.
    */
   redecodeFirstUtterance?: boolean;
+  /**
+   * Whether a telephone-band call's stream (SttOpenOptions.sourceSampleRateHz 8000, given a 16 kHz
+   * copy) starts on the telephone band's cepstral mean (telephoneBandMean) instead of the model's
+   * -cmninit; default true. false: the benchmarks' baseline.
+   */
+  telephoneBandMean?: boolean;
 }
 
 /** Which way the decoder runs (see PocketsphinxOptions.mode). */
@@ -80,6 +86,53 @@ export function decoderMode(mode: PocketsphinxOptions['mode'] = 'auto'): Pockets
  * with 25 filters over 130-3400/3500/3800 Hz or 20 from 300 Hz.
  */
 export const NARROWBAND_FILTERBANK = { lowerf: 200, upperf: 3500, nfilt: 20 } as const;
+
+/**
+ * What an 8 kHz channel does to the wideband model's average cepstrum: the mean cepstrum of speech
+ * through the telephone band (16 kHz -> 8 kHz -> 16 kHz, as src/voice/call-rate.ts gives a phone
+ * call's audio to this recogniser) minus that of the same speech at 16 kHz, with the model's own
+ * front end (25 mel filters, 130 to 6800 Hz): nothing above 4 kHz lowers the top filters' energy
+ * and tilts the spectrum. Measured by `npm run bench -- telephone-mean` on Flite's four 16 kHz
+ * voices, ten sentences each (synthetic speech: the shift is the channel's, and no real recording
+ * the benchmarks score was used). c0, the level, is not shifted (measured -8.15): a caller's level
+ * is their own and their line's gain, which the live mean learns, and with c0 shifted too the
+ * decoder heard more words that were not said ("two seven two nine" for Flite's "seven two nine")
+ * and no more real answers right (BENCHMARKS.md, "A phone call's first words on the telephone
+ * band's cepstral mean"). Added to the model's -cmninit, it is where a phone call's first words
+ * are normalised from (telephoneBandMean).
+ */
+export const TELEPHONE_BAND_CEPSTRAL_SHIFT: readonly number[] = [0, 27.41, -34.53, 29.46, -14.44, -3.3, 16.47, -21.05, 15.4, -4.65, -6.94, 14.23, -15.17];
+/** The front end TELEPHONE_BAND_CEPSTRAL_SHIFT was measured with (the Debian model's feat.params). */
+const SHIFT_FRONT_END = { lowerf: 130, upperf: 6800, nfilt: 25, ncep: 13 } as const;
+/**
+ * The weight a telephone-band call's starting mean has against the caller's frames as they are
+ * added to it, in frames: 1 s of speech (the model's -cmninit counts as 5 s, sphinxbase
+ * cmn_prior.c CMN_WIN). It is an estimate from synthetic speech, so the caller's own line soon
+ * outweighs it, and the first utterance's second decode is mostly on the caller's mean. Against 5 s
+ * with no second decode: no real 8 kHz sentence took a keyword edge (one of four did) and Flite's
+ * first answers through the band were 108 of 115 right (102), for one real 8 kHz command and two
+ * single digits fewer (BENCHMARKS.md, "A phone call's first words on the telephone band's cepstral
+ * mean").
+ */
+const TELEPHONE_START_FRAMES = 100;
+
+/**
+ * The cepstral mean a telephone-band call starts on, from the model's feat.params: its -cmninit
+ * plus TELEPHONE_BAND_CEPSTRAL_SHIFT; undefined for a model whose front end is not the one the
+ * shift was measured with (or that states no -cmninit), which then starts on its own.
+ *
+ * Why: the live mean starts on -cmninit, the average of the model's training speech at 16 kHz,
+ * and learns the caller's line as utterances end. A phone call's first answer was normalised as
+ * if it carried 4-8 kHz, and heard worse than the same caller's later answers: single digits 63 %
+ * against 80 % (BENCHMARKS.md, "A phone call's first words on the telephone band's cepstral mean").
+ */
+export function telephoneBandMean(featParams: string): number[] | undefined {
+  const flag = (name: string): string | undefined => new RegExp(`^-${name}\\s+(\\S+)`, 'm').exec(featParams)?.[1];
+  const sameFrontEnd = Number(flag('lowerf')) === SHIFT_FRONT_END.lowerf && Number(flag('upperf')) === SHIFT_FRONT_END.upperf && Number(flag('nfilt')) === SHIFT_FRONT_END.nfilt;
+  const init = flag('cmninit')?.split(',').map(Number);
+  if (!sameFrontEnd || !init || init.length !== SHIFT_FRONT_END.ncep || init.some((v) => !Number.isFinite(v))) return undefined;
+  return init.map((v, i) => v + TELEPHONE_BAND_CEPSTRAL_SHIFT[i]!);
+}
 
 /** The Debian model (pocketsphinx-en-us) is US English; PocketSphinx recognises one model's language. */
 const LANGUAGES: readonly string[] = ['en-US'];
@@ -144,8 +197,13 @@ export class PocketsphinxStt implements SttProvider {
   readonly #interimEveryMs: number;
   readonly #progressEveryMs: number;
   readonly #redecodeFirstUtterance: boolean;
+  readonly #useTelephoneBandMean: boolean;
   /** The feature parameters for 8 kHz audio, written once (narrowbandFeatParams). */
   #narrowbandParams: string | undefined;
+  /** The telephone band's starting mean (telephoneBandMean), read once: null where the model has none. */
+  #telephoneMean: number[] | null | undefined;
+  /** The feature parameters for a telephone-band call in process mode, written once (telephoneFeatParams). */
+  #telephoneParams: string | undefined;
   /** Where library-mode streams get their decoders; closed with the provider when its own. */
   readonly #decoders: DecoderPool;
   readonly #ownsDecoders: boolean;
@@ -159,6 +217,7 @@ export class PocketsphinxStt implements SttProvider {
     this.#interimEveryMs = options.interimEveryMs ?? 200;
     this.#progressEveryMs = options.progressEveryMs ?? 0;
     this.#redecodeFirstUtterance = options.redecodeFirstUtterance ?? true;
+    this.#useTelephoneBandMean = options.telephoneBandMean ?? true;
     this.#decoders = options.decoders ?? new DecoderPool(options.pool);
     this.#ownsDecoders = !options.decoders;
   }
@@ -238,6 +297,39 @@ export class PocketsphinxStt implements SttProvider {
     return file;
   }
 
+  /**
+   * The mean a stream opened with `options` starts on: the telephone band's for a telephone-band
+   * call given a 16 kHz copy (telephoneBandMean), where the model is the one whose feat.params we
+   * read (extraArgs gives no -hmm or -featparams of its own); else undefined, the model's own.
+   */
+  #startingMean(rate: number, options: SttOpenOptions): number[] | undefined {
+    if (!this.#useTelephoneBandMean || rate !== 16_000 || options.sourceSampleRateHz !== 8000) return undefined;
+    if (this.#extraArgs.includes('-hmm') || this.#extraArgs.includes('-featparams')) return undefined;
+    if (this.#telephoneMean === undefined) {
+      try {
+        this.#telephoneMean = telephoneBandMean(readFileSync(join(this.#modelDir, 'en-us', 'feat.params'), 'utf8')) ?? null;
+      } catch {
+        this.#telephoneMean = null;
+      }
+    }
+    return this.#telephoneMean ?? undefined;
+  }
+
+  /**
+   * Process mode's way to the same start: the model's feature parameters with -cmninit `mean`
+   * (the model's feat.params overrides the command line), written once per provider in a private
+   * temporary directory.
+   */
+  #telephoneFeatParams(mean: readonly number[]): string {
+    if (this.#telephoneParams) return this.#telephoneParams;
+    const own = readFileSync(join(this.#modelDir, 'en-us', 'feat.params'), 'utf8');
+    const lines = own.split('\n').filter((l) => l.trim() && !/^-cmninit\s/.test(l.trim()));
+    const file = join(mkdtempSync(join(tmpdir(), 'pocketsphinx-tel-')), 'feat.params');
+    writeFileSync(file, [...lines, `-cmninit ${mean.map((v) => v.toFixed(2)).join(',')}`, ''].join('\n'));
+    this.#telephoneParams = file;
+    return file;
+  }
+
   /** A model file the decoder needs that is missing, or undefined. */
   missingModel(): string | undefined {
     const m = this.#modelDir;
@@ -265,13 +357,16 @@ export class PocketsphinxStt implements SttProvider {
       const leave = this.#decoders.admit();
       const data = this.#workerData(rate);
       this.#decoders.prepare(data);
-      return new LibraryStream(this.#decoders, data, leave, rate, (this.#maxUtteranceMs * rate) / 1000, options.onInterim, options.keywords ?? []);
+      const mean = this.#startingMean(rate, options);
+      const start = mean ? { mean, sum: mean.map((v) => v * TELEPHONE_START_FRAMES), nframe: TELEPHONE_START_FRAMES } : undefined;
+      return new LibraryStream(this.#decoders, data, leave, rate, (this.#maxUtteranceMs * rate) / 1000, options.onInterim, options.keywords ?? [], start);
     }
     const bin = this.binaryPath();
     if (!bin) {
       throw new ProviderError('asr', 'pocketsphinx', `${this.#binary} not found (apt-get install pocketsphinx pocketsphinx-en-us)`);
     }
-    const args = [bin, '-infile', '/dev/stdin', ...this.#decoderArgs(rate)];
+    const mean = this.#startingMean(rate, options);
+    const args = [bin, '-infile', '/dev/stdin', ...this.#decoderArgs(rate), ...(mean ? ['-featparams', this.#telephoneFeatParams(mean)] : [])];
     return new PocketsphinxStream(() => new Decoder(args), (this.#maxUtteranceMs * rate) / 1000);
   }
 }
@@ -510,10 +605,15 @@ class LibraryStream implements SttStream {
   /** What the next utterance is told when it begins (bias(), expect()). */
   #bias: string[];
   #expectation: SttExpectation | undefined;
-  /** The call's cepstral mean as its last utterance left it, for the decoder of its next. */
+  /**
+   * The call's cepstral mean as its last utterance left it, for the decoder of its next; before
+   * the first, the one it starts on where it is not the model's (a telephone-band call's).
+   */
   #cmn: CmnState | undefined;
+  /** The mean the call starts on where it is not the model's; #cmn until its first utterance ends. */
+  readonly #start: CmnState | undefined;
 
-  constructor(decoders: DecoderPool, data: DecoderWorkerData, leave: () => void, rateHz: number, maxSamples: number, onInterim: ((i: SttInterim) => void) | undefined, keywords: readonly string[]) {
+  constructor(decoders: DecoderPool, data: DecoderWorkerData, leave: () => void, rateHz: number, maxSamples: number, onInterim: ((i: SttInterim) => void) | undefined, keywords: readonly string[], start: CmnState | undefined) {
     this.#decoders = decoders;
     this.#data = data;
     this.#leave = leave;
@@ -522,6 +622,7 @@ class LibraryStream implements SttStream {
     this.#onInterim = onInterim;
     this.#keywords = keywords;
     this.#bias = [...keywords];
+    this.#cmn = this.#start = start;
   }
 
   #onMessage(m: DecoderOut): void {
@@ -584,7 +685,8 @@ class LibraryStream implements SttStream {
     if (this.#samples === 0) {
       const expectation = this.#expectation;
       const cmn = this.#cmn;
-      this.#lease.post({ type: 'begin', lease: this.#lease.id, bias: this.#bias, ...(expectation ? { expectation } : {}), ...(cmn ? { cmn } : {}) });
+      const start = cmn !== undefined && cmn === this.#start;
+      this.#lease.post({ type: 'begin', lease: this.#lease.id, bias: this.#bias, ...(expectation ? { expectation } : {}), ...(cmn ? { cmn } : {}), ...(start ? { start } : {}) });
     }
     this.#posted += pcm.length;
     const copy = pcm.slice();
