@@ -213,7 +213,8 @@ export async function throughCalls(items: readonly Item[], expectation: SttExpec
       const s = await openRecogniser(stt, it.rate, {});
       try {
         s.expect?.(expectation);
-        for (let o = 0; o < pcm.length; o += it.rate / 50) s.write(pcm.subarray(o, o + it.rate / 50));
+        const chunk = it.rate / 50; // 20 ms, as a call's frames come
+        for (let o = 0; o < pcm.length; o += chunk) s.write(pcm.subarray(o, o + chunk));
         audioS += pcm.length / it.rate;
         out.push((await s.finalize()).text);
       } finally {

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { delimiter, join } from 'node:path';
@@ -134,6 +134,35 @@ export function telephoneBandMean(featParams: string): number[] | undefined {
   return init.map((v, i) => v + TELEPHONE_BAND_CEPSTRAL_SHIFT[i]!);
 }
 
+/** Feature-parameter files written, by model and flags: once per process, removed when it exits. */
+const featParamsFiles = new Map<string, string>();
+
+/**
+ * The model's feat.params with `flags` in place of its own, for -featparams: the model's file
+ * overrides the command line, so a decoder that needs other front-end values gets a file of its
+ * own. 8 kHz audio decoded natively gets a filter bank that fits the band (NARROWBAND_FILTERBANK);
+ * a telephone-band call in process mode, a process per utterance, its starting mean as -cmninit
+ * (telephoneBandMean). Written once per process in a private temporary directory, as
+ * vocabulary.ts writes its dictionary.
+ */
+function featParamsWith(modelDir: string, flags: Readonly<Record<string, string | number>>): string {
+  const key = JSON.stringify([modelDir, flags]);
+  const known = featParamsFiles.get(key);
+  if (known) return known;
+  const replaced = new Set(Object.keys(flags).map((k) => `-${k}`));
+  const own = readFileSync(join(modelDir, 'en-us', 'feat.params'), 'utf8')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !replaced.has(l.split(/\s+/)[0]!));
+  const dir = mkdtempSync(join(tmpdir(), 'pocketsphinx-feat-'));
+  // The decoders read it when they load, for as long as the process runs; gone with the process.
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'feat.params');
+  writeFileSync(file, [...own, ...Object.entries(flags).map(([k, v]) => `-${k} ${v}`), ''].join('\n'));
+  featParamsFiles.set(key, file);
+  return file;
+}
+
 /** The Debian model (pocketsphinx-en-us) is US English; PocketSphinx recognises one model's language. */
 const LANGUAGES: readonly string[] = ['en-US'];
 
@@ -198,12 +227,8 @@ export class PocketsphinxStt implements SttProvider {
   readonly #progressEveryMs: number;
   readonly #redecodeFirstUtterance: boolean;
   readonly #useTelephoneBandMean: boolean;
-  /** The feature parameters for 8 kHz audio, written once (narrowbandFeatParams). */
-  #narrowbandParams: string | undefined;
   /** The telephone band's starting mean (telephoneBandMean), read once: null where the model has none. */
   #telephoneMean: number[] | null | undefined;
-  /** The feature parameters for a telephone-band call in process mode, written once (telephoneFeatParams). */
-  #telephoneParams: string | undefined;
   /** Where library-mode streams get their decoders; closed with the provider when its own. */
   readonly #decoders: DecoderPool;
   readonly #ownsDecoders: boolean;
@@ -274,27 +299,11 @@ export class PocketsphinxStt implements SttProvider {
    */
   #decoderArgs(rateHz: 8000 | 16000, dict?: string): string[] {
     const m = this.#modelDir;
-    const narrowband = rateHz === 8000 ? ['-samprate', '8000', '-nfft', '256', '-featparams', this.#narrowbandFeatParams()] : [];
+    const narrowband = rateHz === 8000 ? ['-samprate', '8000', '-nfft', '256', '-featparams', featParamsWith(m, NARROWBAND_FILTERBANK)] : [];
     const ours = ['-hmm', join(m, 'en-us'), '-lm', join(m, 'en-us.lm.bin'), '-dict', dict ?? join(m, 'cmudict-en-us.dict'), '-fwdflat', 'no', '-logfn', '/dev/null', ...narrowband];
     // The decoder refuses a flag given twice: one of extraArgs replaces ours.
     const overridden = new Set(this.#extraArgs.filter((a, i) => i % 2 === 0));
     return [...ours.filter((_, i) => !overridden.has(ours[i - (i % 2)]!)), ...this.#extraArgs];
-  }
-
-  /**
-   * 8 kHz audio decoded natively: the model's own feature parameters, whose filter bank reaches
-   * 6.8 kHz, with one that fits the telephone band (NARROWBAND_FILTERBANK). The model's
-   * feat.params overrides the command line, so the decoder gets a file of its own
-   * (-featparams), written once per provider in a private temporary directory.
-   */
-  #narrowbandFeatParams(): string {
-    if (this.#narrowbandParams) return this.#narrowbandParams;
-    const own = readFileSync(join(this.#modelDir, 'en-us', 'feat.params'), 'utf8');
-    const lines = own.split('\n').filter((l) => !/^-(lowerf|upperf|nfilt)\s/.test(l.trim()));
-    const file = join(mkdtempSync(join(tmpdir(), 'pocketsphinx-8k-')), 'feat.params');
-    writeFileSync(file, [...lines.filter(Boolean), ...Object.entries(NARROWBAND_FILTERBANK).map(([k, v]) => `-${k} ${v}`), ''].join('\n'));
-    this.#narrowbandParams = file;
-    return file;
   }
 
   /**
@@ -313,21 +322,6 @@ export class PocketsphinxStt implements SttProvider {
       }
     }
     return this.#telephoneMean ?? undefined;
-  }
-
-  /**
-   * Process mode's way to the same start: the model's feature parameters with -cmninit `mean`
-   * (the model's feat.params overrides the command line), written once per provider in a private
-   * temporary directory.
-   */
-  #telephoneFeatParams(mean: readonly number[]): string {
-    if (this.#telephoneParams) return this.#telephoneParams;
-    const own = readFileSync(join(this.#modelDir, 'en-us', 'feat.params'), 'utf8');
-    const lines = own.split('\n').filter((l) => l.trim() && !/^-cmninit\s/.test(l.trim()));
-    const file = join(mkdtempSync(join(tmpdir(), 'pocketsphinx-tel-')), 'feat.params');
-    writeFileSync(file, [...lines, `-cmninit ${mean.map((v) => v.toFixed(2)).join(',')}`, ''].join('\n'));
-    this.#telephoneParams = file;
-    return file;
   }
 
   /** A model file the decoder needs that is missing, or undefined. */
@@ -366,7 +360,7 @@ export class PocketsphinxStt implements SttProvider {
       throw new ProviderError('asr', 'pocketsphinx', `${this.#binary} not found (apt-get install pocketsphinx pocketsphinx-en-us)`);
     }
     const mean = this.#startingMean(rate, options);
-    const args = [bin, '-infile', '/dev/stdin', ...this.#decoderArgs(rate), ...(mean ? ['-featparams', this.#telephoneFeatParams(mean)] : [])];
+    const args = [bin, '-infile', '/dev/stdin', ...this.#decoderArgs(rate), ...(mean ? ['-featparams', featParamsWith(this.#modelDir, { cmninit: mean.map((v) => v.toFixed(2)).join(',') })] : [])];
     return new PocketsphinxStream(() => new Decoder(args), (this.#maxUtteranceMs * rate) / 1000);
   }
 }
