@@ -254,6 +254,7 @@ export class CallSession implements CallScope {
       // What the caller heard of a reply is read from the endpoint's played position where it has one.
       ...(endpoint.playedMs ? { playedMs: () => endpoint.playedMs?.() } : {}),
       ...(endpoint.outputLeadMs !== undefined ? { outputLeadMs: endpoint.outputLeadMs } : {}),
+      ...(endpoint.maxInputLagMs !== undefined ? { maxInputLagMs: endpoint.maxInputLagMs } : {}),
       // A phone endpoint hands the call over when the engine transfers it (issue 24).
       ...(endpoint.transfer ? { transfer: (destination: string) => this.#transfer(destination) } : {}),
     });

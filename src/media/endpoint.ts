@@ -89,6 +89,15 @@ export interface CallEndpoint {
    * sent ahead is what the caller still hears after a barge-in.
    */
   readonly outputLeadMs?: number;
+  /**
+   * How far the caller's audio may arrive behind the call's clock before the pipeline takes the
+   * time between for a gap the caller never sent, and skips it, ms; absent, the pipeline's default
+   * (MAX_INPUT_LAG_MS, 300). An endpoint that places the caller's audio by the sender's own
+   * timestamps and fills in what never came (WebRTC: up to 1 s) states how far its fill reaches:
+   * audio later than the clock within it is delay (a stalled sender or network that then catches
+   * up), which skipping would cut out of the middle of the caller's words.
+   */
+  readonly maxInputLagMs?: number;
   /** Barge-in: drops every piece of agent audio not played yet. */
   clear(): void;
   /**

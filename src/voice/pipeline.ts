@@ -225,14 +225,14 @@ export class VoicePipeline {
   /**
    * Feeds user audio (16-bit LE mono at the call's `sampleRateHz`, any length); returns its place
    * on the call's timeline, ms (undefined once stopped). The first audio starts at the clock; a later gap the caller never
-   * sent (over MAX_INPUT_LAG_MS behind it) is skipped, so utterances keep their spoken order.
+   * sent (over maxInputLagMs, default MAX_INPUT_LAG_MS, behind it) is skipped, so utterances keep their spoken order.
    */
   pushAudio(chunk: Int16Array | Uint8Array): number | undefined {
     if (this.#ended || this.#closed) return undefined;
     const pcm = chunk instanceof Int16Array ? chunk : bytesToSamples(chunk);
     if (this.#o.timers) {
       const behind = this.elapsedMs() - this.#inputFrames * FRAME_MS;
-      const allowed = this.#inputFrames > 0 || this.#framer.pendingSamples > 0 ? MAX_INPUT_LAG_MS : 0;
+      const allowed = this.#inputFrames > 0 || this.#framer.pendingSamples > 0 ? this.#o.maxInputLagMs ?? MAX_INPUT_LAG_MS : 0;
       if (behind > allowed) this.#inputFrames += Math.floor(behind / FRAME_MS);
     }
     const atMs = this.#inputFrames * FRAME_MS + samplesToMs(this.#framer.pendingSamples, this.#o.sampleRateHz);

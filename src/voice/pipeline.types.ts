@@ -156,6 +156,12 @@ export interface VoicePipelineOptions {
   /** How far agent audio may run ahead of real time, ms; default 80. Bounds barge-in latency. */
   outputLeadMs?: number;
   /**
+   * How far the caller's audio may arrive behind the call's clock before the timeline takes the
+   * time between for a gap the caller never sent and skips it, ms; default MAX_INPUT_LAG_MS (300).
+   * The endpoint's (CallEndpoint.maxInputLagMs).
+   */
+  maxInputLagMs?: number;
+  /**
    * The call's audio rate both ways, Hz: what pushAudio() takes and `agent_audio` gives; the
    * endpoint's (CallEndpoint.sampleRate). Default 16000. At 8000 (a telephone-band call) the
    * frames, the VAD and the recogniser run at 8 kHz (a recogniser that decodes only 16 kHz is fed

@@ -172,3 +172,18 @@ test("the caller's first audio starts where the call's clock is, however soon it
   assert.equal(p.pushAudio(silence(20)), 150, 'then the audio follows itself (jitter under 300 ms is not a gap)');
   await p.close();
 });
+
+test("audio later than the call's clock by more than maxInputLagMs is placed after a skipped gap; within it, it follows itself (an endpoint that places audio by the sender's timestamps, WebRTC: 1 s)", async () => {
+  const placed = async (maxInputLagMs: number | undefined): Promise<number | undefined> => {
+    const clock = new TestClock();
+    const p = new VoicePipeline({ stt: new FakeStt([]), tts: new FakeTts(), vad: new EnergyVad(), engine: new FlowEngine({ flow }), scheduler: clock, timers: true, ...(maxInputLagMs !== undefined ? { maxInputLagMs } : {}) });
+    await p.start();
+    p.pushAudio(silence(20));
+    clock.advance(520); // a sender or network that stalled half a second, then sends the rest
+    const atMs = p.pushAudio(silence(20));
+    await p.close();
+    return atMs;
+  };
+  assert.equal(await placed(undefined), 520, `by default (${MAX_INPUT_LAG_MS} ms) the 500 ms behind are a gap the caller never sent`);
+  assert.equal(await placed(1_000), 20, 'within the endpoint\'s 1 s the audio is late, not missing: it follows itself');
+});

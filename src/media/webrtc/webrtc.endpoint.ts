@@ -92,6 +92,8 @@ export class WebRtcEndpoint implements CallEndpoint {
   /** Wideband: the call runs at 16 kHz. */
   readonly sampleRate = 16_000;
   readonly outputLeadMs = OUTPUT_LEAD_MS;
+  /** The caller's audio is placed by its RTP timestamps, gaps filled up to MAX_GAP_FILL_SAMPLES: later than that is a gap for the pipeline to skip. */
+  readonly maxInputLagMs = (MAX_GAP_FILL_SAMPLES * 1000) / 16_000;
   readonly #pc: RTCPeerConnection;
   readonly #track: MediaStreamTrack;
   readonly #channel: RTCDataChannel;
