@@ -97,14 +97,18 @@ describe('two server processes on one PostgreSQL queue', { skip: pg.skip }, () =
     const { apiKey } = await h.account();
     await subscribe(h, apiKey, rx.url('/shared'), ['lead.created']);
     for (let i = 0; i < total; i += 1) await createLead(h, apiKey, `lead ${i}`);
-    // Each process sends at most 4 at once; more than 4 in flight means both are sending.
+    // Each process sends at most 4 at once; more than 4 in flight means both are sending. Each
+    // answer takes 200 ms, so one process alone needs 6 s for the 120: longer than the two
+    // processes' start-up can differ under load (at 30 ms, one process that started first sent
+    // all 120 before the other was up).
+    const answerMs = 200;
     let inFlight = 0;
     let maxInFlight = 0;
     rx.respond = () => {
       inFlight += 1;
       maxInFlight = Math.max(maxInFlight, inFlight);
-      setTimeout(() => (inFlight -= 1), 30);
-      return { status: 200, delayMs: 30 };
+      setTimeout(() => (inFlight -= 1), answerMs);
+      return { status: 200, delayMs: answerMs };
     };
     const env: Record<string, string> = {
       DATA_DIR: h.testStore.dataDir,
