@@ -399,7 +399,7 @@ export class CallSession implements CallScope {
   /**
    * Ends the call once: stops the media, stores the results through the call lifecycle (which
    * applies the storage policy and emits call.finished), then has the endpoint tell the caller and
-   * close. A later call returns the first one's promise, its `options.deadline` still applying.
+   * close (a phone's endpoint, `endsWithMedia`, as soon as the media has stopped). A later call returns the first one's promise, its `options.deadline` still applying.
    */
   end(reason: DisconnectionReason, options: EndOptions = {}): Promise<void> {
     if (options.deadline !== undefined) this.#cutAnalysisBy(options.deadline);
@@ -451,6 +451,8 @@ export class CallSession implements CallScope {
     this.#voicemail?.close();
     this.#closeEngine?.();
     await p?.close();
+    // A phone is hung up now: its caller waits for nothing the analysis and storing give.
+    if (this.#endpoint.endsWithMedia) this.#endEndpoint(reason);
     let recordingPath: string | null = null;
     try {
       recordingPath = (await this.#recorder?.finish(elapsedMs)) ?? null;
@@ -490,6 +492,11 @@ export class CallSession implements CallScope {
       this.#d.log.error({ err: error }, 'storing the finished call failed');
     }
     this.#d.log.info({ reason, durationMs: Math.round(elapsedMs), preemptiveReplies: p?.preemptions(), backchannels: this.#backchannels, transport: this.#endpoint.transport }, 'call ended');
+    this.#endEndpoint(reason);
+  }
+
+  /** Has the endpoint tell the caller how the call ended and close (idempotent, as `end` is). */
+  #endEndpoint(reason: DisconnectionReason): void {
     const status = statusForReason(reason);
     this.guard('endpoint_end', () => this.#endpoint.end({ reason, status: status === 'error' ? 'error' : 'ended' }))();
   }

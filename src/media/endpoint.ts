@@ -98,6 +98,13 @@ export interface CallEndpoint {
    * up), which skipping would cut out of the middle of the caller's words.
    */
   readonly maxInputLagMs?: number;
+  /**
+   * The caller cannot read the call's results (a phone): the session ends the endpoint as soon as
+   * the call's media has stopped, before the post-call analysis and storing, which may take
+   * seconds (an LLM writing the analysis), so the line is not held open in silence. Absent, `end`
+   * follows the stored results: a web page's `call_ended` promises that a get-call sees them.
+   */
+  readonly endsWithMedia?: boolean;
   /** Barge-in: drops every piece of agent audio not played yet. */
   clear(): void;
   /**

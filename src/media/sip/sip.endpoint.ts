@@ -34,6 +34,8 @@ export class SipCallEndpoint implements CallEndpoint {
   readonly transport = 'sip';
   /** The codec's audio rate (G.711: 8 kHz; Opus: 16 kHz): the call's pipeline runs at it. */
   readonly sampleRate: 8000 | 16000;
+  /** A phone: the BYE goes once the media stops, not after the analysis. */
+  readonly endsWithMedia = true;
   readonly #rtp: RtpSession;
   readonly #onEnd: (ending: CallEnding) => void;
   readonly #transfer: (destination: string) => Promise<void>;

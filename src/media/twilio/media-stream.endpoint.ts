@@ -43,6 +43,8 @@ export class MediaStreamEndpoint implements CallEndpoint {
   readonly transport: string;
   /** μ-law at 8 kHz, decoded as it is: the call's pipeline runs at the telephone band. */
   readonly sampleRate = STREAM_SAMPLE_RATE;
+  /** A phone: the stream closes (the carrier hangs up) once the media stops, not after the analysis. */
+  readonly endsWithMedia = true;
   /** Resolves with the stream's start, or null if the socket closed or sent garbage first. */
   readonly started: Promise<StreamStart | null>;
   /**

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { FakeLlm } from '../../../src/providers/fake/fake.providers.ts';
+import type { LlmProvider } from '../../../src/providers/llm.ts';
 import { STORES } from '../../helpers/stores.ts';
 import { type MediaServer, eventually, fakeProviders, startMediaServer } from '../helpers.ts';
 import { decodeKeypad } from '../keypad-decoder.ts';
@@ -33,9 +34,22 @@ for (const kind of STORES) {
     let agentId: string;
     let providers: ReturnType<typeof fakeProviders>;
     const llm = new FakeLlm();
+    /** While set, the LLM answers only once it resolves: a hosted LLM slow to write the post-call analysis. */
+    let llmHeld: Promise<void> | undefined;
+    let llmWaiting = 0;
+    const slowLlm: LlmProvider = {
+      id: llm.id,
+      async *chat(request) {
+        if (llmHeld) {
+          llmWaiting += 1;
+          await llmHeld;
+        }
+        yield* llm.chat(request);
+      },
+    };
     before(async () => {
       twilio = await new FakeTwilio().start();
-      providers = fakeProviders([], { llm, msPerChar: 30 });
+      providers = fakeProviders([], { llm: slowLlm, msPerChar: 30 });
       s = await startMediaServer(kind.name, { providers, env: { PUBLIC_BASE_URL: PUBLIC, TWILIO_API_BASE_URL: twilio.baseUrl } });
       // The public address reaches the server through a proxy: here, this rewrite.
       const local = s.baseUrl;
@@ -68,7 +82,11 @@ for (const kind of STORES) {
       const calls = (await s.api('POST', '/v2/list-calls', {})).json as Array<Record<string, any>>;
       const call = calls.find((c) => c.call_type === 'phone_call');
       assert.ok(call, 'a phone call was stored');
-      const full = (await s.api('GET', `/v2/get-call/${call.call_id}`)).json;
+      // The line closed once the media stopped; the results are stored a moment later.
+      const full = await eventually(async () => {
+        const row = (await s.api('GET', `/v2/get-call/${call.call_id}`)).json;
+        return row.call_status === 'ended' ? row : undefined;
+      });
       assert.equal(full.disconnection_reason, 'agent_hangup');
       assert.equal(full.agent_id, agentId);
       assert.deepEqual(
@@ -177,6 +195,34 @@ for (const kind of STORES) {
       assert.equal(ended.disconnection_reason, 'user_hangup');
       assert.equal(ended.media.transport, 'twilio');
       assert.deepEqual(ended.metadata, { lead: 7 });
+    });
+
+    it('the agent ends the call: the line is hung up once its last words have played, not after the post-call analysis', { timeout: 20_000 }, async () => {
+      const byeAgent = await s.flowAgent({ start_node_id: 'bye', nodes: [{ id: 'bye', type: 'end', instruction: { type: 'static_text', text: 'Goodbye.' } }] });
+      let release = () => {};
+      llmHeld = new Promise<void>((resolve) => (release = resolve));
+      try {
+        const created = await s.api('POST', '/v2/create-phone-call', { from_number: NUMBER, to_number: CALLEE, override_agent_id: byeAgent });
+        assert.equal(created.status, 201, JSON.stringify(created.json));
+        const stream = await twilio.answer(created.json.telephony_identifier as string);
+        void stream.say(silence8k(8_000));
+        const first = await Promise.race([stream.closed.then((code) => `closed ${code}`), new Promise((r) => setTimeout(r, 8_000, 'still open'))]);
+        assert.equal(first, 'closed 1000', 'the stream closed while the analysis was still being written');
+        assert.ok(stream.sent('media').length > 10, 'the goodbye was spoken first');
+        await eventually(() => llmWaiting > 0, 5_000);
+        assert.equal((await s.api('GET', `/v2/get-call/${created.json.call_id}`)).json.call_status, 'ongoing', 'its results are not stored yet');
+        release();
+        const ended = await eventually(async () => {
+          const row = (await s.api('GET', `/v2/get-call/${created.json.call_id}`)).json;
+          return row.call_status === 'ended' ? row : undefined;
+        });
+        assert.equal(ended.disconnection_reason, 'agent_hangup');
+        assert.ok(ended.call_analysis, 'the analysis is stored with the call');
+      } finally {
+        llmHeld = undefined;
+        llmWaiting = 0;
+        release();
+      }
     });
 
     it('unanswered calls end dial_busy, dial_no_answer, dial_failed from signed status callbacks; a forged one is refused; a refused REST request ends dial_failed', { timeout: 20_000 }, async () => {
