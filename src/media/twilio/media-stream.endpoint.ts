@@ -31,6 +31,10 @@ const SOCKET_HARD_LIMIT_BYTES = 1_048_576;
 const WIRE_CHUNK_BYTES = 160;
 /** How long past the tones' own length the carrier may take to say it played them, ms. */
 const KEYS_PLAYED_SLACK_MS = 10_000;
+/** The longest the stream stays open after the call ended for the carrier to play the agent's last words, ms. */
+const LAST_WORDS_MAX_MS = 2_000;
+/** How long past the unplayed audio's own length the carrier may take to echo its last mark, ms. */
+const LAST_MARK_SLACK_MS = 500;
 /** Most keys one press may send (a press_digit call's keys are bounded well below this). */
 const MAX_KEYS = 64;
 
@@ -59,6 +63,8 @@ export class MediaStreamEndpoint implements CallEndpoint {
   #start: StreamStart | undefined;
   #resolveStart!: (start: StreamStart | null) => void;
   #over = false;
+  /** The call ended while the carrier still held unplayed audio: the close waits for its last mark (or the bound). */
+  #closing: NodeJS.Timeout | undefined;
   /** The reply being played: its number (in the marks' names) and how much of it was sent and played, ms. */
   #reply = 0;
   #sentMs = 0;
@@ -208,7 +214,19 @@ export class MediaStreamEndpoint implements CallEndpoint {
   }
 
   end(_ending: CallEnding): void {
-    // Closing the stream ends <Connect><Stream>: with no TwiML after it, the carrier hangs up.
+    if (this.#over || this.#closing) return;
+    // The agent's last words the carrier has not played yet are heard first: it echoes the last
+    // mark once they have been (a close would drop them).
+    const unplayedMs = this.#cleared ? 0 : Math.round(this.#sentMs) - this.#playedMs;
+    if (unplayedMs > 0 && this.#ws.readyState === this.#ws.OPEN) {
+      this.#closing = setTimeout(() => this.#hangUp(), Math.min(LAST_WORDS_MAX_MS, unplayedMs + LAST_MARK_SLACK_MS));
+      return;
+    }
+    this.#hangUp();
+  }
+
+  /** Closing the stream ends <Connect><Stream>: with no TwiML after it, the carrier hangs up. */
+  #hangUp(): void {
     const wasOver = this.#over;
     this.#stop();
     if (!wasOver && this.#ws.readyState === this.#ws.OPEN) this.#ws.close(1000, 'call ended');
@@ -294,6 +312,7 @@ export class MediaStreamEndpoint implements CallEndpoint {
     const match = /^(\d+):(\d+)$/.exec(name);
     if (!match || this.#cleared || Number(match[1]) !== this.#reply) return;
     this.#playedMs = Math.max(this.#playedMs, Number(match[2]));
+    if (this.#closing && this.#playedMs >= Math.round(this.#sentMs)) this.#hangUp();
   }
 
   #takeMessageToken(): boolean {
@@ -319,6 +338,7 @@ export class MediaStreamEndpoint implements CallEndpoint {
   #stop(): void {
     if (this.#over) return;
     this.#over = true;
+    clearTimeout(this.#closing);
     this.#failKeyPresses('the stream ended before the keys played');
   }
 }

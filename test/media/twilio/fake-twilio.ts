@@ -255,6 +255,11 @@ export class FakeStream {
     this.#chunk += n;
   }
 
+  /** The player stops: a carrier that plays nothing more and echoes no more marks. */
+  stall(): void {
+    this.#halt();
+  }
+
   /** A key pressed on the caller's phone. */
   dtmf(digit: string): void {
     this.#send({ event: 'dtmf', streamSid: this.streamSid, sequenceNumber: String(++this.#sequence), dtmf: { track: 'inbound_track', digit } });

@@ -86,6 +86,25 @@ describe('the media-stream endpoint', () => {
     assert.equal(await stream.closed, 1000);
   });
 
+  it("closes once Twilio has played the agent's last words (its last mark), or at a bound when it never says so", { timeout: 10_000 }, async () => {
+    const frame = Int16Array.from({ length: 160 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 400 * i) / 8000)));
+    const lastWords = async (stall: boolean) => {
+      const { stream, endpoint } = await open();
+      endpoint.send({ type: 'agent_talking', utteranceId: 'utt_1' });
+      for (let i = 0; i < 25; i += 1) endpoint.playAudio(frame); // 500 ms sent at once, as the call ends
+      if (stall) stream.stall();
+      const at = performance.now();
+      endpoint.end({ reason: 'agent_hangup', status: 'ended' });
+      assert.equal(await stream.closed, 1000);
+      return { playedSamples: stream.playedSamples, waitedMs: performance.now() - at };
+    };
+    const played = await lastWords(false);
+    assert.equal(played.playedSamples, 25 * 160, 'every frame was played before the close');
+    const stalled = await lastWords(true);
+    assert.equal(stalled.playedSamples, 0);
+    assert.ok(stalled.waitedMs >= 900, `a carrier that never echoes is waited for the audio's length and the slack, no longer (${Math.round(stalled.waitedMs)} ms)`);
+  });
+
   it('presses keys as in-band Q.23 tones queued after the audio already sent; resolves once Twilio played them', { timeout: 10_000 }, async () => {
     const { stream, endpoint } = await open();
     endpoint.send({ type: 'agent_talking', utteranceId: 'utt_1' });
