@@ -8,6 +8,7 @@
  */
 import type { RawData, WebSocket } from 'ws';
 import type { CallMedia } from '../../domain/call.ts';
+import { concatPcm } from '../../lib/pcm.ts';
 import { wsDataToBuffer } from '../../lib/ws-data.ts';
 import { keypadTones, notAKey } from '../codec/keypad.ts';
 import { decodeMulaw, encodeMulaw } from '../codec/mulaw.ts';
@@ -21,6 +22,12 @@ export type StreamStart = Extract<StreamMessage, { kind: 'start' }>;
 const AUDIO_BURST_MS = 2_000;
 /** Audio dropped for running ahead of real time, in total, before the peer is cut off as a flood, ms. */
 const FLOOD_DROPPED_MS = 5_000;
+/**
+ * The caller's audio kept from the stream's start until its call runs (the ticket checked, the
+ * call admitted, its recogniser open), the latest of it, ms: what the callee says on picking up is
+ * heard, not dropped. 1 s: what the pipeline's input queue takes at once.
+ */
+const HELD_AUDIO_MS = 1_000;
 /** Messages per second the peer may send on average (Twilio sends 50 media messages a second, plus marks). */
 const MESSAGES_PER_SECOND = 200;
 /** Messages the peer may send in a burst above that rate. */
@@ -60,6 +67,9 @@ export class MediaStreamEndpoint implements CallEndpoint {
   readonly #dialect: StreamDialect;
   readonly #now: () => number;
   #sink: EndpointSink | undefined;
+  /** Audio that came before the call ran (attach), the latest HELD_AUDIO_MS of it. */
+  #held: Int16Array[] = [];
+  #heldSamples = 0;
   #start: StreamStart | undefined;
   #resolveStart!: (start: StreamStart | null) => void;
   #over = false;
@@ -119,7 +129,12 @@ export class MediaStreamEndpoint implements CallEndpoint {
 
   attach(sink: EndpointSink): void {
     this.#sink = sink;
-    if (this.#over) sink.lost();
+    const held = concatPcm(this.#held);
+    this.#held = [];
+    this.#heldSamples = 0;
+    if (this.#over) return sink.lost();
+    // What the caller said while the call was being admitted, at once: the call's first audio.
+    if (held.length > 0) sink.audio(held);
   }
 
   send(event: CallEvent): void {
@@ -288,9 +303,18 @@ export class MediaStreamEndpoint implements CallEndpoint {
       return;
     }
     this.#audioMs += ms;
-    if (!this.#sink) return;
     const pcm = decodeMulaw(audio);
-    if (pcm.length > 0) this.#sink.audio(pcm);
+    if (pcm.length === 0) return;
+    if (this.#sink) this.#sink.audio(pcm);
+    else this.#hold(pcm);
+  }
+
+  /** Keeps audio that came before the call ran, dropping the oldest beyond HELD_AUDIO_MS. */
+  #hold(pcm: Int16Array): void {
+    this.#held.push(pcm);
+    this.#heldSamples += pcm.length;
+    const max = (HELD_AUDIO_MS * STREAM_SAMPLE_RATE) / 1000;
+    while (this.#heldSamples > max) this.#heldSamples -= this.#held.shift()?.length ?? 0;
   }
 
   /** Loss from gaps in the chunk numbers; jitter from the carrier's timestamps against arrival. */
@@ -339,6 +363,8 @@ export class MediaStreamEndpoint implements CallEndpoint {
     if (this.#over) return;
     this.#over = true;
     clearTimeout(this.#closing);
+    this.#held = [];
+    this.#heldSamples = 0;
     this.#failKeyPresses('the stream ended before the keys played');
   }
 }

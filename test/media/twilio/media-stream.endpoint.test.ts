@@ -26,14 +26,20 @@ describe('the media-stream endpoint', () => {
     await new Promise((resolve) => wss.close(resolve));
   });
 
-  /** A stream opened by Twilio's side, its endpoint started and attached to a recording sink. */
-  async function open(): Promise<{ stream: FakeStream; endpoint: MediaStreamEndpoint; sink: Sink }> {
+  /** A stream opened by Twilio's side, its endpoint started, not yet attached (the call being admitted). */
+  async function started(): Promise<{ stream: FakeStream; endpoint: MediaStreamEndpoint }> {
     const stream = new FakeStream(url, 'AC1', 'CA1', { token: 'x' });
     const before = endpoints.length;
     await stream.open();
     const endpoint = await eventually(() => endpoints[before]);
     const start = await endpoint.started;
     assert.deepEqual(start && { callId: start.callId, accountId: start.accountId, parameters: start.parameters }, { callId: 'CA1', accountId: 'AC1', parameters: { token: 'x' } });
+    return { stream, endpoint };
+  }
+
+  /** A stream opened by Twilio's side, its endpoint started and attached to a recording sink. */
+  async function open(): Promise<{ stream: FakeStream; endpoint: MediaStreamEndpoint; sink: Sink }> {
+    const { stream, endpoint } = await started();
     const sink = new Sink();
     endpoint.attach(sink);
     return { stream, endpoint, sink };
@@ -53,6 +59,24 @@ describe('the media-stream endpoint', () => {
     const stats = endpoint.mediaStats();
     assert.deepEqual({ transport: stats.transport, codec: stats.codec, sample_rate: stats.sample_rate, packets_in: stats.packets_in, bytes_in: stats.bytes_in, packets_lost: stats.packets_lost }, { transport: 'twilio', codec: 'pcmu', sample_rate: 8000, packets_in: 10, bytes_in: 1600, packets_lost: 0 });
     assert.equal(typeof stats.jitter_ms, 'number');
+    stream.stop();
+    await eventually(() => sink.ends.includes('hangup'));
+  });
+
+  it('holds what the caller says while the call is admitted, the latest second, and hands it over at once when the call runs', { timeout: 10_000 }, async () => {
+    const { stream, endpoint } = await started();
+    const loud = Int16Array.from({ length: 4_000 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 300 * i) / 8000)));
+    const quiet = Int16Array.from({ length: 8_000 }, (_, i) => Math.round(500 * Math.sin((2 * Math.PI * 300 * i) / 8000)));
+    await stream.say(loud); // 500 ms, then 1 s: 1.5 s before the call runs
+    await stream.say(quiet);
+    await eventually(() => endpoint.mediaStats().packets_in === 75);
+    const sink = new Sink();
+    endpoint.attach(sink);
+    assert.deepEqual(sink.chunks, [8_000], 'the latest second, in one piece');
+    assert.ok(sink.peak < 1_000, `the oldest half second was let go (peak ${sink.peak})`);
+    await stream.say(loud.subarray(0, 1_600));
+    await eventually(() => sink.samples === 9_600);
+    assert.ok(sink.peak > 6_000, 'the audio after it follows as it comes');
     stream.stop();
     await eventually(() => sink.ends.includes('hangup'));
   });
@@ -171,11 +195,14 @@ describe('the media-stream endpoint', () => {
 /** The session's side: what the endpoint handed over. */
 class Sink implements EndpointSink {
   samples = 0;
+  /** The length of each piece of audio handed over, samples. */
+  readonly chunks: number[] = [];
   peak = 0;
   digits = '';
   readonly ends: string[] = [];
   audio(pcm: Int16Array): void {
     this.samples += pcm.length;
+    this.chunks.push(pcm.length);
     for (const s of pcm) this.peak = Math.max(this.peak, Math.abs(s));
   }
   dtmf(digits: string): void {
