@@ -65,8 +65,10 @@ export interface EndpointSink {
 }
 
 /**
- * One caller's connection, as a session sees it. Its `attach` is called once, when the call's
- * session starts; before that, the endpoint holds or drops what the caller sends.
+ * One caller's connection, as a session sees it. Its `attach` is called once, as soon as the
+ * call's session has made its pipeline (which queues the caller's audio while its recogniser
+ * opens); before that, while the call is admitted, the endpoint holds what the caller sends (a
+ * carrier's stream: the latest 1 s) or the caller has not been told to send yet (`call_started`).
  */
 export interface CallEndpoint {
   /** How the call is carried (`websocket`, `loopback`, ...): the call's record and logs name it. */

@@ -191,14 +191,13 @@ export class SessionRegistry {
   async #run({ call, agent }: AdmittedCall, endpoint: CallEndpoint): Promise<CallSession> {
     const session = new CallSession(call, agent, endpoint, { ...this.#d, log: this.#d.log.child({ callId: call.call_id, transport: endpoint.transport }) });
     this.#sessions.set(session.callId, session);
-    if (this.#closing) {
-      // Shutdown began while the call was being admitted: end it cleanly at once.
-      void session.end('server_shutdown', this.#endOptions());
-    } else {
-      await session.start();
-    }
-    // The endpoint hands the caller's audio and actions to the session from now on.
+    // Shutdown began while the call was being admitted: end it cleanly at once.
+    const starting = this.#closing ? void session.end('server_shutdown', this.#endOptions()) : session.start();
+    // The endpoint hands the caller's audio and actions to the session from now on: the session's
+    // pipeline exists (start makes it before its first wait) and queues what comes while its
+    // recogniser opens, so the caller's first words after `call_started` are not dropped.
     endpoint.attach(session.sink);
+    await starting;
     void session.done.then(() => this.#sessions.delete(session.callId));
     return session;
   }
