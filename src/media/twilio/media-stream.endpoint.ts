@@ -24,8 +24,8 @@ const AUDIO_BURST_MS = 2_000;
 const FLOOD_DROPPED_MS = 5_000;
 /**
  * The caller's audio kept from the stream's start until its call runs (the ticket checked, the
- * call admitted, its recogniser open), the latest of it, ms: what the callee says on picking up is
- * heard, not dropped. 1 s: what the pipeline's input queue takes at once.
+ * call admitted), the latest of it, ms: what the callee says on picking up is heard, not dropped.
+ * 1 s: what the pipeline's input queue takes at once.
  */
 const HELD_AUDIO_MS = 1_000;
 /** Messages per second the peer may send on average (Twilio sends 50 media messages a second, plus marks). */
