@@ -8,6 +8,8 @@
  * (docs/voice-pipeline.md, "End of turn").
  */
 
+import { SPOKEN_DIGITS } from '../lib/spoken-digits.ts';
+
 /** The end-of-turn settings of an agent (AgentSettings `responsiveness`, `end_of_turn_*_silence_ms`). */
 export interface EndOfTurnSettings {
   /** 0..1: 1 answers as soon as a complete sentence is followed by the minimum silence. */
@@ -38,7 +40,7 @@ const TRAILING = new Set([
   "i'm", "i've", "i'd", "i'll", "we're", "we've", "we'd", "you're", "it's", "there's", "they're", "don't", "can't", "didn't",
 ]);
 
-const DIGIT_WORDS = new Set(['zero', 'oh', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine']);
+const DIGIT_WORDS = new Set(SPOKEN_DIGITS);
 /** What recognisers write for a digit said in a run of digits ("nine for one", "due for six"). */
 const DIGIT_HOMOPHONES = new Set(['for', 'to', 'too', 'due', 'won', 'ate']);
 

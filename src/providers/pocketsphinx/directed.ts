@@ -1,10 +1,10 @@
 // Directed recognition (SttStream.expect): the JSGF grammar a closed expectation decodes with, and
 // the test that keeps an answer outside it reachable. Pure: the decoder thread (decoder.worker.ts)
 // decodes with the grammar and reads the language model's word lattice.
+import { SPOKEN_DIGITS } from '../../lib/spoken-digits.ts';
 import type { DigitCount, ExpectedValue, SttExpectation } from '../stt.ts';
 import { containsPhrase, type PhraseEvidence, type TimedWord } from './expected-phrase.ts';
 
-const DIGIT_WORDS = ['zero', 'oh', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
 /** Said before a digit to repeat it ("double five" is 55), as extractDigits reads it. */
 const REPEAT_WORDS = ['double', 'triple'];
 const NUMBER_WORDS = [
@@ -56,7 +56,7 @@ export function directedGrammar(expectation: SttExpectation): DirectedGrammar | 
   // "oh" is a caller's hesitation far more often than a zero: one digit is said "zero".
   const one = count !== undefined && count.max < 2;
   const repeats = one ? [] : REPEAT_WORDS;
-  const digitWords = one ? DIGIT_WORDS.filter((w) => w !== 'oh') : DIGIT_WORDS;
+  const digitWords = one ? SPOKEN_DIGITS.filter((w) => w !== 'oh') : SPOKEN_DIGITS;
   const sequence = number || values.has('digits') ? [...repeats, ...digitWords, ...(number ? NUMBER_WORDS : [])] : [];
   for (const w of sequence) phrases.delete(w);
   if (phrases.size === 0 && sequence.length === 0) return undefined;
@@ -96,7 +96,7 @@ export function spokenDigits(words: readonly string[]): number {
       repeat = w === 'double' ? 2 : 3;
       continue;
     }
-    if (DIGIT_WORDS.includes(w)) n += repeat;
+    if (SPOKEN_DIGITS.includes(w)) n += repeat;
     repeat = 1;
   }
   return n;

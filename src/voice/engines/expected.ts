@@ -1,3 +1,4 @@
+import { SPOKEN_DIGITS } from '../../lib/spoken-digits.ts';
 import type { DigitCount, ExpectedValue, SttExpectation } from '../../providers/stt.ts';
 import { digitCount } from './extract.ts';
 import type { FlowNode, VariableType } from './types.ts';
@@ -8,13 +9,11 @@ import type { FlowNode, VariableType } from './types.ts';
  * punctuation. Built from what the engines already know; never used to decide anything.
  */
 
-const DIGITS = ['zero', 'oh', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
-
 /** Words that carry a value of each extract-variable type ('text' and 'name' have no fixed words). */
 export const TYPE_PHRASES: Readonly<Record<VariableType, readonly string[]>> = {
   text: [],
-  digits: DIGITS,
-  number: [...DIGITS, 'ten', 'eleven', 'twelve', 'twenty', 'thirty', 'forty', 'fifty', 'hundred', 'thousand'],
+  digits: SPOKEN_DIGITS,
+  number: [...SPOKEN_DIGITS, 'ten', 'eleven', 'twelve', 'twenty', 'thirty', 'forty', 'fifty', 'hundred', 'thousand'],
   email: ['at', 'dot', 'com'],
   name: ['my name is'],
   yes_no: ['yes', 'yeah', 'no', 'nope', 'correct'],
