@@ -451,8 +451,14 @@ export class CallSession implements CallScope {
     this.#voicemail?.close();
     this.#closeEngine?.();
     await p?.close();
-    // A phone is hung up now: its caller waits for nothing the analysis and storing give.
-    if (this.#endpoint.endsWithMedia) this.#endEndpoint(reason);
+    // A phone is hung up now: its caller waits for nothing the analysis and storing give. When the
+    // call ends on our side, what was sent ahead of real time is played first (SIP's BYE would cut
+    // it; a Twilio stream also waits for the carrier's last mark).
+    if (this.#endpoint.endsWithMedia) {
+      const callerLeft = reason === 'user_hangup' || reason === 'client_disconnected';
+      if (!callerLeft && p) await new Promise<void>((resolve) => this.#d.scheduler.setTimeout(() => resolve(), p.outputLeadMs));
+      this.#endEndpoint(reason);
+    }
     let recordingPath: string | null = null;
     try {
       recordingPath = (await this.#recorder?.finish(elapsedMs)) ?? null;

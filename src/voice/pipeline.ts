@@ -177,6 +177,11 @@ export class VoicePipeline {
     return this.#ended;
   }
 
+  /** How far ahead of real time the agent's audio is sent, ms: what the caller has yet to hear of what was sent. */
+  get outputLeadMs(): number {
+    return this.#o.outputLeadMs;
+  }
+
   /** ms since start() on the pipeline clock. */
   elapsedMs(): number {
     return this.#time.now() - this.#t0;

@@ -348,6 +348,34 @@ describe('outbound calls over a SIP trunk', { skip: !hasBaresip() && NO_BARESIP 
     }
   });
 
+  it("the agent ends the call: the BYE follows its last words' RTP by what was sent ahead of real time, so the phone plays them", { timeout: 20_000 }, async () => {
+    const trunk = new TestTrunk();
+    await trunk.start();
+    try {
+      const agentId = await s.flowAgent({ start_node_id: 'bye', nodes: [{ id: 'bye', type: 'end', instruction: { type: 'static_text', text: 'Thank you for calling. Goodbye.' } }] });
+      await importNumber('+14155550308', `127.0.0.1:${trunk.port}`, agentId);
+      let byeAt = 0;
+      trunk.onRequest = (request, from) => {
+        if (request.method === 'BYE') {
+          byeAt = Date.now();
+          return trunk.respond(request, from, 200, 'OK');
+        }
+        if (request.method === 'INVITE') trunk.respond(request, from, 200, 'OK', [`Contact: <sip:callee@127.0.0.1:${trunk.port}>`, 'Content-Type: application/sdp'], trunk.answerSdp());
+      };
+      const call = await s.api('POST', '/v2/create-phone-call', { from_number: '+14155550308', to_number: '+14155550993' });
+      assert.equal(call.status, 201, JSON.stringify(call.json));
+      const ended = await endedCall(call.json.call_id as string);
+      assert.equal(ended.disconnection_reason, 'agent_hangup');
+      await eventually(() => byeAt > 0, 5_000);
+      const lastAudioAt = trunk.rtpAt.findLast((_, i) => ((trunk.rtpPackets[i]?.[1] as number) & 0x7f) === 0) ?? 0;
+      assert.ok(trunk.rtpPackets.length > 10, 'the goodbye was sent');
+      // The session sends its audio up to 80 ms (its output lead) ahead of real time.
+      assert.ok(byeAt - lastAudioAt >= 70, `the BYE came ${byeAt - lastAudioAt} ms after the last audio packet`);
+    } finally {
+      trunk.close();
+    }
+  });
+
   it('a number with no termination_uri cannot place calls: 400 naming from_number', async () => {
     const agentId = await s.flowAgent(TALKING);
     assert.equal((await s.api('POST', '/import-phone-number', { phone_number: '+14155550305', outbound_agent_id: agentId })).status, 201);

@@ -235,13 +235,17 @@ export class FakeStream {
     this.#player = setInterval(() => this.#play(), 20);
   }
 
-  /** The caller's audio (8 kHz PCM), sent as Twilio does: 20 ms μ-law chunks, one message each, paced at real time. */
-  async say(pcm8k: Int16Array): Promise<void> {
+  /**
+   * The caller's audio (8 kHz PCM), sent as Twilio does: 20 ms μ-law chunks, one message each,
+   * paced at real time. Resolves true once all of it was sent, false when the stream closed first.
+   */
+  async say(pcm8k: Int16Array): Promise<boolean> {
     for (let at = 0; at < pcm8k.length; at += 160) {
-      if (this.ws.readyState !== WebSocket.OPEN) return;
+      if (this.ws.readyState !== WebSocket.OPEN) return false;
       this.sendMedia(encodeMulaw(pcm8k.subarray(at, at + 160)));
       await new Promise((r) => setTimeout(r, 20));
     }
+    return true;
   }
 
   /** One media message with these μ-law bytes (unpaced). */
