@@ -399,7 +399,8 @@ export class CallSession implements CallScope {
   /**
    * Ends the call once: stops the media, stores the results through the call lifecycle (which
    * applies the storage policy and emits call.finished), then has the endpoint tell the caller and
-   * close (a phone's endpoint, `endsWithMedia`, as soon as the media has stopped). A later call returns the first one's promise, its `options.deadline` still applying.
+   * close (a phone's endpoint, `endsWithMedia`, as soon as the media has stopped). A later call
+   * returns the first one's promise, its `options.deadline` still applying.
    */
   end(reason: DisconnectionReason, options: EndOptions = {}): Promise<void> {
     if (options.deadline !== undefined) this.#cutAnalysisBy(options.deadline);

@@ -191,8 +191,13 @@ export class SessionRegistry {
   async #run({ call, agent }: AdmittedCall, endpoint: CallEndpoint): Promise<CallSession> {
     const session = new CallSession(call, agent, endpoint, { ...this.#d, log: this.#d.log.child({ callId: call.call_id, transport: endpoint.transport }) });
     this.#sessions.set(session.callId, session);
-    // Shutdown began while the call was being admitted: end it cleanly at once.
-    const starting = this.#closing ? void session.end('server_shutdown', this.#endOptions()) : session.start();
+    let starting: Promise<void> | undefined;
+    if (this.#closing) {
+      // Shutdown began while the call was being admitted: end it cleanly at once.
+      void session.end('server_shutdown', this.#endOptions());
+    } else {
+      starting = session.start();
+    }
     // The endpoint hands the caller's audio and actions to the session from now on: the session's
     // pipeline exists (start makes it before its first wait) and queues what comes while its
     // recogniser opens, so the caller's first words after `call_started` are not dropped.
