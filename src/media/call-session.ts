@@ -2,7 +2,7 @@ import type { TimerHandle } from '../lib/scheduler.ts';
 import { type DisconnectionReason, statusForReason } from '../domain/call-status.ts';
 import type { Call } from '../domain/call.ts';
 import type { CallCheckpoint } from '../domain/call-checkpoint.ts';
-import { toTranscriptObject, VoicePipeline, type PipelineEvents, type CallVariables, type EngineOutcome, type LlmWebsocketReason, type TurnContextSource, type Utterance, withBeginDelay } from '../voice/index.ts';
+import { DEFAULT_OUTPUT_LEAD_MS, toTranscriptObject, VoicePipeline, type PipelineEvents, type CallVariables, type EngineOutcome, type LlmWebsocketReason, type TurnContextSource, type Utterance, withBeginDelay } from '../voice/index.ts';
 import type { EngineSnapshot } from '../domain/agent.ts';
 import { CallRecorder } from './call-recorder.ts';
 import { voiceSettings } from './voice-settings.ts';
@@ -457,7 +457,7 @@ export class CallSession implements CallScope {
     // it; a Twilio stream also waits for the carrier's last mark).
     if (this.#endpoint.endsWithMedia) {
       const callerLeft = reason === 'user_hangup' || reason === 'client_disconnected';
-      if (!callerLeft && p) await new Promise<void>((resolve) => this.#d.scheduler.setTimeout(() => resolve(), p.outputLeadMs));
+      if (!callerLeft && p) await new Promise<void>((resolve) => this.#d.scheduler.setTimeout(() => resolve(), this.#endpoint.outputLeadMs ?? DEFAULT_OUTPUT_LEAD_MS));
       this.#endEndpoint(reason);
     }
     let recordingPath: string | null = null;

@@ -1,6 +1,7 @@
 // Public surface of the voice pipeline, for the media layer and the CLI.
 export { bargeInThresholdMs } from './barge-in.ts';
 export { VoicePipeline, DEFAULT_RECOGNITION_TIMEOUT_MS, type VoicePipelineOptions, type PipelineEvents, type HangupReason, type FailureReason } from './pipeline.ts';
+export { DEFAULT_OUTPUT_LEAD_MS } from './pipeline.types.ts';
 export { DtmfCollector, DEFAULT_DTMF_OPTIONS, type DtmfOptions } from './dtmf.ts';
 export { FlowEngine, flowNeedsLlm, type FlowEngineOptions } from './engines/flow.engine.ts';
 export { LlmEngine, type LlmEngineOptions } from './engines/llm.engine.ts';

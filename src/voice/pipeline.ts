@@ -24,7 +24,7 @@ import { DtmfCollector } from './dtmf.ts';
 import { Replies, type TurnTiming } from './reply.ts';
 import { settleHangup } from './transfer.ts';
 import { Speculations } from './speculation.ts';
-import type { FailureReason, HangupReason, PipelineEvents, VoicePipelineOptions } from './pipeline.types.ts';
+import { DEFAULT_OUTPUT_LEAD_MS, type FailureReason, type HangupReason, type PipelineEvents, type VoicePipelineOptions } from './pipeline.types.ts';
 import { keyedTurn, type PipelineJob as Job } from './pipeline-job.ts';
 import { bargeInThresholdMs } from './barge-in.ts';
 import { Backchannels } from './backchannel.ts';
@@ -93,7 +93,7 @@ export class VoicePipeline {
   readonly #backchannels: Backchannels | undefined;
 
   constructor(options: VoicePipelineOptions) {
-    this.#o = { interruptionSensitivity: 1, startSpeaker: 'agent', endpointingMs: 500, timers: true, outputLeadMs: 80, sampleRateHz: 16_000, ...options, tts: ttsAtRate(options.tts, options.sampleRateHz ?? 16_000) };
+    this.#o = { interruptionSensitivity: 1, startSpeaker: 'agent', endpointingMs: 500, timers: true, outputLeadMs: DEFAULT_OUTPUT_LEAD_MS, sampleRateHz: 16_000, ...options, tts: ttsAtRate(options.tts, options.sampleRateHz ?? 16_000) };
     this.#framer = new Framer(frameSamples(this.#o.sampleRateHz));
     this.#time = options.scheduler ?? realScheduler;
     this.#input = new Channel({ capacity: options.inputQueueFrames ?? 50, overflow: 'drop_oldest' });
@@ -175,11 +175,6 @@ export class VoicePipeline {
   /** True once `hangup` has been emitted. */
   get ended(): boolean {
     return this.#ended;
-  }
-
-  /** How far ahead of real time the agent's audio is sent, ms: what the caller has yet to hear of what was sent. */
-  get outputLeadMs(): number {
-    return this.#o.outputLeadMs;
   }
 
   /** ms since start() on the pipeline clock. */

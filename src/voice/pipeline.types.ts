@@ -15,6 +15,9 @@ import type { NoiseSuppressorFactory } from '../providers/audio/rnnoise.ts';
 import type { TurnLatency } from './latency.ts';
 import type { TimedToolCall, Utterance } from './transcript.ts';
 
+/** How far the agent's audio is sent ahead of real time by default, ms (VoicePipelineOptions.outputLeadMs). */
+export const DEFAULT_OUTPUT_LEAD_MS = 80;
+
 /** Why a call fails inside the pipeline: a provider (by kind), or an error nothing expected (a bug: `error_unknown`). */
 export type FailureReason = 'error_asr' | 'error_llm' | 'error_tts' | 'error_unknown';
 /** Why the pipeline ends the call: the agent hung up, transferred the call (a phone call), or a stage failed. */
@@ -153,7 +156,7 @@ export interface VoicePipelineOptions {
    * pacer's estimate (what real time has played of what was sent).
    */
   playedMs?: () => number | undefined;
-  /** How far agent audio may run ahead of real time, ms; default 80. Bounds barge-in latency. */
+  /** How far agent audio may run ahead of real time, ms; default DEFAULT_OUTPUT_LEAD_MS. Bounds barge-in latency. */
   outputLeadMs?: number;
   /**
    * How far the caller's audio may arrive behind the call's clock before the timeline takes the
