@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import type { Page } from 'playwright-core';
+import type { Page, Route } from 'playwright-core';
 import { after, before, describe, test } from 'node:test';
 import { ALL_SETTINGS, SETTING_GROUPS, settingId } from '../../web/dashboard/agent-settings.ts';
 import { ARTIFACTS_DIR, type Browser, NOT_BUILT, NO_CHROMIUM, assertFitsWidth, eventually, launchBrowser, screenshot, speechWav } from './browser.ts';
@@ -129,9 +129,18 @@ describe('dashboard agent form', { skip: NO_CHROMIUM || NOT_BUILT, timeout: 120_
 
   test('voice preview: a sentence spoken with the form\'s voice and speed plays in an audio element', async () => {
     const { agentId } = await createDemoAgent(web, 'Preview');
+    // The agent arrives after the voice list: a voice picked must not be overwritten when it does.
+    const slowAgent = async (route: Route) => {
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      await route.continue();
+    };
+    await page.route('**/get-agent/**', slowAgent);
     await page.goto(`${web.baseUrl}/dashboard#/agents/${agentId}`);
     await page.waitForSelector('#agent-form select#agent-voice');
     await page.selectOption('#agent-voice', 'flite-slt');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await page.unroute('**/get-agent/**', slowAgent);
+    assert.equal(await page.inputValue('#agent-voice'), 'flite-slt', 'the voice picked is kept');
     await page.fill('#voice-preview-text', 'Thank you for calling Harbor Bikes.');
     const asked = page.waitForRequest('**/v2/voice-preview');
     await page.click('#voice-preview-play');

@@ -175,11 +175,15 @@ export function ResourcePage({ api, kind, id, focus }: { api: Api; kind: Kind; i
   const [error, setError] = useState<string | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
   const [viewing, setViewing] = useState<Record<string, unknown> | null>(null);
+  /** The resource the draft was loaded from: the editor shows only once it is this page's, so an edit made before is not overwritten by the load. */
+  const [loadedFor, setLoadedFor] = useState<string | null>(null);
+  const page = `${kind.route}/${id}`;
 
   const load = (value: Record<string, unknown>) => {
     const copy = editable(kind, value);
     setDraft(copy);
     setText(JSON.stringify(copy, null, 2));
+    setLoadedFor(page);
   };
   useEffect(() => {
     if (isNew) load(kind.template);
@@ -251,7 +255,7 @@ export function ResourcePage({ api, kind, id, focus }: { api: Api; kind: Kind; i
       )}
       {isFlow && !isNew && <FlowAgents api={api} flowId={id} />}
       <div class={isFlow ? 'stack' : 'grid2'}>
-        <Card title={isNew ? 'Definition' : isAgent ? 'Latest version (saving makes a new version)' : 'Definition'} id="editor">
+        {loadedFor === page && <Card title={isNew ? 'Definition' : isAgent ? 'Latest version (saving makes a new version)' : 'Definition'} id="editor">
           {hasForm && (
             <div class="tabs" role="tablist">
               <button type="button" id="tab-form" class={mode === 'form' ? 'active' : ''} onClick={() => switchTo('form')}>{isFlow ? 'Builder' : 'Form'}</button>
@@ -273,7 +277,7 @@ export function ResourcePage({ api, kind, id, focus }: { api: Api; kind: Kind; i
           </div>
           <ErrorBox error={error} id="editor-error" />
           {saved && <div class="notice" id="editor-saved">{saved}</div>}
-        </Card>
+        </Card>}
         {isAgent && !isNew && (
           <Card title="Versions" id="versions">
             <Loading state={versions} />
