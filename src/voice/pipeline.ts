@@ -73,7 +73,8 @@ export class VoicePipeline {
   #tasks: Promise<void>[] = [];
   /** Recognition deadlines armed on the scheduler (cleared at close). */
   readonly #deadlines = new Set<TimerHandle>();
-  #started = false;
+  /** start()'s opening of the recogniser, VAD and denoiser: close() releases them once it has settled. */
+  #starting: Promise<void> | undefined;
   #ended = false;
   #closed = false;
   #begun = false;
@@ -186,9 +187,11 @@ export class VoicePipeline {
    * Opens the recogniser and VAD and, with startSpeaker 'agent', starts the opening message.
    * Never throws: a missing engine ends the call with `error` + `hangup` events instead.
    */
-  async start(): Promise<void> {
-    if (this.#started) return;
-    this.#started = true;
+  start(): Promise<void> {
+    return (this.#starting ??= this.#open());
+  }
+
+  async #open(): Promise<void> {
     this.#t0 = this.#time.now();
     try {
       this.#vad = await this.#o.vad.create({ aggressiveness: this.#o.vadAggressiveness ?? 2, sampleRateHz: this.#o.sampleRateHz });
@@ -203,7 +206,7 @@ export class VoicePipeline {
         keywords: expectedPhrases(this.#o.engine, this.#o.boostedKeywords),
       });
     } catch (e) {
-      this.#fail('error_asr', e);
+      if (!this.#closed) this.#fail('error_asr', e);
       return;
     }
     if (this.#closed) return;
@@ -259,13 +262,10 @@ export class VoicePipeline {
     await Promise.allSettled(this.#tasks);
     // The engine's state is read once the call is over: the prepared replies are rolled back first.
     await rolledBack;
+    await this.#starting; // a call closed while its recogniser was opening: what it opened is released here
     await this.#stt?.close();
     this.#vad?.close();
     this.#denoiser?.close();
-  }
-
-  #hintRecogniser(): void {
-    hintRecogniser(this.#stt, this.#o.engine, this.#o.boostedKeywords);
   }
 
   #beginOnce(): void {
@@ -362,7 +362,7 @@ export class VoicePipeline {
     if (job.kind === 'begin' || job.kind === 'unprompted') {
       await this.#speculations.rollback;
       await this.#replies.run(undefined, undefined, job.kind === 'unprompted');
-      this.#hintRecogniser();
+      hintRecogniser(this.#stt, this.#o.engine, this.#o.boostedKeywords);
       return;
     }
     const settled = await job.transcript;
@@ -391,13 +391,13 @@ export class VoicePipeline {
       await spec.done;
       if (spec.opened) {
         this.#speculations.used();
-        this.#hintRecogniser();
+        hintRecogniser(this.#stt, this.#o.engine, this.#o.boostedKeywords);
         return;
       }
       // It failed before it could play (and rolled the engine back): the turn is answered as usual.
     }
     await this.#replies.run(text, turn, false, undefined, settled.result.words);
-    this.#hintRecogniser();
+    hintRecogniser(this.#stt, this.#o.engine, this.#o.boostedKeywords);
   }
 
   /**

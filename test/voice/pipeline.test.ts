@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeLlm, FakeStt, FakeTts, EnergyVad } from '../../src/providers/fake/fake.providers.ts';
+import type { SttOpenOptions, SttStream } from '../../src/providers/stt.ts';
 import { FlowEngine } from '../../src/voice/engines/flow.engine.ts';
 import { LlmEngine } from '../../src/voice/engines/llm.engine.ts';
 import type { ConversationFlow } from '../../src/voice/engines/types.ts';
@@ -186,4 +187,30 @@ test("audio later than the call's clock by more than maxInputLagMs is placed aft
   };
   assert.equal(await placed(undefined), 520, `by default (${MAX_INPUT_LAG_MS} ms) the 500 ms behind are a gap the caller never sent`);
   assert.equal(await placed(1_000), 20, 'within the endpoint\'s 1 s the audio is late, not missing: it follows itself');
+});
+
+test('a pipeline closed while its recogniser is still opening closes the stream once it has opened, and reports no failure', async () => {
+  let opened = 0;
+  let closed = 0;
+  /** A recogniser whose open takes 100 ms and does not stop for the call's signal (as PocketSphinx's does not). */
+  class SlowOpeningStt extends FakeStt {
+    override async openStream(options: SttOpenOptions = {}): Promise<SttStream> {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const stream = await super.openStream({ ...options, signal: undefined });
+      opened += 1;
+      return { ...stream, close: async () => {
+        closed += 1;
+        await stream.close();
+      } };
+    }
+  }
+  const p = new VoicePipeline({ stt: new SlowOpeningStt([]), tts: new FakeTts(), vad: new EnergyVad(), engine: new FlowEngine({ flow }) });
+  const errors: unknown[] = [];
+  p.on('error', (e) => errors.push(e));
+  const starting = p.start();
+  await p.close(); // the caller left while the call was starting
+  await starting;
+  assert.equal(opened, 1);
+  assert.equal(closed, 1, 'the stream opened after close() is closed, not left holding a decoder');
+  assert.deepEqual(errors, []);
 });
