@@ -85,10 +85,10 @@ test('a crashed decoder thread fails only the call holding it and is replaced', 
     play(a, yes);
     play(b, yes);
     assert.equal(decoders.leased, 2, 'each call holds a decoder for its utterance');
-    const held = decoders.threads.filter((t) => t.leased).map((t) => t.worker);
+    const held = decoders.threads.filter((t) => t.leased);
     const aFinal = a.finalize();
     const bFinal = b.finalize();
-    await held[0]!.terminate(); // the first call's decoder thread dies
+    await held[0]!.terminate(); // the first call's decoder thread dies (once past its load, as a crash mid-decode)
     await assert.rejects(aFinal, (e) => e instanceof ProviderError && e.kind === 'asr');
     assert.equal((await bFinal).text, 'yes', 'the other call was not touched');
     await assert.rejects(a.finalize(), (e) => e instanceof ProviderError && e.kind === 'asr', 'the crashed call stays failed');

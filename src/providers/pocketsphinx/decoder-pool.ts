@@ -39,6 +39,12 @@ class PooledDecoder {
   readonly key: string;
   readonly worker: Worker;
   readonly exited: Promise<void>;
+  /**
+   * Resolves once the thread has loaded its model or failed to, or has exited. A thread is not
+   * terminated before: terminating one inside koffi's calls of its load aborts the whole process
+   * (FATAL ERROR ... napi_throw).
+   */
+  readonly loaded: Promise<void>;
   lease: Lease | undefined;
   idleTimer: ReturnType<typeof setTimeout> | undefined;
   /** Set once it is closed on purpose (shrink, pool close): its exit is no crash. */
@@ -52,6 +58,18 @@ class PooledDecoder {
     const thread: DecoderThreadData = { released: this.#released.buffer };
     this.worker = new Worker(new URL('./decoder.worker.ts', import.meta.url), { workerData: { ...data, ...thread } });
     this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
+    this.loaded = new Promise((resolve) => {
+      this.worker.on('message', (m: DecoderOut) => {
+        if (m.type === 'ready' || m.type === 'failed') resolve();
+      });
+      void this.exited.then(resolve);
+    });
+  }
+
+  /** Ends the thread abruptly once it is past its load (`loaded`). */
+  async terminate(): Promise<void> {
+    await this.loaded;
+    await this.worker.terminate();
   }
 
   /** The holder `leaseId` let go: the thread skips the audio of it still queued. */
@@ -287,9 +305,12 @@ export class DecoderPool {
   }
 
   #forceExit(decoder: PooledDecoder): void {
-    const force = setTimeout(() => void decoder.worker.terminate(), WORKER_EXIT_WAIT_MS);
-    force.unref();
-    void decoder.exited.then(() => clearTimeout(force));
+    // Counted from the end of its load: a thread still loading takes the close once loaded.
+    void decoder.loaded.then(() => {
+      const force = setTimeout(() => void decoder.terminate(), WORKER_EXIT_WAIT_MS);
+      force.unref();
+      void decoder.exited.then(() => clearTimeout(force));
+    });
   }
 
   /**
@@ -311,7 +332,7 @@ export class DecoderPool {
     clearTimeout(decoder.idleTimer);
     const lease = decoder.lease;
     decoder.lease = undefined;
-    if (!decoder.retiring) void decoder.worker.terminate();
+    if (!decoder.retiring) void decoder.terminate();
     else this.#freed();
     if (lease) {
       lease.lost();
@@ -333,8 +354,8 @@ export class DecoderPool {
   }
 
   /** The decoder threads, oldest first, and whether a stream holds each (for diagnostics). */
-  get threads(): ReadonlyArray<{ worker: Worker; leased: boolean }> {
-    return [...this.#decoders].filter((d) => !d.retiring).map((d) => ({ worker: d.worker, leased: d.lease !== undefined }));
+  get threads(): ReadonlyArray<{ worker: Worker; leased: boolean; terminate: () => Promise<void> }> {
+    return [...this.#decoders].filter((d) => !d.retiring).map((d) => ({ worker: d.worker, leased: d.lease !== undefined, terminate: () => d.terminate() }));
   }
 
   /** Streams open (admitted and not closed). */
@@ -345,7 +366,7 @@ export class DecoderPool {
   /** Ends every decoder thread abruptly, as a crash would: the streams holding one fail. */
   async terminateAll(): Promise<void> {
     const all = [...this.#decoders];
-    await Promise.all(all.map((d) => d.worker.terminate()));
+    await Promise.all(all.map((d) => d.terminate()));
     await Promise.all(all.map((d) => d.exited));
   }
 
