@@ -453,11 +453,13 @@ export class CallSession implements CallScope {
     this.#closeEngine?.();
     await p?.close();
     // A phone is hung up now: its caller waits for nothing the analysis and storing give. When the
-    // call ends on our side, what was sent ahead of real time is played first (SIP's BYE would cut
-    // it; a Twilio stream also waits for the carrier's last mark).
+    // call ends on our side, what was sent ahead of real time is played first: an endpoint that
+    // reports its played position waits for it itself (Twilio's last mark); for one that does not
+    // (SIP, whose BYE would cut it), the session waits out the output lead.
     if (this.#endpoint.endsWithMedia) {
       const callerLeft = reason === 'user_hangup' || reason === 'client_disconnected';
-      if (!callerLeft && p) await new Promise<void>((resolve) => this.#d.scheduler.setTimeout(() => resolve(), this.#endpoint.outputLeadMs ?? DEFAULT_OUTPUT_LEAD_MS));
+      const leadMs = this.#endpoint.outputLeadMs ?? DEFAULT_OUTPUT_LEAD_MS;
+      if (!callerLeft && p && !this.#endpoint.playedMs) await new Promise<void>((resolve) => this.#d.scheduler.setTimeout(() => resolve(), leadMs));
       this.#endEndpoint(reason);
     }
     let recordingPath: string | null = null;

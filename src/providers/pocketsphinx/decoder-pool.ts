@@ -307,7 +307,7 @@ export class DecoderPool {
   #forceExit(decoder: PooledDecoder): void {
     // Counted from the end of its load: a thread still loading takes the close once loaded.
     void decoder.loaded.then(() => {
-      const force = setTimeout(() => void decoder.terminate(), WORKER_EXIT_WAIT_MS);
+      const force = setTimeout(() => void decoder.worker.terminate(), WORKER_EXIT_WAIT_MS);
       force.unref();
       void decoder.exited.then(() => clearTimeout(force));
     });
