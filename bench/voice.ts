@@ -99,7 +99,9 @@ async function serve(kind: 'fake' | 'embedded'): Promise<void> {
   const { EnergyVad, FakeTts } = await import('../src/providers/fake/fake.providers.ts');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-bench-voice-'));
   // WebRTC calls (bench/webrtc.ts) stay on loopback.
-  const config = loadConfig({ DATA_DIR: dataDir, PORT: '0', WEBHOOK_WORKER: 'false', LOG_LEVEL: 'warn', RTC_BIND_ADDRESS: '127.0.0.1', RTC_ICE_TCP: 'false' });
+  // The embedded recogniser's pool bounds (POCKETSPHINX_MAX_DECODERS...) pass through, so a run can compare them.
+  const pool = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('POCKETSPHINX_')));
+  const config = loadConfig({ ...pool, DATA_DIR: dataDir, PORT: '0', WEBHOOK_WORKER: 'false', LOG_LEVEL: 'warn', RTC_BIND_ADDRESS: '127.0.0.1', RTC_ICE_TCP: 'false' });
   // BENCH_PROGRESS_EVERY_MS: the decoder's progress cadence before issue 25 (200 ms), for the baseline row.
   const progressEveryMs = Number(process.env['BENCH_PROGRESS_EVERY_MS'] ?? 0);
   const providers =
