@@ -4,6 +4,14 @@ import { trimNativeHeap } from '../../lib/native-heap.ts';
 import { ProviderError } from '../errors.ts';
 import type { DecoderIn, DecoderOut, DecoderThreadData, DecoderWorkerData } from './decoder.worker.ts';
 
+/**
+ * Decoders loaded at most per core, by default. Decoding is CPU-bound once calls fall behind, and
+ * decoders beyond the cores only share them: on 2 cores, 8 callers speaking every few seconds were
+ * answered at e2e p90 0.9-1.1 s with 3 decoders, 1.3-1.8 s with 4 and 2.7-3.7 s with 6, and each
+ * decoder held ~90 MB (BENCHMARKS.md, "How many decoders").
+ */
+export const DECODERS_PER_CORE = 1.5;
+
 /** How long closing the pool waits for a decoder's thread to free the decoder and exit, ms. */
 const WORKER_EXIT_WAIT_MS = 2_000;
 
@@ -12,7 +20,7 @@ export interface DecoderPoolOptions {
   warm?: number;
   /**
    * Most decoders loaded at once (each ~90 MB with its thread); an utterance that finds all of
-   * them busy waits, its audio queued, for the first to free. Default 3 per core.
+   * them busy waits, its audio queued, for the first to free. Default DECODERS_PER_CORE per core.
    */
   maxDecoders?: number;
   /** Most recognition streams (calls) open at once; openStream beyond is refused. Default 16 per core. */
@@ -170,7 +178,7 @@ export class DecoderPool {
   constructor(options: DecoderPoolOptions = {}) {
     const cores = availableParallelism();
     this.warmCount = options.warm ?? 0;
-    this.maxDecoders = Math.max(1, options.maxDecoders ?? 3 * cores, this.warmCount);
+    this.maxDecoders = Math.max(1, options.maxDecoders ?? Math.ceil(DECODERS_PER_CORE * cores), this.warmCount);
     this.maxStreams = options.maxStreams ?? 16 * cores;
     this.#idleMs = options.idleMs ?? 10_000;
     this.#trim = options.trim ?? trimNativeHeap;

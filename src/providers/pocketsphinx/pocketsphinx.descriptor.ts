@@ -16,7 +16,7 @@ const SERVER_WARM_DECODERS = 1;
  * STT_PROVIDER=pocketsphinx, the default: embedded recognition, no keys, no network. Reads the
  * bounds of its shared decoder pool (library mode; decoder-pool.ts): POCKETSPHINX_WARM_DECODERS
  * (loaded at start and kept, default 1), POCKETSPHINX_MAX_DECODERS (loaded at most, ~90 MB
- * each, default 3 per core), POCKETSPHINX_MAX_STREAMS (calls recognised at once, default 16 per
+ * each, default 1.5 per core, rounded up), POCKETSPHINX_MAX_STREAMS (calls recognised at once, default 16 per
  * core). Doctor checks the model, the library (streaming) and the binary (the fallback).
  */
 export const pocketsphinxStt: ProviderDescriptor<'stt', PocketsphinxOptions> = {
