@@ -214,6 +214,10 @@ export async function runEmbeddedScaleBench(options: EmbeddedScaleOptions = {}):
   const pid = s.child.pid!;
   try {
     await new Promise((r) => setTimeout(r, 4_000)); // the warm decoder loads
+    // Idle as the server is after calls: its start's garbage collected (it does so itself once its
+    // calls have ended: src/lib/idle-memory.ts), the pages freed given back.
+    await s.memory(true);
+    await new Promise((r) => setTimeout(r, 2_000));
     const idleMb = rssMb(pid);
     const idleMemory = await s.memory();
     log('embedded-scale (2): one call (baseline)');

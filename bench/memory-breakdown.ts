@@ -6,8 +6,7 @@
  * stacks) and files.
  */
 import fs from 'node:fs';
-import v8 from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { collectGarbage } from '../src/lib/idle-memory.ts';
 import { nativeHeapStats } from '../src/lib/native-heap.ts';
 
 export interface MemoryBreakdown {
@@ -30,10 +29,7 @@ const WASM_RESERVATION = 4 * 1024 * MB;
  * threads' heaps are their own), to tell garbage from what is live.
  */
 export function memoryBreakdown(options: { collect?: boolean } = {}): MemoryBreakdown {
-  if (options.collect) {
-    v8.setFlagsFromString('--expose-gc');
-    (runInNewContext('gc') as () => void)();
-  }
+  if (options.collect) collectGarbage();
   const status = fs.readFileSync('/proc/self/status', 'utf8');
   const m = process.memoryUsage();
   const heap = nativeHeapStats();

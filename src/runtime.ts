@@ -62,6 +62,7 @@ import { LoopbackEndpoint } from './media/loopback/loopback.endpoint.ts';
 import { TestSpeech } from './media/simulation/test-speech.ts';
 import { AgentTestService } from './services/agent-test.service.ts';
 import { AgentTestRepository } from './storage/agent-test.repository.ts';
+import { releaseIdleMemory } from './lib/idle-memory.ts';
 
 export interface Services {
   accounts: AccountService;
@@ -280,6 +281,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     timings: sessionTimings,
     scheduler: options.scheduler ?? realScheduler,
     recoveredCalls: metrics.counter('switchboard_calls_recovered_total', 'Calls of lost servers (lapsed leases) this server ended with error_server_lost.'),
+    releaseIdleMemory,
   });
   // Agent tests play simulated calls on the embedded engines: mocked functions (the real ones
   // only where a case allows them), leads and tickets kept in the run, no call rows, no webhooks.

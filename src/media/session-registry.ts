@@ -3,6 +3,7 @@ import type { ClaimedLease } from '../domain/call-checkpoint.ts';
 import type { AdmitCallInput, AdmittedCall } from '../services/call-lifecycle.ts';
 import { embeddedAnalysis, formatTranscript, fromTranscriptObject, toTranscriptWithToolCalls } from '../voice/index.ts';
 import type { Logger } from '../lib/logger.ts';
+import type { TimerHandle } from '../lib/scheduler.ts';
 import { CallSession, type EndOptions, type SessionCallService, type SessionDeps } from './call-session.ts';
 import type { CallEndpoint } from './endpoint.ts';
 
@@ -60,7 +61,15 @@ export interface SessionRegistryDeps extends Omit<SessionDeps, 'calls' | 'log'> 
   log: Logger;
   /** Counts the calls of lost servers this process ended (switchboard_calls_recovered_total). */
   recoveredCalls?: { inc(): void };
+  /**
+   * Gives back the memory the calls left, once this process has held no call for IDLE_RELEASE_MS
+   * (the runtime's: src/lib/idle-memory.ts, a full collection of the main thread and a trim).
+   */
+  releaseIdleMemory?: () => Promise<void>;
 }
+
+/** How long the process holds no call before the memory its calls left is given back (releaseIdleMemory), ms. */
+export const IDLE_RELEASE_MS = 2_000;
 
 /**
  * Runs every ongoing call of this process, each on the endpoint that carries it: a web call
@@ -83,6 +92,8 @@ export class SessionRegistry {
   #closing: Promise<void> | undefined;
   /** The calls' deadline once closing, on the sessions' scheduler clock (ms). */
   #deadline: number | undefined;
+  /** Set while the process holds no call, until the memory is given back (releaseIdleMemory). */
+  #idleTimer: TimerHandle | undefined;
 
   constructor(deps: SessionRegistryDeps) {
     this.#d = deps;
@@ -170,12 +181,30 @@ export class SessionRegistry {
       return Promise.reject(new CallRefused('recogniser_busy', "This server's speech recogniser is serving as many calls as it takes; try again once one has ended."));
     }
     this.#joining++;
+    this.#stopIdleTimer();
     const work = admission().then((admitted) => this.#run(admitted, endpoint));
     this.#starting.add(work);
     return work.finally(() => {
       this.#joining--;
       this.#starting.delete(work);
+      this.#whenIdle();
     });
+  }
+
+  /** With no call held or being admitted, the memory is given back after IDLE_RELEASE_MS, unless a call comes first. */
+  #whenIdle(): void {
+    const release = this.#d.releaseIdleMemory;
+    if (!release || this.#closing || this.#sessions.size > 0 || this.#joining > 0 || this.#idleTimer) return;
+    this.#idleTimer = this.#d.scheduler.setTimeout(() => {
+      this.#idleTimer = undefined;
+      if (this.#sessions.size > 0 || this.#joining > 0) return;
+      release().catch((error: unknown) => this.#d.log.warn({ err: error }, 'giving back idle memory failed'));
+    }, IDLE_RELEASE_MS);
+  }
+
+  #stopIdleTimer(): void {
+    if (this.#idleTimer) this.#d.scheduler.clear(this.#idleTimer);
+    this.#idleTimer = undefined;
   }
 
   /**
@@ -203,7 +232,10 @@ export class SessionRegistry {
     // recogniser opens, so the caller's first words after `call_started` are not dropped.
     endpoint.attach(session.sink);
     await starting;
-    void session.done.then(() => this.#sessions.delete(session.callId));
+    void session.done.then(() => {
+      this.#sessions.delete(session.callId);
+      this.#whenIdle();
+    });
     return session;
   }
 
@@ -217,6 +249,7 @@ export class SessionRegistry {
     if (this.#closing) return this.#closing;
     const { graceMs } = options;
     if (graceMs !== undefined && Number.isFinite(graceMs)) this.#deadline = this.#d.scheduler.now() + Math.max(0, graceMs);
+    this.#stopIdleTimer();
     this.#closing = (async () => {
       await Promise.allSettled([...this.#starting]);
       const sessions = [...this.#sessions.values()];

@@ -2,11 +2,10 @@
 // Protocol: in {id, voice, text, lexicon?, durationStretch?} (flite.lexicon.ts); out {id, wav: ArrayBuffer} | {id, error: string}. The parent
 // owns the output directory (workerData.dir): it creates it and removes it on close.
 import { parentPort, workerData } from 'node:worker_threads';
-import v8 from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { WASI } from 'node:wasi';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { collectGarbage } from '../../lib/idle-memory.ts';
 
 interface Job {
   id: number;
@@ -76,15 +75,13 @@ const COLLECT_WHEN_IDLE_MS = 1_000;
  * two left none).
  */
 const SECOND_COLLECTION_MS = 100;
-v8.setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
 let running = 0;
 let idle: ReturnType<typeof setTimeout> | undefined;
 
 /** Collects twice while no synthesis runs; a synthesis arriving in between cancels the rest. */
 function collectWhenIdle(delayMs: number, then?: number): void {
   idle = setTimeout(() => {
-    gc();
+    collectGarbage();
     if (then !== undefined) collectWhenIdle(then);
   }, delayMs);
   idle.unref();
