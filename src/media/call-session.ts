@@ -455,10 +455,10 @@ export class CallSession implements CallScope {
     // A phone is hung up now: its caller waits for nothing the analysis and storing give. When the
     // call ends on our side, what was sent ahead of real time is played first: an endpoint that
     // reports its played position waits for it itself (Twilio's last mark); for one that does not
-    // (SIP, whose BYE would cut it), the session waits out the output lead.
+    // (SIP, whose BYE would cut it), the session waits out the output lead and the phone's playout.
     if (this.#endpoint.endsWithMedia) {
       const callerLeft = reason === 'user_hangup' || reason === 'client_disconnected';
-      const leadMs = this.#endpoint.outputLeadMs ?? DEFAULT_OUTPUT_LEAD_MS;
+      const leadMs = (this.#endpoint.outputLeadMs ?? DEFAULT_OUTPUT_LEAD_MS) + (this.#endpoint.farEndPlayoutMs ?? 0);
       if (!callerLeft && p && !this.#endpoint.playedMs) await new Promise<void>((resolve) => this.#d.scheduler.setTimeout(() => resolve(), leadMs));
       this.#endEndpoint(reason);
     }

@@ -92,6 +92,13 @@ export interface CallEndpoint {
    */
   readonly outputLeadMs?: number;
   /**
+   * How long the far end plays audio after it has arrived (a phone's jitter buffer), ms, where the
+   * endpoint cannot see what was played: when the call ends on our side, the session waits it
+   * after the output lead before the endpoint hangs up (a SIP BYE stops the phone's playout).
+   * Absent: 0.
+   */
+  readonly farEndPlayoutMs?: number;
+  /**
    * How far the caller's audio may arrive behind the call's clock before the pipeline takes the
    * time between for a gap the caller never sent, and skips it, ms; absent, the pipeline's default
    * (MAX_INPUT_LAG_MS, 300). An endpoint that places the caller's audio by the sender's own

@@ -30,12 +30,19 @@ export function openSipEndpoint(options: {
   return Promise.resolve(new SipCallEndpoint({ rtp, onEnd: options.onEnd, transfer: options.transfer }));
 }
 
+/**
+ * What a phone holds in its jitter buffer, ms, played after the last packet has arrived: adaptive
+ * buffers keep 20-100 ms; a BYE before it has played cuts the agent's last syllable.
+ */
+export const PHONE_PLAYOUT_MS = 60;
+
 export class SipCallEndpoint implements CallEndpoint {
   readonly transport = 'sip';
   /** The codec's audio rate (G.711: 8 kHz; Opus: 16 kHz): the call's pipeline runs at it. */
   readonly sampleRate: 8000 | 16000;
   /** A phone: the BYE goes once the media stops, not after the analysis. */
   readonly endsWithMedia = true;
+  readonly farEndPlayoutMs = PHONE_PLAYOUT_MS;
   readonly #rtp: RtpSession;
   readonly #onEnd: (ending: CallEnding) => void;
   readonly #transfer: (destination: string) => Promise<void>;
