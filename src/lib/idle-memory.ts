@@ -12,7 +12,8 @@ let gc: (() => void) | undefined;
 /**
  * A full garbage collection of the calling thread's heap, now (a pause of a few to tens of ms:
  * never while a call's audio is paced on this thread). V8 offers no call for it without
- * --expose-gc, so the flag is set and a fresh context's `gc` taken (Node's documented way).
+ * --expose-gc, so the flag is set at run time and a fresh context's `gc` taken (what the flag
+ * exposes to contexts made after it is set).
  */
 export function collectGarbage(): void {
   if (!gc) {
